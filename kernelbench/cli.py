@@ -1,0 +1,68 @@
+"""The ``kernelbench`` command line: run, plot, verify and datasets."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kernelbench import __version__
+
+
+def _catalogue() -> str:
+    from kernelbench.datasets import DATASETS
+    from kernelbench.features import FEATURE_MAPS
+    from kernelbench.kernels import KERNELS
+
+    return (
+        f"Methods:  {', '.join(FEATURE_MAPS.names())}\n\n"
+        f"Kernels:  {', '.join(KERNELS.names())}\n\n"
+        f"Datasets: {', '.join(DATASETS.names())}"
+    )
+
+
+class _Group(click.Group):
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Registered"):
+            for line in _catalogue().split("\n\n"):
+                formatter.write_text(line)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kernelbench")
+def cli() -> None:
+    """Benchmark and experiment runner for random-feature kernel approximation."""
+
+
+def _register() -> None:
+    from kernelbench.datasets.cli import datasets
+    from kernelbench.plot import plot
+    from kernelbench.runner import run
+    from kernelbench.verify import verify
+
+    for cmd in (run, plot, datasets, verify):
+        cli.add_command(cmd)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: user errors become one line on stderr and exit code 2."""
+    from kernelbench.errors import KernelbenchError
+
+    _register()
+    try:
+        cli.main(args=argv, prog_name="kernelbench", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    except KernelbenchError as err:
+        click.echo(f"Error: {err}", err=True)
+        sys.exit(2)
+    except click.exceptions.Exit as err:
+        sys.exit(err.exit_code)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
