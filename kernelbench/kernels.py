@@ -27,7 +27,7 @@ import numpy as np
 from kernelbench.errors import KernelbenchError
 from kernelbench.registry import Registry
 
-KERNELS: "Registry[Kernel]" = Registry("kernel")
+KERNELS: Registry[Kernel] = Registry("kernel")
 
 #: Rows of X processed at once by the exact kernels (bounds temporary memory).
 CHUNK_ROWS = 2048

@@ -1,0 +1,160 @@
+"""The base class of every random feature map (scikit-learn transformer conventions).
+
+A feature map approximates a kernel with the integral representation
+k(x, y) = c E_{w ~ N(0, I)}[phi(w . x~) . phi(w . y~)] (see :mod:`kernelbench.kernels`)
+by a weighted quadrature over projections w_1..w_D:
+
+    k_hat(x, y) = c * sum_j a_j^2 phi(w_j . x~) . phi(w_j . y~) + constant_,
+
+where ``constant_ = c * a_0^2 * f(0)`` is non-zero only for rules with a node
+at w = 0 (``sr33``). ``transform`` returns z(x) = sqrt(c) * a_j * phi(w_j . x~),
+so ``approximate_kernel(X, Y) = transform(X) @ transform(Y).T + constant_``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.kernels import get_kernel
+
+
+def check_n(n: Any) -> float:
+    """Validate the papers' feature budget n (D = 2 n (d + 1) projections)."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Real) or not np.isfinite(n) or n <= 0:
+        raise KernelbenchError(f"n must be a positive number, got {n!r}")
+    return float(n)
+
+
+def n_projections(n: float, d: int) -> int:
+    """D = 2 n (d + 1), rounded to the nearest integer (Munkhoeva et al. 2018, Sec. 2.3)."""
+    return max(1, int(round(2.0 * n * (d + 1))))
+
+
+def check_random_state(random_state: Any) -> np.random.Generator:
+    """A numpy Generator from None, an int, a SeedSequence or a Generator."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or isinstance(
+        random_state, numbers.Integral | np.random.SeedSequence | np.random.BitGenerator
+    ):
+        return np.random.default_rng(random_state)
+    raise KernelbenchError(
+        f"random_state must be None, an int, a SeedSequence or a numpy Generator, "
+        f"got {type(random_state).__name__}"
+    )
+
+
+def check_choice(name: str, value: Any, valid: tuple[str, ...]) -> str:
+    """Validate a string parameter against its valid values."""
+    if value not in valid:
+        raise KernelbenchError(f"invalid {name} {value!r}; valid choices: {', '.join(valid)}")
+    return value
+
+
+class RandomFeatureMap(TransformerMixin, BaseEstimator):
+    """Base class: parameters in ``__init__``, randomness in ``fit``, pure ``transform``.
+
+    Subclasses implement :meth:`_draw` (store the random structure, return the
+    quadrature weights a_j^2 per projection and the weight a_0^2 of the node at
+    zero) and :meth:`_project` (return X~ W^T, shape N x D).
+
+    Attributes set by ``fit``: ``n_features_in_``, ``n_projections_`` (D),
+    ``n_features_out_``, ``weights_`` (a_j^2, length D), ``constant_``,
+    ``input_scale_``.
+    """
+
+    #: Paper label used in figures (G, Gort, ROM, QMC, GQ, B).
+    paper_label: str = ""
+
+    def __init__(
+        self,
+        kernel: str = "rbf",
+        n: float = 1,
+        gamma: float | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.kernel = kernel
+        self.n = n
+        self.gamma = gamma
+        self.random_state = random_state
+
+    # -- to implement -------------------------------------------------------
+    def _check_params(self) -> None:
+        """Validate method-specific parameters (raise KernelbenchError)."""
+
+    def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
+        raise NotImplementedError
+
+    def _project(self, X: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    # -- shared machinery ---------------------------------------------------
+    def _n_projections(self, d: int) -> int:
+        return n_projections(self.n, d)
+
+    def fit(self, X: Any, y: Any = None) -> RandomFeatureMap:
+        """Draw the random projections for inputs with X.shape[1] features."""
+        kern = get_kernel(self.kernel)
+        check_n(self.n)
+        self._check_params()
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=True)
+        d = X.shape[1]
+        rng = check_random_state(self.random_state)
+        D = self._n_projections(d)
+        weights, zero_weight = self._draw(rng, d, D)
+        self.kernel_ = kern
+        self.input_scale_ = kern.input_scale(d, self.gamma)
+        self.n_projections_ = int(D)
+        self.weights_ = np.asarray(weights, dtype=np.float64)
+        self.constant_ = float(kern.constant * kern.f0 * zero_weight)
+        self.n_features_out_ = kern.n_outputs * self.n_projections_
+        self._feature_scale = np.sqrt(kern.constant * self.weights_)
+        return self
+
+    def projections(self, X: Any) -> np.ndarray:
+        """The projections X~ W^T (N x D), X~ the kernel's scaled input."""
+        check_is_fitted(self, "weights_")
+        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        Xs = X * X.dtype.type(self.input_scale_) if self.input_scale_ != 1.0 else X
+        return self._project(Xs)
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Explicit features z(x) with k_hat(x, y) = z(x) . z(y) + constant_."""
+        P = self.projections(X)
+        dtype = P.dtype
+        scale = self._feature_scale.astype(dtype)
+        Z = self.kernel_.phi(P)
+        reps = self.kernel_.n_outputs
+        Z *= np.tile(scale, reps)[None, :]
+        return Z
+
+    def approximate_kernel(self, X: Any, Y: Any = None) -> np.ndarray:
+        """k_hat(X, Y) = z(X) z(Y)^T + constant_ (the estimate, constants included)."""
+        Zx = self.transform(X)
+        Zy = Zx if Y is None else self.transform(Y)
+        K = Zx @ Zy.T
+        if self.constant_ != 0.0:
+            K += K.dtype.type(self.constant_)
+        return K
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names ``<method><i>`` (and the cos/sin halves for the Gaussian kernel)."""
+        check_is_fitted(self, "weights_")
+        prefix = type(self).__name__.lower()
+        D = self.n_projections_
+        if self.kernel_.n_outputs == 2:
+            names = [f"{prefix}_cos{i}" for i in range(D)] + [f"{prefix}_sin{i}" for i in range(D)]
+        else:
+            names = [f"{prefix}{i}" for i in range(D)]
+        return np.asarray(names, dtype=object)
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags

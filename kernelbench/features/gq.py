@@ -1,0 +1,47 @@
+"""Subsampled dense grid of Gauss-Hermite nodes (Dao, De Sa & Re 2017)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.features import FEATURE_MAPS
+from kernelbench.features.rff import DenseFeatureMap
+
+
+def gauss_hermite(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and normalised weights of the n-point Gauss-Hermite rule for N(0, 1)."""
+    x, w = np.polynomial.hermite_e.hermegauss(n_nodes)
+    return x, w / w.sum()
+
+
+@FEATURE_MAPS.register("gq")
+class GQ(DenseFeatureMap):
+    """Each coordinate w_ji drawn i.i.d. from the 1-D Gauss-Hermite nodes, P = weights.
+
+    The mean over draws of the estimate equals the full tensor-product
+    Gauss-Hermite quadrature of E_w[f(w)] (Dao et al. 2017, Sec. 4.1, subsampled
+    dense grid), so the method is biased by design. ``n_nodes=2`` (+-1 entries)
+    is what the code of Munkhoeva et al. (2018) used.
+    """
+
+    paper_label = "GQ"
+
+    def __init__(self, kernel="rbf", n=1, gamma=None, random_state=None, n_nodes: int = 2) -> None:
+        super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
+        self.n_nodes = n_nodes
+
+    def _check_params(self) -> None:
+        if (
+            isinstance(self.n_nodes, bool)
+            or not isinstance(self.n_nodes, numbers.Integral)
+            or not 1 <= self.n_nodes <= 100
+        ):
+            raise KernelbenchError(f"n_nodes must be an integer in 1..100, got {self.n_nodes!r}")
+
+    def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
+        nodes, probs = gauss_hermite(int(self.n_nodes))
+        self.W_ = nodes[rng.choice(len(nodes), size=(D, d), p=probs)]
+        return np.full(D, 1.0 / D), 0.0

@@ -1,0 +1,64 @@
+"""Structured orthogonal random features (Yu et al. 2016): S-Rademacher HD blocks."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.features import FEATURE_MAPS
+from kernelbench.features.base import RandomFeatureMap
+from kernelbench.transforms import fwht_rows, next_pow2
+
+
+@FEATURE_MAPS.register("sorf")
+class SORF(RandomFeatureMap):
+    """W = sqrt(d') H D_1 H D_2 H D_3 per block (Yu et al. 2016, Eq. 7; ROM, Choromanski 2017).
+
+    H is the normalised d' x d' Walsh-Hadamard matrix, D_i are independent
+    Rademacher diagonals, d' = next power of two >= d (inputs are zero-padded).
+    Independent blocks are stacked until D rows, and the last block is truncated.
+    Applied with the fast Hadamard transform: O(d' log d') per block and vector,
+    O(n_blocks d') memory per block. Only nearly unbiased (Yu et al., Thm. 3).
+    """
+
+    paper_label = "ROM"
+
+    def __init__(self, kernel="rbf", n=1, gamma=None, random_state=None, n_blocks: int = 3) -> None:
+        super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
+        self.n_blocks = n_blocks
+
+    def _check_params(self) -> None:
+        if (
+            isinstance(self.n_blocks, bool)
+            or not isinstance(self.n_blocks, numbers.Integral)
+            or self.n_blocks not in (1, 2, 3)
+        ):
+            raise KernelbenchError(f"n_blocks must be 1, 2 or 3, got {self.n_blocks!r}")
+
+    def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
+        self.padded_dim_ = next_pow2(d)
+        n_stack = -(-D // self.padded_dim_)
+        # signs_[b, i] is the diagonal of D_{i+1} in block b (int8: O(d') per block)
+        self.signs_ = rng.choice(
+            np.array([-1, 1], dtype=np.int8), size=(n_stack, int(self.n_blocks), self.padded_dim_)
+        )
+        return np.full(D, 1.0 / D), 0.0
+
+    def _project(self, X: np.ndarray) -> np.ndarray:
+        N, d = X.shape
+        m = self.padded_dim_
+        D = self.n_projections_
+        out = np.empty((N, D), dtype=X.dtype)
+        scale = X.dtype.type(np.sqrt(m))
+        for b, signs in enumerate(self.signs_):
+            Y = np.zeros((N, m), dtype=X.dtype)
+            Y[:, :d] = X
+            for s in signs[::-1]:  # D_3 first, then H, D_2, H, D_1, H
+                Y *= s.astype(X.dtype)[None, :]
+                fwht_rows(Y, out=Y)
+            lo = b * m
+            hi = min(D, lo + m)
+            out[:, lo:hi] = Y[:, : hi - lo] * scale
+        return out

@@ -1,0 +1,213 @@
+"""Structured orthogonal transforms applied in O(d log d) without dense matrices.
+
+* :func:`haar_orthogonal` - a Haar-distributed orthogonal matrix (dense, O(d^2)).
+* :func:`fwht_rows` - the normalised fast Walsh-Hadamard transform of each row.
+* :class:`Butterfly` - random butterfly rotations (Genz 1998) for any d.
+* :func:`simplex_rows` - inner products with the vertices of a regular simplex.
+
+Row convention: a batch of vectors is an N x d array ``X`` whose rows are the
+vectors, and "apply M to every vector" returns ``X @ M.T``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numba
+import numpy as np
+
+
+def next_pow2(d: int) -> int:
+    """The smallest power of two >= d."""
+    return 1 << max(0, int(d - 1).bit_length())
+
+
+def haar_orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
+    """A d x d orthogonal matrix from the Haar measure.
+
+    QR of a Gaussian matrix with the signs of diag(R) moved into Q
+    (Mezzadri 2006, Sec. 5), so that the distribution is exactly uniform.
+    """
+    G = rng.standard_normal((d, d))
+    Q, R = np.linalg.qr(G)
+    signs = np.sign(np.diag(R))
+    signs[signs == 0] = 1.0
+    return Q * signs[None, :]
+
+
+# --------------------------------------------------------------------------- FWHT
+@numba.njit(cache=True, nogil=True)
+def _fwht_rows_inplace(X):  # pragma: no cover - compiled
+    n, m = X.shape
+    for r in range(n):
+        h = 1
+        while h < m:
+            for i in range(0, m, 2 * h):
+                for j in range(i, i + h):
+                    a = X[r, j]
+                    b = X[r, j + h]
+                    X[r, j] = a + b
+                    X[r, j + h] = a - b
+            h *= 2
+
+
+def fwht_rows(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Normalised Walsh-Hadamard transform H x of each row (H = H^T, H H = I).
+
+    The row length must be a power of two. Works in place on ``out`` (a
+    C-contiguous copy of X by default); O(N m log m) time, no m x m matrix.
+    """
+    m = X.shape[1]
+    if m & (m - 1):
+        raise ValueError(f"the row length must be a power of two, got {m}")
+    if out is None:
+        out = np.array(X, order="C", copy=True)
+    _fwht_rows_inplace(out)
+    out *= out.dtype.type(1.0 / np.sqrt(m))
+    return out
+
+
+def hadamard(m: int) -> np.ndarray:
+    """The dense normalised m x m Walsh-Hadamard matrix (for tests and checks)."""
+    return fwht_rows(np.eye(m))
+
+
+# ----------------------------------------------------------------------- Butterfly
+@cache
+def butterfly_plan(d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The deterministic pairing structure of a butterfly matrix of size d.
+
+    A butterfly of size d is B = diag(B_1, B_2) R: R rotates the pairs
+    (i, i + d_1), i < d_2, by one angle (d_1 = ceil(d/2), d_2 = floor(d/2); for
+    odd d the middle coordinate is left alone), and B_1, B_2 are butterflies of
+    sizes d_1, d_2. For d = 2^k this is Genz's (1998) butterfly with the d - 1
+    angles of the binary tree; for other d it is the same recursion on an
+    unbalanced tree, still with d - 1 angles and ceil(log2 d) levels.
+
+    Returns (pair_i, pair_j, pair_node, level_ptr): the pairs of every level,
+    the angle index of each pair, and the start of each level (top first).
+    """
+    levels: list[list[tuple[int, int, int]]] = []
+    node_counter = 0
+    frontier = [(0, d)]  # (offset, size) blocks at the current level
+    while frontier:
+        pairs: list[tuple[int, int, int]] = []
+        nxt = []
+        for off, size in frontier:
+            if size < 2:
+                continue
+            d1 = (size + 1) // 2
+            d2 = size // 2
+            node = node_counter
+            node_counter += 1
+            for i in range(d2):
+                pairs.append((off + i, off + d1 + i, node))
+            nxt.append((off, d1))
+            nxt.append((off + d1, d2))
+        if pairs:
+            levels.append(pairs)
+        frontier = nxt
+    flat = [p for lv in levels for p in lv]
+    pi = np.array([p[0] for p in flat], dtype=np.int64)
+    pj = np.array([p[1] for p in flat], dtype=np.int64)
+    pk = np.array([p[2] for p in flat], dtype=np.int64)
+    ptr = np.cumsum([0] + [len(lv) for lv in levels]).astype(np.int64)
+    assert node_counter == max(d - 1, 0)
+    return pi, pj, pk, ptr
+
+
+@numba.njit(cache=True, nogil=True)
+def _butterfly_rows_inplace(X, pi, pj, pk, ptr, cos, sin, transpose):  # pragma: no cover
+    n = X.shape[0]
+    n_levels = ptr.shape[0] - 1
+    for r in range(n):
+        for step in range(n_levels):
+            lv = n_levels - 1 - step if transpose else step
+            for p in range(ptr[lv], ptr[lv + 1]):
+                i = pi[p]
+                j = pj[p]
+                c = cos[pk[p]]
+                s = -sin[pk[p]] if transpose else sin[pk[p]]
+                a = X[r, i]
+                b = X[r, j]
+                X[r, i] = c * a - s * b
+                X[r, j] = s * a + c * b
+
+
+class Butterfly:
+    """Q = B_1 P_1 B_2 P_2 ... B_m P_m: random butterflies B_k and permutations P_k.
+
+    Each B_k has d - 1 angles drawn uniformly from [0, 2 pi) (Genz 1998); the
+    random permutations P_k mix coordinates between the butterflies' blocks.
+    Storage is O(m d) (angles and permutations); applying Q or Q^T to a vector
+    costs O(m d log d). The code published with Munkhoeva et al. (2018) used
+    (B P)^3 with one B and one P; here the m factors are independent.
+    """
+
+    def __init__(self, d: int, n_factors: int, rng: np.random.Generator) -> None:
+        self.d = int(d)
+        self.n_factors = int(n_factors)
+        theta = rng.uniform(0.0, 2.0 * np.pi, size=(self.n_factors, max(self.d - 1, 0)))
+        self.cos = np.cos(theta)
+        self.sin = np.sin(theta)
+        self.perms = np.stack([rng.permutation(self.d) for _ in range(self.n_factors)])
+
+    def rotate_rows(self, X: np.ndarray) -> np.ndarray:
+        """Return X @ Q, i.e. Q^T x for every row x of X (a new array)."""
+        pi, pj, pk, ptr = butterfly_plan(self.d)
+        out = np.array(X, order="C", copy=True)
+        dt = out.dtype.type
+        # Q^T x = P_m^T B_m^T ... P_1^T B_1^T x
+        for k in range(self.n_factors):
+            _butterfly_rows_inplace(
+                out, pi, pj, pk, ptr, self.cos[k].astype(dt), self.sin[k].astype(dt), True
+            )
+            out = out[:, self.perms[k]]
+        return np.ascontiguousarray(out)
+
+    def matrix(self) -> np.ndarray:
+        """The dense d x d matrix Q (for tests and inspection only)."""
+        return self.rotate_rows(np.eye(self.d))
+
+
+def butterfly_factor_matrix(d: int, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """Dense B for one butterfly, built pair by pair from Givens rotations (for tests)."""
+    pi, pj, pk, ptr = butterfly_plan(d)
+    B = np.eye(d)
+    # B = L_0 L_1 ... : apply top level first to a vector -> B = L_last ... L_0
+    for lv in range(len(ptr) - 1):
+        G = np.eye(d)
+        for p in range(ptr[lv], ptr[lv + 1]):
+            i, j, k = pi[p], pj[p], pk[p]
+            G[i, i] = cos[k]
+            G[i, j] = -sin[k]
+            G[j, i] = sin[k]
+            G[j, j] = cos[k]
+        B = G @ B
+    return B
+
+
+# ------------------------------------------------------------------------ Simplex
+def simplex_vertices(d: int) -> np.ndarray:
+    """The d x (d + 1) matrix V whose columns are the unit vertices of a regular simplex.
+
+    v_j . v_k = -1/d for j != k and sum_j v_j = 0 (Genz & Monahan 1998): column j
+    has entries -c_i above the diagonal (i < j) and (d - j) c_j on it, with
+    c_i = sqrt((d + 1) / ((d - i) d (d - i + 1))) (0-based i).
+    """
+    return simplex_rows(np.eye(d))
+
+
+def simplex_rows(U: np.ndarray) -> np.ndarray:
+    """Return U @ V (N x (d + 1)): the inner products v_j . u for every row u, in O(N d)."""
+    N, d = U.shape
+    i = np.arange(d, dtype=np.float64)
+    c = np.sqrt((d + 1.0) / ((d - i) * d * (d - i + 1.0))).astype(U.dtype, copy=False)
+    rv = U * c[None, :]
+    out = np.empty((N, d + 1), dtype=U.dtype)
+    csum = np.cumsum(rv, axis=1)
+    out[:, 0] = rv[:, 0] * d
+    if d > 1:
+        out[:, 1:d] = rv[:, 1:] * (d - i[1:]).astype(U.dtype) - csum[:, :-1]
+    out[:, d] = -csum[:, -1]
+    return out
