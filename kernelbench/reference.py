@@ -1,0 +1,45 @@
+"""Locate and load the papers' published reference numbers (``results/reference/*.csv``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from kernelbench.errors import KernelbenchError, choices_error
+
+DEFAULT_REFERENCE = "munkhoeva2018_fig1_kernel_error"
+
+
+def _candidates() -> list[Path]:
+    """Where reference tables may live, in lookup order: packaged copy, then checkout."""
+    here = Path(__file__).resolve()
+    return [here.parent / "reference_data", here.parents[1] / "results" / "reference"]
+
+
+def reference_dir() -> Path:
+    """The directory holding the reference CSVs.
+
+    An installed wheel ships a copy as ``kernelbench/reference_data/``; a checkout
+    (editable install or bare source) has ``<repo>/results/reference``. The packaged
+    copy wins when both exist and it holds at least one CSV.
+    """
+    for candidate in _candidates():
+        if candidate.is_dir() and any(candidate.glob("*.csv")):
+            return candidate
+    looked = ", ".join(str(p) for p in _candidates())
+    raise KernelbenchError(f"reference tables not found (looked in {looked})")
+
+
+def reference_names() -> list[str]:
+    """The names (file stems) of the available reference tables."""
+    return sorted(p.stem for p in reference_dir().glob("*.csv"))
+
+
+def load_reference(name: str = DEFAULT_REFERENCE) -> pd.DataFrame:
+    """Read the reference table ``<name>.csv`` (``name`` may also carry the ``.csv``)."""
+    stem = name.removesuffix(".csv")
+    path = reference_dir() / f"{stem}.csv"
+    if not path.is_file():
+        raise choices_error("reference table", stem, reference_names())
+    return pd.read_csv(path)
