@@ -1,0 +1,406 @@
+"""``kernelbench plot`` on small generated result sets, and the reference tables."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from kernelbench import reference as reference_mod  # noqa: E402
+from kernelbench.errors import KernelbenchError  # noqa: E402
+from kernelbench.plot import (  # noqa: E402
+    draw_figure,
+    load_results,
+    markdown_table,
+    method_style,
+    plot,
+    prepare,
+    summarise,
+    t_interval,
+)
+from kernelbench.reference import load_reference, reference_dir  # noqa: E402
+
+DIMS = {"letter": 16, "powerplant": 4}  # letter first: columns must still be ordered by d
+KERNELS = ("rbf", "arccos0", "arccos1")
+METHODS = (("rff", "rff", "G"), ("orf", "orf", "Gort"), ("orf", "orf_tallqr", "Gort"))
+RUNS = 3
+
+
+def make_results(
+    datasets: dict[str, int] = DIMS,
+    kernels: tuple[str, ...] = KERNELS,
+    methods: tuple[tuple[str, str, str], ...] = METHODS,
+    ns: tuple[int, ...] = (1, 2),
+    runs: int = RUNS,
+    experiment: str = "fig1",
+    seed: int = 0,
+) -> pd.DataFrame:
+    """One row per run with the runner's columns and random positive errors."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for ds, d in datasets.items():
+        for kernel in kernels:
+            for method, label, paper in methods:
+                for n in ns:
+                    for run in range(runs):
+                        err = float(0.1 / n * (1 + 0.2 * rng.random()))
+                        rows.append(
+                            {
+                                "experiment": experiment,
+                                "dataset": ds,
+                                "kernel": kernel,
+                                "method": method,
+                                "method_label": label,
+                                "paper_label": paper,
+                                "method_params": json.dumps({}),
+                                "n": float(n),
+                                "D": 2 * n * (d + 1),
+                                "n_features": 2 * n * (d + 1),
+                                "d": d,
+                                "samples": 50,
+                                "run": run,
+                                "seed": run,
+                                "rel_fro_error": err,
+                                "rel_spec_error": 1.5 * err,
+                                "fit_seconds": 0.0,
+                                "transform_seconds": 0.0,
+                                "config_hash": f"{ds}-{kernel}-{label}-{n}",
+                            }
+                        )
+    return pd.DataFrame(rows)
+
+
+def write_shards(df: pd.DataFrame, root: Path) -> Path:
+    """Write one parquet shard per dataset (in nested folders) under ``root``."""
+    for i, (ds, g) in enumerate(df.groupby("dataset")):
+        shard = root / f"part{i}" / f"{ds}.parquet"
+        shard.parent.mkdir(parents=True, exist_ok=True)
+        g.to_parquet(shard)
+    return root
+
+
+def invoke(*args: str) -> tuple[int, str, BaseException | None]:
+    result = CliRunner().invoke(plot, list(args))
+    return result.exit_code, result.output, result.exception
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_shards(make_results(), tmp_path_factory.mktemp("results"))
+
+
+# --------------------------------------------------------------------------- command
+
+
+def test_command_writes_figures_and_summary(results_dir: Path, tmp_path: Path) -> None:
+    code, output, exc = invoke(
+        str(results_dir), "--out", str(tmp_path), "--reference", "--format", "png,pdf"
+    )
+    assert code == 0, (output, exc)
+    for name in ("fig1_kernel_error_fro.png", "fig1_kernel_error_fro.pdf"):
+        path = tmp_path / name
+        assert path.is_file() and path.stat().st_size > 1000
+    assert (tmp_path / "fig1_kernel_error_fro.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "fig1_kernel_error_fro.pdf").read_bytes()[:4] == b"%PDF"
+    summary = pd.read_csv(tmp_path / "fig1_summary.csv")
+    # 2 datasets x 3 kernels x 3 labels x 2 n x 2 metrics
+    assert len(summary) == 2 * 3 * 3 * 2 * 2
+    assert set(summary["metric"]) == {"fro", "spec"}
+    md = (tmp_path / "fig1_summary.md").read_text()
+    assert md.count("\n| fig1 | ") == len(summary)
+    assert "wrote" in output
+
+
+def test_default_out_dir_and_spec_metric(results_dir: Path) -> None:
+    code, output, exc = invoke(str(results_dir), "--metric", "spec", "--format", "png")
+    assert code == 0, (output, exc)
+    assert (results_dir / "figures" / "fig1_kernel_error_spec.png").is_file()
+    assert (results_dir / "figures" / "fig1_summary.csv").is_file()
+
+
+def test_summary_matches_hand_computed_mean(results_dir: Path, tmp_path: Path) -> None:
+    assert invoke(str(results_dir), "--out", str(tmp_path), "--format", "png")[0] == 0
+    raw = make_results()
+    cell = raw[
+        (raw["dataset"] == "letter")
+        & (raw["kernel"] == "arccos0")
+        & (raw["method_label"] == "orf_tallqr")
+        & (raw["n"] == 2)
+    ]["rel_fro_error"].tolist()
+    assert len(cell) == RUNS
+    mean = sum(cell) / len(cell)
+    std = math.sqrt(sum((v - mean) ** 2 for v in cell) / (len(cell) - 1))
+    half = 4.302652729749464 * std / math.sqrt(len(cell))  # t_{0.975, 2}
+    summary = pd.read_csv(tmp_path / "fig1_summary.csv")
+    row = summary[
+        (summary["dataset"] == "letter")
+        & (summary["kernel"] == "arccos0")
+        & (summary["method_label"] == "orf_tallqr")
+        & (summary["n"] == 2)
+        & (summary["metric"] == "fro")
+    ]
+    assert len(row) == 1
+    row = row.iloc[0]
+    assert row["runs"] == RUNS and row["paper_label"] == "Gort"
+    assert row["mean"] == pytest.approx(mean, rel=1e-12)
+    assert row["std"] == pytest.approx(std, rel=1e-12)
+    assert row["ci_low"] == pytest.approx(mean - half, rel=1e-9)
+    assert row["ci_high"] == pytest.approx(mean + half, rel=1e-9)
+
+
+def test_t_interval_by_hand() -> None:
+    mean, std, sem, half = t_interval(np.array([0.1, 0.2, 0.3]))
+    assert mean == pytest.approx(0.2)
+    assert std == pytest.approx(0.1)
+    assert sem == pytest.approx(0.1 / math.sqrt(3))
+    assert half == pytest.approx(4.302652729749464 * 0.1 / math.sqrt(3))
+    mean, std, sem, half = t_interval(np.array([0.5]))
+    assert mean == 0.5 and math.isnan(std) and math.isnan(half)
+
+
+# --------------------------------------------------------------------------- figure
+
+
+def test_figure_grid_lines_and_order() -> None:
+    df = prepare(make_results(), "fro")
+    result = draw_figure(df, "fro", load_reference(), log=True)
+    fig = result.figure
+    try:
+        assert result.kernels == ["rbf", "arccos0", "arccos1"]
+        assert result.datasets == ["powerplant", "letter"]  # by d: 4, 16
+        axes = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
+        assert len(axes) == 3 * 2
+        assert axes[0].get_title().startswith("Powerplant")
+        assert axes[1].get_title().startswith("LETTER")
+        assert "Gaussian" in axes[0].get_ylabel() and "Arc-cos 1" in axes[4].get_ylabel()
+        for ax in axes:
+            styles = [line.get_linestyle() for line in ax.get_lines()]
+            # 3 method labels; reference G and Gort once each (orf_tallqr shares Gort)
+            assert styles.count("-") == 3
+            assert styles.count("--") == 2
+            assert ax.get_yscale() == "log"
+        labels = [t.get_text() for t in fig.legends[0].get_texts()]
+        assert labels[:3] == ["rff (G)", "orf (Gort)", "orf_tallqr (Gort)"]
+        assert any(t.endswith(": Gort") for t in labels[3:])
+        assert result.notes == []
+    finally:
+        plt.close(fig)
+
+
+def test_figure_without_reference_and_linear() -> None:
+    result = draw_figure(prepare(make_results(), "fro"), "fro", None, log=False)
+    try:
+        for ax in result.figure.axes[:6]:
+            assert len(ax.get_lines()) == 3
+            assert ax.get_yscale() == "linear"
+    finally:
+        plt.close(result.figure)
+
+
+def test_reference_not_overlaid_on_spectral_metric() -> None:
+    result = draw_figure(prepare(make_results(), "spec"), "spec", load_reference())
+    try:
+        assert all(len(ax.get_lines()) == 3 for ax in result.figure.axes[:6])
+        assert any("Frobenius" in note for note in result.notes)
+    finally:
+        plt.close(result.figure)
+
+
+def test_method_styles_are_stable_and_distinct() -> None:
+    known = ["rff", "orf", "orf_tallqr", "sorf", "qmc", "gq", "sr33", "sr33_haar"]
+    assert len({method_style(m) for m in known}) == len(known)
+    assert method_style("brand_new") == method_style("brand_new")
+
+
+# --------------------------------------------------------------------------- partial data
+
+
+def test_partial_grid_skips_missing_cell_with_note(tmp_path: Path) -> None:
+    df = make_results()
+    df = df[~((df["kernel"] == "arccos1") & (df["dataset"] == "letter"))]
+    df = df[~((df["kernel"] == "rbf") & (df["dataset"] == "powerplant") & (df["method"] == "rff"))]
+    res = write_shards(df, tmp_path / "res")
+    code, output, exc = invoke(str(res), "--out", str(tmp_path / "out"), "--format", "png")
+    assert code == 0, (output, exc)
+    assert "no results for Arc-cos 1 × LETTER" in output
+    assert "Gaussian × Powerplant: no results for rff" in output
+    assert "Arc-cos 1 × LETTER" in (tmp_path / "out" / "fig1_summary.md").read_text()
+
+    result = draw_figure(prepare(df, "fro"), "fro", None)
+    try:
+        axes = result.figure.axes[:6]
+        assert len(axes) == 6
+        assert [len(ax.get_lines()) for ax in axes] == [2, 3, 3, 3, 3, 0]
+    finally:
+        plt.close(result.figure)
+
+
+def test_single_cell(tmp_path: Path) -> None:
+    df = make_results(
+        datasets={"usps": 256}, kernels=("arccos1",), methods=(("rff", "rff", "G"),), ns=(3,)
+    )
+    res = write_shards(df, tmp_path / "res")
+    code, output, exc = invoke(str(res), "--out", str(tmp_path), "--reference", "--format", "png")
+    assert code == 0, (output, exc)
+    assert (tmp_path / "fig1_kernel_error_fro.png").is_file()
+    summary = pd.read_csv(tmp_path / "fig1_summary.csv")
+    fro = summary[summary["metric"] == "fro"]
+    assert len(fro) == 1
+    assert fro["mean"].iloc[0] == pytest.approx(df["rel_fro_error"].mean())
+    result = draw_figure(prepare(df, "fro"), "fro", load_reference())
+    try:
+        assert len(result.figure.axes) == 1
+        assert len(result.figure.axes[0].get_lines()) == 2  # rff + reference G
+    finally:
+        plt.close(result.figure)
+
+
+def test_single_run_has_no_band(tmp_path: Path) -> None:
+    df = make_results(datasets={"letter": 16}, kernels=("rbf",), runs=1)
+    summary = summarise(prepare(df, "fro"), ["fro"])
+    assert (summary["runs"] == 1).all()
+    assert summary["std"].isna().all() and summary["ci_low"].isna().all()
+    result = draw_figure(prepare(df, "fro"), "fro", None)
+    try:
+        assert len(result.figure.axes[0].collections) == 0  # no fill_between band
+    finally:
+        plt.close(result.figure)
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _one_line_error(exc: BaseException | None) -> str:
+    assert isinstance(exc, KernelbenchError), repr(exc)
+    msg = str(exc)
+    assert msg and "\n" not in msg
+    return msg
+
+
+def test_unknown_directory_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    code, _, exc = invoke(str(missing))
+    assert code != 0
+    assert "nowhere" in _one_line_error(exc)
+    assert not missing.exists()
+
+
+def test_empty_directory_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    code, _, exc = invoke(str(tmp_path / "empty"))
+    assert code != 0
+    assert "empty" in _one_line_error(exc)
+
+
+def test_several_experiments_need_a_choice(tmp_path: Path) -> None:
+    df = pd.concat(
+        [
+            make_results(datasets={"letter": 16}, kernels=("rbf",), experiment="a"),
+            make_results(datasets={"powerplant": 4}, kernels=("rbf",), experiment="b"),
+        ]
+    )
+    res = tmp_path / "res"
+    res.mkdir()
+    df.to_parquet(res / "all.parquet")
+    _, _, exc = invoke(str(res), "--format", "png")
+    assert "--experiment" in _one_line_error(exc)
+    _, _, exc = invoke(str(res), "--experiment", "c")
+    assert "a, b" in _one_line_error(exc)
+    code, output, exc = invoke(str(res), "--experiment", "b", "--format", "png")
+    assert code == 0, (output, exc)
+    summary = pd.read_csv(res / "figures" / "fig1_summary.csv")
+    assert set(summary["experiment"]) == {"b"}
+
+
+def test_bad_format_error(results_dir: Path, tmp_path: Path) -> None:
+    _, _, exc = invoke(str(results_dir), "--out", str(tmp_path), "--format", "png,gif")
+    assert "gif" in _one_line_error(exc)
+
+
+def test_missing_metric_values_error(tmp_path: Path) -> None:
+    df = make_results(datasets={"letter": 16}, kernels=("rbf",))
+    df["rel_spec_error"] = np.nan
+    with pytest.raises(KernelbenchError, match="rel_spec_error"):
+        prepare(df, "spec")
+    res = write_shards(df, tmp_path / "res")
+    assert len(load_results(res)) == len(df)
+
+
+def test_markdown_table() -> None:
+    text = markdown_table(pd.DataFrame({"a": ["x|y"], "b": [0.5], "c": [float("nan")]}))
+    assert text.splitlines() == ["| a | b | c |", "|---|---|---|", r"| x\|y | 0.5 |  |"]
+
+
+# --------------------------------------------------------------------------- reference
+
+
+def test_reference_table_loads() -> None:
+    ref = load_reference()
+    assert list(ref.columns[:5]) == ["dataset", "kernel", "method", "paper_method", "n"]
+    assert len(ref) == 3 * 3 * 6 * 5
+    assert set(ref["method"]) == {"rff", "orf", "sorf", "qmc", "gq", "sr33"}
+    assert set(ref["paper_method"]) == {"G", "Gort", "ROM", "QMC", "GQ", "B"}
+    assert (ref["mean"] > 0).all()
+    assert len(load_reference("liu2020_table3_krr_accuracy.csv")) > 0
+    assert (reference_dir() / "README.md").is_file()
+
+
+def test_reference_lookup_order_and_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    packaged, checkout = tmp_path / "reference_data", tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "t.csv").write_text("a\n1\n")
+    monkeypatch.setattr(reference_mod, "_candidates", lambda: [packaged, checkout])
+    assert reference_dir() == checkout
+    packaged.mkdir()
+    (packaged / "t.csv").write_text("a\n2\n")
+    assert reference_dir() == packaged
+    assert load_reference("t")["a"].tolist() == [2]
+    with pytest.raises(KernelbenchError, match="valid choices: t"):
+        load_reference("nope")
+    monkeypatch.setattr(reference_mod, "_candidates", lambda: [tmp_path / "x"])
+    with pytest.raises(KernelbenchError, match="not found"):
+        reference_dir()
+
+
+def test_reads_shards_written_by_the_runner(tmp_path: Path) -> None:
+    results = pytest.importorskip("kernelbench.results")
+    df = make_results(datasets={"letter": 16}, kernels=("rbf", "arccos0"))
+    for col in results.COLUMNS:
+        if col not in df.columns:
+            df[col] = None
+    for (exp, ds, kernel, label, n), g in df.groupby(
+        ["experiment", "dataset", "kernel", "method_label", "n"]
+    ):
+        results.write_shard(g, results.shard_path(tmp_path, exp, ds, kernel, label, n))
+    code, output, exc = invoke(str(tmp_path), "--format", "png")
+    assert code == 0, (output, exc)
+    summary = pd.read_csv(tmp_path / "figures" / "fig1_summary.csv")
+    assert len(summary) == 2 * 3 * 2 * 2  # kernels x labels x n x metrics
+    assert summary["mean"].sum() == pytest.approx(
+        df.groupby(["kernel", "method_label", "n"])[["rel_fro_error", "rel_spec_error"]]
+        .mean()
+        .to_numpy()
+        .sum()
+    )
+
+
+def test_fallback_reader(results_dir: Path, tmp_path: Path) -> None:
+    from kernelbench.plot import _read_parquet_dir
+
+    (tmp_path / ".hidden").mkdir()
+    make_results().to_parquet(tmp_path / ".hidden" / "x.parquet")
+    with pytest.raises(KernelbenchError, match="no result shards"):
+        _read_parquet_dir(tmp_path)
+    with pytest.raises(KernelbenchError, match="does not exist"):
+        _read_parquet_dir(tmp_path / "nowhere")
+    assert len(_read_parquet_dir(results_dir)) == len(make_results())
