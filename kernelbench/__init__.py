@@ -1,7 +1,7 @@
 """kernelbench: random-feature kernel approximation, benchmarked.
 
 >>> import numpy as np, kernelbench
->>> X = np.random.default_rng(0).normal(size=(100, 8))
+>>> X = np.random.default_rng(0).uniform(size=(100, 8))
 >>> fm = kernelbench.make_feature_map("sr33", kernel="rbf", n=2, random_state=0).fit(X)
 >>> K_hat = fm.approximate_kernel(X)            # estimate of k(X, X)
 >>> K = kernelbench.exact_kernel("rbf", X, X)

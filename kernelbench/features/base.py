@@ -65,7 +65,8 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     zero) and :meth:`_project` (return X~ W^T, shape N x D).
 
     Attributes set by ``fit``: ``n_features_in_``, ``n_projections_`` (D),
-    ``n_features_out_``, ``weights_`` (a_j^2, length D), ``constant_``,
+    ``n_features_out_``, ``weights_`` (a_j^2, length D), ``zero_weight_`` (a_0^2),
+    ``constant_``,
     ``input_scale_``.
     """
 
@@ -112,6 +113,7 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         self.input_scale_ = kern.input_scale(d, self.gamma)
         self.n_projections_ = int(D)
         self.weights_ = np.asarray(weights, dtype=np.float64)
+        self.zero_weight_ = float(zero_weight)
         self.constant_ = float(kern.constant * kern.f0 * zero_weight)
         self.n_features_out_ = kern.n_outputs * self.n_projections_
         self._feature_scale = np.sqrt(kern.constant * self.weights_)
@@ -142,6 +144,12 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         if self.constant_ != 0.0:
             K += K.dtype.type(self.constant_)
         return K
+
+    def weight_matrix(self) -> np.ndarray:
+        """The dense D x d matrix W of projections (forms it: for tests and inspection)."""
+        check_is_fitted(self, "weights_")
+        eye = np.eye(self.n_features_in_)
+        return self._project(eye).T
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Names ``<method><i>`` (and the cos/sin halves for the Gaussian kernel)."""
