@@ -38,9 +38,16 @@ def _register() -> None:
     from kernelbench.datasets.cli import datasets
     from kernelbench.plot import plot
     from kernelbench.runner import run
-    from kernelbench.verify import verify
 
-    for cmd in (run, plot, datasets, verify):
+    commands = [run, plot, datasets]
+    try:
+        from kernelbench.verify import verify
+    except ModuleNotFoundError as err:
+        if err.name != "kernelbench.verify":
+            raise
+    else:
+        commands.append(verify)
+    for cmd in commands:
         cli.add_command(cmd)
 
 
@@ -50,7 +57,8 @@ def main(argv: list[str] | None = None) -> None:
 
     _register()
     try:
-        cli.main(args=argv, prog_name="kernelbench", standalone_mode=False)
+        # standalone_mode=False returns the exit code of ctx.exit(n) instead of exiting
+        rv = cli.main(args=argv, prog_name="kernelbench", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(130)
@@ -62,6 +70,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except click.exceptions.Exit as err:
         sys.exit(err.exit_code)
+    if isinstance(rv, int) and not isinstance(rv, bool) and rv != 0:
+        sys.exit(rv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,270 @@
+"""Result shards: their schema, atomic writes, provenance and the one reader.
+
+Every cell (experiment, dataset, kernel, method label, n) of a grid is stored as
+one Parquet file, one row per run::
+
+    <output_dir>/<experiment>/<dataset>/<kernel>/<method_label>/n=<n>.parquet
+
+A shard is written to a hidden temporary file in the same directory and renamed
+into place, so a killed sweep leaves either the whole shard or none of it.
+:func:`read_results` loads a directory of shards into one DataFrame.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kernelbench.errors import KernelbenchError
+
+#: Bump when the meaning of a column changes (part of every config hash).
+SCHEMA_VERSION = 1
+
+#: The columns of a shard, in order.
+SCHEMA = pa.schema(
+    [
+        # the cell
+        ("experiment", pa.string()),
+        ("protocol", pa.string()),
+        ("dataset", pa.string()),
+        ("kernel", pa.string()),
+        ("kernel_params", pa.string()),  # JSON
+        ("method", pa.string()),  # registry id
+        ("method_label", pa.string()),  # config file stem (variants of one method differ)
+        ("paper_label", pa.string()),
+        ("method_params", pa.string()),  # JSON
+        ("n", pa.float64()),
+        ("D", pa.int64()),  # projections, 2 n (d + 1)
+        ("n_features", pa.int64()),  # columns of the explicit feature map
+        ("d", pa.int64()),
+        ("samples", pa.int64()),
+        ("runs", pa.int64()),
+        ("run", pa.int64()),
+        ("seed", pa.int64()),
+        # the measurements
+        ("rel_fro_error", pa.float64()),
+        ("rel_spec_error", pa.float64()),
+        ("fit_seconds", pa.float64()),
+        ("transform_seconds", pa.float64()),
+        # provenance
+        ("config_hash", pa.string()),
+        ("started_at", pa.timestamp("us", tz="UTC")),
+        ("kernelbench_version", pa.string()),
+        ("git_commit", pa.string()),
+        ("python_version", pa.string()),
+        ("numpy_version", pa.string()),
+        ("scipy_version", pa.string()),
+        ("sklearn_version", pa.string()),
+        ("blas", pa.string()),
+        ("blas_threads", pa.int64()),
+        ("hostname", pa.string()),
+        ("cpu_model", pa.string()),
+        ("data_source", pa.string()),
+        ("data_deviation", pa.string()),
+    ]
+)
+
+COLUMNS: list[str] = SCHEMA.names
+
+
+def shard_path(
+    output_dir: str | os.PathLike,
+    experiment: str,
+    dataset: str,
+    kernel: str,
+    method_label: str,
+    n: float,
+) -> Path:
+    """Where the shard of one cell lives."""
+    return (
+        Path(output_dir) / experiment / dataset / kernel / method_label / f"n={format_n(n)}.parquet"
+    )
+
+
+def format_n(n: float) -> str:
+    """``1`` for 1 and 1.0, ``0.5`` for 0.5 (the ``n=`` part of a shard name)."""
+    n = float(n)
+    return str(int(n)) if n.is_integer() else repr(n)
+
+
+def to_table(df: pd.DataFrame) -> pa.Table:
+    """``df`` as an Arrow table with exactly :data:`SCHEMA` (missing or extra columns raise)."""
+    missing = [c for c in COLUMNS if c not in df.columns]
+    extra = [c for c in df.columns if c not in COLUMNS]
+    if missing or extra:
+        raise ValueError(f"results columns differ from SCHEMA: missing {missing}, extra {extra}")
+    return pa.Table.from_pandas(df[COLUMNS], schema=SCHEMA, preserve_index=False)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _tmp_prefix(path: Path) -> str:
+    return f".{path.name}.tmp-"
+
+
+def remove_stale_tmp(path: Path) -> None:
+    """Delete temporary files of ``path`` left by killed writers (dead pids only)."""
+    prefix = _tmp_prefix(path)
+    if not path.parent.is_dir():
+        return
+    for tmp in path.parent.glob(prefix + "*"):
+        pid = tmp.name[len(prefix) :]
+        if not pid.isdigit() or not _pid_alive(int(pid)) or int(pid) == os.getpid():
+            tmp.unlink(missing_ok=True)
+
+
+def write_shard(df: pd.DataFrame, path: str | os.PathLike) -> Path:
+    """Write ``df`` to ``path`` atomically: a hidden temp file in the same directory, renamed."""
+    path = Path(path)
+    table = to_table(df)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_tmp(path)
+    tmp = path.parent / f"{_tmp_prefix(path)}{os.getpid()}"
+    try:
+        pq.write_table(table, tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def shard_config_hash(path: str | os.PathLike) -> str | None:
+    """The config hash stored in a shard, or None if it is missing or unreadable."""
+    try:
+        col = pq.read_table(path, columns=["config_hash"]).column("config_hash")
+    except (OSError, pa.ArrowException, KeyError):
+        return None
+    if len(col) == 0:
+        return None
+    return col[0].as_py()
+
+
+def _is_hidden(path: Path, root: Path) -> bool:
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def shard_files(path: str | os.PathLike) -> list[Path]:
+    """The shards under ``path`` (recursively), skipping hidden and temporary files."""
+    root = Path(path)
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise KernelbenchError(f"results directory {str(root)!r} does not exist")
+    return sorted(p for p in root.rglob("*.parquet") if p.is_file() and not _is_hidden(p, root))
+
+
+def read_results(
+    path: str | os.PathLike = "results", experiment: str | None = None
+) -> pd.DataFrame:
+    """Load every shard under ``path`` (a directory, or one shard) into a DataFrame.
+
+    ``experiment`` keeps only that experiment's rows. Rows are sorted by
+    experiment, dataset, kernel, method label, n and run. Raises
+    :class:`KernelbenchError` if the directory does not exist or holds no shard.
+    """
+    files = shard_files(path)
+    if not files:
+        raise KernelbenchError(f"no results (*.parquet shards) under {str(path)!r}")
+    tables = [pq.read_table(f, schema=SCHEMA) for f in files]
+    df = pa.concat_tables(tables).to_pandas()
+    if experiment is not None:
+        df = df[df["experiment"] == experiment]
+        if df.empty:
+            found = sorted(set(pa.concat_tables(tables).column("experiment").to_pylist()))
+            raise KernelbenchError(
+                f"no results for experiment {experiment!r} under {str(path)!r}; "
+                f"found: {', '.join(found)}"
+            )
+    keys = ["experiment", "dataset", "kernel", "method_label", "n", "run"]
+    return df.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+# -- provenance -------------------------------------------------------------------
+
+
+def _git_commit() -> str | None:
+    root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def blas_info() -> tuple[str, int | None]:
+    """The BLAS that numpy uses (``internal_api version``) and its current thread count."""
+    from threadpoolctl import threadpool_info
+
+    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    if not blas:
+        return "unknown", None
+    numpy_blas = [i for i in blas if "numpy" in str(i.get("filepath", ""))]
+    info = (numpy_blas or blas)[0]
+    name = f"{info.get('internal_api', '?')} {info.get('version') or ''}".strip()
+    return name, info.get("num_threads")
+
+
+@cache
+def provenance() -> dict[str, Any]:
+    """Static facts about this process (computed once): versions, commit, host, CPU."""
+    import numpy
+    import scipy
+    import sklearn
+
+    from kernelbench import __version__
+
+    return {
+        "kernelbench_version": __version__,
+        "git_commit": _git_commit(),
+        "python_version": sys.version.split()[0],
+        "numpy_version": numpy.__version__,
+        "scipy_version": scipy.__version__,
+        "sklearn_version": sklearn.__version__,
+        "hostname": socket.gethostname(),
+        "cpu_model": _cpu_model(),
+    }
+
+
+def dumps(obj: Any) -> str:
+    """Canonical JSON (sorted keys, no spaces) used for params columns and hashes."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)

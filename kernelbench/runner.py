@@ -1,0 +1,291 @@
+"""``kernelbench run``: Hydra's override grammar, multirun and launchers under click.
+
+The click command validates the overrides it can check up front (group choices,
+n, runs), then forwards the arguments to a ``hydra.main`` task, so multirun,
+sweepers and launchers (basic, joblib, submitit) behave as in any Hydra app. One
+Hydra job is one cell; :func:`kernelbench.experiment.run_and_store` measures it
+and writes its shard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from kernelbench.errors import KernelbenchError, choices_error
+
+#: Config groups that users select on the command line, with their registry kind.
+GROUPS = ("method", "kernel", "dataset", "experiment")
+
+#: The grid run by a bare ``kernelbench run``.
+DEFAULT_EXPERIMENT = "quick"
+
+#: Overrides that select a cell; without any of them (and without -m) a run is the quick grid.
+_CELL_KEYS = ("method", "kernel", "dataset", "n", "experiment")
+
+_ENV_TOTAL = "KERNELBENCH_GRID_CELLS"
+
+
+# -- the Hydra task (one job = one cell) ---------------------------------------------
+
+
+def _job(cfg: Any) -> None:
+    """Hydra task function: run one cell and store its shard."""
+    from omegaconf import OmegaConf
+
+    from kernelbench.experiment import run_and_store
+
+    cell = OmegaConf.to_container(cfg, resolve=True)
+    prefix = ""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        hc = HydraConfig.get()
+        total = os.environ.get(_ENV_TOTAL)
+        if hc.mode is not None and hc.mode.name == "MULTIRUN":
+            prefix = f"[{hc.job.num + 1}/{total}] " if total else f"[{hc.job.num + 1}] "
+    except ValueError:  # not under Hydra
+        pass
+    run_and_store(
+        cell,
+        output_dir=cell["output_dir"],
+        overwrite=bool(cell["overwrite"]),
+        blas_threads=cell.get("blas_threads"),
+        progress=True,
+        echo=lambda line: click.echo(line),
+        prefix=prefix,
+    )
+
+
+# -- validation before Hydra composes anything ----------------------------------------
+
+
+def _parse(overrides: list[str]) -> list[Any]:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
+
+    parser = OverridesParser.create()
+    try:
+        return parser.parse_overrides(overrides)
+    except OverrideParseException as err:
+        first = str(err).strip().splitlines()[0]
+        raise KernelbenchError(f"invalid override: {first}") from None
+
+
+def _values(ov: Any) -> list[Any]:
+    """The values an override takes (a list for sweeps); [] for deletions."""
+    if ov.is_delete():
+        return []
+    if ov.is_sweep_override():
+        if ov.is_discrete_sweep():
+            return list(ov.sweep_iterator())
+        return []  # interval sweeps: left to the sweeper
+    return [ov.value()]
+
+
+def _check_n(value: Any) -> None:
+    from kernelbench.experiment import check_n
+
+    check_n(value)
+
+
+def _check_runs(value: Any) -> None:
+    from kernelbench.experiment import check_runs
+
+    if value is not None:
+        check_runs(value)
+
+
+def _split(args: list[str]) -> tuple[list[str], list[str]]:
+    """Hydra flags (``--cfg job``, ``hydra/launcher=...`` stays an override) vs overrides."""
+    flags, overrides = [], []
+    it = iter(args)
+    takes_value = {
+        "--cfg",
+        "-c",
+        "--package",
+        "-p",
+        "--config-path",
+        "-cp",
+        "--config-name",
+        "-cn",
+        "--config-dir",
+        "-cd",
+        "--experimental-rerun",
+    }
+    info_values = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}
+    pending_info = False
+    for arg in it:
+        if pending_info and arg in info_values:
+            flags.append(arg)
+        elif arg.startswith("-"):
+            flags.append(arg)
+            if arg in takes_value:
+                nxt = next(it, None)
+                if nxt is not None:
+                    flags.append(nxt)
+        else:
+            overrides.append(arg)
+        pending_info = arg in ("--info", "-i")
+    return flags, overrides
+
+
+def _grid_params(experiment: str | None) -> dict[str, list[str]]:
+    """The sweep of an experiment file (``hydra.sweeper.params``), as lists of strings."""
+    if experiment is None:
+        return {}
+    from omegaconf import OmegaConf
+
+    from kernelbench.config import config_dir
+
+    raw = OmegaConf.load(config_dir() / "experiment" / f"{experiment}.yaml")
+    params = OmegaConf.select(raw, "hydra.sweeper.params") or {}
+    return {str(k): [s.strip() for s in str(v).split(",")] for k, v in params.items()}
+
+
+def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
+    """Validate ``args`` and return (Hydra arguments, multirun, number of cells).
+
+    Raises :class:`KernelbenchError` (one line) for unknown group options,
+    n <= 0 and runs <= 0.
+    """
+    from kernelbench.config import group_options
+
+    flags, overrides = _split(args)
+    parsed = _parse(overrides)
+    keys = {ov.key_or_group.lstrip("+~") for ov in parsed}
+    if not multirun and not (keys & set(_CELL_KEYS)):
+        # a bare `kernelbench run` (possibly with settings like output_dir=...) runs the quick grid
+        overrides = [f"experiment={DEFAULT_EXPERIMENT}", *overrides]
+        parsed = _parse(overrides)
+
+    experiment = None
+    swept: dict[str, list[Any]] = {}
+    for ov in parsed:
+        key = ov.key_or_group
+        values = _values(ov)
+        if key in GROUPS:
+            valid = group_options(key)
+            for v in values:
+                if not isinstance(v, str) or v not in valid:
+                    raise choices_error(key, v, valid)
+            if key == "experiment" and values:
+                if len(values) > 1:
+                    raise KernelbenchError("choose one experiment at a time")
+                experiment = values[0]
+        elif key == "n":
+            for v in values:
+                _check_n(v)
+        elif key == "runs":
+            for v in values:
+                _check_runs(v)
+        if values:
+            swept[key] = values
+
+    if experiment is not None:
+        multirun = True  # an experiment is a grid: its sweeper params need multirun
+        grid = _grid_params(experiment)
+        for key, values in grid.items():
+            swept.setdefault(key, values)
+            if key in GROUPS:
+                valid = group_options(key)
+                for v in values:
+                    if v not in valid:
+                        raise choices_error(key, v, valid)
+    cells = 1
+    if multirun:
+        for values in swept.values():
+            cells *= max(1, len(values))
+    hydra_args = [*(["--multirun"] if multirun else []), *flags, *overrides]
+    return hydra_args, multirun, cells
+
+
+@contextlib.contextmanager
+def _patched_env(argv: list[str], env: dict[str, str]) -> Iterator[None]:
+    old_argv = sys.argv
+    old_env = {k: os.environ.get(k) for k in env}
+    sys.argv = argv
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        sys.argv = old_argv
+        for k, v in old_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def launch(args: list[str], multirun: bool = False) -> None:
+    """Run ``kernelbench run [args]`` in this process (what the click command does)."""
+    import hydra
+    from hydra.errors import HydraException
+
+    from kernelbench.config import config_dir
+
+    hydra_args, multirun, cells = plan(list(args), multirun)
+    task = hydra.main(version_base=None, config_path=str(config_dir()), config_name="config")(_job)
+    # HYDRA_FULL_ERROR makes Hydra re-raise job errors instead of printing a stack
+    # trace and exiting 1: the CLI then shows them as one line.
+    env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells)}
+    with _patched_env(["kernelbench run", *hydra_args], env):
+        try:
+            task()
+        except KernelbenchError:
+            raise
+        except HydraException as err:
+            lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
+            raise KernelbenchError(lines[0] if lines else type(err).__name__) from None
+
+
+_HELP_EPILOG = """\b
+Examples:
+  kernelbench run                                  the quick grid (digits, seconds)
+  kernelbench run method=sr33 kernel=arccos1       one cell, defaults elsewhere
+  kernelbench run -m method=rff,sr33 n=1,2,3       a sweep (comma lists, range(1,6))
+  kernelbench run experiment=fig1_reduced          a paper grid (configs/experiment/)
+  kernelbench run experiment=fig1_reduced hydra/launcher=joblib hydra.launcher.n_jobs=4
+  kernelbench run experiment=fig1 hydra/launcher=slurm   (needs kernelbench[slurm])
+
+\b
+Settings: n, runs (null = the dataset's), seed, output_dir (results), overwrite,
+blas_threads, data.mirror, data.cache, data.download. Finished cells are skipped.
+"""
+
+
+def _group_help() -> str:
+    from kernelbench.config import group_options
+
+    lines = ["\b", "Config groups:"]
+    for g in GROUPS:
+        try:
+            lines.append(f"  {g + ':':<12}{', '.join(group_options(g))}")
+        except OSError:  # pragma: no cover
+            pass
+    return "\n".join(lines)
+
+
+class _RunCommand(click.Command):
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_paragraph()
+        formatter.write_text(_HELP_EPILOG)
+        formatter.write_paragraph()
+        formatter.write_text(_group_help())
+
+
+@click.command(
+    "run",
+    cls=_RunCommand,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": False},
+)
+@click.option("-m", "--multirun", is_flag=True, help="Sweep comma lists and ranges (Hydra).")
+@click.argument("overrides", nargs=-1, type=click.UNPROCESSED)
+def run(multirun: bool, overrides: tuple[str, ...]) -> None:
+    """Run a grid of cells; OVERRIDES use Hydra's grammar (key=value, group=option)."""
+    launch(list(overrides), multirun=multirun)
