@@ -192,10 +192,13 @@ def test_orf_rows_are_orthogonal_within_blocks(construction):
         for b in range(0, len(W) - d + 1, d):
             G = W[b : b + d] @ W[b : b + d].T
             np.testing.assert_allclose(G - np.diag(np.diag(G)), 0, atol=1e-10)
-    else:  # the published code: the D x d factor has orthogonal columns
-        Q = W / np.linalg.norm(W, axis=1, keepdims=True) * 0 + W
-        G = Q.T @ Q
-        assert np.linalg.cond(G) < 1e3
+    else:  # the published code: one QR of a D x d Gaussian, rows scaled by chi(D)
+        rng = np.random.default_rng(0)
+        D = len(W)
+        Q, _ = np.linalg.qr(rng.standard_normal((D, d)))
+        np.testing.assert_allclose(Q.T @ Q, np.eye(d), atol=1e-10)  # orthonormal columns
+        S = np.sqrt(rng.chisquare(D, size=D))
+        np.testing.assert_allclose(W, S[:, None] * Q, atol=1e-12)
 
 
 @pytest.mark.parametrize("rotation", ["butterfly", "haar"])
