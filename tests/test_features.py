@@ -465,3 +465,26 @@ def test_letter_rbf_n1_error_order_sr33_sorf_rff():
 
 def test_kernel_registry_lists_the_three_kernels():
     assert KERNELS.names() == ["rbf", "arccos0", "arccos1"]
+
+
+@pytest.mark.parametrize("method", ["sorf", "sr33"])
+@pytest.mark.parametrize("kernel", ["rbf", "arccos1"])
+def test_structured_methods_never_allocate_dense_weights(method, kernel):
+    """Peak memory of fit + transform stays far below one dense D x d (or d x d) matrix."""
+    import tracemalloc
+
+    d = 1000
+    X = np.random.default_rng(0).uniform(0, 1, (4, d))
+    dense_bytes = d * d * 8  # smaller than D x d (D = 2(d + 1))
+    make_feature_map(method, kernel=kernel, n=1).fit(X).transform(X)  # JIT and plan caches
+    tracemalloc.start()
+    fm = make_feature_map(method, kernel=kernel, n=1, random_state=0).fit(X)
+    fm.transform(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < dense_bytes / 8, (peak, dense_bytes)
+    # while the dense methods do hold a D x d matrix
+    tracemalloc.start()
+    make_feature_map("rff", kernel=kernel, n=1, random_state=0).fit(X)
+    assert tracemalloc.get_traced_memory()[1] > dense_bytes
+    tracemalloc.stop()
