@@ -1,0 +1,48 @@
+"""Leukemia (Golub et al.), from the LIBSVM archive (leu, leu.t) as Munkhoeva et al. used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernelbench.datasets.convert import read_libsvm, url_downloader
+from kernelbench.datasets.spec import Arrays, DatasetSpec, register
+
+BASE = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary"
+URLS = (f"{BASE}/leu.bz2", f"{BASE}/leu.t.bz2")
+
+
+def convert(paths: list[Path]) -> Arrays:
+    """LIBSVM ``leu``/``leu.t``: labels -1, +1 -> 0, 1."""
+    X, y = read_libsvm(paths[0], 7129, label_order=("-1", "1"))
+    X_test, y_test = read_libsvm(paths[1], 7129, label_order=("-1", "1"))
+    return {"X": X, "y": y, "X_test": X_test, "y_test": y_test}
+
+
+SPEC = register(
+    DatasetSpec(
+        name="leukemia",
+        task="classification",
+        n_train=38,
+        n_test=34,
+        d=7129,
+        n_classes=2,
+        title="Leukemia ALL/AML gene expression (Golub et al.)",
+        source="LIBSVM archive (leu, leu.t)",
+        openml_id=None,
+        urls=URLS,
+        citation=(
+            "Golub, T. R. et al. (1999). Molecular classification of cancer: class discovery "
+            "and class prediction by gene expression monitoring. Science 286(5439), 531-537."
+        ),
+        licence="no licence stated by the distributors (research use)",
+        sha256="85e4b32ebaa7a1c2e61dc8871512d44ef7347e58742e59135ec841aa309d08d4",
+        mirror_deviation=(
+            "raw Golub et al. expression values (ALL=0, AML=1), not LIBSVM's normalised "
+            "leu/leu.t that the paper used"
+        ),
+        download_deviation=(
+            "none known (LIBSVM leu/leu.t; the original download script fetched leu for both)"
+        ),
+        downloader=url_downloader(URLS, convert),
+    )
+)

@@ -1,0 +1,299 @@
+"""Where data comes from: the mirror, then the local cache, then a download.
+
+* Mirror: ``KERNELBENCH_DATA`` or the ``data.mirror`` config, a read-only
+  directory of ``<name>.npz`` (and ``MANIFEST.json`` with their checksums).
+* Cache: ``KERNELBENCH_CACHE`` or ``~/.cache/kernelbench``, the same format;
+  each ``<name>.npz`` has a ``<name>.sha256`` sidecar and both are written
+  atomically (temporary file + ``os.replace``). A file that fails its checksum
+  is never used: it is fetched again, or reported.
+* Download: the dataset's downloader (OpenML or the original archive).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernelbench.datasets.spec import DATASETS, Arrays, Dataset, DatasetSpec
+from kernelbench.errors import DataUnavailableError, KernelbenchError
+
+ENV_MIRROR = "KERNELBENCH_DATA"
+ENV_CACHE = "KERNELBENCH_CACHE"
+DEFAULT_CACHE = "~/.cache/kernelbench"
+ARRAY_KEYS = ("X", "y", "X_test", "y_test")
+
+
+@dataclass(frozen=True)
+class Locations:
+    """The resolved mirror directory (or None) and cache directory."""
+
+    mirror: Path | None
+    cache: Path
+
+    @classmethod
+    def resolve(
+        cls, mirror: str | os.PathLike[str] | None = None, cache: str | None = None
+    ) -> Locations:
+        """Explicit values first, then ``KERNELBENCH_DATA`` / ``KERNELBENCH_CACHE``, then defaults.
+
+        Relative paths are taken relative to the current directory, at call time.
+        """
+        mirror = mirror or os.environ.get(ENV_MIRROR) or None
+        cache = cache or os.environ.get(ENV_CACHE) or DEFAULT_CACHE
+        return cls(
+            mirror=Path(mirror).expanduser().resolve() if mirror else None,
+            cache=Path(cache).expanduser().resolve(),
+        )
+
+    @classmethod
+    def from_cfg(cls, data_cfg: Mapping[str, Any] | None) -> Locations:
+        """Resolve from a ``data`` config node (``mirror``, ``cache``; null = environment)."""
+        data_cfg = data_cfg or {}
+        return cls.resolve(data_cfg.get("mirror"), data_cfg.get("cache"))
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@cache
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
+    return sha256_file(Path(path))
+
+
+def sha256_of(path: Path) -> str:
+    """SHA-256 of ``path``, computed once per process per (path, size, mtime)."""
+    st = path.stat()
+    return _sha256_cached(str(path), st.st_size, st.st_mtime_ns)
+
+
+def _atomic_write_bytes(path: Path, write: Any) -> None:
+    """Call ``write(f)`` on a temporary file next to ``path``, then rename it to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def sidecar(path: Path) -> Path:
+    """The checksum file of a cached ``<name>.npz``: ``<name>.sha256``."""
+    return path.with_suffix(".sha256")
+
+
+def write_cache(path: Path, arrays: Arrays) -> str:
+    """Write ``arrays`` to ``path`` (npz) and its checksum sidecar, both atomically.
+
+    The npz is renamed into place first and the sidecar last, so an interrupted
+    write leaves either the old pair, or a new npz whose sidecar does not
+    match (detected on load), never a half-written file that passes.
+    """
+    unknown = set(arrays) - set(ARRAY_KEYS)
+    if unknown or "X" not in arrays or "y" not in arrays:
+        raise KernelbenchError(f"cache arrays must be X, y[, X_test, y_test]; got {sorted(arrays)}")
+    _atomic_write_bytes(path, lambda f: np.savez_compressed(f, **arrays))
+    digest = sha256_file(path)
+    line = f"{digest}  {path.name}\n".encode()
+    _atomic_write_bytes(sidecar(path), lambda f: f.write(line))
+    return digest
+
+
+def cache_state(path: Path) -> str:
+    """``"ok"``, ``"missing"`` or ``"corrupt"`` (no sidecar, or a checksum mismatch)."""
+    if not path.is_file():
+        return "missing"
+    side = sidecar(path)
+    if not side.is_file():
+        return "corrupt"
+    expected = side.read_text().split()[:1]
+    return "ok" if expected and expected[0] == sha256_of(path) else "corrupt"
+
+
+def read_npz(path: Path) -> Arrays:
+    """Read every array of an npz file into memory (no pickles)."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files if k in ARRAY_KEYS}
+    except (OSError, ValueError) as err:
+        raise DataUnavailableError(f"cannot read {path}: {err}") from None
+
+
+@cache
+def read_manifest(mirror: Path) -> dict[str, dict[str, Any]]:
+    """The mirror's ``MANIFEST.json`` entries by name ({} when there is none)."""
+    path = mirror / "MANIFEST.json"
+    if not path.is_file():
+        return {}
+    entries = json.loads(path.read_text())
+    return {e["name"]: e for e in entries}
+
+
+def _check_arrays(spec: DatasetSpec, arrays: Arrays, path: Path) -> None:
+    for key in ("X", "y"):
+        if key not in arrays:
+            raise DataUnavailableError(f"{path} has no array {key!r}")
+    X = arrays["X"]
+    if X.ndim != 2 or X.shape[1] != spec.d or len(arrays["y"]) != len(X):
+        raise DataUnavailableError(
+            f"{path} holds X {X.shape}, y {arrays['y'].shape}; expected d={spec.d} for {spec.name}"
+        )
+
+
+def _make(
+    spec: DatasetSpec, arrays: Arrays, source: str, path: Path | None, digest: str | None
+) -> Dataset:
+    return Dataset(
+        name=spec.name,
+        X=arrays["X"],
+        y=arrays["y"],
+        X_test=arrays.get("X_test"),
+        y_test=arrays.get("y_test"),
+        source=source,  # type: ignore[arg-type]
+        path=str(path) if path is not None else None,
+        spec=spec,
+        sha256=digest,
+    )
+
+
+def _mirror_file(spec: DatasetSpec, locs: Locations) -> Path | None:
+    if locs.mirror is None:
+        return None
+    path = locs.mirror / f"{spec.name}.npz"
+    return path if path.is_file() else None
+
+
+def _load_mirror(spec: DatasetSpec, path: Path) -> Dataset:
+    assert path.parent is not None
+    expected = read_manifest(path.parent).get(spec.name, {}).get("npz_sha256") or spec.sha256
+    digest = sha256_of(path)
+    if expected and digest != expected:
+        raise DataUnavailableError(
+            f"mirror file {path} fails its checksum (sha256 {digest[:12]}..., "
+            f"expected {expected[:12]}...); the mirror is corrupt or out of date"
+        )
+    arrays = read_npz(path)
+    _check_arrays(spec, arrays, path)
+    return _make(spec, arrays, "mirror", path, digest)
+
+
+def fetch_command(name: str) -> str:
+    """The command that downloads ``name`` into the cache."""
+    return f"kernelbench datasets fetch {name}"
+
+
+def _searched(spec: DatasetSpec, locs: Locations) -> str:
+    if locs.mirror is None:
+        mirror = f"mirror (none: set {ENV_MIRROR} or data.mirror)"
+    else:
+        mirror = f"mirror {locs.mirror / (spec.name + '.npz')}"
+    return f"{mirror}, cache {locs.cache / (spec.name + '.npz')}"
+
+
+def offline_message(spec: DatasetSpec, locs: Locations) -> str:
+    """The one line shown when ``spec`` is nowhere to be found and downloads are off."""
+    return (
+        f"dataset {spec.name!r} is not available offline; searched {_searched(spec, locs)}; "
+        f"download it with `{fetch_command(spec.name)}`"
+    )
+
+
+def where(name: str, mirror: str | None = None, cache: str | None = None) -> tuple[str, str | None]:
+    """Where ``name`` loads from: (mirror|cache|corrupt|missing|bundled, path or None)."""
+    spec = DATASETS.get(name)
+    if spec.bundled is not None:
+        return "bundled", None
+    locs = Locations.resolve(mirror, cache)
+    path = _mirror_file(spec, locs)
+    if path is not None:
+        return "mirror", str(path)
+    path = locs.cache / f"{name}.npz"
+    state = cache_state(path)
+    if state == "ok":
+        return "cache", str(path)
+    return state, str(path) if state == "corrupt" else None
+
+
+def fetch_dataset(
+    name: str, cache: str | None = None, progress: bool = True, force: bool = False
+) -> Path:
+    """Download ``name`` into the cache (unless a valid copy is there) and return its path."""
+    spec = DATASETS.get(name)
+    locs = Locations.resolve(None, cache)
+    path = locs.cache / f"{name}.npz"
+    if spec.bundled is not None:
+        raise KernelbenchError(f"dataset {name!r} is bundled with scikit-learn; nothing to fetch")
+    if not force and cache_state(path) == "ok":
+        return path
+    if spec.downloader is None:  # pragma: no cover - every non-bundled spec has one
+        raise DataUnavailableError(f"dataset {name!r} has no download source")
+    locs.cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{name}.", dir=locs.cache) as workdir:
+        try:
+            arrays = spec.downloader(Path(workdir), progress)
+        except KernelbenchError:
+            raise
+        except Exception as err:  # the network boundary: any failure becomes one line
+            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            reason = reason if len(reason) <= 160 else reason[:157] + "..."
+            raise DataUnavailableError(
+                f"could not download dataset {name!r} from {spec.source}: {reason}; "
+                f"searched {_searched(spec, locs)}"
+            ) from None
+    _check_arrays(spec, arrays, path)
+    write_cache(path, arrays)
+    return path
+
+
+def load_dataset(
+    name: str, mirror: str | None = None, cache: str | None = None, download: bool = False
+) -> Dataset:
+    """Load ``name`` from the mirror, else the cache, else (if ``download``) the network.
+
+    ``mirror``/``cache`` default to ``KERNELBENCH_DATA``/``KERNELBENCH_CACHE``.
+    A missing dataset raises :class:`DataUnavailableError` with one line naming
+    the places searched and the fetch command; a cached file failing its
+    checksum is fetched again when ``download`` is true and reported otherwise.
+    """
+    spec = DATASETS.get(name)
+    if spec.bundled is not None:
+        return _make(spec, spec.bundled(), "bundled", None, None)
+    locs = Locations.resolve(mirror, cache)
+    path = _mirror_file(spec, locs)
+    if path is not None:
+        return _load_mirror(spec, path)
+    path = locs.cache / f"{name}.npz"
+    state = cache_state(path)
+    if state == "ok":
+        arrays = read_npz(path)
+        _check_arrays(spec, arrays, path)
+        return _make(spec, arrays, "cache", path, sha256_of(path))
+    if not download:
+        if state == "corrupt":
+            raise DataUnavailableError(
+                f"cached file {path} for dataset {name!r} fails its checksum (corrupt or "
+                f"incomplete); fetch it again with `{fetch_command(name)}`"
+            )
+        raise DataUnavailableError(offline_message(spec, locs))
+    path = fetch_dataset(name, cache=str(locs.cache), progress=False, force=True)
+    arrays = read_npz(path)
+    return _make(spec, arrays, "download", path, sha256_of(path))

@@ -1,0 +1,93 @@
+"""What a dataset is: its :class:`DatasetSpec`, the ``DATASETS`` registry and :class:`Dataset`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from kernelbench.registry import Registry
+
+#: The arrays of a dataset in the mirror/cache format: ``X``, ``y`` and
+#: optionally ``X_test``, ``y_test``.
+Arrays = dict[str, np.ndarray]
+
+#: Converts the files fetched into a scratch directory into :data:`Arrays`.
+#: It receives the scratch directory and a ``progress`` flag.
+Downloader = Callable[[Path, bool], Arrays]
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """Static facts about one dataset (no data).
+
+    ``n_train``/``n_test`` are the sizes of the official split (``n_test`` 0
+    when the source has no test file); the mirror may hold less (see
+    ``mirror_deviation``).
+    """
+
+    name: str
+    task: Literal["classification", "regression"]
+    n_train: int
+    n_test: int
+    d: int
+    n_classes: int | None
+    title: str
+    #: Where a download comes from, in words: "OpenML 6", "UCI archive", ...
+    source: str
+    openml_id: int | None
+    urls: tuple[str, ...]
+    citation: str
+    licence: str
+    #: SHA-256 of the reference ``<name>.npz`` (the mirror's file); None if unknown.
+    sha256: str | None
+    #: One line: how the mirror's copy differs from the data the papers used.
+    mirror_deviation: str
+    #: One line: how a download differs from the data the papers used.
+    download_deviation: str
+    #: Turns the fetched files into arrays; None for bundled datasets.
+    downloader: Downloader | None = field(default=None, repr=False, compare=False)
+    #: Returns the arrays of a bundled dataset (no download needed).
+    bundled: Callable[[], Arrays] | None = field(default=None, repr=False, compare=False)
+    optional: bool = False
+    in_mirror: bool = True
+
+    @property
+    def n_total(self) -> int:
+        """Rows of the official train and test files together."""
+        return self.n_train + self.n_test
+
+
+@dataclass
+class Dataset:
+    """A loaded dataset: the arrays and where they came from."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    X_test: np.ndarray | None
+    y_test: np.ndarray | None
+    source: Literal["mirror", "cache", "download", "bundled"]
+    path: str | None
+    spec: DatasetSpec
+    #: SHA-256 of the file the arrays were read from (None when bundled).
+    sha256: str | None = None
+
+    @property
+    def deviation(self) -> str:
+        """The known deviation of this copy from the papers' data, one line."""
+        if self.source == "mirror":
+            return self.spec.mirror_deviation
+        return self.spec.download_deviation
+
+
+DATASETS: Registry[DatasetSpec] = Registry("dataset")
+
+
+def register(spec: DatasetSpec) -> DatasetSpec:
+    """Add ``spec`` to :data:`DATASETS` under its name and return it."""
+    DATASETS.add(spec.name, spec)
+    return spec
