@@ -1,0 +1,71 @@
+"""Datasets: registry, sources (mirror, cache, download) and experiment protocols.
+
+========== ============== ========================= =====================
+name       task           source                    in the mirror
+========== ============== ========================= =====================
+powerplant regression     UCI archive (294)         yes
+letter     classification OpenML 6                  yes
+usps       classification LIBSVM archive            yes (ESL version)
+mnist      classification OpenML 554                yes
+cifar100   classification OpenML 41983              yes (balanced subset)
+leukemia   classification LIBSVM archive            yes (raw Golub data)
+eeg        classification OpenML 1471               yes
+codrna     classification LIBSVM archive            yes
+magic04    classification OpenML 1120               yes
+covtype    classification OpenML 1596               no (optional)
+digits     classification bundled (scikit-learn)    not needed
+========== ============== ========================= =====================
+
+Adding a dataset is one module here (a :class:`DatasetSpec` passed to
+``register``, with its downloader), its name in ``DATASET_MODULES``, and
+``configs/dataset/<name>.yaml``.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from kernelbench.datasets.protocol import (
+    Split,
+    clear_cache,
+    dataset_config,
+    kernel_approx_pair,
+    protocol_split,
+    train_part,
+)
+from kernelbench.datasets.sources import fetch_dataset, load_dataset, where
+from kernelbench.datasets.spec import DATASETS, Dataset, DatasetSpec, register
+
+#: Dataset modules, in the order ``datasets list`` shows them; each registers its spec.
+DATASET_MODULES = (
+    "powerplant",
+    "letter",
+    "usps",
+    "mnist",
+    "cifar100",
+    "leukemia",
+    "eeg",
+    "codrna",
+    "magic04",
+    "covtype",
+    "digits",
+)
+for _module in DATASET_MODULES:
+    import_module(f"kernelbench.datasets.{_module}")
+
+__all__ = [
+    "DATASETS",
+    "DATASET_MODULES",
+    "Dataset",
+    "DatasetSpec",
+    "Split",
+    "clear_cache",
+    "dataset_config",
+    "fetch_dataset",
+    "kernel_approx_pair",
+    "load_dataset",
+    "protocol_split",
+    "register",
+    "train_part",
+    "where",
+]

@@ -1,0 +1,288 @@
+"""Experiment protocols on a dataset, driven by ``configs/dataset/<name>.yaml``.
+
+Every constant (train rows, scaling, sample sizes, splits, runs) lives in the
+YAML files; this module only interprets them:
+
+``kernel_approx``
+    Munkhoeva et al. 2018, Fig. 1: two independent random subsets X, Y of the
+    scaled train part, ``samples`` rows each, without replacement; the
+    stream depends only on (seed, dataset).
+``downstream`` / ``liu2020``
+    A train/test split (``test``: ``rest`` = rows after the train part,
+    ``given`` = the dataset's test file, ``half`` = random halves), scaled
+    with parameters fitted on the train part (``scale_on: train``) or on all
+    rows (``scale_on: all``).
+
+Scalings: ``max`` (divide by the global maximum), ``standardize_max``
+(standardise every column, then divide by the global maximum),
+``minmax`` (every column to [0, 1]) and ``none``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernelbench.datasets.sources import Locations, load_dataset
+from kernelbench.datasets.spec import DATASETS, Dataset
+from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.seeding import derive_rng
+
+SCALINGS = ("max", "standardize_max", "minmax", "none")
+TEST_PARTS = ("rest", "given", "half")
+
+
+def dataset_config(name: str) -> dict[str, Any]:
+    """The dict of ``configs/dataset/<name>.yaml``."""
+    from kernelbench.config import load_group
+
+    try:
+        return load_group("dataset", name)
+    except FileNotFoundError:  # a bare checkout without the top-level config.yaml
+        from omegaconf import OmegaConf
+
+        path = Path(__file__).resolve().parents[2] / "configs" / "dataset" / f"{name}.yaml"
+        if not path.is_file():
+            raise choices_error("dataset", name, DATASETS.names()) from None
+        return OmegaConf.to_container(OmegaConf.load(path), resolve=True)  # type: ignore[return-value]
+
+
+def protocol_config(dataset_cfg: Mapping[str, Any], protocol: str) -> Mapping[str, Any]:
+    """``dataset_cfg["protocols"][protocol]``, or one line naming the protocols defined."""
+    protocols = dataset_cfg.get("protocols") or {}
+    if protocol not in protocols:
+        raise choices_error(
+            f"protocol for dataset {dataset_cfg.get('name')!r}", protocol, protocols
+        )
+    return protocols[protocol]
+
+
+class Scaler:
+    """A scaling whose parameters are fitted once on a whole part, applied to any rows.
+
+    Applying it to a subset of rows gives exactly those rows of the scaled part.
+    """
+
+    def __init__(self, kind: str, fit_rows: np.ndarray) -> None:
+        if kind not in SCALINGS:
+            raise choices_error("scaling", kind, SCALINGS)
+        self.kind = kind
+        self.shift: np.ndarray | float = 0.0
+        self.scale: np.ndarray | float = 1.0
+        if kind == "max":
+            self.scale = float(np.max(fit_rows))
+        elif kind == "standardize_max":
+            mean = np.mean(fit_rows, axis=0, dtype=np.float64)
+            std = np.std(fit_rows, axis=0, dtype=np.float64)
+            std[std == 0] = 1.0
+            # the maximum of (x - mean) / std is reached at each column's maximum
+            z_max = float(np.max((np.max(fit_rows, axis=0).astype(np.float64) - mean) / std))
+            self.shift, self.scale = mean, std * z_max
+            self._check(z_max)
+        elif kind == "minmax":
+            lo = np.min(fit_rows, axis=0).astype(np.float64)
+            span = np.max(fit_rows, axis=0).astype(np.float64) - lo
+            span[span == 0] = 1.0
+            self.shift, self.scale = lo, span
+        if kind == "max":
+            self._check(self.scale)
+
+    def _check(self, value: object) -> None:
+        if not float(value) > 0:  # type: ignore[arg-type]
+            raise KernelbenchError(f"cannot scale by the maximum: it is {value} (not positive)")
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        """The scaled ``rows`` as float64."""
+        return (np.asarray(rows, dtype=np.float64) - self.shift) / self.scale
+
+
+@dataclass
+class TrainPart:
+    """The unscaled train part of a dataset and the scaler fitted on it."""
+
+    dataset: Dataset
+    raw: np.ndarray
+    y: np.ndarray
+    scaler: Scaler
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.raw)
+
+    def rows(self, index: np.ndarray) -> np.ndarray:
+        """Scaled rows ``index`` of the train part (float64)."""
+        return self.scaler(self.raw[index])
+
+    def scaled(self) -> np.ndarray:
+        """The whole scaled train part (float64)."""
+        return self.scaler(self.raw)
+
+
+def _rows(ds: Dataset, concat_test: bool) -> tuple[np.ndarray, np.ndarray]:
+    if not concat_test:
+        return ds.X, ds.y
+    if ds.X_test is None or ds.y_test is None:
+        raise KernelbenchError(f"dataset {ds.name!r} has no test file to concatenate")
+    return np.concatenate([ds.X, ds.X_test]), np.concatenate([ds.y, ds.y_test])
+
+
+def _first(n: int, rows: int | None, name: str) -> int:
+    if rows is None:
+        return n
+    if not 0 < int(rows) <= n:
+        raise KernelbenchError(f"dataset {name!r}: train_rows={rows} but only {n} rows are there")
+    return int(rows)
+
+
+@lru_cache(maxsize=8)
+def _train_part(
+    name: str,
+    mirror: str | None,
+    cache: str,
+    download: bool,
+    part: str,
+    train_rows: int | None,
+    concat_test: bool,
+    scaling: str,
+) -> TrainPart:
+    if part != "train":
+        raise choices_error("part", part, ["train"])
+    ds = load_dataset(name, mirror=mirror, cache=cache, download=download)
+    X, y = _rows(ds, concat_test)
+    n = _first(len(X), train_rows, name)
+    raw, y = X[:n], y[:n]
+    return TrainPart(dataset=ds, raw=raw, y=y, scaler=Scaler(scaling, raw))
+
+
+def train_part(
+    name: str, proto: Mapping[str, Any], data_cfg: Mapping[str, Any] | None = None
+) -> TrainPart:
+    """The train part of ``name`` under protocol settings ``proto``, cached per process."""
+    locs = Locations.from_cfg(data_cfg)
+    return _train_part(
+        name,
+        str(locs.mirror) if locs.mirror else None,
+        str(locs.cache),
+        bool((data_cfg or {}).get("download", False)),
+        str(proto.get("part", "train")),
+        proto.get("train_rows"),
+        bool(proto.get("concat_test", False)),
+        str(proto.get("scaling", "none")),
+    )
+
+
+def clear_cache() -> None:
+    """Forget the train parts loaded so far in this process."""
+    _train_part.cache_clear()
+
+
+def _provenance(ds: Dataset, **extra: Any) -> dict[str, Any]:
+    return {
+        "dataset": ds.name,
+        "data_source": ds.source,
+        "data_path": ds.path,
+        "data_sha256": ds.sha256,
+        "data_deviation": ds.deviation,
+        "d": int(ds.X.shape[1]),
+        **extra,
+    }
+
+
+def kernel_approx_pair(
+    dataset_cfg: Mapping[str, Any], seed: int, data_cfg: Mapping[str, Any] | None = None
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """The two independent subsets X, Y of the Fig. 1 protocol and their provenance.
+
+    Each subset has ``samples`` distinct rows of the scaled train part (drawn
+    independently of each other), float64. The draw depends only on
+    ``(seed, dataset)``, so every method of a grid sees the same X and Y.
+    """
+    name = str(dataset_cfg["name"])
+    proto = protocol_config(dataset_cfg, "kernel_approx")
+    part = train_part(name, proto, data_cfg)
+    samples = int(proto["samples"])
+    if not 0 < samples <= part.n_rows:
+        raise KernelbenchError(
+            f"dataset {name!r}: samples={samples} but the train part has {part.n_rows} rows"
+        )
+    rng = derive_rng(seed, "data", name)
+    ix = rng.choice(part.n_rows, size=samples, replace=False)
+    iy = rng.choice(part.n_rows, size=samples, replace=False)
+    prov = _provenance(
+        part.dataset,
+        samples=samples,
+        train_rows=part.n_rows,
+        scaling=part.scaler.kind,
+    )
+    return part.rows(ix), part.rows(iy), prov
+
+
+@dataclass
+class Split:
+    """A scaled train/test split (float64 features) and its provenance."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    provenance: dict[str, Any]
+
+
+def protocol_split(
+    dataset_cfg: Mapping[str, Any],
+    protocol: str,
+    seed: int = 0,
+    data_cfg: Mapping[str, Any] | None = None,
+) -> Split:
+    """The train/test split of a ``downstream`` or ``liu2020`` protocol.
+
+    ``test: rest`` takes the rows after the first ``train_rows``; ``given`` the
+    dataset's test file; ``half`` a random half for training (the stream
+    depends only on (seed, dataset)) and the other half for testing.
+    """
+    name = str(dataset_cfg["name"])
+    proto = protocol_config(dataset_cfg, protocol)
+    locs = Locations.from_cfg(data_cfg)
+    ds = load_dataset(
+        name,
+        mirror=str(locs.mirror) if locs.mirror else None,
+        cache=str(locs.cache),
+        download=bool((data_cfg or {}).get("download", False)),
+    )
+    X, y = _rows(ds, bool(proto.get("concat_test", False)))
+    test = str(proto.get("test", "rest"))
+    if test == "rest":
+        n = _first(len(X), proto.get("train_rows"), name)
+        Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
+    elif test == "given":
+        if ds.X_test is None or ds.y_test is None:
+            raise KernelbenchError(f"dataset {name!r} has no test file (protocol {protocol!r})")
+        n = _first(len(X), proto.get("train_rows"), name)
+        Xtr, ytr, Xte, yte = X[:n], y[:n], ds.X_test, ds.y_test
+    elif test == "half":
+        perm = derive_rng(seed, "split", name).permutation(len(X))
+        tr, te = np.sort(perm[: len(X) // 2]), np.sort(perm[len(X) // 2 :])
+        Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
+    else:
+        raise choices_error("test part", test, TEST_PARTS)
+    if len(Xte) == 0:
+        raise KernelbenchError(f"dataset {name!r}: protocol {protocol!r} leaves no test rows")
+    scale_on = str(proto.get("scale_on", "train"))
+    if scale_on not in ("train", "all"):
+        raise choices_error("scale_on", scale_on, ["train", "all"])
+    fit = Xtr if scale_on == "train" else np.concatenate([Xtr, Xte])
+    scaler = Scaler(str(proto.get("scaling", "none")), fit)
+    prov = _provenance(
+        ds,
+        protocol=protocol,
+        train_rows=len(Xtr),
+        test_rows=len(Xte),
+        scaling=scaler.kind,
+        split=test,
+    )
+    return Split(scaler(Xtr), ytr, scaler(Xte), yte, prov)
