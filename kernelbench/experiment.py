@@ -131,17 +131,17 @@ def spectral_norm(A: np.ndarray) -> float:
     Gram matrix instead.
     """
     from scipy.linalg import eigh
-    from scipy.sparse.linalg import ArpackNoConvergence, svds
+    from scipy.sparse.linalg import ArpackError, svds
 
     A = np.asarray(A, dtype=np.float64)
-    if A.size == 0:
+    if A.size == 0 or not np.any(A):
         return 0.0
     if min(A.shape) > 32:
         v0 = np.full(min(A.shape), 1.0 / np.sqrt(min(A.shape)))
         try:
             top = svds(A, k=1, v0=v0, return_singular_vectors=False, solver="arpack")
             return float(top[0])
-        except ArpackNoConvergence:  # pragma: no cover - rare
+        except ArpackError:  # pragma: no cover - rare (no convergence)
             pass
     G = A.T @ A if A.shape[1] <= A.shape[0] else A @ A.T
     m = G.shape[0]
