@@ -10,6 +10,7 @@ and writes its shard.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -51,15 +52,29 @@ def _job(cfg: Any) -> None:
             prefix = f"[{hc.job.num + 1}/{total}] " if total else f"[{hc.job.num + 1}] "
     except ValueError:  # not under Hydra
         pass
-    run_and_store(
-        cell,
-        output_dir=cell["output_dir"],
-        overwrite=bool(cell["overwrite"]),
-        blas_threads=cell.get("blas_threads"),
-        progress=True,
-        echo=lambda line: click.echo(line),
-        prefix=prefix,
-    )
+    try:
+        run_and_store(
+            cell,
+            output_dir=cell["output_dir"],
+            overwrite=bool(cell["overwrite"]),
+            blas_threads=cell.get("blas_threads"),
+            progress=True,
+            echo=lambda line: click.echo(line),
+            prefix=prefix,
+        )
+    except KernelbenchError as err:
+        # name the cell: in a sweep the error reaches the user after the other jobs
+        raise KernelbenchError(f"{_cell_name(cell)}: {err}") from None
+
+
+def _cell_name(cell: dict[str, Any]) -> str:
+    try:
+        return (
+            f"{cell['dataset']['name']} {cell['kernel']['name']} "
+            f"{cell['method']['label']} n={cell['n']}"
+        )
+    except (KeyError, TypeError):  # pragma: no cover
+        return "job"
 
 
 # -- validation before Hydra composes anything ----------------------------------------
@@ -205,16 +220,53 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
     return hydra_args, multirun, cells
 
 
+class _HideJobErrorHeader:
+    """sys.stderr minus Hydra's "Error executing job with overrides" line.
+
+    Errors of kernelbench's own (one line, naming the cell) replace it; other
+    failures still get it, with their traceback.
+    """
+
+    _HEADER = "Error executing job with overrides:"
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.hidden: list[str] = []
+
+    def write(self, text: str) -> int:
+        if text.startswith(self._HEADER):
+            self.hidden.append(text)
+            return len(text)
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 @contextlib.contextmanager
-def _patched_env(argv: list[str], env: dict[str, str]) -> Iterator[None]:
-    old_argv = sys.argv
+def _patched_env(argv: list[str], env: dict[str, str]) -> Iterator[_HideJobErrorHeader]:
+    old_argv, old_stderr = sys.argv, sys.stderr
     old_env = {k: os.environ.get(k) for k in env}
+    # Hydra configures logging; restore the caller's when done
+    root = logging.getLogger()
+    old_logging = (root.level, list(root.handlers))
+    old_disabled = {
+        name: lg.disabled
+        for name, lg in logging.root.manager.loggerDict.items()
+        if isinstance(lg, logging.Logger)
+    }
     sys.argv = argv
+    sys.stderr = filtered = _HideJobErrorHeader(old_stderr)
     os.environ.update(env)
     try:
-        yield
+        yield filtered
     finally:
-        sys.argv = old_argv
+        sys.argv, sys.stderr = old_argv, old_stderr
+        root.setLevel(old_logging[0])
+        root.handlers[:] = old_logging[1]
+        for name, lg in logging.root.manager.loggerDict.items():
+            if isinstance(lg, logging.Logger):
+                lg.disabled = old_disabled.get(name, False)
         for k, v in old_env.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -234,14 +286,19 @@ def launch(args: list[str], multirun: bool = False) -> None:
     # HYDRA_FULL_ERROR makes Hydra re-raise job errors instead of printing a stack
     # trace and exiting 1: the CLI then shows them as one line.
     env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells)}
-    with _patched_env(["kernelbench run", *hydra_args], env):
+    with _patched_env(["kernelbench run", *hydra_args], env) as stderr:
         try:
             task()
         except KernelbenchError:
             raise
         except HydraException as err:
             lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
-            raise KernelbenchError(lines[0] if lines else type(err).__name__) from None
+            # Hydra's first line says what failed, the second (if any) what to do
+            raise KernelbenchError(" ".join(lines[:2]) or type(err).__name__) from None
+        except Exception:
+            for text in stderr.hidden:  # not ours: show which job failed
+                stderr._stream.write(text)
+            raise
 
 
 _HELP_EPILOG = """\b

@@ -1,0 +1,263 @@
+"""``kernelbench`` end to end: subprocesses in a scratch directory, small digits cells."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from kernelbench.results import SCHEMA, read_results, shard_files
+
+REPO = Path(__file__).resolve().parent.parent
+# digits with 60 samples per subset: every cell takes a fraction of a second
+SMALL = "dataset.protocols.kernel_approx.samples=60"
+ERRORS = ["dataset", "kernel", "method_label", "n", "run", "D", "rel_fro_error", "rel_spec_error"]
+
+
+def kb(*args: str, cwd: Path, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernelbench.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kw,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def work(tmp_path):
+    """An empty working directory; the test checks that nothing but results lands there."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    return cwd
+
+
+def _rel(paths, root):
+    return sorted(str(p.relative_to(root)) for p in paths)
+
+
+def cli_inprocess(*args: str) -> int:
+    """Run ``kernelbench args`` in this process; the exit code (0 if main returns)."""
+    from kernelbench.cli import main
+
+    try:
+        main(list(args))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def test_help_lists_methods_kernels_datasets(capsys):
+    assert cli_inprocess("--help") == 0
+    out = capsys.readouterr().out
+    for name in ("rff", "sr33", "qmc", "rbf", "arccos1", "digits", "letter", "usps"):
+        assert name in out
+    for cmd in ("run", "plot", "datasets"):
+        assert cmd in out
+    assert cli_inprocess("--version") == 0
+    assert capsys.readouterr().out.startswith("kernelbench, version ")
+    assert cli_inprocess("run", "--help") == 0
+    run_help = capsys.readouterr().out
+    assert "orf_tallqr" in run_help and "fig1_reduced" in run_help and "--multirun" in run_help
+
+
+def test_default_run_is_the_quick_grid(work):
+    proc = kb("run", "runs=2", SMALL, cwd=work)
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 12
+    assert lines[0].startswith("[1/12] digits rbf rff n=1: rel_fro ")
+    assert all("(2 runs)" in line for line in lines)
+    files = shard_files(work / "results")
+    assert len(files) == 12
+    assert {f.parts[-5] for f in files} == {"quick"}
+    # nothing else in the working directory: no outputs/, multirun/, logs
+    assert sorted(os.listdir(work)) == ["results"]
+    assert sorted(os.listdir(work / "results")) == [".hydra", "quick"]
+
+
+def test_single_cell(tmp_path, work):
+    out = tmp_path / "res"
+    proc = kb(
+        "run", "method=sr33", "kernel=arccos1", "runs=3", SMALL, f"output_dir={out}", cwd=work
+    )
+    assert proc.stdout.startswith("digits arccos1 sr33 n=1: rel_fro ")
+    assert _rel(shard_files(out), out) == ["kernel_approx/digits/arccos1/sr33/n=1.parquet"]
+    assert os.listdir(work) == []  # no .hydra, outputs/ or logs in the working directory
+    df = read_results(out)
+    assert len(df) == 3 and set(df["method"]) == {"sr33"} and set(df["kernel"]) == {"arccos1"}
+
+
+def test_written_parquet_schema(tmp_path, work):
+    out = tmp_path / "res"
+    kb("run", "method=qmc", "runs=2", SMALL, f"output_dir={out}", cwd=work)
+    (path,) = shard_files(out)
+    assert pq.read_schema(path).equals(SCHEMA, check_metadata=False)
+    row = read_results(out).iloc[0]
+    assert row["experiment"] == "kernel_approx" and row["paper_label"] == "QMC"
+    assert row["method_params"] == '{"scramble":true,"sequence":"halton"}'
+    assert row["D"] == 2 * 1 * (64 + 1) and row["n_features"] == 2 * row["D"]
+    assert row["blas_threads"] == 1 and row["blas"]
+    assert row["data_source"] and row["data_deviation"] is not None
+    assert len(row["config_hash"]) == 16
+
+
+def test_multirun_2x2_and_joblib_gives_identical_rows(tmp_path, work):
+    grid = ["-m", "method=rff,sr33", "kernel=rbf,arccos0", "runs=3", SMALL]
+    seq, par = tmp_path / "seq", tmp_path / "par"
+    proc = kb("run", *grid, f"output_dir={seq}", cwd=work)
+    assert len(proc.stdout.strip().splitlines()) == 4
+    assert _rel(shard_files(seq), seq) == [
+        f"kernel_approx/digits/{k}/{m}/n=1.parquet"
+        for k in ("arccos0", "rbf")
+        for m in ("rff", "sr33")
+    ]
+    kb(
+        "run",
+        *grid,
+        f"output_dir={par}",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        cwd=work,
+    )
+    a, b = read_results(seq), read_results(par)
+    assert len(a) == 12
+    assert a[ERRORS].equals(b[ERRORS])
+    assert (a["config_hash"] == b["config_hash"]).all()
+    assert os.listdir(work) == []
+
+
+def test_resume_after_a_killed_sweep(tmp_path, work):
+    out = tmp_path / "res"
+    runs = 10
+    args = ["run", "-m", "method=rff,orf,sr33", "kernel=rbf,arccos0", "n=1,2,3", f"runs={runs}"]
+    args += ["dataset.protocols.kernel_approx.samples=100", f"output_dir={out}"]
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kernelbench.cli", *args],
+        cwd=work,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if out.is_dir() and len(shard_files(out)) >= 2:
+                break
+            time.sleep(0.01)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    done = shard_files(out)
+    assert len(done) >= 2
+    # every shard that is visible is complete
+    for path in done:
+        assert pq.read_table(path).num_rows == runs
+    before = {p: p.read_bytes() for p in done}
+    # a writer killed mid-write leaves at most a hidden temp file: the reader ignores it
+    stale = done[0].parent / f".{done[0].name}.tmp-999999999"
+    stale.write_bytes(b"PAR1 partial")
+    assert len(read_results(out)) == runs * len(done)
+
+    proc = kb(*args, cwd=work)
+    skipped = [line for line in proc.stdout.splitlines() if line.endswith("skipped (done)")]
+    assert len(skipped) == len(done)
+    assert len(shard_files(out)) == 3 * 2 * 3
+    for path, data in before.items():
+        assert path.read_bytes() == data  # finished cells were not recomputed
+    assert len(read_results(out)) == runs * 18
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["method=foo"],
+            "Error: unknown method 'foo'; valid choices: gq, orf, orf_tallqr, qmc, rff, sorf, "
+            "sr11, sr13, sr33, sr33_haar",
+        ),
+        (
+            ["-m", "kernel=rbf,poly"],
+            "Error: unknown kernel 'poly'; valid choices: arccos0, arccos1, rbf",
+        ),
+        (["dataset=nope"], "Error: unknown dataset 'nope'; valid choices: "),
+        (["n=0"], "Error: n must be a positive number, got 0"),
+        (["-m", "n=1,-1"], "Error: n must be a positive number, got -1"),
+        (["runs=0"], "Error: runs must be a positive integer, got 0"),
+        (["runs=-5", "method=rff"], "Error: runs must be a positive integer, got -5"),
+        (
+            ["method=sorf", "method.params.n_blocks=7", "runs=1", SMALL],
+            "Error: digits rbf sorf n=1: n_blocks must be 1, 2 or 3, got 7",
+        ),
+        (
+            ["method=qmc", "+method.params.order=2", "runs=1", SMALL],
+            "Error: digits rbf qmc n=1: unknown parameter(s) order for method 'qmc'; valid: ",
+        ),
+    ],
+)
+def test_bad_input_is_one_line(tmp_path, capsys, monkeypatch, args, message):
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    assert cli_inprocess("run", *args, f"output_dir={tmp_path / 'res'}") == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith(message)
+    assert not (tmp_path / "res").exists() or not shard_files(tmp_path / "res")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "method=rff,foo"], "Error: unknown method 'foo'; valid choices: gq, orf, "),
+        (
+            ["-m", "method=sorf", "method.params.n_blocks=0,1", "runs=1", SMALL],
+            "Error: digits rbf sorf n=1: n_blocks must be 1, 2 or 3, got 0",
+        ),
+    ],
+)
+def test_bad_input_in_a_subprocess_has_no_traceback(tmp_path, work, args, message):
+    proc = kb("run", *args, f"output_dir={tmp_path / 'res'}", cwd=work, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert proc.stderr.startswith(message)
+    assert "Traceback" not in proc.stderr and "HYDRA_FULL_ERROR" not in proc.stderr
+
+
+def test_method_that_cannot_handle_the_input(tmp_path, monkeypatch, capsys):
+    """qmc with a sequence limited to fewer dimensions than the data (in-process)."""
+    from kernelbench.cli import main
+    from kernelbench.features import qmc
+
+    monkeypatch.setitem(qmc.MAX_DIM, "sobol", 10)
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    with pytest.raises(SystemExit) as info:
+        main(
+            [
+                "run",
+                "method=qmc",
+                "method.params.sequence=sobol",
+                "runs=1",
+                SMALL,
+                f"output_dir={tmp_path}",
+            ]
+        )
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "Error: digits rbf qmc n=1: qmc sequence 'sobol' supports at most 10 dimensions, got "
+        "d=64; use sequence=halton or sequence=lattice"
+    ]
+    assert "HYDRA_FULL_ERROR" not in os.environ

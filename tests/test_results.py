@@ -1,0 +1,169 @@
+"""Result shards: schema, atomic writes, the reader, provenance."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.results import (
+    COLUMNS,
+    SCHEMA,
+    format_n,
+    provenance,
+    read_results,
+    remove_stale_tmp,
+    shard_config_hash,
+    shard_files,
+    shard_path,
+    write_shard,
+)
+
+
+def _frame(rows: int = 3, **over) -> pd.DataFrame:
+    """A DataFrame with SCHEMA's columns (values of the right types)."""
+    base = {
+        "experiment": "e",
+        "protocol": "kernel_approx",
+        "dataset": "digits",
+        "kernel": "rbf",
+        "kernel_params": "{}",
+        "method": "rff",
+        "method_label": "rff",
+        "paper_label": "G",
+        "method_params": "{}",
+        "n": 1.0,
+        "D": 130,
+        "n_features": 260,
+        "d": 64,
+        "samples": 300,
+        "runs": rows,
+        "seed": 0,
+        "config_hash": "abc",
+        "started_at": pd.Timestamp("2024-01-01", tz="UTC"),
+        "kernelbench_version": "0",
+        "git_commit": None,
+        "python_version": "3",
+        "numpy_version": "2",
+        "scipy_version": "1",
+        "sklearn_version": "1",
+        "blas": "openblas",
+        "blas_threads": 1,
+        "hostname": "h",
+        "cpu_model": "c",
+        "data_source": "bundled",
+        "data_deviation": "none",
+    }
+    base.update(over)
+    out = []
+    for r in range(rows):
+        out.append(
+            {
+                **base,
+                "run": r,
+                "rel_fro_error": 0.1 + r,
+                "rel_spec_error": 0.2 + r,
+                "fit_seconds": 0.01,
+                "transform_seconds": 0.02,
+            }
+        )
+    return pd.DataFrame(out)[COLUMNS]
+
+
+def test_shard_path_names_the_cell(tmp_path):
+    p = shard_path(tmp_path, "fig1", "letter", "rbf", "sr33", 1.0)
+    assert p == tmp_path / "fig1" / "letter" / "rbf" / "sr33" / "n=1.parquet"
+    assert format_n(2) == "2" and format_n(0.5) == "0.5"
+
+
+def test_write_and_read_roundtrip(tmp_path):
+    path = shard_path(tmp_path, "e", "digits", "rbf", "rff", 1)
+    write_shard(_frame(), path)
+    assert pq.read_schema(path).equals(SCHEMA, check_metadata=False)
+    assert sorted(os.listdir(path.parent)) == ["n=1.parquet"]  # no temp file left
+    df = read_results(tmp_path)
+    assert list(df.columns) == COLUMNS
+    assert len(df) == 3
+    assert df["rel_fro_error"].tolist() == [0.1, 1.1, 2.1]
+    assert shard_config_hash(path) == "abc"
+
+
+def test_write_rejects_wrong_columns(tmp_path):
+    with pytest.raises(ValueError, match="missing"):
+        write_shard(_frame().drop(columns=["rel_spec_error"]), tmp_path / "x.parquet")
+    with pytest.raises(ValueError, match="extra"):
+        write_shard(_frame().assign(bogus=1), tmp_path / "x.parquet")
+    assert not any(tmp_path.iterdir())
+
+
+def test_failed_write_keeps_old_shard_and_leaves_no_temp(tmp_path, monkeypatch):
+    path = tmp_path / "n=1.parquet"
+    write_shard(_frame(2), path)
+    before = path.read_bytes()
+
+    def broken(table, where, **kw):
+        with open(where, "wb") as fh:
+            fh.write(b"PAR1 partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pq, "write_table", broken)
+    with pytest.raises(OSError, match="disk full"):
+        write_shard(_frame(3), path)
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["n=1.parquet"]
+
+
+def test_reader_skips_hidden_and_temporary_files(tmp_path):
+    write_shard(_frame(2), shard_path(tmp_path, "e", "digits", "rbf", "rff", 1))
+    write_shard(_frame(2, experiment="f"), shard_path(tmp_path, "f", "digits", "rbf", "rff", 1))
+    cell = tmp_path / "e" / "digits" / "rbf" / "rff"
+    (cell / ".n=2.parquet.tmp-123").write_bytes(b"PAR1 partial")
+    (tmp_path / ".hydra").mkdir()
+    (tmp_path / ".hydra" / "junk.parquet").write_bytes(b"junk")
+    assert len(shard_files(tmp_path)) == 2
+    assert len(read_results(tmp_path)) == 4
+    only_e = read_results(tmp_path, experiment="e")
+    assert set(only_e["experiment"]) == {"e"} and len(only_e) == 2
+    with pytest.raises(KernelbenchError, match="no results for experiment 'g'.*found: e, f"):
+        read_results(tmp_path, experiment="g")
+
+
+def test_reader_errors(tmp_path):
+    with pytest.raises(KernelbenchError, match="does not exist"):
+        read_results(tmp_path / "missing")
+    with pytest.raises(KernelbenchError, match="no results"):
+        read_results(tmp_path)
+
+
+def test_stale_temp_files_of_dead_writers_are_removed(tmp_path):
+    path = tmp_path / "n=1.parquet"
+    dead = tmp_path / ".n=1.parquet.tmp-999999999"
+    alive = tmp_path / f".n=1.parquet.tmp-{os.getppid()}"
+    other = tmp_path / ".n=2.parquet.tmp-999999999"
+    for f in (dead, alive, other):
+        f.write_bytes(b"x")
+    remove_stale_tmp(path)
+    assert not dead.exists()
+    assert alive.exists() and other.exists()
+
+
+def test_provenance_is_complete_and_cached():
+    prov = provenance()
+    for key in (
+        "kernelbench_version",
+        "git_commit",
+        "python_version",
+        "numpy_version",
+        "scipy_version",
+        "sklearn_version",
+        "hostname",
+        "cpu_model",
+    ):
+        assert key in prov
+        assert key in COLUMNS
+    assert prov["numpy_version"] == np.__version__
+    assert provenance() is prov

@@ -1,0 +1,224 @@
+"""The per-cell experiment, resume, in-process grids and the override planner."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.experiment import (
+    check_n,
+    check_runs,
+    config_hash,
+    make_cell,
+    resolve_cell,
+    run_and_store,
+    run_cell,
+    run_grid,
+    spectral_norm,
+)
+from kernelbench.results import COLUMNS, SCHEMA, read_results, shard_path
+from kernelbench.runner import plan
+
+SAMPLES = 60
+
+
+def _cell(method="rff", kernel="rbf", n=1, runs=3, **kw):
+    cell = make_cell(method, kernel, "digits", n=n, runs=runs, **kw)
+    cell["dataset"]["protocols"]["kernel_approx"]["samples"] = SAMPLES
+    return cell
+
+
+def test_spectral_norm_matches_svd():
+    rng = np.random.default_rng(0)
+    for shape in [(40, 40), (30, 50), (50, 7)]:
+        A = rng.normal(size=shape)
+        assert spectral_norm(A) == pytest.approx(np.linalg.norm(A, 2), rel=1e-12)
+    assert spectral_norm(np.zeros((3, 3))) == 0.0
+    A = rng.normal(size=(60, 60))
+    assert spectral_norm(A) == spectral_norm(A.copy())  # deterministic
+
+
+def test_run_cell_rows_and_schema():
+    df = run_cell(_cell("sr33", "arccos1", n=2, runs=4))
+    assert list(df.columns) == COLUMNS
+    pa.Table.from_pandas(df, schema=SCHEMA, preserve_index=False)  # types fit the schema
+    assert df["run"].tolist() == [0, 1, 2, 3]
+    assert (df["d"] == 64).all() and (df["samples"] == SAMPLES).all()
+    assert (df["D"] == 2 * 2 * (64 + 1)).all()
+    assert (df["method"] == "sr33").all() and (df["paper_label"] == "B").all()
+    assert df["method_params"].iloc[0] == '{"rotation":"butterfly"}'
+    for col in ("rel_fro_error", "rel_spec_error", "fit_seconds", "transform_seconds"):
+        assert np.isfinite(df[col]).all() and (df[col] >= 0).all()
+    assert 0 < df["rel_fro_error"].mean() < 0.5
+    assert df["rel_fro_error"].nunique() == 4  # fresh draws
+
+
+def test_rel_errors_match_a_direct_computation():
+    from kernelbench.datasets import kernel_approx_pair
+    from kernelbench.features import make_feature_map
+    from kernelbench.kernels import exact_kernel
+    from kernelbench.seeding import derive_rng
+
+    cell = _cell("orf", "rbf", n=1, runs=2)
+    df = run_cell(cell)
+    X, Y, _ = kernel_approx_pair(cell["dataset"], 0, cell["data"])
+    K = exact_kernel("rbf", X, Y)
+    rng = derive_rng(0, "digits", "rbf", "orf", 1, 1)
+    fm = make_feature_map("orf", kernel="rbf", n=1, random_state=rng, construction="stacked")
+    E = K - fm.fit(X).approximate_kernel(X, Y)
+    assert df["rel_fro_error"].iloc[1] == pytest.approx(np.linalg.norm(E) / np.linalg.norm(K))
+    assert df["rel_spec_error"].iloc[1] == pytest.approx(
+        np.linalg.norm(E, 2) / np.linalg.norm(K, 2), rel=1e-10
+    )
+
+
+def test_runs_are_independent_of_the_number_of_runs():
+    a = run_cell(_cell("qmc", "arccos0", runs=2))
+    b = run_cell(_cell("qmc", "arccos0", runs=4))
+    cols = ["rel_fro_error", "rel_spec_error", "D"]
+    assert a[cols].equals(b[cols].iloc[:2])
+    again = run_cell(_cell("qmc", "arccos0", runs=2))
+    assert a[cols].equals(again[cols])
+
+
+def test_variants_of_one_method_get_distinct_streams():
+    a = run_cell(_cell("sr33", runs=2))
+    b = run_cell(_cell("sr33_haar", runs=2))
+    assert (a["method"] == b["method"]).all()
+    assert not np.array_equal(a["rel_fro_error"], b["rel_fro_error"])
+
+
+def test_validation():
+    assert check_n(2.0) == 2 and isinstance(check_n(2.0), int) and check_n(0.5) == 0.5
+    for bad in (0, -1, float("nan"), "1", True, None):
+        with pytest.raises(KernelbenchError, match="n must be a positive number"):
+            check_n(bad)
+    for bad in (0, -3, 1.5, True):
+        with pytest.raises(KernelbenchError, match="runs must be a positive integer"):
+            check_runs(bad)
+    with pytest.raises(KernelbenchError, match="unknown protocol 'x'"):
+        resolve_cell(_cell(protocol="x"))
+
+
+def test_runs_default_to_the_protocol():
+    cell = _cell(runs=None)
+    proto_runs = cell["dataset"]["protocols"]["kernel_approx"]["runs"]
+    assert resolve_cell(cell)["runs"] == proto_runs
+    assert config_hash(resolve_cell(cell)) == config_hash(resolve_cell(_cell(runs=proto_runs)))
+
+
+def test_config_hash_covers_what_determines_the_numbers():
+    h = config_hash(resolve_cell(_cell()))
+    assert config_hash(resolve_cell(_cell(output_dir="elsewhere", overwrite=True))) == h
+    assert config_hash(resolve_cell(_cell(blas_threads=None))) == h
+    assert config_hash(resolve_cell(_cell(n=1.0))) == h
+    changed = [
+        _cell(n=2),
+        _cell(runs=4),
+        _cell(seed=1),
+        _cell("orf"),
+        _cell(kernel="arccos0"),
+        _cell(experiment="other"),
+    ]
+    cell = _cell()
+    cell["dataset"]["protocols"]["kernel_approx"]["samples"] = SAMPLES + 1
+    changed.append(cell)
+    cell = _cell("sorf")
+    cell["method"]["params"]["n_blocks"] = 2
+    changed.append(cell)
+    hashes = {config_hash(resolve_cell(c)) for c in changed}
+    assert h not in hashes and len(hashes) == len(changed)
+
+
+def test_resume_skips_finished_cells(tmp_path):
+    lines = []
+    df = run_and_store(_cell(), tmp_path, echo=lines.append)
+    path = shard_path(tmp_path, "kernel_approx", "digits", "rbf", "rff", 1)
+    assert len(df) == 3 and path.is_file()
+    assert lines[-1].startswith("digits rbf rff n=1: rel_fro ") and "(3 runs)" in lines[-1]
+    stamp = path.stat().st_mtime_ns
+    assert run_and_store(_cell(), tmp_path, echo=lines.append) is None
+    assert lines[-1] == "digits rbf rff n=1: skipped (done)"
+    assert path.stat().st_mtime_ns == stamp
+    # overwrite recomputes the same numbers
+    again = run_and_store(_cell(), tmp_path, overwrite=True, echo=lines.append)
+    assert again["rel_fro_error"].equals(df["rel_fro_error"])
+    # another config of the same cell replaces the stale shard
+    run_and_store(_cell(runs=2), tmp_path, echo=lines.append)
+    assert lines[-2] == "digits rbf rff n=1: config changed, recomputing"
+    assert len(read_results(tmp_path)) == 2
+
+
+def test_run_grid_in_process(tmp_path, monkeypatch):
+    import kernelbench.experiment as ex
+
+    make = ex.make_cell
+
+    def small(*args, **kwargs):  # digits with fewer samples, for speed
+        cell = make(*args, **kwargs)
+        cell["dataset"]["protocols"]["kernel_approx"]["samples"] = SAMPLES
+        return cell
+
+    monkeypatch.setattr(ex, "make_cell", small)
+
+    def grid(out):
+        return run_grid(methods=["rff", "sr33"], kernels=["rbf"], ns=[1, 2], runs=2, output_dir=out)
+
+    first = grid(tmp_path)
+    second = grid(tmp_path)  # all skipped, read back from the shards
+    memory = grid(None)
+    assert len(first) == 2 * 2 * 2
+    cols = ["method_label", "n", "run", "rel_fro_error", "rel_spec_error"]
+    assert first[cols].equals(second[cols])
+    assert first[cols].equals(memory[cols])
+
+
+# -- the override planner (validation before Hydra) --------------------------------------
+
+
+def test_plan_bare_run_is_the_quick_grid():
+    args, multirun, cells = plan([], False)
+    assert multirun and args == ["--multirun", "experiment=quick"]
+    assert cells == 3 * 2 * 2
+    args, multirun, _ = plan(["output_dir=/tmp/x", "runs=2"], False)
+    assert args == ["--multirun", "experiment=quick", "output_dir=/tmp/x", "runs=2"]
+
+
+def test_plan_single_cell_and_sweeps():
+    assert plan(["method=sr33", "kernel=arccos1"], False) == (
+        ["method=sr33", "kernel=arccos1"],
+        False,
+        1,
+    )
+    args, multirun, cells = plan(["method=rff,sr33", "n=range(1,4)"], True)
+    assert multirun and cells == 6
+    args, multirun, cells = plan(["experiment=fig1_reduced"], False)
+    assert multirun and cells == 3 * 3 * 6 * 3
+    _, _, cells = plan(["experiment=fig1_reduced", "dataset=letter"], False)
+    assert cells == 3 * 6 * 3
+    # Hydra flags pass through untouched
+    args, _, _ = plan(["--cfg", "job", "method=rff"], False)
+    assert args == ["--cfg", "job", "method=rff"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["method=foo"], "unknown method 'foo'; valid choices: gq, orf, orf_tallqr, qmc, rff"),
+        (["kernel=rbf,poly"], "unknown kernel 'poly'; valid choices: arccos0, arccos1, rbf"),
+        (["dataset=nope"], "unknown dataset 'nope'; valid choices: "),
+        (["experiment=fig9"], "unknown experiment 'fig9'; valid choices: fig1, fig1_noqmc"),
+        (["n=0"], "n must be a positive number, got 0"),
+        (["n=1,-2"], "n must be a positive number, got -2"),
+        (["runs=0"], "runs must be a positive integer, got 0"),
+        (["runs=2.5"], "runs must be a positive integer, got 2.5"),
+        (["method=[rff"], "invalid override: "),
+    ],
+)
+def test_plan_rejects_bad_input(args, message):
+    with pytest.raises(KernelbenchError) as info:
+        plan(args, True)
+    assert str(info.value).startswith(message)
+    assert "\n" not in str(info.value)
