@@ -1,0 +1,163 @@
+"""Measure tau: how much a cell's mean error moves between independent X, Y samples.
+
+`kernelbench verify` compares our mean error on one X, Y sample (data seed 0) with the
+paper's mean on its own sample. The two differ by feature-draw noise and by the sample:
+tau^2 = Var over samples of E[error | X, Y]. This script runs the verify grid at K data
+seeds (different seeds = different X, Y and different feature draws), and estimates per
+cell
+
+    tau^2 = var_k(mean_k) - mean_k(s_k^2 / R)     (unbiased; may come out negative)
+
+then pools tau^2 / mean^2 over the cells of each (dataset, kernel) -- the average of the
+unbiased per-cell estimates, floored at 0 only after pooling -- and writes
+
+    <out>                 dataset, kernel, cv (= pooled tau / mean), cells, seeds, runs, ...
+    <out stem>_cells.csv  the per-cell estimates (for the record; verify does not read it)
+
+Usage (seed 0 may reuse a verify results directory; seeds run one after the other):
+
+    python scripts/measure_sample_variation.py --seeds 0 1 2 3 4 --runs 30 --ns 1 5 \\
+        --work /tmp/kb_tau --reuse 0=/tmp/kb_reduced --jobs 2 \\
+        --out results/baseline/sample_variation.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kernelbench.results import read_results
+from kernelbench.verify import CELL, aggregate, grid_cells, grid_experiments, load_config, run_cells
+
+
+def seed_dir(work: Path, seed: int, reuse: dict[int, Path]) -> Path:
+    return reuse.get(seed, work / f"seed={seed}")
+
+
+def per_cell(frames: dict[int, pd.DataFrame], metric: str) -> pd.DataFrame:
+    """One row per cell: the seeds' means and the unbiased tau^2 estimate."""
+    aggs = []
+    for seed, df in frames.items():
+        a = aggregate(df, metric)
+        a["seed"] = seed
+        aggs.append(a)
+    allm = pd.concat(aggs, ignore_index=True)
+    rows = []
+    for key, g in allm.groupby(CELL, sort=True):
+        k = len(g)
+        if k < 2:
+            continue
+        means = g["mean"].to_numpy()
+        within = float(np.mean(g["std"].to_numpy() ** 2 / g["runs"].to_numpy()))
+        between = float(means.var(ddof=1))
+        grand = float(means.mean())
+        tau2 = between - within
+        rows.append(
+            {
+                **dict(zip(CELL, key, strict=True)),
+                "seeds": k,
+                "runs": int(g["runs"].min()),
+                "grand_mean": grand,
+                "between_var": between,
+                "within_var": within,
+                "tau2": tau2,
+                "tau2_rel": tau2 / grand**2,
+                "cv_cell": math.sqrt(max(tau2, 0.0)) / grand,
+                "means": " ".join(f"{m:.6g}" for m in means),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def pool(cells: pd.DataFrame) -> pd.DataFrame:
+    """Pooled cv per (dataset, kernel): sqrt(max(mean of tau2_rel, 0)), with its spread."""
+    rows = []
+    for (ds, kern), g in cells.groupby(["dataset", "kernel"], sort=True):
+        rel = g["tau2_rel"].to_numpy()
+        m = float(rel.mean())
+        rows.append(
+            {
+                "dataset": ds,
+                "kernel": kern,
+                "cv": math.sqrt(max(m, 0.0)),
+                "tau2_rel_mean": m,
+                "tau2_rel_se": float(rel.std(ddof=1) / math.sqrt(len(rel))),
+                "cv_cell_median": float(g["cv_cell"].median()),
+                "cv_cell_max": float(g["cv_cell"].max()),
+                "cells": len(g),
+                "seeds": int(g["seeds"].min()),
+                "runs": int(g["runs"].min()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--grid", default="reduced")
+    ap.add_argument("--config", default="munkhoeva2018_fig1")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--ns", type=float, nargs="*", default=None, help="subset of the grid's n")
+    ap.add_argument("--methods", nargs="*", default=None, help="subset of the grid's methods")
+    ap.add_argument("--work", type=Path, required=True, help="results of seed k: WORK/seed=k")
+    ap.add_argument("--reuse", action="append", default=[], help="SEED=DIR: results already run")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--no-run", action="store_true")
+    ap.add_argument("--out", type=Path, default=Path("results/baseline/sample_variation.csv"))
+    args = ap.parse_args(argv)
+
+    cfg = load_config(args.config)
+    reuse = {int(k): Path(v) for k, v in (r.split("=", 1) for r in args.reuse)}
+    experiments = grid_experiments(cfg, args.grid)
+
+    def selected(cells: list[dict]) -> list[dict]:
+        out = []
+        for c in cells:
+            if args.ns is not None and float(c["n"]) not in {float(n) for n in args.ns}:
+                continue
+            if args.methods is not None and c["method"]["label"] not in args.methods:
+                continue
+            out.append(c)
+        return out
+
+    frames = {}
+    for seed in args.seeds:
+        cells = selected(grid_cells(cfg, args.grid, runs=args.runs, seed=seed))
+        where = seed_dir(args.work, seed, reuse)
+        if not args.no_run:
+            t0 = time.perf_counter()
+            run_cells(cells, where, jobs=args.jobs)
+            print(f"seed {seed}: {len(cells)} cells in {where} [{time.perf_counter() - t0:.0f} s]")
+        df = read_results(where)
+        want = {
+            (c["dataset"]["name"], c["kernel"]["name"], c["method"]["label"], float(c["n"]))
+            for c in cells
+        }
+        keys = zip(
+            df["dataset"], df["kernel"], df["method_label"], df["n"].astype(float), strict=True
+        )
+        df = df[[k in want for k in keys] & df["experiment"].isin(experiments).to_numpy()]
+        df = df[(df["seed"] == seed) & (df["runs"] == args.runs)]
+        frames[seed] = df
+
+    cells = per_cell(frames, cfg.metric)
+    pooled = pool(cells)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    pooled.to_csv(args.out, index=False, float_format="%.6g")
+    detail = args.out.with_name(args.out.stem + "_cells.csv")
+    cells.to_csv(detail, index=False, float_format="%.6g")
+    with pd.option_context("display.width", 160):
+        print(pooled.to_string(index=False))
+    print(f"wrote {args.out} and {detail}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
