@@ -1,0 +1,345 @@
+"""Generate REPRODUCTION.md: every cell of Munkhoeva et al. (2018) Fig. 1 against ours.
+
+Inputs: the paper's numbers (results/reference/), our aggregated results (the committed
+baseline, results/baseline/fig1_baseline.csv, or any table of the same columns), the
+measured sample variation and the known deviations (configs/verify/). The verdicts are
+those of `kernelbench verify` (same code, same tolerance): see docs/verification.md.
+
+    python scripts/make_reproduction.py [--ours results/baseline/fig1_baseline.csv] \\
+        [--out REPRODUCTION.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kernelbench.plot import DATASET_NAMES, KERNEL_NAMES
+from kernelbench.reference import load_reference
+from kernelbench.verify import (
+    DEVIATES,
+    KNOWN,
+    NO_REFERENCE,
+    REPRODUCED,
+    load_config,
+    load_sample_variation,
+    verify_table,
+)
+
+PAPER_LABELS = {"rff": "G", "orf": "Gort", "sorf": "ROM", "qmc": "QMC", "gq": "GQ", "sr33": "B"}
+DS_ORDER = ["powerplant", "letter", "usps", "mnist", "cifar100", "leukemia"]
+K_ORDER = ["rbf", "arccos0", "arccos1"]
+M_ORDER = ["rff", "orf_tallqr", "orf", "sorf", "qmc", "gq", "sr33"]
+
+
+def _f(x: float, spec: str = ".4g") -> str:
+    return "–" if x is None or not np.isfinite(x) else format(x, spec)
+
+
+def _rank(values: pd.Series, order: list[str]) -> pd.Series:
+    return values.map(lambda v: order.index(v) if v in order else len(order))
+
+
+def cell_table(t: pd.DataFrame, ref: pd.DataFrame, cfg) -> pd.DataFrame:
+    """One row per (paper cell, our variant compared with it); paper cells we have not
+    run appear once with verdict 'not run'."""
+    t = t[t["verdict"] != NO_REFERENCE].copy()
+    rows = []
+    ref = ref.copy()
+    ref["n"] = ref["n"].astype(float)
+    for r in ref.itertuples():
+        mine = t[
+            (t["dataset"] == r.dataset)
+            & (t["kernel"] == r.kernel)
+            & (t["paper_method"] == r.method)
+            & (t["n"] == float(r.n))
+        ]
+        if mine.empty:
+            rows.append(
+                {
+                    "dataset": r.dataset,
+                    "kernel": r.kernel,
+                    "paper": r.paper_method,
+                    "ours": "",
+                    "n": r.n,
+                    "runs": np.nan,
+                    "ours_mean": np.nan,
+                    "paper_mean": r.mean,
+                    "ratio": np.nan,
+                    "z": np.nan,
+                    "verdict": "not run",
+                }
+            )
+            continue
+        for m in mine.itertuples():
+            rows.append(
+                {
+                    "dataset": r.dataset,
+                    "kernel": r.kernel,
+                    "paper": r.paper_method,
+                    "ours": m.method_label,
+                    "n": r.n,
+                    "runs": m.runs,
+                    "ours_mean": m.mean,
+                    "paper_mean": r.mean,
+                    "ratio": m.ratio,
+                    "z": m.z,
+                    "verdict": m.verdict,
+                }
+            )
+    out = pd.DataFrame(rows)
+    out = out.assign(
+        _d=_rank(out["dataset"], DS_ORDER),
+        _k=_rank(out["kernel"], K_ORDER),
+        _m=_rank(out["ours"], M_ORDER),
+    ).sort_values(["_d", "_k", "_m", "n"])
+    return out.drop(columns=["_d", "_k", "_m"]).reset_index(drop=True)
+
+
+def md_table(df: pd.DataFrame) -> str:
+    cols = [
+        "dataset",
+        "kernel",
+        "paper",
+        "ours",
+        "n",
+        "runs",
+        "ours mean",
+        "paper mean",
+        "ratio",
+        "z",
+        "verdict",
+    ]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for r in df.itertuples():
+        verdict = r.verdict
+        if verdict == DEVIATES:
+            verdict = "**deviates**"
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    DATASET_NAMES.get(r.dataset, r.dataset),
+                    KERNEL_NAMES.get(r.kernel, r.kernel),
+                    r.paper,
+                    f"`{r.ours}`" if r.ours else "",
+                    str(int(r.n)),
+                    _f(r.runs, ".0f"),
+                    _f(r.ours_mean),
+                    _f(r.paper_mean),
+                    _f(r.ratio, ".3f"),
+                    _f(r.z, "+.2f"),
+                    verdict,
+                ]
+            )
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def ratio_summary(t: pd.DataFrame, num: str, den: str) -> pd.DataFrame:
+    """mean over n of mean(num) / mean(den), per dataset and kernel (same data seed)."""
+    a = t[t["method_label"] == num].set_index(["dataset", "kernel", "n"])["mean"]
+    b = t[t["method_label"] == den].set_index(["dataset", "kernel", "n"])["mean"]
+    r = (a / b).dropna().rename("ratio").reset_index()
+    if r.empty:
+        return r
+    g = r.groupby(["dataset", "kernel"])["ratio"].agg(["min", "max", "mean"]).reset_index()
+    g = g.assign(_d=_rank(g["dataset"], DS_ORDER), _k=_rank(g["kernel"], K_ORDER))
+    return g.sort_values(["_d", "_k"]).drop(columns=["_d", "_k"])
+
+
+def findings(t: pd.DataFrame, cfg) -> list[str]:
+    out = []
+    orf = ratio_summary(t, "orf", "orf_tallqr")
+    if not orf.empty:
+        lines = [
+            "| dataset | kernel | true ORF / tall-QR (min–max over n) |",
+            "|---|---|---|",
+        ]
+        for r in orf.itertuples():
+            lines.append(
+                f"| {DATASET_NAMES.get(r.dataset, r.dataset)} | "
+                f"{KERNEL_NAMES.get(r.kernel, r.kernel)} | {r.min:.2f}–{r.max:.2f} |"
+            )
+        rbf = orf[orf["kernel"] == "rbf"]
+        arc = orf[orf["kernel"] != "rbf"]
+        out.append(
+            "**The ORF construction matters, and the paper's Gort is not Yu et al.'s ORF.** "
+            "The paper's code built Gort for D > d from one QR factorisation of a tall "
+            "D x d Gaussian matrix with chi(D) row norms; Yu et al.'s ORF stacks "
+            "independent d x d orthogonal blocks with chi(d) norms. On the same X, Y, the "
+            "error of true ORF relative to the published construction is (mean over n): "
+            f"Gaussian kernel {_span(rbf)}, arc-cosine kernels {_span(arc)}. So the "
+            "published construction is not a bug that hurt Gort: on the Gaussian kernel it "
+            "is clearly *better* than correct ORF. A likely reason: a row of the tall Q "
+            "has squared norm Beta(d/2, (D-d)/2), so with the chi(D) scale each row is "
+            "still (up to the QR sign convention, which the code does not correct) "
+            "marginally N(0, I), while the D rows are coupled as a whole (the columns of Q "
+            "are orthonormal: the D directions are exactly isotropic), not only within "
+            "blocks of d. The paper's Gort curves therefore describe this estimator, not "
+            "ORF; `orf_tallqr` reproduces them, `orf` is shown alongside.\n\n" + "\n".join(lines)
+        )
+    qmc = t[t["method_label"] == "qmc"].dropna(subset=["ratio"])
+    if not qmc.empty:
+        q = qmc.groupby(["dataset", "kernel"])["ratio"].agg(["min", "max"]).reset_index()
+        q = q[q["dataset"] != "usps"] if (q["dataset"] != "usps").any() else q
+        q = q.assign(_d=_rank(q["dataset"], DS_ORDER), _k=_rank(q["kernel"], K_ORDER))
+        q = q.sort_values(["_d", "_k"])
+        parts = [
+            f"{DATASET_NAMES.get(r.dataset, r.dataset)} {KERNEL_NAMES.get(r.kernel, r.kernel)} "
+            f"{r.min:.2f}–{r.max:.2f}"
+            for r in q.itertuples()
+        ]
+        out.append(
+            "**QMC depends on the generator.** With scipy's scrambled Halton (a fresh "
+            "scramble per run) our QMC errors relative to the paper's are: "
+            + "; ".join(parts)
+            + ". The paper's generator is not the one kernelbench uses, so QMC is listed "
+            "as a known deviation; the size of the gap shows that 'QMC' in a figure is not "
+            "one method but a family whose accuracy depends on the point set."
+        )
+    usps = t[(t["dataset"] == "usps")].dropna(subset=["ratio"])
+    if not usps.empty:
+        u = usps.groupby("kernel")["ratio"].agg(["min", "max"])
+        parts = [
+            f"{KERNEL_NAMES.get(k, k)} {r['min']:.2f}–{r['max']:.2f}"
+            for k, r in u.reindex([k for k in K_ORDER if k in u.index]).iterrows()
+        ]
+        out.append(
+            "**USPS: the data version changes the Gaussian-kernel errors, not the arc-cosine "
+            "ones much.** The mirror has the ESL USPS (pixels in [0, 1]); the paper used "
+            "LIBSVM's (values in [-1, 1]). With gamma = 1/d, doubling the pixel range "
+            "quadruples the squared distances, so the Gaussian kernel matrix and its "
+            "relative errors differ; the arc-cosine kernels depend on angles (order 0) and "
+            "are homogeneous (order 1), so only the shift of the range matters. Ratio ours / "
+            "paper by kernel: " + "; ".join(parts) + "."
+        )
+    within = t[t["verdict"].str.startswith(KNOWN) & (t["within_tolerance"] == True)]  # noqa: E712
+    if len(within):
+        out.append(
+            f"**{len(within)} of the {int(t['verdict'].str.startswith(KNOWN).sum())} known "
+            "deviations are within tolerance anyway** (see the z column): they are listed "
+            "as known because their setup differs from the paper's, decided before looking "
+            "at the numbers, not because they failed."
+        )
+    return out
+
+
+def _span(df: pd.DataFrame) -> str:
+    if df.empty:
+        return "not measured"
+    return f"{df['mean'].min():.2f}–{df['mean'].max():.2f}x"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ours", type=Path, default=None, help="aggregated table [the baseline]")
+    ap.add_argument("--config", default="munkhoeva2018_fig1")
+    ap.add_argument("--out", type=Path, default=Path("REPRODUCTION.md"))
+    args = ap.parse_args(argv)
+
+    cfg = load_config(args.config)
+    ours_path = args.ours or cfg.baseline
+    ours = pd.read_csv(ours_path)
+    if "sem" not in ours:
+        ours["sem"] = ours["std"] / np.sqrt(ours["runs"])
+    ref = load_reference(cfg.reference)
+    t, zc, m = verify_table(ours, cfg, ref=ref)
+    cells = cell_table(t, ref, cfg)
+    tau = load_sample_variation(cfg.sample_variation)
+
+    v = cells["verdict"]
+    n_ref = len(ref)
+    n_rep = int((v == REPRODUCED).sum())
+    n_dev = int((v == DEVIATES).sum())
+    n_known = int(v.str.startswith(KNOWN).sum())
+    n_not = int((v == "not run").sum())
+    runs = sorted(int(r) for r in ours["runs"].unique())
+
+    doc = [
+        "# Reproducing Munkhoeva et al. (2018), Figure 1",
+        "",
+        "<!-- generated by scripts/make_reproduction.py; do not edit by hand -->",
+        "",
+        f"Paper cells: {n_ref} (results/reference/{cfg.reference}.csv). Ours: "
+        f"`{_rel(ours_path)}` ({len(ours)} cells, runs per cell {runs}, data seed "
+        f"{sorted(ours['seed'].unique().tolist()) if 'seed' in ours else '?'}, datasets "
+        "from the mirror).",
+        "",
+        f"**{n_rep} reproduced, {n_known} known deviations, {n_dev} deviate"
+        + (f", {n_not} paper cells not run" if n_not else "")
+        + "** (one row per paper cell and our variant compared with it: Gort is compared "
+        "with both `orf_tallqr`, the published construction, which must reproduce, and "
+        "`orf`, the correct ORF, a known deviation).",
+        "",
+        f"Tolerance: |z| <= {zc:.2f}, z = (ours - paper) / sqrt(se_ours^2 + se_paper^2 + "
+        f"2 tau^2), Sidak-corrected over the {m} comparisons that must reproduce at "
+        f"family-wise alpha = {cfg.alpha:g}; tau = (measured tau/mean of the dataset and "
+        "kernel) x paper mean. See [docs/verification.md](docs/verification.md).",
+        "",
+        "## Known deviations",
+        "",
+    ]
+    for k in cfg.known_deviations:
+        scope = ", ".join(
+            f"{name} {', '.join(vals)}"
+            for name, vals in (
+                ("datasets", k.datasets),
+                ("kernels", k.kernels),
+                ("methods", k.methods),
+                ("n", k.ns),
+                ("data from", k.data_sources),
+            )
+            if vals
+        )
+        text = f"- **{k.reason}** ({scope})."
+        if k.detail:
+            text += f" {k.detail}"
+        if k.compare_with:
+            text += f" Reproduced instead by `{k.compare_with}`."
+        doc.append(text)
+    doc += ["", "## What kernelbench finds that the paper does not say", ""]
+    for para in findings(t, cfg):
+        doc += [para, ""]
+    if tau is not None:
+        doc += [
+            "## Sample-to-sample variation (tau / mean)",
+            "",
+            "Measured with scripts/measure_sample_variation.py "
+            f"(`{_rel(cfg.sample_variation)}`): how much a cell's mean error moves between "
+            "independent X, Y samples, pooled per dataset and kernel.",
+            "",
+            "| dataset | kernel | tau / mean | cells | seeds | runs |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in tau.itertuples():
+            doc.append(
+                f"| {DATASET_NAMES.get(r.dataset, r.dataset)} | "
+                f"{KERNEL_NAMES.get(r.kernel, r.kernel)} | {r.cv:.3f} | {r.cells} | "
+                f"{r.seeds} | {r.runs} |"
+            )
+        doc.append("")
+    doc += ["## Every paper cell", "", md_table(cells)]
+    args.out.write_text("\n".join(doc))
+    print(
+        f"wrote {args.out}: {n_rep} reproduced, {n_known} known, {n_dev} deviate, {n_not} not run"
+    )
+    return 0
+
+
+def _rel(p: Path | None) -> str:
+    if p is None:
+        return ""
+    try:
+        return str(Path(p).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
