@@ -11,8 +11,9 @@ explained in ``docs/verification.md``; in short, for a cell
 
 with tau the standard deviation of a cell's mean error across independent X, Y
 samples (measured, relative to the mean, per dataset and kernel), and a cell
-reproduces when |z| <= z_crit, the Sidak-corrected two-sided normal quantile at
-the family-wise rate alpha over all comparisons that can fail.
+reproduces when |z| <= z_crit, the Sidak-corrected two-sided quantile (Student's t at
+the Welch-Satterthwaite degrees of freedom of the variance) at the family-wise rate
+alpha over all comparisons that can fail.
 """
 
 from __future__ import annotations
@@ -348,15 +349,36 @@ def run_cells(
 # -- statistics ---------------------------------------------------------------------------
 
 
-def sidak_z(m: int, alpha: float) -> float:
-    """Two-sided normal threshold with family-wise false-alarm rate ``alpha`` over ``m`` tests.
+def sidak_rate(m: int, alpha: float) -> float:
+    """Per-test two-sided rate giving family-wise rate ``alpha`` over ``m`` tests (Sidak)."""
+    m = max(int(m), 1)
+    return -math.expm1(math.log1p(-alpha) / m)
+
+
+def sidak_z(m: int, alpha: float, df: float = math.inf) -> float:
+    """Two-sided threshold with family-wise false-alarm rate ``alpha`` over ``m`` tests.
 
     Sidak: per-test rate 1 - (1 - alpha)^(1/m); valid for any correlation of the
-    (jointly normal) z statistics, and exact when they are independent.
+    (jointly normal) statistics, and exact when they are independent. ``df``: the
+    quantile of Student's t with that many degrees of freedom (inf: normal).
     """
-    m = max(int(m), 1)
-    per_test = -math.expm1(math.log1p(-alpha) / m)
-    return float(stats.norm.isf(per_test / 2.0))
+    per_test = sidak_rate(m, alpha)
+    if not np.isfinite(df):
+        return float(stats.norm.isf(per_test / 2.0))
+    return float(stats.t.isf(per_test / 2.0, max(float(df), 1.0)))
+
+
+def welch_df(parts: Sequence[tuple[float, float]]) -> float:
+    """Welch-Satterthwaite degrees of freedom of a sum of variance estimates.
+
+    ``parts``: (variance term, its degrees of freedom); a term with infinite df
+    (a known quantity) adds no uncertainty; all terms zero gives inf.
+    """
+    total = sum(v for v, _ in parts)
+    denom = sum(v * v / df for v, df in parts if v > 0 and np.isfinite(df) and df > 0)
+    if total <= 0 or denom <= 0:
+        return math.inf
+    return total * total / denom
 
 
 def aggregate(df: pd.DataFrame, metric: str = "rel_fro_error") -> pd.DataFrame:
@@ -417,13 +439,22 @@ def tau_cv(tab: pd.DataFrame | None, dataset: str, kernel: str) -> tuple[float, 
     return float(tab["cv"].max()), "fallback"
 
 
+def tau_df(tab: pd.DataFrame | None, dataset: str, kernel: str) -> float:
+    """Degrees of freedom of the tau^2 estimate (column ``df``; inf when absent)."""
+    if tab is None or tab.empty or "df" not in tab.columns:
+        return math.inf
+    hit = tab[(tab["dataset"] == dataset) & (tab["kernel"] == kernel)]
+    return float(hit["df"].iloc[0]) if len(hit) else float(tab["df"].min())
+
+
 def compare_reference(
     ours: pd.DataFrame, ref: pd.DataFrame, cfg: VerifyConfig, tau_table: pd.DataFrame | None
 ) -> pd.DataFrame:
     """Per our cell: the matched paper cell, ratio, standard error of the difference, z.
 
     Adds columns paper_method, paper_mean, paper_sem, paper_runs, ratio, tau,
-    tau_source, se_diff, z and known (the matching rules' reasons, '' if none).
+    tau_source, se_diff, z, df (Welch-Satterthwaite, for the t threshold) and known
+    (the matching rules' reasons, '' if none).
     """
     ref = ref.copy()
     ref["n"] = ref["n"].astype(float)
@@ -453,7 +484,12 @@ def compare_reference(
         tau = cv * float(r.mean)
         paper_sem = float(r.std) / math.sqrt(float(r.runs))
         ours_sem = cell["sem"] if np.isfinite(cell["sem"]) else 0.0
-        se = math.sqrt(ours_sem**2 + paper_sem**2 + 2.0 * tau**2)
+        parts = [
+            (ours_sem**2, cell["runs"] - 1.0),
+            (paper_sem**2, float(r.runs) - 1.0),
+            (2.0 * tau**2, tau_df(tau_table, cell["dataset"], cell["kernel"])),
+        ]
+        se = math.sqrt(sum(v for v, _ in parts))
         diff = cell["mean"] - float(r.mean)
         out.update(
             paper_mean=float(r.mean),
@@ -464,6 +500,7 @@ def compare_reference(
             tau_source=source,
             se_diff=se,
             z=_z(diff, se, float(r.mean)),
+            df=welch_df(parts),
         )
         rows.append(out)
     return pd.DataFrame(rows)
@@ -505,9 +542,12 @@ def compare_baseline(ours: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
         s_b = float(b.std) if np.isfinite(b.std) else 0.0
         if int(getattr(b, "seed", cell["seed"])) == int(cell["seed"]):
             shared = min(R, B)
-            var = 0.5 * (s_o**2 + s_b**2) * max(1.0 / R + 1.0 / B - 2.0 * shared / (R * B), 0.0)
+            factor = max(1.0 / R + 1.0 / B - 2.0 * shared / (R * B), 0.0)
+            var = 0.5 * (s_o**2 + s_b**2) * factor
+            df = welch_df([(0.5 * s_o**2, R - 1.0), (0.5 * s_b**2, B - 1.0)])
         else:
             var = s_o**2 / R + s_b**2 / B
+            df = welch_df([(s_o**2 / R, R - 1.0), (s_b**2 / B, B - 1.0)])
         se = math.sqrt(var)
         out.update(
             base_mean=float(b.mean),
@@ -515,16 +555,19 @@ def compare_baseline(ours: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
             base_ratio=cell["mean"] / float(b.mean) if b.mean else np.nan,
             base_se=se,
             base_z=_z(cell["mean"] - float(b.mean), se, float(b.mean)),
+            base_df=df,
         )
         rows.append(out)
     return pd.DataFrame(rows)
 
 
 def judge(table: pd.DataFrame, alpha: float, baseline: bool) -> tuple[pd.DataFrame, float, int]:
-    """Add verdict (and base_verdict) columns; return (table, z_crit, family size).
+    """Add verdict (and base_verdict) columns; return (table, per-test rate, family size).
 
     The family: paper comparisons that are not known deviations, plus baseline
-    comparisons (when checked).
+    comparisons (when checked). Each comparison passes when |z| <= z_crit, the
+    Sidak threshold of Student's t at the comparison's Welch-Satterthwaite df
+    (columns z_crit, base_z_crit).
     """
     t = table.copy()
     has_ref = t["paper_mean"].notna()
@@ -532,16 +575,21 @@ def judge(table: pd.DataFrame, alpha: float, baseline: bool) -> tuple[pd.DataFra
     m = int(gated.sum())
     if baseline:
         m += int(t["base_mean"].notna().sum())
-    zc = sidak_z(m, alpha)
-    within = t["z"].abs() <= zc
+    rate = sidak_rate(m, alpha)
+    t["z_crit"] = [
+        sidak_z(m, alpha, df) if ok else np.nan
+        for ok, df in zip(has_ref, t["df"].fillna(math.inf), strict=True)
+    ]
+    within = t["z"].abs() <= t["z_crit"]
     t["within_tolerance"] = np.where(has_ref, within, np.nan)
     verdict = np.where(within, REPRODUCED, DEVIATES).astype(object)
     verdict = np.where(t["known"] != "", KNOWN + ": " + t["known"], verdict)
     t["verdict"] = np.where(has_ref, verdict, NO_REFERENCE)
     if baseline:
-        bv = np.where(t["base_z"].abs() <= zc, AGREES, DRIFTS).astype(object)
+        t["base_z_crit"] = [sidak_z(m, alpha, df) for df in t["base_df"].fillna(math.inf)]
+        bv = np.where(t["base_z"].abs() <= t["base_z_crit"], AGREES, DRIFTS).astype(object)
         t["base_verdict"] = np.where(t["base_mean"].notna(), bv, NO_BASELINE)
-    return t, zc, m
+    return t, rate, m
 
 
 def verify_table(
@@ -558,8 +606,8 @@ def verify_table(
     t = compare_reference(ours, ref, cfg, load_sample_variation(cfg.sample_variation))
     if baseline is not None:
         t = t.merge(compare_baseline(ours, baseline), on=CELL, how="left")
-    t, zc, m = judge(t, cfg.alpha, baseline is not None)
-    return _sorted(t), zc, m
+    t, rate, m = judge(t, cfg.alpha, baseline is not None)
+    return _sorted(t), rate, m
 
 
 def _sorted(t: pd.DataFrame) -> pd.DataFrame:
@@ -633,6 +681,7 @@ def display_frame(t: pd.DataFrame) -> pd.DataFrame:
         ],
         "ratio": t["ratio"].map(lambda x: _num(x, ".3f")),
         "z": t["z"].map(lambda x: _num(x, "+.2f")),
+        "z_crit": t["z_crit"].map(lambda x: _num(x, ".2f")),
         "verdict": t["verdict"],
     }
     if "base_verdict" in t:
@@ -644,7 +693,7 @@ def display_frame(t: pd.DataFrame) -> pd.DataFrame:
 
 def format_text(d: pd.DataFrame) -> str:
     widths = [max(len(str(c)), *(len(str(v)) for v in d[c])) for c in d.columns]
-    right = {"n", "runs", "ratio", "z", "z_base", "baseline (mean)"}
+    right = {"n", "runs", "ratio", "z", "z_crit", "z_base", "baseline (mean)"}
 
     def line(vals: Iterable[Any]) -> str:
         parts = []
@@ -793,14 +842,17 @@ def verify(
         if cfg.baseline is None:
             raise KernelbenchError(f"verify config {cfg.name!r} names no baseline table")
         base = load_baseline(cfg.baseline)
-    t, zc, m = verify_table(ours, cfg, baseline=base)
+    t, rate, m = verify_table(ours, cfg, baseline=base)
 
     click.echo(format_text(display_frame(t)))
     click.echo("")
     c = counts(t)
+    zc = t["z_crit"].dropna()
+    span = f"{zc.min():.2f}-{zc.max():.2f}" if len(zc) else "-"
     click.echo(
-        f"tolerance: |z| <= {zc:.2f} (Sidak, family-wise alpha {cfg.alpha:g} over {m} "
-        f"comparisons); z = (ours - paper) / sqrt(se_ours^2 + se_paper^2 + 2 tau^2)"
+        "z = (ours - paper) / sqrt(se_ours^2 + se_paper^2 + 2 tau^2); reproduced when "
+        f"|z| <= z_crit = {span} (Sidak: family-wise alpha {cfg.alpha:g} over {m} "
+        f"comparisons, per-test {rate:.2g}; Student t at Welch-Satterthwaite df)"
     )
     if c["no_reference"]:
         click.echo(f"{c['no_reference']} cells have no paper number (shown, not judged)")

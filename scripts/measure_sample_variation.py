@@ -8,10 +8,19 @@ cell
 
     tau^2 = var_k(mean_k) - mean_k(s_k^2 / R)     (unbiased; may come out negative)
 
-then pools tau^2 / mean^2 over the cells of each (dataset, kernel) -- the average of the
-unbiased per-cell estimates, floored at 0 only after pooling -- and writes
+then pools tau^2 / mean^2 over the cells of each (dataset, kernel): the average of the
+unbiased per-cell estimates and its standard error over cells. verify uses
 
-    <out>                 dataset, kernel, cv (= pooled tau / mean), cells, seeds, runs, ...
+    cv = sqrt(max(pooled + 1 standard error, 0))
+
+an upper (84%) bound rather than the point estimate, floored at 0 only after pooling:
+K = 5 seeds leave tau^2 uncertain by about its own size, and an underestimated tau
+raises the false-alarm rate while an overestimate only costs some power
+(docs/verification.md has the calibration). Writes
+
+    <out>                 dataset, kernel, cv, cv_point (= sqrt(max(pooled, 0))), df
+                          (cells x (seeds - 1), for the Welch-Satterthwaite df), cells,
+                          seeds, runs, ...
     <out stem>_cells.csv  the per-cell estimates (for the record; verify does not read it)
 
 Usage (seed 0 may reuse a verify results directory; seeds run one after the other):
@@ -76,18 +85,21 @@ def per_cell(frames: dict[int, pd.DataFrame], metric: str) -> pd.DataFrame:
 
 
 def pool(cells: pd.DataFrame) -> pd.DataFrame:
-    """Pooled cv per (dataset, kernel): sqrt(max(mean of tau2_rel, 0)), with its spread."""
+    """Pooled cv per (dataset, kernel): sqrt(max(mean + se of tau2_rel, 0)), and the rest."""
     rows = []
     for (ds, kern), g in cells.groupby(["dataset", "kernel"], sort=True):
         rel = g["tau2_rel"].to_numpy()
         m = float(rel.mean())
+        se = float(rel.std(ddof=1) / math.sqrt(len(rel)))
         rows.append(
             {
                 "dataset": ds,
                 "kernel": kern,
-                "cv": math.sqrt(max(m, 0.0)),
+                "cv": math.sqrt(max(m + se, 0.0)),
+                "cv_point": math.sqrt(max(m, 0.0)),
+                "df": int(len(g) * (g["seeds"].min() - 1)),
                 "tau2_rel_mean": m,
-                "tau2_rel_se": float(rel.std(ddof=1) / math.sqrt(len(rel))),
+                "tau2_rel_se": se,
                 "cv_cell_median": float(g["cv_cell"].median()),
                 "cv_cell_max": float(g["cv_cell"].max()),
                 "cells": len(g),

@@ -32,8 +32,10 @@ from kernelbench.verify import (
     judge,
     load_config,
     parse_known,
+    sidak_rate,
     sidak_z,
     tau_cv,
+    welch_df,
 )
 
 EXPERIMENT = "munkhoeva2018_fig1_reduced"
@@ -111,13 +113,29 @@ def test_sidak_threshold_grows_with_the_number_of_cells():
 
     assert sidak_z(100, 0.01) == pytest.approx(stats.norm.isf(per_test / 2))
     assert sidak_z(100, 0.05) < sidak_z(100, 0.01)
+    # t quantiles: wider with fewer degrees of freedom, normal in the limit
+    assert sidak_z(100, 0.01, 29) > sidak_z(100, 0.01, 200) > sidak_z(100, 0.01)
+    assert sidak_z(100, 0.01, 1e9) == pytest.approx(sidak_z(100, 0.01), rel=1e-6)
+
+
+def test_welch_df():
+    assert welch_df([(1.0, 10)]) == pytest.approx(10)
+    assert welch_df([(1.0, 10), (1.0, 10)]) == pytest.approx(20)
+    assert welch_df([(1.0, 10), (1.0, math.inf)]) == pytest.approx(40)
+    assert welch_df([(0.0, 10)]) == math.inf
 
 
 def test_cell_at_the_reference_reproduces_and_far_off_deviates():
     ours = [ours_row(mean=0.1), ours_row(label="sorf", mean=0.3)]
     ref = [ref_row(mean=0.1), ref_row(method="sorf", mean=0.1)]
-    t, zc, m = judged(ours, ref, cfg_with())
-    assert m == 2 and zc == pytest.approx(sidak_z(2, 0.01))
+    t, rate, m = judged(ours, ref, cfg_with())
+    assert m == 2 and rate == pytest.approx(sidak_rate(2, 0.01))
+    # Student t at the Welch-Satterthwaite df of the two standard errors
+    a, b = 0.01**2 / 30, 0.01**2 / 500
+    df = (a + b) ** 2 / (a**2 / 29 + b**2 / 499)
+    assert t["df"].iloc[0] == pytest.approx(df)
+    assert t["z_crit"].iloc[0] == pytest.approx(sidak_z(2, 0.01, df))
+    assert t["z_crit"].iloc[0] > sidak_z(2, 0.01)
     assert list(t["verdict"]) == [REPRODUCED, DEVIATES]
     assert t["z"].iloc[0] == 0.0 and t["ratio"].iloc[0] == pytest.approx(1.0)
     assert t["ratio"].iloc[1] == pytest.approx(3.0)
@@ -130,8 +148,9 @@ def test_cell_at_the_reference_reproduces_and_far_off_deviates():
 
 def test_z_just_inside_and_outside_the_threshold():
     cfg = cfg_with()
-    se = math.sqrt(0.01**2 / 30 + 0.01**2 / 500)
-    zc = sidak_z(2, 0.01)
+    a, b = 0.01**2 / 30, 0.01**2 / 500
+    se = math.sqrt(a + b)
+    zc = sidak_z(2, 0.01, welch_df([(a, 29), (b, 499)]))
     ours = [ours_row(mean=0.1 + 0.99 * zc * se), ours_row(label="gq", mean=0.1 - 1.01 * zc * se)]
     ref = [ref_row(mean=0.1), ref_row(method="gq", mean=0.1)]
     t, _, _ = judged(ours, ref, cfg)
@@ -143,7 +162,7 @@ def test_sample_variation_widens_the_tolerance():
     ref = [ref_row(mean=0.1)]
     t, _, _ = judged(ours, ref, cfg_with())
     assert t["verdict"].iloc[0] == DEVIATES
-    tau = pd.DataFrame({"dataset": ["letter"], "kernel": ["rbf"], "cv": [0.1]})
+    tau = pd.DataFrame({"dataset": ["letter"], "kernel": ["rbf"], "cv": [0.1], "df": [56]})
     t, _, _ = judged(ours, ref, cfg_with(), tau=tau)
     assert t["tau"].iloc[0] == pytest.approx(0.01)  # cv x paper mean
     se = math.sqrt(0.01**2 / 30 + 0.01**2 / 500 + 2 * 0.01**2)
@@ -212,6 +231,7 @@ def test_baseline_same_seed_shares_runs():
     base = [ours_row(mean=0.101, runs=500, seed=1)]
     t = compare_baseline(pd.DataFrame(ours[:1]), pd.DataFrame(base))
     assert t["base_se"].iloc[0] == pytest.approx(math.sqrt(0.01**2 / 30 + 0.01**2 / 500))
+    assert 29 < t["base_df"].iloc[0] < 30 + 500
 
 
 def test_baseline_drift_fails():
@@ -295,7 +315,7 @@ def test_sample_variation_and_baseline_tables_if_committed():
     if cfg.sample_variation is not None and cfg.sample_variation.is_file():
         tab = pd.read_csv(cfg.sample_variation)
         assert {"dataset", "kernel", "cv"} <= set(tab.columns)
-        assert (tab["cv"] >= 0).all()
+        assert (tab["cv"] >= 0).all() and (tab["cv"] >= tab.get("cv_point", 0)).all()
     if cfg.baseline is not None and cfg.baseline.is_file():
         base = pd.read_csv(cfg.baseline)
         assert {"dataset", "kernel", "method_label", "n", "runs", "mean", "std"} <= set(base)
