@@ -65,6 +65,15 @@ class Kernel:
         """Apply the nonlinearity to projections P (N x D) -> N x (n_outputs * D)."""
         raise NotImplementedError
 
+    def features(self, P: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """phi(P) with each projection's outputs multiplied by scale (length D).
+
+        May overwrite P (a temporary of the caller); avoids extra passes.
+        """
+        Z = self.phi(P)
+        Z *= np.tile(scale, self.n_outputs)[None, :]
+        return Z
+
     def exact(self, X: np.ndarray, Y: np.ndarray, gamma: float | None = None) -> np.ndarray:
         """The exact Gram matrix k(X, Y), computed in row chunks."""
         X = _as_float(X)
@@ -96,6 +105,15 @@ class RBFKernel(Kernel):
 
     def phi(self, P: np.ndarray) -> np.ndarray:
         return np.concatenate([np.cos(P), np.sin(P)], axis=1)
+
+    def features(self, P: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        N, D = P.shape
+        Z = np.empty((N, 2 * D), dtype=P.dtype)
+        np.cos(P, out=Z[:, :D])
+        np.sin(P, out=Z[:, D:])
+        Z[:, :D] *= scale
+        Z[:, D:] *= scale
+        return Z
 
     def _exact_block(self, X, Y, ny, gamma):
         g = resolve_gamma(gamma, X.shape[1])
@@ -141,6 +159,11 @@ class ArcCos1Kernel(Kernel):
 
     def phi(self, P: np.ndarray) -> np.ndarray:
         return np.maximum(P, 0)
+
+    def features(self, P: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        np.maximum(P, 0, out=P)
+        P *= scale
+        return P
 
     def _exact_block(self, X, Y, ny, gamma):
         cos, denom = _cos_theta(X, Y, ny)

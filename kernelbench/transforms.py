@@ -75,7 +75,7 @@ def hadamard(m: int) -> np.ndarray:
 # ----------------------------------------------------------------------- Butterfly
 @cache
 def butterfly_plan(d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The deterministic pairing structure of a butterfly matrix of size d.
+    """The deterministic block structure of a butterfly matrix of size d.
 
     A butterfly of size d is B = diag(B_1, B_2) R: R rotates the pairs
     (i, i + d_1), i < d_2, by one angle (d_1 = ceil(d/2), d_2 = floor(d/2); for
@@ -84,54 +84,65 @@ def butterfly_plan(d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     angles of the binary tree; for other d it is the same recursion on an
     unbalanced tree, still with d - 1 angles and ceil(log2 d) levels.
 
-    Returns (pair_i, pair_j, pair_node, level_ptr): the pairs of every level,
-    the angle index of each pair, and the start of each level (top first).
+    Returns (offset, d1, d2, level_ptr) over the tree's internal nodes in level
+    order (top first): node q rotates x[offset + i] with x[offset + d1 + i],
+    i < d2, by angle q. O(d) integers.
     """
-    levels: list[list[tuple[int, int, int]]] = []
-    node_counter = 0
-    frontier = [(0, d)]  # (offset, size) blocks at the current level
+    off: list[int] = []
+    h1: list[int] = []
+    h2: list[int] = []
+    ptr = [0]
+    frontier = [(0, d)]
     while frontier:
-        pairs: list[tuple[int, int, int]] = []
         nxt = []
-        for off, size in frontier:
+        for o, size in frontier:
             if size < 2:
                 continue
-            d1 = (size + 1) // 2
-            d2 = size // 2
-            node = node_counter
-            node_counter += 1
-            for i in range(d2):
-                pairs.append((off + i, off + d1 + i, node))
-            nxt.append((off, d1))
-            nxt.append((off + d1, d2))
-        if pairs:
-            levels.append(pairs)
+            d1, d2 = (size + 1) // 2, size // 2
+            off.append(o)
+            h1.append(d1)
+            h2.append(d2)
+            nxt += [(o, d1), (o + d1, d2)]
+        if len(off) > ptr[-1]:
+            ptr.append(len(off))
         frontier = nxt
-    flat = [p for lv in levels for p in lv]
-    pi = np.array([p[0] for p in flat], dtype=np.int64)
-    pj = np.array([p[1] for p in flat], dtype=np.int64)
-    pk = np.array([p[2] for p in flat], dtype=np.int64)
-    ptr = np.cumsum([0] + [len(lv) for lv in levels]).astype(np.int64)
-    assert node_counter == max(d - 1, 0)
-    return pi, pj, pk, ptr
+    as_arr = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
+    assert len(off) == max(d - 1, 0)
+    return as_arr(off), as_arr(h1), as_arr(h2), as_arr(ptr)
 
 
 @numba.njit(cache=True, nogil=True)
-def _butterfly_rows_inplace(X, pi, pj, pk, ptr, cos, sin, transpose):  # pragma: no cover
-    n = X.shape[0]
+def _butterfly_inplace(x, off, d1, d2, ptr, cos, sin, transpose):  # pragma: no cover
     n_levels = ptr.shape[0] - 1
+    for step in range(n_levels):
+        lv = n_levels - 1 - step if transpose else step
+        for q in range(ptr[lv], ptr[lv + 1]):
+            c = cos[q]
+            s = -sin[q] if transpose else sin[q]
+            o = off[q]
+            h = d1[q]
+            for i in range(d2[q]):  # contiguous: vectorises
+                a = x[o + i]
+                b = x[o + h + i]
+                x[o + i] = c * a - s * b
+                x[o + h + i] = s * a + c * b
+
+
+@numba.njit(cache=True, nogil=True)
+def _rotate_rows(X, out, off, d1, d2, ptr, cos, sin, perms):  # pragma: no cover
+    n, d = X.shape
+    buf = np.empty(d, dtype=X.dtype)
+    tmp = np.empty(d, dtype=X.dtype)
     for r in range(n):
-        for step in range(n_levels):
-            lv = n_levels - 1 - step if transpose else step
-            for p in range(ptr[lv], ptr[lv + 1]):
-                i = pi[p]
-                j = pj[p]
-                c = cos[pk[p]]
-                s = -sin[pk[p]] if transpose else sin[pk[p]]
-                a = X[r, i]
-                b = X[r, j]
-                X[r, i] = c * a - s * b
-                X[r, j] = s * a + c * b
+        for j in range(d):
+            buf[j] = X[r, j]
+        for k in range(perms.shape[0]):
+            _butterfly_inplace(buf, off, d1, d2, ptr, cos[k], sin[k], True)
+            for j in range(d):
+                tmp[j] = buf[perms[k, j]]
+            buf, tmp = tmp, buf
+        for j in range(d):
+            out[r, j] = buf[j]
 
 
 class Butterfly:
@@ -152,18 +163,15 @@ class Butterfly:
         self.sin = np.sin(theta)
         self.perms = np.stack([rng.permutation(self.d) for _ in range(self.n_factors)])
 
-    def rotate_rows(self, X: np.ndarray) -> np.ndarray:
-        """Return X @ Q, i.e. Q^T x for every row x of X (a new array)."""
-        pi, pj, pk, ptr = butterfly_plan(self.d)
-        out = np.array(X, order="C", copy=True)
-        dt = out.dtype.type
-        # Q^T x = P_m^T B_m^T ... P_1^T B_1^T x
-        for k in range(self.n_factors):
-            _butterfly_rows_inplace(
-                out, pi, pj, pk, ptr, self.cos[k].astype(dt), self.sin[k].astype(dt), True
-            )
-            out = out[:, self.perms[k]]
-        return np.ascontiguousarray(out)
+    def rotate_rows(self, X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Return X @ Q, i.e. Q^T x = P_m^T B_m^T ... P_1^T B_1^T x for every row x."""
+        off, d1, d2, ptr = butterfly_plan(self.d)
+        X = np.ascontiguousarray(X)
+        if out is None:
+            out = np.empty_like(X)
+        dt = X.dtype
+        _rotate_rows(X, out, off, d1, d2, ptr, self.cos.astype(dt), self.sin.astype(dt), self.perms)
+        return out
 
     def matrix(self) -> np.ndarray:
         """The dense d x d matrix Q (for tests and inspection only)."""
@@ -171,18 +179,19 @@ class Butterfly:
 
 
 def butterfly_factor_matrix(d: int, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """Dense B for one butterfly, built pair by pair from Givens rotations (for tests)."""
-    pi, pj, pk, ptr = butterfly_plan(d)
+    """Dense B for one butterfly, built node by node from Givens rotations (for tests)."""
+    off, d1, d2, ptr = butterfly_plan(d)
     B = np.eye(d)
-    # B = L_0 L_1 ... : apply top level first to a vector -> B = L_last ... L_0
+    # a vector sees the top level first: B = L_last ... L_1 L_0
     for lv in range(len(ptr) - 1):
         G = np.eye(d)
-        for p in range(ptr[lv], ptr[lv + 1]):
-            i, j, k = pi[p], pj[p], pk[p]
-            G[i, i] = cos[k]
-            G[i, j] = -sin[k]
-            G[j, i] = sin[k]
-            G[j, j] = cos[k]
+        for q in range(ptr[lv], ptr[lv + 1]):
+            for i in range(d2[q]):
+                a, b = off[q] + i, off[q] + d1[q] + i
+                G[a, a] = cos[q]
+                G[a, b] = -sin[q]
+                G[b, a] = sin[q]
+                G[b, b] = cos[q]
         B = G @ B
     return B
 
@@ -196,6 +205,39 @@ def simplex_vertices(d: int) -> np.ndarray:
     c_i = sqrt((d + 1) / ((d - i) d (d - i + 1))) (0-based i).
     """
     return simplex_rows(np.eye(d))
+
+
+@numba.njit(cache=True, nogil=True)
+def _simplex_into(U, out, lo, radii, reflect):  # pragma: no cover
+    n, d = U.shape
+    c = np.empty(d)
+    for i in range(d):
+        c[i] = np.sqrt((d + 1.0) / ((d - i) * d * (d - i + 1.0)))
+    p = d + 1
+    for r in range(n):
+        acc = 0.0
+        for i in range(d):
+            rv = c[i] * U[r, i]
+            v = (acc + rv * (d - i)) * radii[i]
+            out[r, lo + i] = v
+            if reflect:
+                out[r, lo + p + i] = -v
+            acc -= rv
+        v = acc * radii[d]
+        out[r, lo + d] = v
+        if reflect:
+            out[r, lo + p + d] = -v
+
+
+def simplex_into(U: np.ndarray, out: np.ndarray, lo: int, radii: np.ndarray, reflect: bool) -> None:
+    """Write rho_j v_j . u (and, with ``reflect``, -rho_j v_j . u) into out[:, lo:].
+
+    Columns lo .. lo + d hold the d + 1 scaled vertex products, followed by their
+    negatives when ``reflect``; one fused O(N d) pass, no temporaries.
+    """
+    _simplex_into(
+        np.ascontiguousarray(U), out, lo, np.asarray(radii, dtype=np.float64), bool(reflect)
+    )
 
 
 def simplex_rows(U: np.ndarray) -> np.ndarray:

@@ -488,3 +488,16 @@ def test_structured_methods_never_allocate_dense_weights(method, kernel):
     make_feature_map("rff", kernel=kernel, n=1, random_state=0).fit(X)
     assert tracemalloc.get_traced_memory()[1] > dense_bytes
     tracemalloc.stop()
+
+
+@pytest.mark.parametrize("method", ["sr33", "sr13", "sr11", "sorf"])
+@pytest.mark.parametrize("kernel", ["rbf", "arccos0"])
+@pytest.mark.parametrize("d", [1, 3, 5, 16, 100])
+def test_fast_projections_equal_dense_weight_matrix(method, kernel, d):
+    rng = np.random.default_rng(d)
+    X = rng.standard_normal((7, d))
+    fm = make_feature_map(method, kernel=kernel, n=2, random_state=d).fit(X)
+    W = fm.weight_matrix()
+    assert W.shape == (fm.n_projections_, d)
+    s = fm.input_scale_
+    np.testing.assert_allclose(fm.projections(X), (X * s) @ W.T, atol=1e-10)

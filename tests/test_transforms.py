@@ -84,11 +84,22 @@ def test_butterfly_matches_paper_example_d4():
 
 @pytest.mark.parametrize("d", [2, 3, 7, 16, 100, 784, 7129])
 def test_butterfly_plan_has_d_minus_1_angles_and_log_depth(d):
-    pi, pj, pk, ptr = butterfly_plan(d)
-    assert pk.max() + 1 == d - 1
+    off, d1, d2, ptr = butterfly_plan(d)
+    assert len(off) == d - 1  # one angle per internal node of the tree
     assert len(ptr) - 1 == int(np.ceil(np.log2(d)))
-    for lv in range(len(ptr) - 1):  # pairs within a level are disjoint
-        idx = np.concatenate([pi[ptr[lv] : ptr[lv + 1]], pj[ptr[lv] : ptr[lv + 1]]])
+    assert d2[0] == d // 2 and d1[0] == (d + 1) // 2
+    for lv in range(len(ptr) - 1):  # the pairs of a level are disjoint
+        idx = np.concatenate(
+            [
+                np.r_[o : o + b]
+                for q, o in enumerate(off[ptr[lv] : ptr[lv + 1]], ptr[lv])
+                for b in (d2[q],)
+            ]
+            + [
+                np.r_[o + d1[q] : o + d1[q] + d2[q]]
+                for q, o in enumerate(off[ptr[lv] : ptr[lv + 1]], ptr[lv])
+            ]
+        )
         assert len(np.unique(idx)) == len(idx)
 
 

@@ -129,12 +129,7 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     def transform(self, X: Any) -> np.ndarray:
         """Explicit features z(x) with k_hat(x, y) = z(x) . z(y) + constant_."""
         P = self.projections(X)
-        dtype = P.dtype
-        scale = self._feature_scale.astype(dtype)
-        Z = self.kernel_.phi(P)
-        reps = self.kernel_.n_outputs
-        Z *= np.tile(scale, reps)[None, :]
-        return Z
+        return self.kernel_.features(P, self._feature_scale.astype(P.dtype))
 
     def approximate_kernel(self, X: Any, Y: Any = None) -> np.ndarray:
         """k_hat(X, Y) = z(X) z(Y)^T + constant_ (the estimate, constants included)."""

@@ -32,7 +32,7 @@ import numpy as np
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import RandomFeatureMap, check_choice
-from kernelbench.transforms import Butterfly, haar_orthogonal, simplex_rows
+from kernelbench.transforms import Butterfly, haar_orthogonal, simplex_into
 
 ROTATIONS = ("butterfly", "haar")
 RADII = ("per_point", "per_rule")
@@ -89,11 +89,13 @@ class _SphericalRadial(RandomFeatureMap):
             return haar_orthogonal(rng, d)
         return Butterfly(d, int(self.n_butterflies), rng)
 
-    def _rotate(self, X: np.ndarray, rot: Any) -> np.ndarray:
+    def _rotate(self, X: np.ndarray, rot: Any, out: np.ndarray) -> np.ndarray:
         """X @ Q: the coordinates Q^T x of every row in the rotated frame."""
         if isinstance(rot, Butterfly):
-            return rot.rotate_rows(X)
-        return X @ rot.astype(X.dtype, copy=False)
+            return rot.rotate_rows(X, out=out)
+        if rot.shape[1] != X.shape[1]:  # sr11: one direction per rule
+            return X @ rot.astype(X.dtype, copy=False)
+        return np.matmul(X, rot.astype(X.dtype, copy=False), out=out)
 
     def _radial_df(self, d: int) -> int:
         return d + 2 if self._radial_degree == 3 else d
@@ -104,24 +106,25 @@ class _SphericalRadial(RandomFeatureMap):
             return np.repeat(np.sqrt(rng.chisquare(df, size=(t, 1))), p, axis=1)
         return np.sqrt(rng.chisquare(df, size=(t, p)))
 
-    def _nodes(self, U: np.ndarray, d: int) -> np.ndarray:
-        """Unscaled node projections of one rule from rotated coordinates U = X Q."""
-        return U
-
     def _project(self, X: np.ndarray) -> np.ndarray:
         N, d = X.shape
         p = self.nodes_per_rule_
         refl = self.reflections_
         block = p * (2 if refl else 1)
         out = np.empty((N, len(self.rotations_) * block), dtype=X.dtype)
+        X = np.ascontiguousarray(X)
+        U = np.empty_like(X)
         for k, rot in enumerate(self.rotations_):
-            S = self._nodes(self._rotate(X, rot), d)[:, :p]
-            S *= self.radii_[k].astype(X.dtype)[None, :]
-            lo = k * block
-            out[:, lo : lo + p] = S
-            if refl:
-                np.negative(S, out=out[:, lo + p : lo + 2 * p])
+            self._emit(self._rotate(X, rot, U), out, k * block, self.radii_[k], refl)
         return out[:, : self.n_projections_]
+
+    def _emit(self, U: np.ndarray, out: np.ndarray, lo: int, radii: np.ndarray, refl: bool) -> None:
+        """Write one rule's scaled (and reflected) node projections into out[:, lo:]."""
+        p = self.nodes_per_rule_
+        S = U[:, :p] * radii.astype(U.dtype)[None, :]
+        out[:, lo : lo + p] = S
+        if refl:
+            np.negative(S, out=out[:, lo + p : lo + 2 * p])
 
 
 class _MonteCarloSR(_SphericalRadial):
@@ -190,8 +193,8 @@ class SR33(_SphericalRadial):
     def _nodes_per_rule(self, d: int) -> int:
         return d + 1
 
-    def _nodes(self, U: np.ndarray, d: int) -> np.ndarray:
-        return simplex_rows(U)
+    def _emit(self, U, out, lo, radii, refl):
+        simplex_into(U, out, lo, radii, refl)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         p = d + 1
