@@ -498,7 +498,7 @@ def make_plots(
     return written, result.notes
 
 
-@click.command("plot")
+@click.command("plot", short_help="Draw Fig. 1 (kernel approximation error) from results.")
 @click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--out",
