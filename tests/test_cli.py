@@ -200,7 +200,7 @@ def test_resume_after_a_killed_sweep(tmp_path, work):
         (["runs=-5", "method=rff"], "Error: runs must be a positive integer, got -5"),
         (
             ["method=sorf", "method.params.n_blocks=7", "runs=1", SMALL],
-            "Error: digits rbf sorf n=1: n_blocks must be 1, 2 or 3, got 7",
+            "Error: digits rbf sorf n=1: n_blocks must be an integer in 1..3, got 7",
         ),
         (
             ["method=qmc", "+method.params.order=2", "runs=1", SMALL],
@@ -224,7 +224,7 @@ def test_bad_input_is_one_line(tmp_path, capsys, monkeypatch, args, message):
         (["-m", "method=rff,foo"], "Error: unknown method 'foo'; valid choices: gq, orf, "),
         (
             ["-m", "method=sorf", "method.params.n_blocks=0,1", "runs=1", SMALL],
-            "Error: digits rbf sorf n=1: n_blocks must be 1, 2 or 3, got 0",
+            "Error: digits rbf sorf n=1: n_blocks must be an integer in 1..3, got 0",
         ),
     ],
 )

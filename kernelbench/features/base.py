@@ -50,6 +50,15 @@ def check_random_state(random_state: Any) -> np.random.Generator:
     )
 
 
+def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """Validate an integer parameter in [low, high] (bools are not integers here)."""
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not ok or value < low or (high is not None and value > high):
+        span = f"in {low}..{high}" if high is not None else f">= {low}"
+        raise KernelbenchError(f"{name} must be an integer {span}, got {value!r}")
+    return int(value)
+
+
 def check_choice(name: str, value: Any, valid: tuple[str, ...]) -> str:
     """Validate a string parameter against its valid values."""
     if value not in valid:

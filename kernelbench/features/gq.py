@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
+from kernelbench.features.base import check_int
 from kernelbench.features.rff import DenseFeatureMap
 
 
@@ -34,12 +32,7 @@ class GQ(DenseFeatureMap):
         self.n_nodes = n_nodes
 
     def _check_params(self) -> None:
-        if (
-            isinstance(self.n_nodes, bool)
-            or not isinstance(self.n_nodes, numbers.Integral)
-            or not 1 <= self.n_nodes <= 100
-        ):
-            raise KernelbenchError(f"n_nodes must be an integer in 1..100, got {self.n_nodes!r}")
+        check_int("n_nodes", self.n_nodes, 1, 100)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         nodes, probs = gauss_hermite(int(self.n_nodes))

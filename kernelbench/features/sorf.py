@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import RandomFeatureMap
+from kernelbench.features.base import RandomFeatureMap, check_int
 from kernelbench.transforms import fwht_rows, next_pow2
 
 
@@ -30,12 +27,7 @@ class SORF(RandomFeatureMap):
         self.n_blocks = n_blocks
 
     def _check_params(self) -> None:
-        if (
-            isinstance(self.n_blocks, bool)
-            or not isinstance(self.n_blocks, numbers.Integral)
-            or self.n_blocks not in (1, 2, 3)
-        ):
-            raise KernelbenchError(f"n_blocks must be 1, 2 or 3, got {self.n_blocks!r}")
+        check_int("n_blocks", self.n_blocks, 1, 3)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         self.padded_dim_ = next_pow2(d)

@@ -24,14 +24,13 @@ the column sqrt(constant_) when it is >= 0).
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import RandomFeatureMap, check_choice
+from kernelbench.features.base import RandomFeatureMap, check_choice, check_int
 from kernelbench.transforms import Butterfly, haar_orthogonal, simplex_into
 
 ROTATIONS = ("butterfly", "haar")
@@ -65,9 +64,7 @@ class _SphericalRadial(RandomFeatureMap):
     def _check_params(self) -> None:
         check_choice("rotation", self.rotation, ROTATIONS)
         check_choice("radius", self.radius, RADII)
-        nb = self.n_butterflies
-        if isinstance(nb, bool) or not isinstance(nb, numbers.Integral) or nb < 1:
-            raise KernelbenchError(f"n_butterflies must be a positive integer, got {nb!r}")
+        check_int("n_butterflies", self.n_butterflies, 1)
         if self.reflections not in (None, True, False):
             raise KernelbenchError(
                 f"reflections must be true, false or null, got {self.reflections!r}"
