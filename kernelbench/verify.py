@@ -682,12 +682,12 @@ def display_frame(t: pd.DataFrame) -> pd.DataFrame:
         "ratio": t["ratio"].map(lambda x: _num(x, ".3f")),
         "z": t["z"].map(lambda x: _num(x, "+.2f")),
         "z_crit": t["z_crit"].map(lambda x: _num(x, ".2f")),
-        "verdict": t["verdict"],
     }
     if "base_verdict" in t:
         cols["baseline (mean)"] = t["base_mean"].map(lambda x: _num(x, ".4g"))
         cols["z_base"] = t["base_z"].map(lambda x: _num(x, "+.2f"))
         cols["vs baseline"] = t["base_verdict"]
+    cols["verdict"] = t["verdict"]  # last: the reasons of known deviations are long
     return pd.DataFrame(cols)
 
 
