@@ -30,6 +30,29 @@ DEFAULT_EXPERIMENT = "quick"
 _CELL_KEYS = ("method", "kernel", "dataset", "n", "experiment")
 
 _ENV_TOTAL = "KERNELBENCH_GRID_CELLS"
+_ENV_PID = "KERNELBENCH_LAUNCH_PID"
+
+#: A progress bar over the cells of a sweep whose jobs run in this process (the
+#: basic launcher); workers of parallel launchers print their [k/N] lines instead.
+_cells_bar: Any = None
+
+
+def _advance_cells_bar(total: int) -> None:
+    global _cells_bar
+    if os.environ.get(_ENV_PID) != str(os.getpid()) or total <= 1:
+        return
+    if _cells_bar is None:
+        from tqdm.auto import tqdm
+
+        _cells_bar = tqdm(total=total, desc="cells", unit="cell", disable=None, leave=False)
+    _cells_bar.update(1)
+
+
+def _close_cells_bar() -> None:
+    global _cells_bar
+    if _cells_bar is not None:
+        _cells_bar.close()
+        _cells_bar = None
 
 
 # -- the Hydra task (one job = one cell) ---------------------------------------------
@@ -43,6 +66,7 @@ def _job(cfg: Any) -> None:
 
     cell = OmegaConf.to_container(cfg, resolve=True)
     prefix = ""
+    total = None
     try:
         from hydra.core.hydra_config import HydraConfig
 
@@ -65,6 +89,8 @@ def _job(cfg: Any) -> None:
     except KernelbenchError as err:
         # name the cell: in a sweep the error reaches the user after the other jobs
         raise KernelbenchError(f"{_cell_name(cell)}: {err}") from None
+    if prefix and total:
+        _advance_cells_bar(int(total))
 
 
 def _cell_name(cell: dict[str, Any]) -> str:
@@ -285,7 +311,7 @@ def launch(args: list[str], multirun: bool = False) -> None:
     task = hydra.main(version_base=None, config_path=str(config_dir()), config_name="config")(_job)
     # HYDRA_FULL_ERROR makes Hydra re-raise job errors instead of printing a stack
     # trace and exiting 1: the CLI then shows them as one line.
-    env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells)}
+    env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells), _ENV_PID: str(os.getpid())}
     with _patched_env(["kernelbench run", *hydra_args], env) as stderr:
         try:
             task()
@@ -299,6 +325,8 @@ def launch(args: list[str], multirun: bool = False) -> None:
             for text in stderr.hidden:  # not ours: show which job failed
                 stderr._stream.write(text)
             raise
+        finally:
+            _close_cells_bar()
 
 
 _HELP_EPILOG = """\b
