@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -38,10 +39,18 @@ def group_options(group: str) -> list[str]:
 
 
 def load_group(group: str, name: str) -> dict[str, Any]:
-    """Read ``configs/<group>/<name>.yaml`` as a plain dict (interpolations resolved)."""
-    from omegaconf import OmegaConf
+    """Read ``configs/<group>/<name>.yaml`` as a plain dict (interpolations resolved).
 
+    Each file is parsed once per process; callers get their own deep copy.
+    """
     path = config_dir() / group / f"{name}.yaml"
     if not path.is_file():
         raise choices_error(group, name, group_options(group))
+    return copy.deepcopy(_parse(path))
+
+
+@cache
+def _parse(path: Path) -> dict[str, Any]:
+    from omegaconf import OmegaConf
+
     return OmegaConf.to_container(OmegaConf.load(path), resolve=True)  # type: ignore[return-value]

@@ -15,6 +15,7 @@ atomic shard write; :func:`run_grid` loops over a product of cells in-process.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import itertools
 import time
@@ -352,6 +353,11 @@ def run_and_store(
 
 def base_config() -> dict[str, Any]:
     """The top-level values of ``configs/config.yaml`` (no groups, no hydra settings)."""
+    return copy.deepcopy(_base_config())
+
+
+@lru_cache(maxsize=1)
+def _base_config() -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     from kernelbench.config import config_dir

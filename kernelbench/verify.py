@@ -19,6 +19,7 @@ alpha over all comparisons that can fail.
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -266,43 +267,19 @@ def experiment_grid(experiment: str) -> dict[str, Any]:
 def grid_cells(
     cfg: VerifyConfig, grid: str, runs: int | None = None, seed: int | None = None
 ) -> list[dict[str, Any]]:
-    """The cells of a verify grid, exactly as :func:`kernelbench.experiment.make_cell`
-    builds them (each config file is read once: a full grid has hundreds of cells)."""
-    import copy
-
-    from kernelbench.config import load_group
-    from kernelbench.experiment import base_config
+    """The cells of a verify grid, built by :func:`kernelbench.experiment.make_cell`."""
+    from kernelbench.experiment import make_cell
 
     if grid not in cfg.grids:
         raise choices_error("grid", grid, cfg.grids)
-    base = base_config()
-    loaded: dict[tuple[str, str], dict[str, Any]] = {}
-
-    def group(kind: str, name: str) -> dict[str, Any]:
-        if (kind, name) not in loaded:
-            loaded[kind, name] = load_group(kind, name)
-        return copy.deepcopy(loaded[kind, name])
-
     cells = []
     for exp, extra in cfg.grids[grid]:
         g = experiment_grid(exp)
         r = runs if runs is not None else g["runs"]
         methods = list(dict.fromkeys([*g["methods"], *extra]))
-        for ds in g["datasets"]:
-            for kern in g["kernels"]:
-                for meth in methods:
-                    for n in g["ns"]:
-                        cell = copy.deepcopy(base)
-                        cell.update(
-                            method=group("method", meth),
-                            kernel=group("kernel", kern),
-                            dataset=group("dataset", ds),
-                            n=n,
-                            runs=r,
-                            seed=cfg.seed if seed is None else seed,
-                            experiment=g["experiment"],
-                        )
-                        cells.append(cell)
+        for ds, kern, meth, n in itertools.product(g["datasets"], g["kernels"], methods, g["ns"]):
+            s = cfg.seed if seed is None else seed
+            cells.append(make_cell(meth, kern, ds, n, r, s, g["experiment"]))
     return cells
 
 
