@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernelbench.experiment import spectral_norm
+from kernelbench.metrics import spectral_norm
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (10, 7), (50, 50), (550, 300), (300, 550), (550, 550)])

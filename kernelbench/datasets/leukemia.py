@@ -35,11 +35,8 @@ SPEC = register(
             "and class prediction by gene expression monitoring. Science 286(5439), 531-537."
         ),
         licence="no licence stated by the distributors (research use)",
-        sha256="85e4b32ebaa7a1c2e61dc8871512d44ef7347e58742e59135ec841aa309d08d4",
-        mirror_deviation=(
-            "raw Golub et al. expression values (ALL=0, AML=1), not LIBSVM's normalised "
-            "leu/leu.t that the paper used"
-        ),
+        sha256="08964a4e53a010443dfc32dc6a3021d1d11197414c15a20ef56a5fb7394a0c6a",
+        mirror_deviation=("LIBSVM leu rebuilt from the raw values; not byte-identical"),
         download_deviation=(
             "none known (LIBSVM leu/leu.t; the original download script fetched leu for both)"
         ),
