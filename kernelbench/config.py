@@ -54,3 +54,50 @@ def _parse(path: Path) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     return OmegaConf.to_container(OmegaConf.load(path), resolve=True)  # type: ignore[return-value]
+
+
+def experiment_sweep(name: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """An experiment file (``configs/experiment/<name>.yaml``): its top-level values
+    (experiment name, runs, ...) and its sweep (``hydra.sweeper.params``) as lists of
+    override strings, in file order."""
+    from omegaconf import OmegaConf
+
+    path = config_dir() / "experiment" / f"{name}.yaml"
+    if not path.is_file():
+        raise choices_error("experiment", name, group_options("experiment"))
+    raw = OmegaConf.load(path)
+    params = OmegaConf.select(raw, "hydra.sweeper.params") or {}
+    sweep = {str(k): [s.strip() for s in str(v).split(",")] for k, v in params.items()}
+    top = OmegaConf.to_container(raw, resolve=False)
+    top = {k: v for k, v in top.items() if k not in ("hydra", "defaults")}  # type: ignore[union-attr]
+    return top, sweep
+
+
+def compose(overrides: list[str]) -> dict[str, Any]:
+    """The config ``kernelbench run OVERRIDES`` composes for one job, as a plain dict.
+
+    Hydra's own composition (defaults lists, experiment files, group overrides), cached
+    per process; callers get their own deep copy.
+    """
+    return copy.deepcopy(_compose(tuple(overrides)))
+
+
+@cache
+def _compose(overrides: tuple[str, ...]) -> dict[str, Any]:
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+
+    from kernelbench.errors import KernelbenchError
+
+    if GlobalHydra.instance().is_initialized():  # pragma: no cover - inside a Hydra app
+        GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(config_dir()), version_base=None):
+            cfg = hydra_compose(config_name="config", overrides=list(overrides))
+    except HydraException as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise KernelbenchError(first) from None
+    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]

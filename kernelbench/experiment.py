@@ -1,15 +1,17 @@
-"""The kernel approximation experiment: one cell of a grid, measured run by run.
+"""One cell of a grid, measured run by run by its protocol, stored as one shard.
 
 A *cell* is a plain dict shaped like the composed Hydra config (``configs/config.yaml``)::
 
-    {"experiment": ..., "protocol": "kernel_approx", "n": 1, "runs": None, "seed": 0,
+    {"experiment": ..., "protocol": {"name": "kernel_approx", "data": ...},
+     "n": 1, "runs": None, "seed": 0,
      "method": {"name", "label", "paper_label", "params"},
      "kernel": {"name", "params"}, "dataset": {"name", "protocols", ...},
      "data": {"mirror", "cache", "download"}}
 
-:func:`run_cell` measures it and returns one row per run (the columns of
-:data:`kernelbench.results.SCHEMA`); :func:`run_and_store` adds resume and the
-atomic shard write; :func:`run_grid` loops over a product of cells in-process.
+The protocol (:mod:`kernelbench.protocols`) measures it; this module is the same for
+every protocol: :func:`run_cell` returns one row per run (the protocol's schema),
+:func:`run_and_store` adds resume and the atomic shard write, :func:`run_grid` loops
+over a product of cells in-process.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.metrics import spectral_norm
+from kernelbench.protocols import Protocol, get_protocol
 from kernelbench.results import (
     SCHEMA_VERSION,
     blas_info,
@@ -39,12 +41,9 @@ from kernelbench.results import (
     shard_path,
     write_shard,
 )
-from kernelbench.seeding import derive_rng
 
 #: Config keys that select a cell (the rest is where and how to run it).
 CELL_KEYS = ("experiment", "protocol", "dataset", "kernel", "method", "n", "runs", "seed")
-
-SUPPORTED_PROTOCOLS = ("kernel_approx",)
 
 
 # -- validation -------------------------------------------------------------------
@@ -66,38 +65,32 @@ def check_runs(runs: Any) -> int:
     return int(runs)
 
 
-def protocol_config(cell: Mapping[str, Any]) -> dict[str, Any]:
-    """The dataset's settings for the cell's protocol (``dataset.protocols.<protocol>``)."""
-    protocol = cell.get("protocol", "kernel_approx")
-    if protocol not in SUPPORTED_PROTOCOLS:
+def resolve_protocol(cell: Mapping[str, Any]) -> tuple[Protocol, dict[str, Any]]:
+    """The cell's protocol and its validated settings (a name is read from
+    ``configs/protocol/<name>.yaml``)."""
+    from kernelbench.config import load_group
+
+    settings = cell.get("protocol", "kernel_approx")
+    if settings is None or isinstance(settings, str):
+        name = settings or "kernel_approx"
+        get_protocol(name)  # one line naming the protocols if unknown
+        settings = load_group("protocol", name)
+    if not isinstance(settings, Mapping) or "name" not in settings:
         raise KernelbenchError(
-            f"unknown protocol {protocol!r}; valid choices: {', '.join(SUPPORTED_PROTOCOLS)}"
+            f"protocol must be a name or a mapping with a name, got {settings!r}"
         )
-    protocols = cell["dataset"].get("protocols") or {}
-    if protocol not in protocols:
-        raise KernelbenchError(
-            f"dataset {cell['dataset'].get('name')!r} has no {protocol!r} protocol"
-        )
-    return dict(protocols[protocol])
+    proto = get_protocol(str(settings["name"]))
+    return proto, proto.check_settings(settings)
 
 
 def resolve_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate a cell and fill its defaults: ``runs`` from the protocol, ``n`` normalised."""
+    """Validate a cell and fill its defaults: the protocol's settings, ``runs`` from the
+    dataset's data settings for the protocol, ``n`` normalised, the experiment name."""
     out = {k: v for k, v in cell.items()}
+    proto, out["protocol"] = resolve_protocol(cell)
     out["n"] = check_n(cell["n"])
-    runs = cell.get("runs")
-    if runs is None:
-        runs = protocol_config(cell).get("runs")
-        if runs is None:
-            raise KernelbenchError(
-                f"runs is null and dataset {cell['dataset'].get('name')!r} sets no default"
-            )
-    else:
-        protocol_config(cell)
-    out["runs"] = check_runs(runs)
     out["seed"] = int(cell.get("seed", 0))
-    out.setdefault("experiment", "kernel_approx")
-    out.setdefault("protocol", "kernel_approx")
+    out["experiment"] = cell.get("experiment") or proto.name
     out.setdefault("data", {"mirror": None, "cache": None, "download": False})
     method = dict(cell["method"])
     method.setdefault("label", method["name"])
@@ -107,6 +100,17 @@ def resolve_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
     kernel = dict(cell["kernel"])
     kernel["params"] = dict(kernel.get("params") or {})
     out["kernel"] = kernel
+    runs = cell.get("runs")
+    if runs is None:
+        runs = proto.default_runs(out)
+        if runs is None:
+            raise KernelbenchError(
+                f"runs is null and neither dataset {cell['dataset'].get('name')!r} nor "
+                f"protocol {proto.name!r} sets a default"
+            )
+    else:
+        proto.data_settings(out)
+    out["runs"] = check_runs(runs)
     return out
 
 
@@ -122,25 +126,6 @@ def config_hash(cell: Mapping[str, Any]) -> str:
 
 
 # -- measurement --------------------------------------------------------------------
-
-
-@lru_cache(maxsize=4)
-def _pair_cached(dataset_json: str, seed: int, data_json: str) -> tuple:
-    import json
-
-    from kernelbench.datasets import kernel_approx_pair
-
-    X, Y, prov = kernel_approx_pair(json.loads(dataset_json), seed, json.loads(data_json))
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    Y = np.ascontiguousarray(Y, dtype=np.float64)
-    X.setflags(write=False)
-    Y.setflags(write=False)
-    return X, Y, dict(prov)
-
-
-def load_pair(cell: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """X, Y and the data provenance of a resolved cell (cached per process)."""
-    return _pair_cached(dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}))
 
 
 @contextlib.contextmanager
@@ -162,121 +147,116 @@ def run_cell(
 ) -> pd.DataFrame:
     """Measure one cell: ``runs`` fresh feature maps, one row per run.
 
-    Run r draws its map from ``derive_rng(seed, dataset, kernel, method_label, n, r)``,
-    so every row is independent of the order in which cells and runs execute.
+    The protocol validates the cell before any data is loaded, prepares what the runs
+    share, and measures the runs in batches of :meth:`Protocol.batch_size`. Run r
+    draws its map from :meth:`Protocol.run_rng`, so every row is independent of the
+    order in which cells and runs execute.
     """
-    from kernelbench.features import make_feature_map
-    from kernelbench.kernels import exact_kernel
-
     cell = resolve_cell(cell)
+    proto = get_protocol(cell)
     started = datetime.now(UTC)
-    dataset = cell["dataset"]["name"]
-    kname = cell["kernel"]["name"]
-    kparams = cell["kernel"]["params"]
-    method = cell["method"]
-    label = method["label"]
-    n, runs, seed = cell["n"], cell["runs"], cell["seed"]
-    # validate the method and its parameters before loading any data
-    make_feature_map(method["name"], kernel=kname, n=n, **kparams, **method["params"])
-
-    X, Y, prov = load_pair(cell)
-    K = exact_kernel(kname, X, Y, **kparams)
-    fro_K = float(np.linalg.norm(K))
-    spec_K = spectral_norm(K)
-    if fro_K == 0.0 or spec_K == 0.0:
-        raise KernelbenchError(f"the exact kernel of {dataset!r} is zero; errors are undefined")
-
+    proto.check(cell)
+    ctx = proto.prepare(cell)
+    runs = cell["runs"]
     rows: list[dict[str, Any]] = []
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(
-            total=runs,
-            desc=f"{dataset} {kname} {label} n={n}",
-            leave=False,
-            unit="run",
-            disable=None,
-        )
+        bar = tqdm(total=runs, desc=cell_name(cell), leave=False, unit="run", disable=None)
     try:
-        for r in range(runs):
-            rng = derive_rng(seed, dataset, kname, label, n, r)
-            fm = make_feature_map(
-                method["name"], kernel=kname, n=n, random_state=rng, **kparams, **method["params"]
-            )
-            t0 = time.perf_counter()
-            fm.fit(X)
-            t1 = time.perf_counter()
-            Zx = fm.transform(X)
-            Zy = fm.transform(Y)
-            t2 = time.perf_counter()
-            K_hat = Zx @ Zy.T
-            if fm.constant_ != 0.0:
-                K_hat += K_hat.dtype.type(fm.constant_)
-            E = K - K_hat
-            rows.append(
-                {
-                    "run": r,
-                    "D": int(fm.n_projections_),
-                    "n_features": int(fm.n_features_out_),
-                    "rel_fro_error": float(np.linalg.norm(E)) / fro_K,
-                    "rel_spec_error": spectral_norm(E) / spec_K,
-                    "fit_seconds": t1 - t0,
-                    "transform_seconds": t2 - t1,
-                }
-            )
+        step = max(1, int(proto.batch_size(cell)))
+        for lo in range(0, runs, step):
+            batch = range(lo, min(runs, lo + step))
+            measured = proto.measure(cell, ctx, batch)
+            if len(measured) != len(batch):  # pragma: no cover - a protocol bug
+                raise RuntimeError(f"{proto.name}: {len(measured)} rows for {len(batch)} runs")
+            rows += [{"run": r, **row} for r, row in zip(batch, measured, strict=True)]
             if bar is not None:
-                bar.update(1)
+                bar.update(len(batch))
             if on_run is not None:
-                on_run(r)
+                for r in batch:
+                    on_run(r)
     finally:
         if bar is not None:
             bar.close()
 
     blas, threads = blas_info()
+    method = cell["method"]
     common = {
         "experiment": cell["experiment"],
-        "protocol": cell["protocol"],
-        "dataset": dataset,
-        "kernel": kname,
-        "kernel_params": dumps(kparams),
+        "protocol": proto.name,
+        "protocol_params": dumps({k: v for k, v in cell["protocol"].items() if k != "name"}),
+        "dataset": cell["dataset"]["name"],
+        "kernel": cell["kernel"]["name"],
+        "kernel_params": dumps(cell["kernel"]["params"]),
         "method": method["name"],
-        "method_label": label,
+        "method_label": method["label"],
         "paper_label": method.get("paper_label") or "",
         "method_params": dumps(method["params"]),
-        "n": float(n),
-        "d": int(X.shape[1]),
-        "samples": int(X.shape[0]),
+        "n": float(cell["n"]),
         "runs": runs,
-        "seed": seed,
+        "seed": cell["seed"],
         "config_hash": config_hash(cell),
         "started_at": pd.Timestamp(started),
         **provenance(),
         "blas": blas,
         "blas_threads": threads,
-        "data_source": prov.get("data_source"),
-        "data_deviation": prov.get("data_deviation"),
+        **proto.row_keys(cell),
+        **proto.cell_columns(cell, ctx),
     }
+    schema = proto.schema()
     df = pd.DataFrame([{**common, **row} for row in rows])
-    from kernelbench.results import COLUMNS
+    missing = [c for c in schema.names if c not in df.columns]
+    extra = [c for c in df.columns if c not in schema.names]
+    if missing or extra:  # pragma: no cover - a protocol bug
+        raise RuntimeError(f"{proto.name} rows: missing {missing}, extra {extra}")
+    return df[schema.names]
 
-    return df[COLUMNS]
+
+def cell_name(cell: Mapping[str, Any]) -> str:
+    """``letter rbf sr33 n=1`` (and the protocol's own path parts, if any)."""
+    parts = [
+        str(cell["dataset"]["name"]),
+        str(cell["kernel"]["name"]),
+        str(cell["method"].get("label") or cell["method"]["name"]),
+    ]
+    try:
+        proto = get_protocol(cell)
+        parts += list(proto.path_parts(cell))
+    except (KernelbenchError, AttributeError, KeyError, TypeError):
+        pass
+    return " ".join(parts) + f" n={check_n(cell['n'])}"
 
 
 def summary_line(cell: Mapping[str, Any], df: pd.DataFrame, seconds: float) -> str:
     """``letter rbf sr33 n=1: rel_fro 0.0123 ± 0.0045 (30 runs) [2.1 s]``."""
-    err = df["rel_fro_error"].to_numpy()
-    std = float(err.std(ddof=1)) if len(err) > 1 else 0.0
+    proto = get_protocol(cell)
+    metric = proto.metric(proto.headline)
+    v = df[metric.column].to_numpy(dtype=float)
+    std = float(v.std(ddof=1)) if len(v) > 1 else 0.0
     return (
-        f"{cell['dataset']['name']} {cell['kernel']['name']} {cell['method']['label']} "
-        f"n={check_n(cell['n'])}: rel_fro {err.mean():.4g} ± {std:.2g} "
-        f"({len(err)} runs) [{seconds:.1f} s]"
+        f"{cell_name(cell)}: {metric.short or metric.column} {v.mean():.4g} ± {std:.2g} "
+        f"({len(v)} runs) [{seconds:.1f} s]"
+    )
+
+
+def cell_shard_path(cell: Mapping[str, Any], output_dir: str | Path) -> Path:
+    """Where a resolved cell's shard lives."""
+    return shard_path(
+        output_dir,
+        cell["experiment"],
+        cell["dataset"]["name"],
+        cell["kernel"]["name"],
+        cell["method"]["label"],
+        cell["n"],
+        *get_protocol(cell).path_parts(cell),
     )
 
 
 def run_and_store(
     cell: Mapping[str, Any],
-    output_dir: str | Path | None = "results",
+    output_dir: str | Path | None = "results/runs",
     overwrite: bool = False,
     blas_threads: int | None = None,
     progress: bool = False,
@@ -289,20 +269,10 @@ def run_and_store(
     computes without writing.
     """
     cell = resolve_cell(cell)
-    label = (
-        f"{cell['dataset']['name']} {cell['kernel']['name']} {cell['method']['label']} "
-        f"n={cell['n']}"
-    )
+    label = cell_name(cell)
     path = None
     if output_dir is not None:
-        path = shard_path(
-            output_dir,
-            cell["experiment"],
-            cell["dataset"]["name"],
-            cell["kernel"]["name"],
-            cell["method"]["label"],
-            cell["n"],
-        )
+        path = cell_shard_path(cell, output_dir)
         if path.exists() and not overwrite:
             stored = shard_config_hash(path)
             if stored == config_hash(cell):
@@ -316,7 +286,7 @@ def run_and_store(
         df = run_cell(cell, progress=progress)
     seconds = time.perf_counter() - t0
     if path is not None:
-        write_shard(df, path)
+        write_shard(df, path, get_protocol(cell).schema())
     if echo is not None:
         echo(prefix + summary_line(cell, df, seconds))
     return df
@@ -347,10 +317,14 @@ def make_cell(
     n: float = 1,
     runs: int | None = None,
     seed: int = 0,
-    experiment: str = "kernel_approx",
+    experiment: str | None = None,
+    protocol: str = "kernel_approx",
     **extra: Any,
 ) -> dict[str, Any]:
-    """A cell from config names (``configs/<group>/<name>.yaml``), like ``kernelbench run``."""
+    """A cell from config names (``configs/<group>/<name>.yaml``), like ``kernelbench run``.
+
+    ``experiment`` defaults to the protocol's name; ``extra`` sets top-level keys.
+    """
     from kernelbench.config import load_group
 
     cell = base_config()
@@ -358,10 +332,11 @@ def make_cell(
         method=load_group("method", method),
         kernel=load_group("kernel", kernel),
         dataset=load_group("dataset", dataset),
+        protocol=load_group("protocol", protocol),
         n=n,
         runs=runs,
         seed=seed,
-        experiment=experiment,
+        experiment=experiment or protocol,
     )
     cell.update(extra)
     return cell
@@ -374,11 +349,12 @@ def run_grid(
     ns: Iterable[float] = (1,),
     runs: int | None = None,
     seed: int = 0,
-    experiment: str = "kernel_approx",
+    experiment: str | None = None,
     output_dir: str | Path | None = None,
     overwrite: bool = False,
     blas_threads: int | None = None,
     echo: Callable[[str], None] | None = None,
+    protocol: str = "kernel_approx",
     **extra: Any,
 ) -> pd.DataFrame:
     """Run the product datasets x kernels x methods x ns in this process.
@@ -390,13 +366,10 @@ def run_grid(
 
     frames = []
     for ds, kern, meth, n in itertools.product(datasets, kernels, methods, ns):
-        cell = make_cell(meth, kern, ds, n, runs, seed, experiment, **extra)
+        cell = make_cell(meth, kern, ds, n, runs, seed, experiment, protocol, **extra)
         df = run_and_store(cell, output_dir, overwrite, blas_threads, echo=echo)
         if df is None:  # skipped: read the stored shard
-            c = resolve_cell(cell)
-            df = read_results(
-                shard_path(output_dir, experiment, ds, kern, c["method"]["label"], c["n"])
-            )
+            df = read_results(cell_shard_path(resolve_cell(cell), output_dir))
         frames.append(df)
     if not frames:
         raise KernelbenchError("empty grid")

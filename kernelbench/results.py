@@ -1,10 +1,12 @@
 """Result shards: their schema, atomic writes, provenance and the one reader.
 
-Every cell (experiment, dataset, kernel, method label, n) of a grid is stored as
-one Parquet file, one row per run::
+Every cell (experiment, dataset, kernel, method label, n and the protocol's own keys)
+of a grid is stored as one Parquet file, one row per run::
 
-    <output_dir>/<experiment>/<dataset>/<kernel>/<method_label>/n=<n>.parquet
+    <output_dir>/<experiment>/<dataset>/<kernel>/<method_label>[/<protocol parts>]/n=<n>.parquet
 
+Its columns are the common cell columns (:data:`CELL_FIELDS`), the protocol's own
+measurements and the provenance (:data:`PROVENANCE_FIELDS`): :func:`make_schema`.
 A shard is written to a hidden temporary file in the same directory and renamed
 into place, so a killed sweep leaves either the whole shard or none of it.
 :func:`read_results` loads a directory of shards into one DataFrame.
@@ -28,54 +30,59 @@ import pyarrow.parquet as pq
 
 from kernelbench.errors import KernelbenchError
 
-#: Bump when the meaning of a column changes (part of every config hash).
+#: Bump when the meaning of a column or the numbers of a method change (part of every
+#: config hash, so shards of an older version are recomputed rather than mixed).
 SCHEMA_VERSION = 1
 
-#: The columns of a shard, in order.
-SCHEMA = pa.schema(
-    [
-        # the cell
-        ("experiment", pa.string()),
-        ("protocol", pa.string()),
-        ("dataset", pa.string()),
-        ("kernel", pa.string()),
-        ("kernel_params", pa.string()),  # JSON
-        ("method", pa.string()),  # registry id
-        ("method_label", pa.string()),  # config file stem (variants of one method differ)
-        ("paper_label", pa.string()),
-        ("method_params", pa.string()),  # JSON
-        ("n", pa.float64()),
-        ("D", pa.int64()),  # projections, 2 n (d + 1)
-        ("n_features", pa.int64()),  # columns of the explicit feature map
-        ("d", pa.int64()),
-        ("samples", pa.int64()),
-        ("runs", pa.int64()),
-        ("run", pa.int64()),
-        ("seed", pa.int64()),
-        # the measurements
-        ("rel_fro_error", pa.float64()),
-        ("rel_spec_error", pa.float64()),
-        ("fit_seconds", pa.float64()),
-        ("transform_seconds", pa.float64()),
-        # provenance
-        ("config_hash", pa.string()),
-        ("started_at", pa.timestamp("us", tz="UTC")),
-        ("kernelbench_version", pa.string()),
-        ("git_commit", pa.string()),
-        ("python_version", pa.string()),
-        ("numpy_version", pa.string()),
-        ("scipy_version", pa.string()),
-        ("sklearn_version", pa.string()),
-        ("blas", pa.string()),
-        ("blas_threads", pa.int64()),
-        ("hostname", pa.string()),
-        ("cpu_model", pa.string()),
-        ("data_source", pa.string()),
-        ("data_deviation", pa.string()),
-    ]
-)
+#: Columns every row has, before the protocol's own: the cell and the map of the run.
+CELL_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("experiment", pa.string()),
+    ("protocol", pa.string()),
+    ("protocol_params", pa.string()),  # JSON: the protocol's settings
+    ("dataset", pa.string()),
+    ("kernel", pa.string()),
+    ("kernel_params", pa.string()),  # JSON
+    ("method", pa.string()),  # registry id
+    ("method_label", pa.string()),  # config file stem (variants of one method differ)
+    ("paper_label", pa.string()),
+    ("method_params", pa.string()),  # JSON
+    ("n", pa.float64()),  # the budget (its meaning is the protocol's)
+    ("D", pa.int64()),  # projections of the map
+    ("n_features", pa.int64()),  # columns of the explicit feature map
+    ("d", pa.int64()),
+    ("runs", pa.int64()),
+    ("run", pa.int64()),
+    ("seed", pa.int64()),
+    ("fit_seconds", pa.float64()),  # drawing the map (fit)
+    ("transform_seconds", pa.float64()),  # mapping the data
+]
 
-COLUMNS: list[str] = SCHEMA.names
+#: Columns every row has, after the protocol's own: where and how it was computed.
+PROVENANCE_FIELDS: list[tuple[str, pa.DataType]] = [
+    ("config_hash", pa.string()),
+    ("started_at", pa.timestamp("us", tz="UTC")),
+    ("kernelbench_version", pa.string()),
+    ("git_commit", pa.string()),
+    ("python_version", pa.string()),
+    ("numpy_version", pa.string()),
+    ("scipy_version", pa.string()),
+    ("sklearn_version", pa.string()),
+    ("blas", pa.string()),
+    ("blas_threads", pa.int64()),
+    ("hostname", pa.string()),
+    ("cpu_model", pa.string()),
+    ("data_source", pa.string()),
+    ("data_deviation", pa.string()),
+]
+
+
+def make_schema(fields: list[tuple[str, pa.DataType]]) -> pa.Schema:
+    """The shard schema of a protocol: the common cell columns, ``fields``, provenance."""
+    names = [name for name, _ in CELL_FIELDS + PROVENANCE_FIELDS]
+    clash = [name for name, _ in fields if name in names]
+    if clash:
+        raise ValueError(f"protocol columns {clash} clash with the common columns")
+    return pa.schema(CELL_FIELDS + list(fields) + PROVENANCE_FIELDS)
 
 
 def shard_path(
@@ -85,10 +92,13 @@ def shard_path(
     kernel: str,
     method_label: str,
     n: float,
+    *extra: str,
 ) -> Path:
-    """Where the shard of one cell lives."""
+    """Where the shard of one cell lives; ``extra`` are the protocol's own path parts
+    (e.g. ``learner=linear``) between the method label and the ``n=`` file."""
     return (
-        Path(output_dir) / experiment / dataset / kernel / method_label / f"n={format_n(n)}.parquet"
+        Path(output_dir).joinpath(experiment, dataset, kernel, method_label, *extra)
+        / f"n={format_n(n)}.parquet"
     )
 
 
@@ -98,13 +108,16 @@ def format_n(n: float) -> str:
     return str(int(n)) if n.is_integer() else repr(n)
 
 
-def to_table(df: pd.DataFrame) -> pa.Table:
-    """``df`` as an Arrow table with exactly :data:`SCHEMA` (missing or extra columns raise)."""
-    missing = [c for c in COLUMNS if c not in df.columns]
-    extra = [c for c in df.columns if c not in COLUMNS]
+def to_table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
+    """``df`` as an Arrow table with exactly ``schema`` (missing or extra columns raise)."""
+    columns = schema.names
+    missing = [c for c in columns if c not in df.columns]
+    extra = [c for c in df.columns if c not in columns]
     if missing or extra:
-        raise ValueError(f"results columns differ from SCHEMA: missing {missing}, extra {extra}")
-    return pa.Table.from_pandas(df[COLUMNS], schema=SCHEMA, preserve_index=False)
+        raise ValueError(
+            f"results columns differ from the schema: missing {missing}, extra {extra}"
+        )
+    return pa.Table.from_pandas(df[columns], schema=schema, preserve_index=False)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -132,10 +145,11 @@ def remove_stale_tmp(path: Path) -> None:
             tmp.unlink(missing_ok=True)
 
 
-def write_shard(df: pd.DataFrame, path: str | os.PathLike) -> Path:
-    """Write ``df`` to ``path`` atomically: a hidden temp file in the same directory, renamed."""
+def write_shard(df: pd.DataFrame, path: str | os.PathLike, schema: pa.Schema) -> Path:
+    """Write ``df`` (columns of ``schema``) to ``path`` atomically: a hidden temp file in the
+    same directory, fsynced and renamed."""
     path = Path(path)
-    table = to_table(df)
+    table = to_table(df, schema)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_tmp(path)
     tmp = path.parent / f"{_tmp_prefix(path)}{os.getpid()}"
@@ -175,23 +189,28 @@ def shard_files(path: str | os.PathLike) -> list[Path]:
 
 
 def read_results(
-    path: str | os.PathLike = "results", experiment: str | None = None
+    path: str | os.PathLike = "results/runs", experiment: str | None = None
 ) -> pd.DataFrame:
     """Load every shard under ``path`` (a directory, or one shard) into a DataFrame.
 
-    ``experiment`` keeps only that experiment's rows. Rows are sorted by
-    experiment, dataset, kernel, method label, n and run. Raises
-    :class:`KernelbenchError` if the directory does not exist or holds no shard.
+    Shards of different protocols have different columns: the frame holds their union
+    (a protocol's columns are missing values in the other protocols' rows).
+    ``experiment`` keeps only that experiment's rows. Rows are sorted by experiment,
+    dataset, kernel, method label, n and run. Raises :class:`KernelbenchError` if the
+    directory does not exist or holds no shard.
     """
     files = shard_files(path)
     if not files:
         raise KernelbenchError(f"no results (*.parquet shards) under {str(path)!r}")
-    tables = [pq.read_table(f, schema=SCHEMA) for f in files]
-    df = pa.concat_tables(tables).to_pandas()
+    try:
+        table = pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive")
+    except (pa.ArrowException, OSError) as err:
+        raise KernelbenchError(f"cannot read the shards under {str(path)!r}: {err}") from None
+    df = table.to_pandas()
     if experiment is not None:
+        found = sorted(df["experiment"].dropna().unique())
         df = df[df["experiment"] == experiment]
         if df.empty:
-            found = sorted(set(pa.concat_tables(tables).column("experiment").to_pylist()))
             raise KernelbenchError(
                 f"no results for experiment {experiment!r} under {str(path)!r}; "
                 f"found: {', '.join(found)}"

@@ -21,13 +21,13 @@ import click
 from kernelbench.errors import KernelbenchError, choices_error
 
 #: Config groups that users select on the command line, with their registry kind.
-GROUPS = ("method", "kernel", "dataset", "experiment")
+GROUPS = ("method", "kernel", "dataset", "protocol", "experiment")
 
 #: The grid run by a bare ``kernelbench run``.
 DEFAULT_EXPERIMENT = "quick"
 
 #: Overrides that select a cell; without any of them (and without -m) a run is the quick grid.
-_CELL_KEYS = ("method", "kernel", "dataset", "n", "experiment")
+_CELL_KEYS = ("method", "kernel", "dataset", "protocol", "n", "experiment")
 
 _ENV_TOTAL = "KERNELBENCH_GRID_CELLS"
 _ENV_PID = "KERNELBENCH_LAUNCH_PID"
@@ -94,12 +94,11 @@ def _job(cfg: Any) -> None:
 
 
 def _cell_name(cell: dict[str, Any]) -> str:
+    from kernelbench.experiment import cell_name
+
     try:
-        return (
-            f"{cell['dataset']['name']} {cell['kernel']['name']} "
-            f"{cell['method']['label']} n={cell['n']}"
-        )
-    except (KeyError, TypeError):  # pragma: no cover
+        return cell_name(cell)
+    except (KernelbenchError, KeyError, TypeError):  # pragma: no cover
         return "job"
 
 
@@ -339,8 +338,9 @@ Examples:
   kernelbench run experiment=fig1 hydra/launcher=slurm   (needs kernelbench[slurm])
 
 \b
-Settings: n, runs (null = the dataset's), seed, output_dir (results), overwrite,
-blas_threads, data.mirror, data.cache, data.download. Finished cells are skipped.
+Settings: n, runs (null = the dataset's), seed, output_dir (results/runs), overwrite,
+blas_threads, data.mirror, data.cache, data.download, protocol.<setting>.
+Finished cells are skipped.
 """
 
 
@@ -367,6 +367,7 @@ class _RunCommand(click.Command):
 @click.command(
     "run",
     cls=_RunCommand,
+    short_help="Run a grid of cells (Hydra overrides, sweeps and launchers).",
     context_settings={"ignore_unknown_options": True, "allow_extra_args": False},
 )
 @click.option("-m", "--multirun", is_flag=True, help="Sweep comma lists and ranges (Hydra).")

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kernelbench.protocols import get_protocol
 from kernelbench.results import read_results, shard_path, write_shard
 from kernelbench.verify import CELL
 
@@ -88,20 +89,22 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             # one directory holding exactly the aggregated rows (all inputs, filtered)
             merged = Path(tmp) / "results"
+            schema = get_protocol("kernel_approx").schema()
             for key, g in df.groupby(["experiment", *CELL], sort=False):
-                write_shard(g, shard_path(merged, *key))
-            written, notes = make_plots(
+                write_shard(g[schema.names], shard_path(merged, *key), schema)
+            report = make_plots(
                 merged,
                 Path(tmp) / "fig",
                 reference=True,
                 formats=["png"],
                 experiment=args.experiment,
             )
-            for path in written:
-                if path.suffix == ".png":
-                    shutil.copy(path, args.out / path.name)
-                    print(f"wrote {args.out / path.name}")
-            for note in notes:
+            for paths in report.written.values():
+                for path in paths:
+                    if path.suffix == ".png":
+                        shutil.copy(path, args.out / path.name)
+                        print(f"wrote {args.out / path.name}")
+            for note in report.notes:
                 print(f"note: {note}")
     return 0
 

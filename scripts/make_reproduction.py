@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.plot import DATASET_NAMES, KERNEL_NAMES
+from kernelbench.plotting import DATASET_NAMES, KERNEL_NAMES
 from kernelbench.reference import load_reference
 from kernelbench.verify import (
     DEVIATES,

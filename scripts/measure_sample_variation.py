@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kernelbench.protocols import get_protocol
 from kernelbench.results import read_results
 from kernelbench.verify import CELL, aggregate, grid_cells, grid_experiments, load_config, run_cells
 
@@ -53,7 +54,7 @@ def per_cell(frames: dict[int, pd.DataFrame], metric: str) -> pd.DataFrame:
     """One row per cell: the seeds' means and the unbiased tau^2 estimate."""
     aggs = []
     for seed, df in frames.items():
-        a = aggregate(df, metric)
+        a = aggregate(df, CELL, metric)
         a["seed"] = seed
         aggs.append(a)
     allm = pd.concat(aggs, ignore_index=True)
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         df = df[(df["seed"] == seed) & (df["runs"] == args.runs)]
         frames[seed] = df
 
-    cells = per_cell(frames, cfg.metric)
+    cells = per_cell(frames, get_protocol(cfg.protocol).metric(cfg.metric).column)
     pooled = pool(cells)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     pooled.to_csv(args.out, index=False, float_format="%.6g")

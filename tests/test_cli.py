@@ -12,9 +12,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from kernelbench.results import SCHEMA, read_results, shard_files
+from kernelbench.protocols import get_protocol
+from kernelbench.results import read_results, shard_files
 
 REPO = Path(__file__).resolve().parent.parent
+SCHEMA = get_protocol("kernel_approx").schema()
 # digits with 60 samples per subset: every cell takes a fraction of a second
 SMALL = "dataset.protocols.kernel_approx.samples=60"
 ERRORS = ["dataset", "kernel", "method_label", "n", "run", "D", "rel_fro_error", "rel_spec_error"]
@@ -64,8 +66,12 @@ def test_help_lists_methods_kernels_datasets(capsys):
     out = capsys.readouterr().out
     for name in ("rff", "sr33", "qmc", "rbf", "arccos1", "digits", "letter", "usps"):
         assert name in out
-    for cmd in ("run", "plot", "datasets"):
+    for cmd in ("run", "plot", "datasets", "verify"):
         assert cmd in out
+    # each command's short help is a whole sentence, not cut at an abbreviation
+    for line in out.splitlines():
+        if line.strip().split(" ")[0] in ("run", "plot", "datasets", "verify"):
+            assert not line.rstrip().endswith(("...", "Fig.")), line
     assert cli_inprocess("--version") == 0
     assert capsys.readouterr().out.startswith("kernelbench, version ")
     assert cli_inprocess("run", "--help") == 0
@@ -79,12 +85,14 @@ def test_default_run_is_the_quick_grid(work):
     assert len(lines) == 12
     assert lines[0].startswith("[1/12] digits rbf rff n=1: rel_fro ")
     assert all("(2 runs)" in line for line in lines)
-    files = shard_files(work / "results")
+    files = shard_files(work / "results" / "runs")
     assert len(files) == 12
     assert {f.parts[-5] for f in files} == {"quick"}
-    # nothing else in the working directory: no outputs/, multirun/, logs
+    # nothing else in the working directory: no outputs/, multirun/, logs; user results
+    # in results/runs/, apart from the committed results/reference/ and results/baseline/
     assert sorted(os.listdir(work)) == ["results"]
-    assert sorted(os.listdir(work / "results")) == [".hydra", "quick"]
+    assert sorted(os.listdir(work / "results")) == ["runs"]
+    assert sorted(os.listdir(work / "results" / "runs")) == [".hydra", "quick"]
 
 
 def test_single_cell(tmp_path, work):

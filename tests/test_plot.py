@@ -18,17 +18,12 @@ from click.testing import CliRunner  # noqa: E402
 
 from kernelbench import reference as reference_mod  # noqa: E402
 from kernelbench.errors import KernelbenchError  # noqa: E402
-from kernelbench.plot import (  # noqa: E402
-    draw_figure,
-    load_results,
-    markdown_table,
-    method_style,
-    plot,
-    prepare,
-    summarise,
-    t_interval,
-)
+from kernelbench.plot import plot  # noqa: E402
+from kernelbench.plotting import markdown_table, method_style, summarise  # noqa: E402
+from kernelbench.protocols.kernel_approx import fig1_panels  # noqa: E402
 from kernelbench.reference import load_reference, reference_dir  # noqa: E402
+from kernelbench.results import read_results  # noqa: E402
+from kernelbench.stats import t_interval  # noqa: E402
 
 DIMS = {"letter": 16, "powerplant": 4}  # letter first: columns must still be ordered by d
 KERNELS = ("rbf", "arccos0", "arccos1")
@@ -107,16 +102,17 @@ def test_command_writes_figures_and_summary(results_dir: Path, tmp_path: Path) -
         str(results_dir), "--out", str(tmp_path), "--reference", "--format", "png,pdf"
     )
     assert code == 0, (output, exc)
+    out = tmp_path / "fig1"  # one directory per experiment
     for name in ("fig1_kernel_error_fro.png", "fig1_kernel_error_fro.pdf"):
-        path = tmp_path / name
+        path = out / name
         assert path.is_file() and path.stat().st_size > 1000
-    assert (tmp_path / "fig1_kernel_error_fro.png").read_bytes()[:4] == b"\x89PNG"
-    assert (tmp_path / "fig1_kernel_error_fro.pdf").read_bytes()[:4] == b"%PDF"
-    summary = pd.read_csv(tmp_path / "fig1_summary.csv")
+    assert (out / "fig1_kernel_error_fro.png").read_bytes()[:4] == b"\x89PNG"
+    assert (out / "fig1_kernel_error_fro.pdf").read_bytes()[:4] == b"%PDF"
+    summary = pd.read_csv(out / "fig1_summary.csv")
     # 2 datasets x 3 kernels x 3 labels x 2 n x 2 metrics
     assert len(summary) == 2 * 3 * 3 * 2 * 2
     assert set(summary["metric"]) == {"fro", "spec"}
-    md = (tmp_path / "fig1_summary.md").read_text()
+    md = (out / "fig1_summary.md").read_text()
     assert md.count("\n| fig1 | ") == len(summary)
     assert "wrote" in output
 
@@ -124,8 +120,8 @@ def test_command_writes_figures_and_summary(results_dir: Path, tmp_path: Path) -
 def test_default_out_dir_and_spec_metric(results_dir: Path) -> None:
     code, output, exc = invoke(str(results_dir), "--metric", "spec", "--format", "png")
     assert code == 0, (output, exc)
-    assert (results_dir / "figures" / "fig1_kernel_error_spec.png").is_file()
-    assert (results_dir / "figures" / "fig1_summary.csv").is_file()
+    assert (results_dir / "figures" / "fig1" / "fig1_kernel_error_spec.png").is_file()
+    assert (results_dir / "figures" / "fig1" / "fig1_summary.csv").is_file()
 
 
 def test_summary_matches_hand_computed_mean(results_dir: Path, tmp_path: Path) -> None:
@@ -141,7 +137,7 @@ def test_summary_matches_hand_computed_mean(results_dir: Path, tmp_path: Path) -
     mean = sum(cell) / len(cell)
     std = math.sqrt(sum((v - mean) ** 2 for v in cell) / (len(cell) - 1))
     half = 4.302652729749464 * std / math.sqrt(len(cell))  # t_{0.975, 2}
-    summary = pd.read_csv(tmp_path / "fig1_summary.csv")
+    summary = pd.read_csv(tmp_path / "fig1" / "fig1_summary.csv")
     row = summary[
         (summary["dataset"] == "letter")
         & (summary["kernel"] == "arccos0")
@@ -172,12 +168,11 @@ def test_t_interval_by_hand() -> None:
 
 
 def test_figure_grid_lines_and_order() -> None:
-    df = prepare(make_results(), "fro")
-    result = draw_figure(df, "fro", load_reference(), log=True)
+    result, _, notes = fig1_panels(make_results(), "fro", load_reference(), log=True)
     fig = result.figure
     try:
-        assert result.kernels == ["rbf", "arccos0", "arccos1"]
-        assert result.datasets == ["powerplant", "letter"]  # by d: 4, 16
+        assert result.rows == ["rbf", "arccos0", "arccos1"]
+        assert result.cols == ["powerplant", "letter"]  # by d: 4, 16
         axes = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
         assert len(axes) == 3 * 2
         assert axes[0].get_title().startswith("Powerplant")
@@ -192,13 +187,13 @@ def test_figure_grid_lines_and_order() -> None:
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
         assert labels[:3] == ["rff (G)", "orf (Gort)", "orf_tallqr (Gort)"]
         assert any(t.endswith(": Gort") for t in labels[3:])
-        assert result.notes == []
+        assert notes == []
     finally:
         plt.close(fig)
 
 
 def test_figure_without_reference_and_linear() -> None:
-    result = draw_figure(prepare(make_results(), "fro"), "fro", None, log=False)
+    result, _, _ = fig1_panels(make_results(), "fro", None, log=False)
     try:
         for ax in result.figure.axes[:6]:
             assert len(ax.get_lines()) == 3
@@ -208,10 +203,10 @@ def test_figure_without_reference_and_linear() -> None:
 
 
 def test_reference_not_overlaid_on_spectral_metric() -> None:
-    result = draw_figure(prepare(make_results(), "spec"), "spec", load_reference())
+    result, _, notes = fig1_panels(make_results(), "spec", load_reference())
     try:
         assert all(len(ax.get_lines()) == 3 for ax in result.figure.axes[:6])
-        assert any("Frobenius" in note for note in result.notes)
+        assert any("Frobenius" in note for note in notes)
     finally:
         plt.close(result.figure)
 
@@ -234,9 +229,9 @@ def test_partial_grid_skips_missing_cell_with_note(tmp_path: Path) -> None:
     assert code == 0, (output, exc)
     assert "no results for Arc-cos 1 × LETTER" in output
     assert "Gaussian × Powerplant: no results for rff" in output
-    assert "Arc-cos 1 × LETTER" in (tmp_path / "out" / "fig1_summary.md").read_text()
+    assert "Arc-cos 1 × LETTER" in (tmp_path / "out" / "fig1" / "fig1_summary.md").read_text()
 
-    result = draw_figure(prepare(df, "fro"), "fro", None)
+    result, _, _ = fig1_panels(df, "fro", None)
     try:
         axes = result.figure.axes[:6]
         assert len(axes) == 6
@@ -252,12 +247,12 @@ def test_single_cell(tmp_path: Path) -> None:
     res = write_shards(df, tmp_path / "res")
     code, output, exc = invoke(str(res), "--out", str(tmp_path), "--reference", "--format", "png")
     assert code == 0, (output, exc)
-    assert (tmp_path / "fig1_kernel_error_fro.png").is_file()
-    summary = pd.read_csv(tmp_path / "fig1_summary.csv")
+    assert (tmp_path / "fig1" / "fig1_kernel_error_fro.png").is_file()
+    summary = pd.read_csv(tmp_path / "fig1" / "fig1_summary.csv")
     fro = summary[summary["metric"] == "fro"]
     assert len(fro) == 1
     assert fro["mean"].iloc[0] == pytest.approx(df["rel_fro_error"].mean())
-    result = draw_figure(prepare(df, "fro"), "fro", load_reference())
+    result, _, _ = fig1_panels(df, "fro", load_reference())
     try:
         assert len(result.figure.axes) == 1
         assert len(result.figure.axes[0].get_lines()) == 2  # rff + reference G
@@ -267,10 +262,11 @@ def test_single_cell(tmp_path: Path) -> None:
 
 def test_single_run_has_no_band(tmp_path: Path) -> None:
     df = make_results(datasets={"letter": 16}, kernels=("rbf",), runs=1)
-    summary = summarise(prepare(df, "fro"), ["fro"])
+    keys = ["experiment", "dataset", "kernel", "method_label", "n"]
+    summary = summarise(df, keys, {"fro": "rel_fro_error"})
     assert (summary["runs"] == 1).all()
     assert summary["std"].isna().all() and summary["ci_low"].isna().all()
-    result = draw_figure(prepare(df, "fro"), "fro", None)
+    result, _, _ = fig1_panels(df, "fro", None)
     try:
         assert len(result.figure.axes[0].collections) == 0  # no fill_between band
     finally:
@@ -302,7 +298,7 @@ def test_empty_directory_error(tmp_path: Path) -> None:
     assert "empty" in _one_line_error(exc)
 
 
-def test_several_experiments_need_a_choice(tmp_path: Path) -> None:
+def test_every_experiment_is_drawn_into_its_own_directory(tmp_path: Path) -> None:
     df = pd.concat(
         [
             make_results(datasets={"letter": 16}, kernels=("rbf",), experiment="a"),
@@ -312,14 +308,27 @@ def test_several_experiments_need_a_choice(tmp_path: Path) -> None:
     res = tmp_path / "res"
     res.mkdir()
     df.to_parquet(res / "all.parquet")
-    _, _, exc = invoke(str(res), "--format", "png")
-    assert "--experiment" in _one_line_error(exc)
+    code, output, exc = invoke(str(res), "--format", "png")
+    assert code == 0, (output, exc)
+    for exp in ("a", "b"):
+        summary = pd.read_csv(res / "figures" / exp / "fig1_summary.csv")
+        assert set(summary["experiment"]) == {exp}
+        assert f"{exp}:" in output and str(res / "figures" / exp) in output
     _, _, exc = invoke(str(res), "--experiment", "c")
     assert "a, b" in _one_line_error(exc)
-    code, output, exc = invoke(str(res), "--experiment", "b", "--format", "png")
+    out = tmp_path / "only_b"
+    code, output, exc = invoke(str(res), "--experiment", "b", "--out", str(out), "--format", "png")
     assert code == 0, (output, exc)
-    summary = pd.read_csv(res / "figures" / "fig1_summary.csv")
-    assert set(summary["experiment"]) == {"b"}
+    assert sorted(p.name for p in out.iterdir()) == ["b"]
+
+
+def test_unknown_figure_and_metric_errors(results_dir: Path, tmp_path: Path) -> None:
+    _, _, exc = invoke(str(results_dir), "--figure", "nope", "--out", str(tmp_path))
+    msg = _one_line_error(exc)
+    assert "nope" in msg and "fig1" in msg
+    _, _, exc = invoke(str(results_dir), "--metric", "bogus", "--out", str(tmp_path))
+    msg = _one_line_error(exc)
+    assert "bogus" in msg and "fro" in msg and "spec" in msg
 
 
 def test_bad_format_error(results_dir: Path, tmp_path: Path) -> None:
@@ -331,9 +340,9 @@ def test_missing_metric_values_error(tmp_path: Path) -> None:
     df = make_results(datasets={"letter": 16}, kernels=("rbf",))
     df["rel_spec_error"] = np.nan
     with pytest.raises(KernelbenchError, match="rel_spec_error"):
-        prepare(df, "spec")
+        fig1_panels(df, "spec")
     res = write_shards(df, tmp_path / "res")
-    assert len(load_results(res)) == len(df)
+    assert len(read_results(res)) == len(df)
 
 
 def test_markdown_table() -> None:
@@ -373,18 +382,21 @@ def test_reference_lookup_order_and_errors(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_reads_shards_written_by_the_runner(tmp_path: Path) -> None:
-    results = pytest.importorskip("kernelbench.results")
+    from kernelbench.protocols import get_protocol
+    from kernelbench.results import shard_path, write_shard
+
+    schema = get_protocol("kernel_approx").schema()
     df = make_results(datasets={"letter": 16}, kernels=("rbf", "arccos0"))
-    for col in results.COLUMNS:
+    for col in schema.names:
         if col not in df.columns:
             df[col] = None
     for (exp, ds, kernel, label, n), g in df.groupby(
         ["experiment", "dataset", "kernel", "method_label", "n"]
     ):
-        results.write_shard(g, results.shard_path(tmp_path, exp, ds, kernel, label, n))
+        write_shard(g, shard_path(tmp_path, exp, ds, kernel, label, n), schema)
     code, output, exc = invoke(str(tmp_path), "--format", "png")
     assert code == 0, (output, exc)
-    summary = pd.read_csv(tmp_path / "figures" / "fig1_summary.csv")
+    summary = pd.read_csv(tmp_path / "figures" / "fig1" / "fig1_summary.csv")
     assert len(summary) == 2 * 3 * 2 * 2  # kernels x labels x n x metrics
     assert summary["mean"].sum() == pytest.approx(
         df.groupby(["kernel", "method_label", "n"])[["rel_fro_error", "rel_spec_error"]]
@@ -392,15 +404,3 @@ def test_reads_shards_written_by_the_runner(tmp_path: Path) -> None:
         .to_numpy()
         .sum()
     )
-
-
-def test_fallback_reader(results_dir: Path, tmp_path: Path) -> None:
-    from kernelbench.plot import _read_parquet_dir
-
-    (tmp_path / ".hidden").mkdir()
-    make_results().to_parquet(tmp_path / ".hidden" / "x.parquet")
-    with pytest.raises(KernelbenchError, match="no result shards"):
-        _read_parquet_dir(tmp_path)
-    with pytest.raises(KernelbenchError, match="does not exist"):
-        _read_parquet_dir(tmp_path / "nowhere")
-    assert len(_read_parquet_dir(results_dir)) == len(make_results())

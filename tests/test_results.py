@@ -6,14 +6,17 @@ import os
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from kernelbench.errors import KernelbenchError
+from kernelbench.protocols import get_protocol
 from kernelbench.results import (
-    COLUMNS,
-    SCHEMA,
+    CELL_FIELDS,
+    PROVENANCE_FIELDS,
     format_n,
+    make_schema,
     provenance,
     read_results,
     remove_stale_tmp,
@@ -23,12 +26,16 @@ from kernelbench.results import (
     write_shard,
 )
 
+SCHEMA = get_protocol("kernel_approx").schema()
+COLUMNS = SCHEMA.names
+
 
 def _frame(rows: int = 3, **over) -> pd.DataFrame:
     """A DataFrame with SCHEMA's columns (values of the right types)."""
     base = {
         "experiment": "e",
         "protocol": "kernel_approx",
+        "protocol_params": "{}",
         "dataset": "digits",
         "kernel": "rbf",
         "kernel_params": "{}",
@@ -77,12 +84,14 @@ def _frame(rows: int = 3, **over) -> pd.DataFrame:
 def test_shard_path_names_the_cell(tmp_path):
     p = shard_path(tmp_path, "fig1", "letter", "rbf", "sr33", 1.0)
     assert p == tmp_path / "fig1" / "letter" / "rbf" / "sr33" / "n=1.parquet"
+    p = shard_path(tmp_path, "fig2", "letter", "rbf", "sr33", 2, "learner=linear")
+    assert p == tmp_path / "fig2" / "letter" / "rbf" / "sr33" / "learner=linear" / "n=2.parquet"
     assert format_n(2) == "2" and format_n(0.5) == "0.5"
 
 
 def test_write_and_read_roundtrip(tmp_path):
     path = shard_path(tmp_path, "e", "digits", "rbf", "rff", 1)
-    write_shard(_frame(), path)
+    write_shard(_frame(), path, SCHEMA)
     assert pq.read_schema(path).equals(SCHEMA, check_metadata=False)
     assert sorted(os.listdir(path.parent)) == ["n=1.parquet"]  # no temp file left
     df = read_results(tmp_path)
@@ -94,15 +103,15 @@ def test_write_and_read_roundtrip(tmp_path):
 
 def test_write_rejects_wrong_columns(tmp_path):
     with pytest.raises(ValueError, match="missing"):
-        write_shard(_frame().drop(columns=["rel_spec_error"]), tmp_path / "x.parquet")
+        write_shard(_frame().drop(columns=["rel_spec_error"]), tmp_path / "x.parquet", SCHEMA)
     with pytest.raises(ValueError, match="extra"):
-        write_shard(_frame().assign(bogus=1), tmp_path / "x.parquet")
+        write_shard(_frame().assign(bogus=1), tmp_path / "x.parquet", SCHEMA)
     assert not any(tmp_path.iterdir())
 
 
 def test_failed_write_keeps_old_shard_and_leaves_no_temp(tmp_path, monkeypatch):
     path = tmp_path / "n=1.parquet"
-    write_shard(_frame(2), path)
+    write_shard(_frame(2), path, SCHEMA)
     before = path.read_bytes()
 
     def broken(table, where, **kw):
@@ -112,14 +121,16 @@ def test_failed_write_keeps_old_shard_and_leaves_no_temp(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pq, "write_table", broken)
     with pytest.raises(OSError, match="disk full"):
-        write_shard(_frame(3), path)
+        write_shard(_frame(3), path, SCHEMA)
     assert path.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["n=1.parquet"]
 
 
 def test_reader_skips_hidden_and_temporary_files(tmp_path):
-    write_shard(_frame(2), shard_path(tmp_path, "e", "digits", "rbf", "rff", 1))
-    write_shard(_frame(2, experiment="f"), shard_path(tmp_path, "f", "digits", "rbf", "rff", 1))
+    write_shard(_frame(2), shard_path(tmp_path, "e", "digits", "rbf", "rff", 1), SCHEMA)
+    write_shard(
+        _frame(2, experiment="f"), shard_path(tmp_path, "f", "digits", "rbf", "rff", 1), SCHEMA
+    )
     cell = tmp_path / "e" / "digits" / "rbf" / "rff"
     (cell / ".n=2.parquet.tmp-123").write_bytes(b"PAR1 partial")
     (tmp_path / ".hydra").mkdir()
@@ -167,3 +178,29 @@ def test_provenance_is_complete_and_cached():
         assert key in COLUMNS
     assert prov["numpy_version"] == np.__version__
     assert provenance() is prov
+
+
+def test_protocol_schemas_share_the_common_columns_and_reject_clashes():
+    extra = [("score", pa.float64())]
+    schema = make_schema(extra)
+    names = schema.names
+    assert names[: len(CELL_FIELDS)] == [n for n, _ in CELL_FIELDS]
+    assert names[-len(PROVENANCE_FIELDS) :] == [n for n, _ in PROVENANCE_FIELDS]
+    assert "score" in names
+    with pytest.raises(ValueError, match="clash"):
+        make_schema([("run", pa.int64())])
+
+
+def test_reader_unions_shards_of_different_protocols(tmp_path):
+    write_shard(_frame(2), shard_path(tmp_path, "e", "digits", "rbf", "rff", 1), SCHEMA)
+    other = make_schema([("score", pa.float64())])
+    df = _frame(2, experiment="f", protocol="other").drop(
+        columns=["samples", "rel_fro_error", "rel_spec_error"]
+    )
+    df["score"] = [0.5, 0.6]
+    write_shard(df, shard_path(tmp_path, "f", "digits", "rbf", "rff", 1), other)
+    both = read_results(tmp_path)
+    assert len(both) == 4
+    assert both.loc[both["experiment"] == "f", "rel_fro_error"].isna().all()
+    assert both.loc[both["experiment"] == "e", "score"].isna().all()
+    assert both.loc[both["experiment"] == "f", "score"].tolist() == [0.5, 0.6]

@@ -17,10 +17,13 @@ from kernelbench.experiment import (
     run_cell,
     run_grid,
 )
-from kernelbench.results import COLUMNS, SCHEMA, read_results, shard_path
+from kernelbench.protocols import get_protocol
+from kernelbench.results import read_results, shard_path
 from kernelbench.runner import plan
 
 SAMPLES = 60
+SCHEMA = get_protocol("kernel_approx").schema()
+COLUMNS = SCHEMA.names
 
 
 def _cell(method="rff", kernel="rbf", n=1, runs=3, **kw):

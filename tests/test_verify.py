@@ -12,10 +12,13 @@ import yaml
 
 from kernelbench.cli import main
 from kernelbench.config import config_dir, group_options
+from kernelbench.errors import KernelbenchError
+from kernelbench.protocols import get_protocol
 from kernelbench.reference import load_reference
-from kernelbench.results import COLUMNS, shard_path, write_shard
+from kernelbench.results import shard_path, write_shard
 from kernelbench.verify import (
     AGREES,
+    CELL,
     DEVIATES,
     DRIFTS,
     KNOWN,
@@ -39,6 +42,8 @@ from kernelbench.verify import (
 )
 
 EXPERIMENT = "munkhoeva2018_fig1_reduced"
+SCHEMA = get_protocol("kernel_approx").schema()
+COLUMNS = SCHEMA.names
 
 
 def ours_row(
@@ -257,9 +262,13 @@ def test_aggregate():
             "data_source": "mirror",
         }
     )
-    a = aggregate(df)
+    a = aggregate(df, CELL, "rel_fro_error")
     assert a.loc[0, "runs"] == 3 and a.loc[0, "mean"] == 2.0 and a.loc[0, "std"] == 1.0
     assert a.loc[0, "sem"] == pytest.approx(1 / math.sqrt(3))
+    pct = aggregate(df, CELL, "rel_fro_error", scale=100.0)
+    assert pct.loc[0, "mean"] == 200.0 and pct.loc[0, "std"] == 100.0
+    with pytest.raises(KernelbenchError, match="no column"):
+        aggregate(df, [*CELL, "learner"], "rel_fro_error")
 
 
 # -- the data files -------------------------------------------------------------------
@@ -332,6 +341,7 @@ def write_cell(root: Path, dataset, kernel, label, method, n, errors, d=16):
         row.update(
             experiment=EXPERIMENT,
             protocol="kernel_approx",
+            protocol_params="{}",
             dataset=dataset,
             kernel=kernel,
             kernel_params="{}",
@@ -357,7 +367,7 @@ def write_cell(root: Path, dataset, kernel, label, method, n, errors, d=16):
             data_source="mirror",
         )
         rows.append(row)
-    write_shard(pd.DataFrame(rows), shard_path(root, EXPERIMENT, dataset, kernel, label, n))
+    write_shard(pd.DataFrame(rows), shard_path(root, EXPERIMENT, dataset, kernel, label, n), SCHEMA)
 
 
 def errors_with_mean(mean, runs=30, rel_sd=0.1, seed=0):
@@ -445,7 +455,8 @@ def test_cli_deviation_exits_1(synthetic, capsys):
 
 def test_cli_baseline_drift_exits_1(synthetic, capsys, tmp_path):
     root, cfg, ref = synthetic
-    base = aggregate(pd.concat(pd.read_parquet(p) for p in sorted(root.rglob("*.parquet"))))
+    rows = pd.concat(pd.read_parquet(p) for p in sorted(root.rglob("*.parquet")))
+    base = aggregate(rows, CELL, "rel_fro_error")
     base.loc[base["method_label"] == "rff", "mean"] *= 1.5
     base_path = tmp_path / "baseline.csv"
     base.to_csv(base_path, index=False)

@@ -194,16 +194,20 @@ def _provenance(ds: Dataset, **extra: Any) -> dict[str, Any]:
 
 
 def kernel_approx_pair(
-    dataset_cfg: Mapping[str, Any], seed: int, data_cfg: Mapping[str, Any] | None = None
+    dataset_cfg: Mapping[str, Any],
+    seed: int,
+    data_cfg: Mapping[str, Any] | None = None,
+    protocol: str = "kernel_approx",
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """The two independent subsets X, Y of the Fig. 1 protocol and their provenance.
 
     Each subset has ``samples`` distinct rows of the scaled train part (drawn
     independently of each other), float64. The draw depends only on
     ``(seed, dataset)``, so every method of a grid sees the same X and Y.
+    ``protocol`` names the entry of ``dataset_cfg["protocols"]`` with the settings.
     """
     name = str(dataset_cfg["name"])
-    proto = protocol_config(dataset_cfg, "kernel_approx")
+    proto = protocol_config(dataset_cfg, protocol)
     part = train_part(name, proto, data_cfg)
     samples = int(proto["samples"])
     if not 0 < samples <= part.n_rows:

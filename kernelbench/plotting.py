@@ -1,0 +1,390 @@
+"""Drawing helpers shared by the protocols' figures.
+
+* fixed styles and display names (:func:`method_style`, :func:`kernel_name`,
+  :func:`dataset_name`) so a method looks the same in every figure;
+* :func:`summarise`: mean, std, sem and 95% t-interval per cell of any key set;
+* :func:`draw_panels`: a grid of panels (rows x columns of a key, e.g. kernels x
+  datasets), one line per method label with its t-interval band, optional dashed
+  reference lines and horizontal lines (e.g. the exact kernel's score);
+* :func:`save_figure`, :func:`write_table` and :func:`markdown_table` for the files.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.stats import t_interval
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+#: Kernel rows, top to bottom, and their display names.
+KERNEL_ORDER: tuple[str, ...] = ("rbf", "arccos0", "arccos1")
+KERNEL_NAMES: dict[str, str] = {"rbf": "Gaussian", "arccos0": "Arc-cos 0", "arccos1": "Arc-cos 1"}
+DATASET_NAMES: dict[str, str] = {
+    "powerplant": "Powerplant",
+    "letter": "LETTER",
+    "usps": "USPS",
+    "mnist": "MNIST",
+    "cifar100": "CIFAR-100",
+    "leukemia": "LEUKEMIA",
+    "eeg": "EEG",
+    "codrna": "cod-RNA",
+    "magic04": "magic04",
+    "covtype": "covtype",
+}
+#: Fixed (colour, marker) per method label so a method looks the same in every panel.
+METHOD_STYLES: dict[str, tuple[str, str]] = {
+    "rff": ("tab:blue", "o"),
+    "orf": ("tab:orange", "s"),
+    "orf_tallqr": ("tab:olive", "D"),
+    "sorf": ("tab:green", "^"),
+    "qmc": ("tab:red", "v"),
+    "gq": ("tab:purple", "P"),
+    "sr33": ("tab:brown", "X"),
+    "sr33_haar": ("tab:pink", "*"),
+    "sr11": ("tab:gray", "<"),
+    "sr13": ("tab:cyan", ">"),
+    "lev_rff": ("#1b9e77", "h"),
+    "slw_rff": ("#d95f02", "p"),
+}
+_FALLBACK_COLOURS: tuple[str, ...] = (
+    "#7570b3",
+    "#e7298a",
+    "#66a61e",
+    "#e6ab02",
+    "#a6761d",
+    "#666666",
+    "#17becf",
+    "#bcbd22",
+)
+_FALLBACK_MARKERS: tuple[str, ...] = ("8", "d", "H", "1", "2", "3", "4", "+")
+FORMATS: tuple[str, ...] = ("png", "pdf", "svg")
+
+
+def method_style(label: str) -> tuple[str, str]:
+    """The (colour, marker) of a method label: fixed for known labels, else hash-stable."""
+    if label in METHOD_STYLES:
+        return METHOD_STYLES[label]
+    h = zlib.crc32(label.encode())
+    return _FALLBACK_COLOURS[h % len(_FALLBACK_COLOURS)], _FALLBACK_MARKERS[
+        (h // len(_FALLBACK_COLOURS)) % len(_FALLBACK_MARKERS)
+    ]
+
+
+def kernel_name(kernel: str) -> str:
+    """Display name of a kernel id (``rbf`` -> ``Gaussian``)."""
+    return KERNEL_NAMES.get(kernel, kernel)
+
+
+def dataset_name(dataset: str) -> str:
+    """Display name of a dataset id (``letter`` -> ``LETTER``)."""
+    return DATASET_NAMES.get(str(dataset).lower(), str(dataset))
+
+
+def kernel_rank(kernel: str) -> tuple[int, str]:
+    return (
+        (KERNEL_ORDER.index(kernel), "") if kernel in KERNEL_ORDER else (len(KERNEL_ORDER), kernel)
+    )
+
+
+def label_rank(label: str) -> tuple[int, str]:
+    known = list(METHOD_STYLES)
+    return (known.index(label), "") if label in known else (len(known), label)
+
+
+def dataset_order(df: pd.DataFrame) -> list[str]:
+    """Datasets sorted by input dimension d (unknown d last), then by name."""
+    d = pd.to_numeric(df["d"], errors="coerce").groupby(df["dataset"]).min()
+    return sorted(d.index, key=lambda ds: (math.isnan(d[ds]), d[ds] if d[ds] == d[ds] else 0, ds))
+
+
+def parse_formats(value: str | Sequence[str]) -> list[str]:
+    """Figure formats from ``png,pdf`` (one-line error naming the valid ones)."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    formats = [f.strip().lower().lstrip(".") for f in items if f.strip()]
+    if not formats:
+        raise KernelbenchError("--format needs at least one of: " + ", ".join(FORMATS))
+    for f in formats:
+        if f not in FORMATS:
+            raise choices_error("format", f, FORMATS)
+    return list(dict.fromkeys(formats))
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def summarise(
+    df: pd.DataFrame,
+    keys: Sequence[str],
+    metrics: Mapping[str, str],
+    scale: Mapping[str, float] | None = None,
+) -> pd.DataFrame:
+    """Tidy summary: one row per (``keys``, metric id) over the runs of each cell.
+
+    ``metrics`` maps metric ids to columns. Columns: keys, d, method, paper_label,
+    metric, runs, mean, std, sem, ci_low, ci_high (95% t-interval over runs).
+    Metrics whose column is absent or all-NaN are left out.
+    """
+    rows: list[dict[str, object]] = []
+    keys = list(keys)
+    for metric, column in metrics.items():
+        if column not in df.columns or df[column].isna().all():
+            continue
+        factor = (scale or {}).get(metric, 1.0)
+        for key, g in df.groupby(keys, sort=True, dropna=False):
+            values = g[column].dropna().to_numpy(dtype=float) * factor
+            if values.size == 0:
+                continue
+            mean, std, sem, half = t_interval(values)
+            paper = next((p for p in g.get("paper_label", pd.Series(dtype=str)) if p), "")
+            rows.append(
+                {
+                    **dict(zip(keys, key, strict=True)),
+                    "d": g["d"].iloc[0] if "d" in g else np.nan,
+                    "method": g["method"].iloc[0] if "method" in g else "",
+                    "paper_label": paper,
+                    "metric": metric,
+                    "runs": int(values.size),
+                    "mean": mean,
+                    "std": std,
+                    "sem": sem,
+                    "ci_low": mean - half,
+                    "ci_high": mean + half,
+                }
+            )
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    order = {ds: i for i, ds in enumerate(dataset_order(df))} if "dataset" in keys else {}
+    sort = pd.DataFrame(
+        {
+            "_metric": out["metric"],
+            "_e": out["experiment"] if "experiment" in out else "",
+            "_k": out["kernel"].map(kernel_rank) if "kernel" in out else 0,
+            "_ds": out["dataset"].map(order) if "dataset" in out else 0,
+            "_m": out["method_label"].map(label_rank) if "method_label" in out else 0,
+        }
+    )
+    rest = [k for k in keys if k not in ("experiment", "kernel", "dataset", "method_label")]
+    idx = sorted(
+        range(len(out)),
+        key=lambda i: (*tuple(sort.iloc[i]), *(str(out[k].iloc[i]) for k in rest)),
+    )
+    return out.iloc[idx].reset_index(drop=True)
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float | np.floating):
+        if math.isnan(value):
+            return ""
+        return f"{value:.6g}"
+    return str(value)
+
+
+def markdown_table(df: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table of ``df`` (floats to 6 significant digits)."""
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        cells = [_fmt(v).replace("|", r"\|") for v in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_table(
+    table: pd.DataFrame, out: Path, stem: str, title: str, intro: str = "", notes=()
+) -> list[Path]:
+    """Write ``<out>/<stem>.csv`` and ``<stem>.md`` (title, intro, table, notes)."""
+    out.mkdir(parents=True, exist_ok=True)
+    csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
+    table.to_csv(csv_path, index=False)
+    text = [f"# {title}", ""]
+    if intro:
+        text += [intro, ""]
+    text.append(markdown_table(table))
+    if notes:
+        text += ["", "## Notes", ""] + [f"- {note}" for note in notes]
+    md_path.write_text("\n".join(text).rstrip() + "\n")
+    return [csv_path, md_path]
+
+
+# --------------------------------------------------------------------------- figures
+
+
+@dataclass
+class Panels:
+    """A drawn grid of panels, its rows and columns, and notes about skipped cells."""
+
+    figure: Figure
+    rows: list[Any]
+    cols: list[Any]
+    notes: list[str] = field(default_factory=list)
+
+
+def draw_panels(
+    summary: pd.DataFrame,
+    *,
+    row: str,
+    col: str,
+    x: str,
+    ylabel: str,
+    xlabel: str,
+    rows: Sequence[Any] | None = None,
+    cols: Sequence[Any] | None = None,
+    row_name: Callable[[Any], str] = str,
+    col_name: Callable[[Any], str] = str,
+    col_title: Callable[[Any, pd.DataFrame], str] | None = None,
+    log: bool = True,
+    logx: bool = False,
+    reference: pd.DataFrame | None = None,
+    reference_name: str = "paper",
+    hlines: pd.DataFrame | None = None,
+    line: str = "method_label",
+) -> Panels:
+    """One panel per (row value, column value); one line per ``line`` value against ``x``.
+
+    ``summary`` has columns row, col, line, x, mean, ci_low, ci_high (and paper_label).
+    ``reference`` (row, col, ``line``, x, mean and optionally paper_label) is drawn
+    dashed in the colour of the matching label; ``hlines`` (row, col, label, value)
+    as grey horizontal lines.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
+
+    if col_title is None:
+        col_title = lambda c, _: col_name(c)  # noqa: E731
+    rows = list(rows) if rows is not None else sorted(summary[row].unique(), key=str)
+    cols = list(cols) if cols is not None else sorted(summary[col].unique(), key=str)
+    labels = sorted(summary[line].unique(), key=label_rank)
+    paper = {
+        lab: next((p for p in summary.loc[summary[line] == lab, "paper_label"] if p), "")
+        if "paper_label" in summary
+        else ""
+        for lab in labels
+    }
+    notes: list[str] = []
+    fig, axes = plt.subplots(
+        len(rows),
+        len(cols),
+        figsize=(3.6 * len(cols) + 0.6, 2.8 * len(rows) + 1.2),
+        squeeze=False,
+        layout="constrained",
+    )
+    handles: dict[str, Line2D] = {}
+    ref_handles: dict[str, Line2D] = {}
+    hline_handles: dict[str, Line2D] = {}
+    for i, rv in enumerate(rows):
+        for j, cv in enumerate(cols):
+            ax = axes[i, j]
+            cell = summary[(summary[row] == rv) & (summary[col] == cv)]
+            if i == 0:
+                ax.set_title(col_title(cv, cell))
+            if j == 0:
+                ax.set_ylabel(f"{row_name(rv)}\n{ylabel}")
+            if i == len(rows) - 1:
+                ax.set_xlabel(xlabel)
+            if cell.empty:
+                notes.append(f"no results for {row_name(rv)} × {col_name(cv)}; skipped")
+                ax.text(0.5, 0.5, "no results", ha="center", va="center", transform=ax.transAxes)
+                ax.set_xticks([])
+                ax.set_yticks([])
+                continue
+            absent = [lab for lab in labels if lab not in set(cell[line])]
+            if absent:
+                notes.append(
+                    f"{row_name(rv)} × {col_name(cv)}: no results for "
+                    f"{', '.join(map(str, absent))}; skipped"
+                )
+            positive: list[float] = []
+            for lab in labels:
+                g = cell[cell[line] == lab].sort_values(x)
+                if g.empty:
+                    continue
+                colour, marker = method_style(str(lab))
+                xs = g[x].to_numpy(dtype=float)
+                y = g["mean"].to_numpy(dtype=float)
+                lo = g["ci_low"].to_numpy(dtype=float)
+                hi = g["ci_high"].to_numpy(dtype=float)
+                (ln,) = ax.plot(xs, y, color=colour, marker=marker, ms=5, lw=1.5, label=lab)
+                handles.setdefault(str(lab), ln)
+                if np.isfinite(lo).any():
+                    low = np.where(lo > 0, lo, y) if log else lo
+                    ax.fill_between(xs, low, hi, color=colour, alpha=0.2, lw=0)
+                positive += [v for v in (*y, *lo) if np.isfinite(v) and v > 0]
+            if reference is not None:
+                r_cell = reference[(reference[row] == rv) & (reference[col] == cv)]
+                for lab, r in r_cell.groupby(line, sort=False):
+                    r = r.sort_values(x)
+                    colour, marker = method_style(str(lab))
+                    (rl,) = ax.plot(
+                        r[x].to_numpy(dtype=float),
+                        r["mean"].to_numpy(dtype=float),
+                        color=colour,
+                        ls="--",
+                        lw=1.1,
+                        marker=marker,
+                        mfc="none",
+                        ms=6,
+                        alpha=0.9,
+                    )
+                    name = str(r["paper_label"].iloc[0]) if "paper_label" in r else str(lab)
+                    ref_handles.setdefault(name or str(lab), rl)
+                    positive += [v for v in r["mean"] if v > 0]
+            if hlines is not None:
+                h_cell = hlines[(hlines[row] == rv) & (hlines[col] == cv)]
+                for h in h_cell.itertuples():
+                    hl = ax.axhline(float(h.value), color="0.3", ls=":", lw=1.2)
+                    hline_handles.setdefault(str(h.label), hl)
+                    positive.append(float(h.value))
+            if log:
+                ax.set_yscale("log")
+                if positive:
+                    ax.set_ylim(bottom=min(positive) / 1.3)
+            if logx:
+                ax.set_xscale("log")
+            else:
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.grid(True, which="major", alpha=0.3)
+
+    legend_handles: list[Line2D] = []
+    legend_labels: list[str] = []
+    for lab in labels:
+        if str(lab) in handles:
+            legend_handles.append(handles[str(lab)])
+            legend_labels.append(f"{lab} ({paper[lab]})" if paper[lab] else str(lab))
+    for name, h in ref_handles.items():
+        legend_handles.append(h)
+        legend_labels.append(f"{reference_name}: {name}")
+    for name, h in hline_handles.items():
+        legend_handles.append(h)
+        legend_labels.append(name)
+    ncol = max(1, min(len(legend_handles), 2 * len(cols) + 1))
+    fig.legend(legend_handles, legend_labels, loc="outside lower center", ncol=ncol, fontsize=9)
+    return Panels(fig, rows, cols, notes)
+
+
+def save_figure(fig: Figure, out: Path, stem: str, formats: Sequence[str]) -> list[Path]:
+    """Save ``fig`` as ``<out>/<stem>.<fmt>`` for each format and close it."""
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    try:
+        for fmt in formats:
+            path = out / f"{stem}.{fmt}"
+            fig.savefig(path, dpi=150, bbox_inches="tight")
+            written.append(path)
+    finally:
+        plt.close(fig)
+    return written

@@ -1,0 +1,247 @@
+"""The protocol plug-in: what one experiment measures, stores, compares and draws.
+
+A protocol (as an Objective in benchopt) is one module in ``kernelbench/protocols/``
+with a :class:`Protocol` subclass registered in :data:`PROTOCOLS`, plus its settings
+in ``configs/protocol/<name>.yaml``. It owns
+
+* how a cell is measured: :meth:`Protocol.prepare` (data and what every run shares)
+  and :meth:`Protocol.measure` (the rows of a batch of runs);
+* its row schema: the common cell and provenance columns of
+  :mod:`kernelbench.results` around its own :attr:`Protocol.columns`;
+* how its results are compared with a reference: :attr:`Protocol.cell_keys`,
+  :attr:`Protocol.metrics` and :meth:`Protocol.reference_cells`, read by
+  ``kernelbench verify`` with the statistics of :mod:`kernelbench.stats`;
+* which figures it draws: :attr:`Protocol.figures`, read by ``kernelbench plot``.
+
+The runner (:mod:`kernelbench.experiment`), ``verify`` and ``plot`` only call these
+hooks; adding a protocol needs no change there.
+
+A *cell* is the composed config (``configs/config.yaml``) as a plain dict; its
+``protocol`` entry holds the protocol's settings (``name`` first), and
+``dataset.protocols[<settings["data"]>]`` the dataset's data settings for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.results import make_schema
+from kernelbench.seeding import derive_rng
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.features import RandomFeatureMap
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measured quantity: its column, axis label and direction."""
+
+    column: str
+    label: str
+    higher_is_better: bool = False
+    #: short name in one-line summaries
+    short: str = ""
+
+
+@dataclass
+class FigureOptions:
+    """What ``kernelbench plot`` passes to a figure."""
+
+    metric: str | None = None
+    reference: bool = False
+    log: bool | None = None
+    formats: Sequence[str] = ("png", "pdf")
+
+
+@dataclass
+class FigureOutput:
+    """What a figure wrote, and notes about what it left out."""
+
+    written: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+#: draw(results of one experiment, output directory, options) -> FigureOutput
+DrawFn = Callable[[pd.DataFrame, Any, FigureOptions], FigureOutput]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure or table a protocol draws from its results (``kernelbench plot --figure``)."""
+
+    name: str
+    help: str
+    draw: DrawFn
+    #: metric ids (keys of the protocol's ``metrics``) the figure can show; first = default
+    metrics: tuple[str, ...] = ()
+
+
+class Protocol:
+    """Base class of the protocols (see the module docstring)."""
+
+    #: registry id, the stem of configs/protocol/<name>.yaml
+    name: ClassVar[str] = ""
+    #: one line: the paper experiment it reproduces
+    title: ClassVar[str] = ""
+    #: the protocol's own columns of a row, between the common cell and provenance ones
+    columns: ClassVar[tuple[tuple[str, pa.DataType], ...]] = ()
+    #: the columns that identify a cell in aggregated tables (verify, figures)
+    cell_keys: ClassVar[tuple[str, ...]] = ("dataset", "kernel", "method_label", "n")
+    #: metric id -> Metric
+    metrics: ClassVar[dict[str, Metric]] = {}
+    #: the metric of the one-line summary printed after each cell
+    headline: ClassVar[str] = ""
+    #: what ``n`` means for this protocol (axis label)
+    budget_label: ClassVar[str] = "n"
+    #: settings keys allowed in configs/protocol/<name>.yaml (besides name and data)
+    settings_keys: ClassVar[tuple[str, ...]] = ()
+    #: figure name -> Figure
+    figures: ClassVar[dict[str, Figure]] = {}
+    #: figures drawn when ``kernelbench plot`` is given no --figure
+    default_figures: ClassVar[tuple[str, ...]] = ()
+
+    # -- schema and settings -------------------------------------------------------
+    def schema(self) -> pa.Schema:
+        """The Parquet schema of this protocol's shards."""
+        return make_schema(list(self.columns))
+
+    def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate the protocol settings (unknown keys are one-line errors)."""
+        valid = {"name", "data", *self.settings_keys}
+        unknown = sorted(set(settings) - valid)
+        if unknown:
+            raise KernelbenchError(
+                f"unknown setting(s) {', '.join(unknown)} for protocol {self.name!r}; "
+                f"valid: {', '.join(sorted(valid - {'name'}))}"
+            )
+        return dict(settings)
+
+    def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]:
+        """The dataset's settings for this protocol: ``dataset.protocols.<data>``."""
+        key = cell["protocol"].get("data") or self.name
+        protocols = cell["dataset"].get("protocols") or {}
+        if key not in protocols:
+            name = cell["dataset"].get("name")
+            have = [k for k in protocols]
+            raise KernelbenchError(
+                f"dataset {name!r} has no data settings for protocol {self.name!r} "
+                f"(dataset.protocols.{key}); it has: {', '.join(have) or 'none'}"
+            )
+        return dict(protocols[key])
+
+    def default_runs(self, cell: Mapping[str, Any]) -> int | None:
+        """Runs when the cell says ``runs: null``: the dataset's, else the protocol's."""
+        runs = self.data_settings(cell).get("runs")
+        if runs is None:
+            runs = cell["protocol"].get("runs")
+        return runs
+
+    def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
+        """Extra directory levels of the cell's shard (settings that are cell keys)."""
+        return ()
+
+    def row_keys(self, cell: Mapping[str, Any]) -> dict[str, Any]:
+        """Per-cell values of protocol columns that are cell keys (e.g. the learner)."""
+        return {}
+
+    # -- measurement ---------------------------------------------------------------
+    def check(self, cell: Mapping[str, Any]) -> None:
+        """Validate what can be checked before loading data (method, kernel, settings)."""
+        self.feature_map(cell, random_state=None)
+
+    def prepare(self, cell: Mapping[str, Any]) -> Any:
+        """Load the data and compute what every run of the cell shares."""
+        raise NotImplementedError
+
+    def cell_columns(self, cell: Mapping[str, Any], ctx: Any) -> dict[str, Any]:
+        """Columns with one value per cell: at least d, data_source and data_deviation."""
+        raise NotImplementedError
+
+    def measure(self, cell: Mapping[str, Any], ctx: Any, runs: Sequence[int]) -> list[dict]:
+        """The rows of ``runs`` (each a fresh map from :meth:`run_rng`), in order.
+
+        A row holds D, n_features, fit_seconds, transform_seconds and the protocol's
+        columns. The default measures the runs one by one with :meth:`measure_run`;
+        a protocol may batch them, with rows identical to the one-by-one ones.
+        """
+        return [self.measure_run(cell, ctx, r) for r in runs]
+
+    def measure_run(self, cell: Mapping[str, Any], ctx: Any, run: int) -> dict:
+        raise NotImplementedError
+
+    def batch_size(self, cell: Mapping[str, Any]) -> int:
+        """How many runs :meth:`measure` is given at once (progress is per batch)."""
+        return 1
+
+    # -- feature maps --------------------------------------------------------------
+    @staticmethod
+    def run_rng(cell: Mapping[str, Any], run: int) -> np.random.Generator:
+        """The Generator of run ``run``: from (seed, dataset, kernel, method label, n, run),
+        so a run draws the same map whatever the order, worker or protocol."""
+        return derive_rng(
+            cell["seed"],
+            cell["dataset"]["name"],
+            cell["kernel"]["name"],
+            cell["method"]["label"],
+            cell["n"],
+            run,
+        )
+
+    def map_n(self, cell: Mapping[str, Any], d: int) -> float:
+        """The feature map's budget n for the cell's budget (identity: D = 2n(d + 1))."""
+        return cell["n"]
+
+    def kernel_params(self, cell: Mapping[str, Any], ctx: Any = None) -> dict[str, Any]:
+        """The kernel parameters the maps and the exact kernel get."""
+        return dict(cell["kernel"]["params"])
+
+    def feature_map(
+        self,
+        cell: Mapping[str, Any],
+        random_state: Any,
+        d: int | None = None,
+        ctx: Any = None,
+    ) -> RandomFeatureMap:
+        """An unfitted map of the cell's method (validates method and parameters)."""
+        from kernelbench.features import make_feature_map
+
+        method = cell["method"]
+        n = cell["n"] if d is None else self.map_n(cell, d)
+        return make_feature_map(
+            method["name"],
+            kernel=cell["kernel"]["name"],
+            n=n,
+            random_state=random_state,
+            **self.kernel_params(cell, ctx),
+            **method["params"],
+        )
+
+    # -- comparison with a reference -----------------------------------------------
+    def reference_cells(self, name: str, table: pd.DataFrame) -> pd.DataFrame:
+        """A reference table as ``cell_keys`` (with ``method`` for ``method_label``) plus
+        mean, std and runs, in the units of :meth:`our_values`."""
+        need = {*(k if k != "method_label" else "method" for k in self.cell_keys)}
+        need |= {"mean", "std", "runs"}
+        missing = sorted(need - set(table.columns))
+        if missing:
+            raise KernelbenchError(f"reference {name!r} lacks the column(s) {', '.join(missing)}")
+        return table
+
+    def metric(self, metric_id: str | None) -> Metric:
+        """A metric of this protocol by id (None: the headline)."""
+        metric_id = metric_id or self.headline
+        if metric_id not in self.metrics:
+            raise choices_error(f"metric of protocol {self.name!r}", metric_id, self.metrics)
+        return self.metrics[metric_id]
+
+    def figure(self, name: str) -> Figure:
+        if name not in self.figures:
+            raise choices_error(f"figure of protocol {self.name!r}", name, self.figures)
+        return self.figures[name]

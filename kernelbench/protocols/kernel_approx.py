@@ -1,0 +1,259 @@
+"""``kernel_approx``: Gram-matrix approximation error (Munkhoeva et al. 2018, Fig. 1).
+
+Two independent random subsets X, Y of the dataset's scaled train part (the
+dataset's ``protocols.<data>`` settings: train rows, scaling, ``samples``, runs;
+drawn once per (seed, dataset)), the exact cross-kernel K = k(X, Y), and per run a
+fresh feature map fitted on X:
+
+    rel_fro_error  = ||K - K_hat||_F / ||K||_F
+    rel_spec_error = ||K - K_hat||_2 / ||K||_2,     K_hat = z(X) z(Y)^T + constant_.
+
+Figure ``fig1``: kernels x datasets, error against n, with the paper's means.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.metrics import spectral_norm
+from kernelbench.protocols import PROTOCOLS
+from kernelbench.protocols.base import (
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Protocol,
+)
+from kernelbench.results import dumps
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.plotting import Panels
+
+
+@dataclass(frozen=True)
+class Pair:
+    """What every run of a cell shares: X, Y, the exact kernel and its norms."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    K: np.ndarray
+    fro_K: float
+    spec_K: float
+    provenance: dict[str, Any]
+
+
+@lru_cache(maxsize=4)
+def _pair_cached(dataset_json: str, seed: int, data_json: str, key: str) -> tuple:
+    from kernelbench.datasets import kernel_approx_pair
+
+    X, Y, prov = kernel_approx_pair(json.loads(dataset_json), seed, json.loads(data_json), key)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    X.setflags(write=False)
+    Y.setflags(write=False)
+    return X, Y, dict(prov)
+
+
+@lru_cache(maxsize=8)
+def _exact_cached(pair_key: tuple, kernel: str, kparams_json: str) -> tuple:
+    from kernelbench.kernels import exact_kernel
+
+    X, Y, _ = _pair_cached(*pair_key)
+    K = exact_kernel(kernel, X, Y, **json.loads(kparams_json))
+    K.setflags(write=False)
+    return K, float(np.linalg.norm(K)), spectral_norm(K)
+
+
+class KernelApprox(Protocol):
+    """Relative Frobenius and spectral errors of K_hat on two random subsets (Fig. 1)."""
+
+    name = "kernel_approx"
+    title = "Munkhoeva et al. 2018, Fig. 1: kernel approximation error"
+    columns = (
+        ("samples", pa.int64()),
+        ("rel_fro_error", pa.float64()),
+        ("rel_spec_error", pa.float64()),
+    )
+    metrics = {
+        "fro": Metric("rel_fro_error", r"$\|K - \hat K\|_F \,/\, \|K\|_F$", short="rel_fro"),
+        "spec": Metric("rel_spec_error", r"$\|K - \hat K\|_2 \,/\, \|K\|_2$", short="rel_spec"),
+    }
+    headline = "fro"
+    budget_label = "n"
+
+    def prepare(self, cell: Mapping[str, Any]) -> Pair:
+        key = cell["protocol"].get("data") or self.name
+        self.data_settings(cell)  # one clear line if the dataset lacks the entry
+        pair_key = (dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key)
+        X, Y, prov = _pair_cached(*pair_key)
+        K, fro_K, spec_K = _exact_cached(
+            pair_key, cell["kernel"]["name"], dumps(self.kernel_params(cell))
+        )
+        if fro_K == 0.0 or spec_K == 0.0:
+            raise KernelbenchError(
+                f"the exact kernel of {cell['dataset']['name']!r} is zero; errors are undefined"
+            )
+        return Pair(X, Y, K, fro_K, spec_K, prov)
+
+    def cell_columns(self, cell: Mapping[str, Any], ctx: Pair) -> dict[str, Any]:
+        return {
+            "d": int(ctx.X.shape[1]),
+            "samples": int(ctx.X.shape[0]),
+            "data_source": ctx.provenance.get("data_source"),
+            "data_deviation": ctx.provenance.get("data_deviation"),
+        }
+
+    def measure_run(self, cell: Mapping[str, Any], ctx: Pair, run: int) -> dict:
+        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
+        t0 = time.perf_counter()
+        fm.fit(ctx.X)
+        t1 = time.perf_counter()
+        Zx = fm.transform(ctx.X)
+        Zy = fm.transform(ctx.Y)
+        t2 = time.perf_counter()
+        K_hat = Zx @ Zy.T
+        if fm.constant_ != 0.0:
+            K_hat += K_hat.dtype.type(fm.constant_)
+        E = ctx.K - K_hat
+        return {
+            "D": int(fm.n_projections_),
+            "n_features": int(fm.n_features_out_),
+            "rel_fro_error": float(np.linalg.norm(E)) / ctx.fro_K,
+            "rel_spec_error": spectral_norm(E) / ctx.spec_K,
+            "fit_seconds": t1 - t0,
+            "transform_seconds": t2 - t1,
+        }
+
+
+# --------------------------------------------------------------------------- figure
+
+FIG1_REFERENCE = "munkhoeva2018_fig1_kernel_error"
+
+
+def _reference_lines(summary: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
+    """The reference means to overlay, labelled like our line that they are compared with:
+    the label itself if the reference has it, else the label's method id (orf_tallqr is
+    compared with the paper's orf); one overlay per reference method."""
+    ref_methods = set(ref["method"])
+    pairs: dict[str, str] = {}
+    for lab, method in summary[["method_label", "method"]].drop_duplicates().itertuples(False):
+        target = lab if lab in ref_methods else (method if method in ref_methods else None)
+        if target is not None and (target not in pairs or lab == target):
+            pairs[target] = lab
+    rows = []
+    for target, lab in pairs.items():
+        r = ref[ref["method"] == target].copy()
+        r["method_label"] = lab
+        r["paper_label"] = r["paper_method"] if "paper_method" in r else target
+        rows.append(r)
+    if not rows:
+        return pd.DataFrame(columns=["kernel", "dataset", "method_label", "n", "mean"])
+    out = pd.concat(rows, ignore_index=True)
+    out["dataset"] = out["dataset"].astype(str).str.lower()
+    return out
+
+
+def fig1_panels(
+    df: pd.DataFrame,
+    metric_id: str = "fro",
+    reference: pd.DataFrame | None = None,
+    log: bool = True,
+) -> tuple[Panels, pd.DataFrame, list[str]]:
+    """Fig. 1 drawn from results: (panels, the summary of both metrics, notes).
+
+    One row per kernel, one column per dataset (by d), error against n with 95%
+    t-interval bands; ``reference`` (the paper's table) is overlaid dashed, for the
+    Frobenius error only.
+    """
+    from kernelbench.plotting import (
+        dataset_name,
+        dataset_order,
+        draw_panels,
+        kernel_name,
+        kernel_rank,
+        summarise,
+    )
+
+    proto = PROTOCOLS.get("kernel_approx")
+    metric = proto.metric(metric_id)
+    if metric.column not in df or df[metric.column].isna().all():
+        raise KernelbenchError(f"results hold no {metric.column} values to plot")
+    keys = ["experiment", "dataset", "kernel", "method_label", "n"]
+    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    shown = summary[summary["metric"] == metric_id]
+    notes: list[str] = []
+    if reference is not None and metric_id != "fro":
+        notes.append(
+            f"reference numbers are Frobenius errors; not overlaid on the {metric_id} metric"
+        )
+        reference = None
+    lines = _reference_lines(shown, reference) if reference is not None else None
+    datasets = [ds for ds in dataset_order(df) if ds in set(shown["dataset"])]
+    dims = df.groupby("dataset")["d"].first()
+
+    def title(ds: str, _cell: pd.DataFrame) -> str:
+        d = dims.get(ds)
+        return f"{dataset_name(ds)} (d = {int(d)})" if pd.notna(d) else dataset_name(ds)
+
+    panels = draw_panels(
+        shown,
+        row="kernel",
+        col="dataset",
+        x="n",
+        ylabel=metric.label,
+        xlabel="n",
+        rows=sorted(shown["kernel"].unique(), key=kernel_rank),
+        cols=datasets,
+        row_name=kernel_name,
+        col_name=dataset_name,
+        col_title=title,
+        log=log,
+        reference=lines,
+    )
+    return panels, summary, notes + panels.notes
+
+
+def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write Fig. 1 (``fig1_kernel_error_<metric>.<fmt>``) and its summary table
+    (``fig1_summary.csv``/``.md``, both metrics) into ``out``."""
+    from kernelbench.plotting import save_figure, write_table
+
+    metric_id = options.metric or "fro"
+    reference = None
+    if options.reference:
+        from kernelbench.reference import load_reference
+
+        reference = load_reference(FIG1_REFERENCE)
+    log = True if options.log is None else options.log
+    panels, summary, notes = fig1_panels(df, metric_id, reference, log)
+    written = save_figure(panels.figure, out, f"fig1_kernel_error_{metric_id}", options.formats)
+    intro = (
+        "Mean over runs, sample std, standard error and 95% t-interval "
+        "(mean ± t_{0.975, runs-1} · std / √runs)."
+    )
+    title = "Figure 1 summary: relative kernel approximation error"
+    written += write_table(summary, out, "fig1_summary", title, intro, notes)
+    return FigureOutput(written, notes)
+
+
+KernelApprox.figures = {
+    "fig1": Figure(
+        "fig1",
+        "Munkhoeva Fig. 1: kernel approximation error vs n (kernels x datasets)",
+        draw_fig1,
+        metrics=("fro", "spec"),
+    )
+}
+KernelApprox.default_figures = ("fig1",)
+PROTOCOLS.add("kernel_approx", KernelApprox())

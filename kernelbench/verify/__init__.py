@@ -1,0 +1,85 @@
+"""``kernelbench verify``: does kernelbench reproduce a paper's numbers, cell by cell?
+
+* :mod:`~kernelbench.verify.config` - what "reproduced" means, as data
+  (``configs/verify/<name>.yaml``): reference, protocol, metric, grids, known deviations;
+* :mod:`~kernelbench.verify.grid` - the cells of a grid, and running them;
+* :mod:`~kernelbench.verify.compare` - the statistics (z against the reference and the
+  baseline, the Sidak threshold, verdicts);
+* :mod:`~kernelbench.verify.report` - the printed table and its files;
+* :mod:`~kernelbench.verify.command` - the click command.
+"""
+
+from __future__ import annotations
+
+from kernelbench.stats import aggregate, sidak_rate, sidak_z, welch_df
+from kernelbench.verify.command import load_baseline, verify
+from kernelbench.verify.compare import (
+    AGREES,
+    CELL,
+    DEVIATES,
+    DRIFTS,
+    KNOWN,
+    NO_BASELINE,
+    NO_REFERENCE,
+    REPRODUCED,
+    compare_baseline,
+    compare_reference,
+    counts,
+    failed,
+    judge,
+    load_sample_variation,
+    sort_cells,
+    tau_cv,
+    tau_df,
+    verify_table,
+)
+from kernelbench.verify.config import (
+    DEFAULT_CONFIG,
+    KnownDeviation,
+    VerifyConfig,
+    config_path,
+    load_config,
+    parse_known,
+)
+from kernelbench.verify.grid import grid_cells, grid_experiments, run_cells
+from kernelbench.verify.report import display_frame, format_text, summary_line, write_table
+
+__all__ = [
+    "AGREES",
+    "CELL",
+    "DEFAULT_CONFIG",
+    "DEVIATES",
+    "DRIFTS",
+    "KNOWN",
+    "NO_BASELINE",
+    "NO_REFERENCE",
+    "REPRODUCED",
+    "KnownDeviation",
+    "VerifyConfig",
+    "aggregate",
+    "compare_baseline",
+    "compare_reference",
+    "config_path",
+    "counts",
+    "display_frame",
+    "failed",
+    "format_text",
+    "grid_cells",
+    "grid_experiments",
+    "judge",
+    "load_baseline",
+    "load_config",
+    "load_sample_variation",
+    "parse_known",
+    "run_cells",
+    "sidak_rate",
+    "sidak_z",
+    "sort_cells",
+    "summary_line",
+    "tau_cv",
+    "tau_df",
+    "verify",
+    "verify_table",
+    "welch_df",
+    "write_table",
+]

@@ -1,0 +1,186 @@
+"""``kernelbench verify``: run a paper's grid and check it cell by cell against the paper.
+
+What counts as reproduced is data, in ``configs/verify/<name>.yaml`` (see
+:mod:`kernelbench.verify.config`); the statistics are in
+:mod:`kernelbench.verify.compare` and ``docs/verification.md``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+
+from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.protocols import Protocol, get_protocol
+from kernelbench.stats import aggregate
+from kernelbench.verify.compare import counts, failed, verify_table
+from kernelbench.verify.config import DEFAULT_CONFIG, load_config
+from kernelbench.verify.grid import grid_cells, grid_experiments, run_cells
+from kernelbench.verify.report import display_frame, format_text, summary_line, write_table
+
+
+def load_baseline(path: Path, keys: list[str]) -> pd.DataFrame:
+    """Our committed baseline table (one row per cell: keys, runs, mean, std, seed)."""
+    if not path.is_file():
+        raise KernelbenchError(
+            f"baseline table {str(path)!r} not found (scripts/make_baseline.py writes it; "
+            "--no-baseline skips the check)"
+        )
+    base = pd.read_csv(path)
+    missing = {*keys, "runs", "mean", "std"} - set(base.columns)
+    if missing:
+        raise KernelbenchError(f"{path}: missing columns {sorted(missing)}")
+    return base
+
+
+def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
+    """The values of the protocol's cell keys for a (composed) cell, before it runs."""
+    values = {
+        "dataset": cell["dataset"]["name"],
+        "kernel": cell["kernel"]["name"],
+        "method_label": cell["method"].get("label") or cell["method"]["name"],
+        "n": float(cell["n"]),
+        **proto.row_keys(cell),
+    }
+    return tuple(values[k] for k in proto.cell_keys)
+
+
+@click.command("verify", short_help="Check a paper's grid cell by cell against its numbers.")
+@click.option(
+    "--grid",
+    default="reduced",
+    show_default=True,
+    help="A grid of the verify config: reduced (CI) or full (the paper's).",
+)
+@click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where the grid's shards are run and stored (resumed) "
+    "[default: results/runs/verify-CONFIG-GRID].",
+)
+@click.option("--runs", type=click.IntRange(min=2), default=None, help="Override runs per cell.")
+@click.option("--no-run", is_flag=True, help="Compare the results already there; run nothing.")
+@click.option(
+    "--baseline/--no-baseline",
+    "use_baseline",
+    default=None,
+    help="Also check against our committed baseline [default: when the table exists].",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Cells run in parallel (results are identical for any value).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the comparison: .csv (all columns) or .md (the table).",
+)
+@click.option(
+    "--config",
+    "config_name",
+    default=DEFAULT_CONFIG,
+    show_default=True,
+    help="Verify config: a name in configs/verify/ or a YAML path.",
+)
+@click.option("--alpha", type=float, default=None, help="Family-wise false-alarm rate.")
+@click.option("--quiet", "-q", is_flag=True, help="Do not echo cells as they run.")
+def verify(
+    grid: str,
+    results_dir: Path | None,
+    runs: int | None,
+    no_run: bool,
+    use_baseline: bool | None,
+    jobs: int,
+    out: Path | None,
+    config_name: str,
+    alpha: float | None,
+    quiet: bool,
+) -> None:
+    """Run a paper's grid and check, cell by cell, that it reproduces the paper.
+
+    --config names what is checked: munkhoeva2018_fig1 (Fig. 1, the default),
+    liu2020_table3 (Table 3), ... (configs/verify/).
+
+    Exit status 0 when every cell that should reproduce does (and no cell drifts
+    from the baseline), 1 otherwise, 2 on usage errors.
+    """
+    from kernelbench.results import read_results
+
+    cfg = load_config(config_name)
+    if alpha is not None:
+        if not 0.0 < alpha < 1.0:
+            raise KernelbenchError(f"--alpha must be in (0, 1), got {alpha}")
+        cfg.alpha = alpha
+    proto = get_protocol(cfg.protocol)
+    keys = list(proto.cell_keys)
+    if grid not in cfg.grids:
+        raise choices_error(f"grid of verify config {cfg.name!r}", grid, cfg.grids)
+    default_dir = f"verify-{grid}" if cfg.name == DEFAULT_CONFIG else f"verify-{cfg.name}-{grid}"
+    results_dir = results_dir or Path("results") / "runs" / default_dir
+    cells = grid_cells(cfg, grid, runs=runs)
+    t0 = time.perf_counter()
+    if not no_run:
+        echo = None if quiet else (lambda s: click.echo(s, err=True))
+        run_cells(cells, results_dir, jobs=jobs, echo=echo)
+    df = read_results(results_dir)
+    df = df[df["experiment"].isin(grid_experiments(cfg, grid))]
+    df = df[df["protocol"] == proto.name] if "protocol" in df else df
+    want = {cell_key(proto, c) for c in cells}
+    have = df[keys].assign(n=df["n"].astype(float)) if "n" in keys else df[keys]
+    df = df[[tuple(k) in want for k in have.itertuples(index=False)]]
+    if df.empty:
+        raise KernelbenchError(f"no results of the {grid} grid under {str(results_dir)!r}")
+    if runs is not None:
+        df = df[df["runs"] == runs]
+    ours = aggregate(df, keys, proto.metric(cfg.metric).column, cfg.scale)
+    dims = df.groupby("dataset")["d"].first()
+    ours["d"] = ours["dataset"].map(dims)  # orders the table's datasets by d
+    missing_cells = len(want) - len(ours)
+
+    base = None
+    if use_baseline is None:
+        use_baseline = cfg.baseline is not None and cfg.baseline.is_file()
+    if use_baseline:
+        if cfg.baseline is None:
+            raise KernelbenchError(f"verify config {cfg.name!r} names no baseline table")
+        base = load_baseline(cfg.baseline, keys)
+    t, rate, m = verify_table(ours, cfg, baseline=base)
+
+    click.echo(format_text(display_frame(t, keys)))
+    click.echo("")
+    c = counts(t)
+    zc = t["z_crit"].dropna()
+    span = f"{zc.min():.2f}-{zc.max():.2f}" if len(zc) else "-"
+    click.echo(
+        "z = (ours - paper) / sqrt(se_ours^2 + se_paper^2 + 2 tau^2); reproduced when "
+        f"|z| <= z_crit = {span} (Sidak: family-wise alpha {cfg.alpha:g} over {m} "
+        f"comparisons, per-test {rate:.2g}; Student t at Welch-Satterthwaite df)"
+    )
+    if c["no_reference"]:
+        click.echo(f"{c['no_reference']} cells have no paper number (shown, not judged)")
+    if missing_cells > 0:
+        click.echo(f"{missing_cells} cells of the {grid} grid have no results in {results_dir}")
+    if base is not None:
+        click.echo(
+            f"baseline {cfg.baseline}: {c['agree']} agree, {c['drift']} drift"
+            + (f", {c['no_baseline']} not in the baseline" if c["no_baseline"] else "")
+        )
+    click.echo(f"[{time.perf_counter() - t0:.0f} s]", err=True)
+    if out is not None:
+        write_table(t, out, keys)
+        click.echo(f"wrote {out}", err=True)
+    click.echo(summary_line(c))
+    if failed(t):
+        raise SystemExit(1)

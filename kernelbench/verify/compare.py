@@ -1,0 +1,302 @@
+"""The statistics of ``verify``: our cells against a reference and against our baseline.
+
+For a cell (see ``docs/verification.md``)
+
+    z = (ours - paper) / sqrt(s_ours^2 / R + s_paper^2 / R_paper + 2 tau^2)
+
+with tau the standard deviation of a cell's mean across independent data samples
+(measured, relative to the mean, per dataset and kernel), and a cell reproduces when
+|z| <= z_crit, the Sidak-corrected two-sided quantile (Student's t at the
+Welch-Satterthwaite degrees of freedom of the variance) at the family-wise rate alpha
+over all comparisons that can fail. Cells are identified by the protocol's
+``cell_keys``; the reference's ``method`` stands for our ``method_label``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.stats import sidak_rate, sidak_z, welch_df, z_score
+from kernelbench.verify.config import VerifyConfig
+
+#: The cell keys of the kernel_approx protocol (the default of the functions below).
+CELL = ["dataset", "kernel", "method_label", "n"]
+#: Verdicts against the paper.
+REPRODUCED = "reproduced"
+DEVIATES = "deviates"
+KNOWN = "known deviation"
+NO_REFERENCE = "no reference"
+#: Verdicts against the baseline.
+AGREES = "agrees"
+DRIFTS = "drifts"
+NO_BASELINE = "no baseline"
+
+
+def _key(row, keys: Sequence[str], method_col: str = "method_label") -> tuple:
+    """A cell's key tuple (n as float), reading ``method_col`` for method_label."""
+    out = []
+    for k in keys:
+        col = method_col if k == "method_label" else k
+        v = row[col]
+        out.append(float(v) if k == "n" else v)
+    return tuple(out)
+
+
+def load_sample_variation(path: Path | None) -> pd.DataFrame | None:
+    """The pooled tau/mean table (dataset, kernel, cv), or None (tau = 0)."""
+    if path is None:
+        return None
+    if not path.is_file():
+        raise KernelbenchError(
+            f"sample-variation table {str(path)!r} not found "
+            "(scripts/measure_sample_variation.py writes it)"
+        )
+    tab = pd.read_csv(path)
+    missing = {"dataset", "kernel", "cv"} - set(tab.columns)
+    if missing:
+        raise KernelbenchError(f"{path}: missing columns {sorted(missing)}")
+    return tab
+
+
+def tau_cv(tab: pd.DataFrame | None, dataset: str, kernel: str) -> tuple[float, str]:
+    """tau / mean for (dataset, kernel) and where it came from.
+
+    A pair that was not measured gets the largest measured value ("fallback"),
+    the conservative choice for reference cells added later.
+    """
+    if tab is None or tab.empty:
+        return 0.0, "none"
+    hit = tab[(tab["dataset"] == dataset) & (tab["kernel"] == kernel)]
+    if len(hit):
+        return float(hit["cv"].iloc[0]), "measured"
+    return float(tab["cv"].max()), "fallback"
+
+
+def tau_df(tab: pd.DataFrame | None, dataset: str, kernel: str) -> float:
+    """Degrees of freedom of the tau^2 estimate (column ``df``; inf when absent)."""
+    if tab is None or tab.empty or "df" not in tab.columns:
+        return math.inf
+    hit = tab[(tab["dataset"] == dataset) & (tab["kernel"] == kernel)]
+    return float(hit["df"].iloc[0]) if len(hit) else float(tab["df"].min())
+
+
+def compare_reference(
+    ours: pd.DataFrame,
+    ref: pd.DataFrame,
+    cfg: VerifyConfig,
+    tau_table: pd.DataFrame | None,
+    keys: Sequence[str] = CELL,
+) -> pd.DataFrame:
+    """Per our cell: the matched paper cell, ratio, standard error of the difference, z.
+
+    Adds columns paper_method, paper_mean, paper_sem, paper_runs, ratio, tau,
+    tau_source, se_diff, z, df (Welch-Satterthwaite, for the t threshold) and known
+    (the matching rules' reasons, '' if none).
+    """
+    ref = ref.copy()
+    ref["n"] = ref["n"].astype(float)
+    ref_idx = {_key(r, keys, "method"): r for r in ref.to_dict("records")}
+    rows = []
+    for cell in ours.to_dict("records"):
+        rmethod = cfg.reference_method(cell["method_label"])
+        r = ref_idx.get(_key({**cell, "method_label": rmethod}, keys))
+        out = dict(cell)
+        out["paper_method"] = rmethod if r is not None else None
+        rules = cfg.known(cell)
+        out["known"] = "; ".join(k.reason for k in rules)
+        if r is None:
+            out.update(
+                paper_mean=np.nan,
+                paper_sem=np.nan,
+                paper_runs=np.nan,
+                ratio=np.nan,
+                tau=np.nan,
+                tau_source="",
+                se_diff=np.nan,
+                z=np.nan,
+            )
+            rows.append(out)
+            continue
+        cv, source = tau_cv(tau_table, cell["dataset"], cell.get("kernel", ""))
+        r_mean, r_std, r_runs = float(r["mean"]), float(r["std"]), float(r["runs"])
+        tau = cv * r_mean
+        paper_sem = r_std / math.sqrt(r_runs)
+        ours_sem = cell["sem"] if np.isfinite(cell["sem"]) else 0.0
+        parts = [
+            (ours_sem**2, cell["runs"] - 1.0),
+            (paper_sem**2, r_runs - 1.0),
+            (2.0 * tau**2, tau_df(tau_table, cell["dataset"], cell.get("kernel", ""))),
+        ]
+        se = math.sqrt(sum(v for v, _ in parts))
+        diff = cell["mean"] - r_mean
+        out.update(
+            paper_mean=r_mean,
+            paper_sem=paper_sem,
+            paper_runs=int(r_runs),
+            ratio=cell["mean"] / r_mean if r_mean else np.nan,
+            tau=tau,
+            tau_source=source,
+            se_diff=se,
+            z=z_score(diff, se, r_mean),
+            df=welch_df(parts),
+        )
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+def compare_baseline(
+    ours: pd.DataFrame, base: pd.DataFrame, keys: Sequence[str] = CELL
+) -> pd.DataFrame:
+    """Per our cell: the baseline mean, ratio and z of the difference (tau = 0).
+
+    Both sides use the same X, Y when their data seeds agree; then run r draws
+    the same features on both sides too, so the first min(R, B) runs are shared
+    and Var(ours - base) = s^2 (1/R + 1/B - 2 min(R, B) / (R B)), with s^2 the
+    average of both sides' variances. Without a shared seed the sides are
+    independent (s_o^2/R + s_b^2/B) but differ by the X, Y sample too, which this
+    check does not allow for: baselines are compared at the same seed.
+    """
+    base = base.copy()
+    base["n"] = base["n"].astype(float)
+    idx = {_key(b, keys): b for b in base.to_dict("records")}
+    rows = []
+    for cell in ours.to_dict("records"):
+        b = idx.get(_key(cell, keys))
+        out = {k: cell[k] for k in keys}
+        if b is None:
+            out.update(
+                base_mean=np.nan, base_runs=np.nan, base_ratio=np.nan, base_se=np.nan, base_z=np.nan
+            )
+            rows.append(out)
+            continue
+        R, B = int(cell["runs"]), int(b["runs"])
+        s_o = cell["std"] if np.isfinite(cell["std"]) else 0.0
+        s_b = float(b["std"]) if np.isfinite(b["std"]) else 0.0
+        if int(b.get("seed", cell["seed"])) == int(cell["seed"]):
+            shared = min(R, B)
+            factor = max(1.0 / R + 1.0 / B - 2.0 * shared / (R * B), 0.0)
+            var = 0.5 * (s_o**2 + s_b**2) * factor
+            df = welch_df([(0.5 * s_o**2, R - 1.0), (0.5 * s_b**2, B - 1.0)])
+        else:
+            var = s_o**2 / R + s_b**2 / B
+            df = welch_df([(s_o**2 / R, R - 1.0), (s_b**2 / B, B - 1.0)])
+        se = math.sqrt(var)
+        out.update(
+            base_mean=float(b["mean"]),
+            base_runs=B,
+            base_ratio=cell["mean"] / float(b["mean"]) if b["mean"] else np.nan,
+            base_se=se,
+            base_z=z_score(cell["mean"] - float(b["mean"]), se, float(b["mean"])),
+            base_df=df,
+        )
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+def judge(table: pd.DataFrame, alpha: float, baseline: bool) -> tuple[pd.DataFrame, float, int]:
+    """Add verdict (and base_verdict) columns; return (table, per-test rate, family size).
+
+    The family: paper comparisons that are not known deviations, plus baseline
+    comparisons (when checked). Each comparison passes when |z| <= z_crit, the
+    Sidak threshold of Student's t at the comparison's Welch-Satterthwaite df
+    (columns z_crit, base_z_crit).
+    """
+    t = table.copy()
+    has_ref = t["paper_mean"].notna()
+    gated = has_ref & (t["known"] == "")
+    m = int(gated.sum())
+    if baseline:
+        m += int(t["base_mean"].notna().sum())
+    rate = sidak_rate(m, alpha)
+    t["z_crit"] = [
+        sidak_z(m, alpha, df) if ok else np.nan
+        for ok, df in zip(has_ref, t["df"].fillna(math.inf), strict=True)
+    ]
+    within = t["z"].abs() <= t["z_crit"]
+    t["within_tolerance"] = np.where(has_ref, within, np.nan)
+    verdict = np.where(within, REPRODUCED, DEVIATES).astype(object)
+    verdict = np.where(t["known"] != "", KNOWN + ": " + t["known"], verdict)
+    t["verdict"] = np.where(has_ref, verdict, NO_REFERENCE)
+    if baseline:
+        t["base_z_crit"] = [sidak_z(m, alpha, df) for df in t["base_df"].fillna(math.inf)]
+        bv = np.where(t["base_z"].abs() <= t["base_z_crit"], AGREES, DRIFTS).astype(object)
+        t["base_verdict"] = np.where(t["base_mean"].notna(), bv, NO_BASELINE)
+    return t, rate, m
+
+
+def verify_table(
+    ours: pd.DataFrame,
+    cfg: VerifyConfig,
+    ref: pd.DataFrame | None = None,
+    baseline: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, float, int]:
+    """The whole comparison of aggregated results (:func:`kernelbench.stats.aggregate`
+    over the protocol's cell keys), against the reference table in the protocol's
+    reading (:meth:`Protocol.reference_cells`) and optionally our baseline."""
+    from kernelbench.protocols import get_protocol
+    from kernelbench.reference import load_reference
+
+    proto = get_protocol(cfg.protocol)
+    keys = list(proto.cell_keys)
+    if ref is None:
+        ref = load_reference(cfg.reference)
+    ref = proto.reference_cells(cfg.reference, ref)
+    t = compare_reference(ours, ref, cfg, load_sample_variation(cfg.sample_variation), keys)
+    if baseline is not None:
+        t = t.merge(compare_baseline(ours, baseline, keys), on=keys, how="left")
+    t, rate, m = judge(t, cfg.alpha, baseline is not None)
+    return sort_cells(t, keys), rate, m
+
+
+def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
+    """Rows ordered as the figures order them: datasets by d, kernels, methods, then the
+    other keys."""
+    from kernelbench.plotting import dataset_order, kernel_rank, label_rank
+
+    if t.empty:
+        return t
+    order = {ds: i for i, ds in enumerate(dataset_order(t))} if "d" in t else {}
+    rank = {
+        "dataset": lambda d: (order.get(d, 99), d),
+        "kernel": kernel_rank,
+        "method_label": label_rank,
+    }
+    first = [k for k in ("dataset", "kernel", "method_label") if k in keys]
+    rest = [k for k in keys if k not in first]
+    cols = {k: t[k].map(rank[k]) for k in first}
+    cols.update({k: t[k] for k in rest})
+    sort = pd.DataFrame(cols)
+    idx = sorted(range(len(t)), key=lambda i: tuple(sort.iloc[i]))
+    return t.iloc[idx].reset_index(drop=True)
+
+
+def counts(t: pd.DataFrame) -> dict[str, int]:
+    v = t["verdict"]
+    out = {
+        "reproduced": int((v == REPRODUCED).sum()),
+        "known": int(v.str.startswith(KNOWN).sum()),
+        "deviate": int((v == DEVIATES).sum()),
+        "no_reference": int((v == NO_REFERENCE).sum()),
+    }
+    if "base_verdict" in t:
+        b = t["base_verdict"]
+        out.update(
+            agree=int((b == AGREES).sum()),
+            drift=int((b == DRIFTS).sum()),
+            no_baseline=int((b == NO_BASELINE).sum()),
+        )
+    return out
+
+
+def failed(t: pd.DataFrame) -> bool:
+    """Whether any cell that must reproduce deviates, or any baseline cell drifts."""
+    bad = (t["verdict"] == DEVIATES).any()
+    if "base_verdict" in t:
+        bad = bad or (t["base_verdict"] == DRIFTS).any()
+    return bool(bad)

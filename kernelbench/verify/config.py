@@ -1,0 +1,224 @@
+"""What "reproducing a paper" means, as data: ``configs/verify/<name>.yaml``.
+
+A verify config names the reference table, the protocol and metric compared, the
+grids to run (experiment files), the method mapping, the known deviations, the
+family-wise alpha, the measured sample-to-sample variation and our baseline table.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.protocols import get_protocol
+
+DEFAULT_CONFIG = "munkhoeva2018_fig1"
+
+#: known-deviation rule keys -> the cell column they match
+RULE_COLUMNS = {
+    "datasets": "dataset",
+    "kernels": "kernel",
+    "methods": "method_label",
+    "ns": "n",
+    "data_sources": "data_source",
+}
+
+
+@dataclass(frozen=True)
+class KnownDeviation:
+    """A rule: cells it matches are a known deviation from the paper, for ``reason``.
+
+    ``datasets``, ``kernels``, ``methods`` (our labels), ``ns`` and ``data_sources``
+    match those columns; ``where`` matches any other column of the protocol's cells
+    (e.g. ``{learner: [linear]}``). Patterns are fnmatch patterns; a key left out
+    matches everything.
+    """
+
+    reason: str
+    datasets: tuple[str, ...] | None = None
+    kernels: tuple[str, ...] | None = None
+    methods: tuple[str, ...] | None = None
+    ns: tuple[str, ...] | None = None
+    data_sources: tuple[str, ...] | None = None
+    where: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    compare_with: str | None = None
+    detail: str = ""
+
+    def matches(self, row: Mapping[str, Any]) -> bool:
+        """Whether a cell (a mapping of its columns) matches every pattern of the rule."""
+        checks = [(getattr(self, key), row.get(col)) for key, col in RULE_COLUMNS.items()]
+        checks += [(patterns, row.get(col)) for col, patterns in self.where]
+        for patterns, value in checks:
+            if patterns is None:
+                continue
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                return False
+            text = n_str(value) if isinstance(value, float) else str(value)
+            if not any(fnmatch.fnmatchcase(text, p) for p in patterns):
+                return False
+        return True
+
+
+@dataclass
+class VerifyConfig:
+    """The contents of ``configs/verify/<name>.yaml`` (paths resolved)."""
+
+    name: str
+    reference: str
+    #: the protocol whose results are compared (its cell keys and metrics)
+    protocol: str = "kernel_approx"
+    #: metric id of the protocol (``fro``, ``accuracy``, ...)
+    metric: str = "fro"
+    #: our values times ``scale`` are in the reference's units (e.g. 100 for percent)
+    scale: float = 1.0
+    #: grid name -> [(experiment file, extra method configs)]
+    grids: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)
+    seed: int = 0
+    alpha: float = 0.01
+    sample_variation: Path | None = None
+    baseline: Path | None = None
+    compare: dict[str, str] = field(default_factory=dict)
+    known_deviations: list[KnownDeviation] = field(default_factory=list)
+
+    def reference_method(self, label: str) -> str:
+        return self.compare.get(label, label)
+
+    def known(self, row: Mapping[str, Any]) -> list[KnownDeviation]:
+        return [k for k in self.known_deviations if k.matches(row)]
+
+
+def n_str(n: Any) -> str | None:
+    """``1`` for 1 and 1.0, ``0.5`` for 0.5 (how rules and tables name n)."""
+    if n is None:
+        return None
+    n = float(n)
+    return str(int(n)) if n.is_integer() else repr(n)
+
+
+def repo_root() -> Path:
+    """The checkout root (relative paths in verify configs start here)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def _tuple(value: Any, key: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str | int | float):
+        value = [value]
+    if not isinstance(value, list | tuple):
+        raise KernelbenchError(f"known_deviations: {key} must be a list, got {value!r}")
+    return tuple(n_str(v) if key == "ns" else str(v) for v in value)
+
+
+def parse_known(items: Iterable[Mapping[str, Any]]) -> list[KnownDeviation]:
+    """Known-deviation rules from their YAML form (a list of mappings)."""
+    keys = {"reason", "detail", "compare_with", "where", *RULE_COLUMNS}
+    rules = []
+    for i, item in enumerate(items or []):
+        if not isinstance(item, Mapping):
+            raise KernelbenchError(f"known_deviations[{i}] must be a mapping")
+        unknown = set(item) - keys
+        if unknown:
+            raise KernelbenchError(
+                f"known_deviations[{i}]: unknown keys {sorted(unknown)}; valid: {sorted(keys)}"
+            )
+        if not item.get("reason"):
+            raise KernelbenchError(f"known_deviations[{i}] needs a reason")
+        where = item.get("where") or {}
+        if not isinstance(where, Mapping):
+            raise KernelbenchError(f"known_deviations[{i}]: where must map columns to patterns")
+        rules.append(
+            KnownDeviation(
+                reason=str(item["reason"]).strip(),
+                **{key: _tuple(item.get(key), key) for key in RULE_COLUMNS},
+                where=tuple((str(c), _tuple(p, str(c)) or ()) for c, p in where.items()),
+                compare_with=item.get("compare_with"),
+                detail=str(item.get("detail") or "").strip(),
+            )
+        )
+    return rules
+
+
+def config_path(name: str | Path = DEFAULT_CONFIG) -> Path:
+    """A verify config: a path to a YAML file, or a name in ``configs/verify/``."""
+    from kernelbench.config import config_dir
+
+    p = Path(name)
+    if p.suffix in (".yaml", ".yml") or p.is_file():
+        if not p.is_file():
+            raise KernelbenchError(f"verify config {str(p)!r} does not exist")
+        return p
+    path = config_dir() / "verify" / f"{name}.yaml"
+    if not path.is_file():
+        found = sorted(q.stem for q in (config_dir() / "verify").glob("*.yaml"))
+        raise choices_error("verify config", str(name), found)
+    return path
+
+
+def _grid_entry(entry: Any, path: Path) -> tuple[str, tuple[str, ...]]:
+    if isinstance(entry, str):
+        return entry, ()
+    if isinstance(entry, Mapping) and entry.get("experiment"):
+        extra = entry.get("add_methods") or []
+        return str(entry["experiment"]), tuple(str(m) for m in extra)
+    raise KernelbenchError(
+        f"{path}: a grid entry is an experiment name or "
+        f"{{experiment: NAME, add_methods: [...]}}, got {entry!r}"
+    )
+
+
+def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
+    """Read and check a verify config; relative table paths resolve from the repo root,
+    or from the config's own directory for a config given by path."""
+    import yaml
+
+    path = config_path(name)
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise KernelbenchError(f"cannot parse {path}: {err}".splitlines()[0]) from None
+    if not isinstance(raw, Mapping) or not raw.get("reference"):
+        raise KernelbenchError(f"{path}: needs at least `reference:`")
+    base = repo_root() if path.parent.name == "verify" else path.parent
+
+    def resolve(value: Any) -> Path | None:
+        if value is None:
+            return None
+        p = Path(value)
+        return p if p.is_absolute() else base / p
+
+    alpha = float(raw.get("alpha", 0.01))
+    if not 0.0 < alpha < 1.0:
+        raise KernelbenchError(f"{path}: alpha must be in (0, 1), got {alpha}")
+    grids = {
+        str(k): [_grid_entry(e, path) for e in (v if isinstance(v, list) else [v])]
+        for k, v in (raw.get("grids") or {}).items()
+    }
+    known = {"reference", "protocol", "metric", "scale", "grids", "seed", "alpha"}
+    known |= {"sample_variation", "baseline", "compare", "known_deviations"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise KernelbenchError(f"{path}: unknown keys {unknown}; valid: {sorted(known)}")
+    protocol = str(raw.get("protocol", "kernel_approx"))
+    proto = get_protocol(protocol)
+    metric = str(raw.get("metric") or proto.headline)
+    proto.metric(metric)  # one line naming the protocol's metrics if unknown
+    return VerifyConfig(
+        name=path.stem,
+        reference=str(raw["reference"]),
+        protocol=protocol,
+        metric=metric,
+        scale=float(raw.get("scale", 1.0)),
+        grids=grids,
+        seed=int(raw.get("seed", 0)),
+        alpha=alpha,
+        sample_variation=resolve(raw.get("sample_variation")),
+        baseline=resolve(raw.get("baseline")),
+        compare={str(k): str(v) for k, v in (raw.get("compare") or {}).items()},
+        known_deviations=parse_known(raw.get("known_deviations") or []),
+    )

@@ -1,0 +1,87 @@
+"""Which cells a verify grid runs, and running them (resumable, any number of workers)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from kernelbench.config import compose, experiment_sweep
+from kernelbench.errors import choices_error
+from kernelbench.verify.config import VerifyConfig
+
+#: Config groups among the sweep keys (composed by Hydra); the rest are plain values.
+GROUP_KEYS = ("method", "kernel", "dataset", "protocol")
+
+
+def grid_cells(
+    cfg: VerifyConfig, grid: str, runs: int | None = None, seed: int | None = None
+) -> list[dict[str, Any]]:
+    """The cells of a verify grid, composed exactly as ``kernelbench run`` composes them.
+
+    Each grid entry is an experiment file: the product of its sweep lists (with the
+    entry's ``add_methods`` appended to the method list), composed by Hydra with
+    ``experiment=<file>``; ``runs`` and ``seed`` override the file's.
+    """
+    if grid not in cfg.grids:
+        raise choices_error("grid", grid, cfg.grids)
+    cells = []
+    for exp, extra in cfg.grids[grid]:
+        _, sweep = experiment_sweep(exp)
+        if extra:
+            sweep["method"] = list(dict.fromkeys([*sweep.get("method", []), *extra]))
+        keys = list(sweep)
+        for combo in itertools.product(*(sweep[k] for k in keys)):
+            overrides = [
+                f"experiment={exp}",
+                *(f"{k}={v}" for k, v in zip(keys, combo, strict=True)),
+            ]
+            overrides.append(f"seed={cfg.seed if seed is None else seed}")
+            if runs is not None:
+                overrides.append(f"runs={runs}")
+            cells.append(compose(overrides))
+    return cells
+
+
+def grid_experiments(cfg: VerifyConfig, grid: str) -> list[str]:
+    """The experiment names (results' ``experiment`` column) of a grid's files."""
+    if grid not in cfg.grids:
+        raise choices_error("grid", grid, cfg.grids)
+    return sorted({str(experiment_sweep(e)[0].get("experiment", e)) for e, _ in cfg.grids[grid]})
+
+
+def _run_one(cell: dict[str, Any], output_dir: str) -> str:
+    import io
+
+    from kernelbench.experiment import run_and_store
+
+    buf = io.StringIO()
+    run_and_store(cell, output_dir, blas_threads=1, echo=lambda s: print(s, file=buf))
+    return buf.getvalue().strip()
+
+
+def run_cells(
+    cells: Sequence[dict[str, Any]],
+    output_dir: str | Path,
+    jobs: int = 1,
+    echo: Callable[[str], None] | None = None,
+) -> None:
+    """Run (or resume) cells into ``output_dir``: shards are bit-identical for any ``jobs``.
+
+    Every run draws from its own derived seed and BLAS runs on one thread, so the
+    order and the worker of a cell do not change its numbers.
+    """
+    total = len(cells)
+    if jobs <= 1:
+        for i, cell in enumerate(cells):
+            line = _run_one(cell, str(output_dir))
+            if echo:
+                echo(f"[{i + 1}/{total}] {line}")
+        return
+    from joblib import Parallel, delayed
+
+    par = Parallel(n_jobs=jobs, return_as="generator", batch_size=1)
+    for i, line in enumerate(par(delayed(_run_one)(c, str(output_dir)) for c in cells)):
+        if echo:
+            echo(f"[{i + 1}/{total}] {line}")
