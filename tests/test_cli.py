@@ -146,6 +146,23 @@ def test_multirun_2x2_and_joblib_gives_identical_rows(tmp_path, work):
     assert os.listdir(work) == []
 
 
+def test_submitit_local_launcher_gives_identical_rows(tmp_path, work):
+    """The cluster route (submitit, as with hydra/launcher=slurm) on this machine."""
+    pytest.importorskip(
+        "hydra_plugins.hydra_submitit_launcher",
+        reason="the submitit launcher is not installed (pip install -e '.[slurm]')",
+    )
+    grid = ["-m", "method=rff,sr33", "kernel=rbf,arccos0", "runs=3", SMALL]
+    seq, sub = tmp_path / "seq", tmp_path / "sub"
+    kb("run", *grid, f"output_dir={seq}", cwd=work)
+    kb("run", *grid, f"output_dir={sub}", "hydra/launcher=submitit_local", cwd=work)
+    assert _rel(shard_files(sub), sub) == _rel(shard_files(seq), seq)
+    a, b = read_results(seq), read_results(sub)
+    assert len(a) == 12
+    assert a[ERRORS].equals(b[ERRORS])
+    assert (a["config_hash"] == b["config_hash"]).all()
+
+
 def test_resume_after_a_killed_sweep(tmp_path, work):
     out = tmp_path / "res"
     runs = 10
