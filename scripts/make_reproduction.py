@@ -1,378 +1,94 @@
-"""Generate REPRODUCTION.md: every cell of Munkhoeva et al. (2018) Fig. 1 against ours.
+"""Generate REPRODUCTION.md from the committed reference numbers and our baselines.
 
-Inputs: the paper's numbers (results/reference/), our aggregated results (the committed
-baseline, results/baseline/fig1_baseline.csv, or any table of the same columns), the
-measured sample variation and the known deviations (configs/verify/). The verdicts are
-those of `kernelbench verify` (same code, same tolerance): see docs/verification.md.
+One section per paper experiment (scripts/reproduction/<section>.py, each a ``build()``
+returning a :class:`reproduction.common.Section`, or None when its committed results
+are not there yet), a summary table on top, long cell-by-cell tables in an appendix.
+Everything is read from committed files (results/reference/, results/baseline/,
+configs/verify/), so the report is reproducible without rerunning anything.
 
-    python scripts/make_reproduction.py [--ours results/baseline/fig1_baseline.csv] \\
-        [--out REPRODUCTION.md]
+    python scripts/make_reproduction.py [--out REPRODUCTION.md] [--only fig1 ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kernelbench.plotting import DATASET_NAMES, KERNEL_NAMES
-from kernelbench.reference import load_reference
-from kernelbench.verify import (
-    DEVIATES,
-    KNOWN,
-    NO_REFERENCE,
-    REPRODUCED,
-    load_config,
-    load_sample_variation,
-    verify_table,
-)
+from reproduction.common import Section  # noqa: E402
 
-PAPER_LABELS = {"rff": "G", "orf": "Gort", "sorf": "ROM", "qmc": "QMC", "gq": "GQ", "sr33": "B"}
-DS_ORDER = ["powerplant", "letter", "usps", "mnist", "cifar100", "leukemia"]
-K_ORDER = ["rbf", "arccos0", "arccos1"]
-M_ORDER = ["rff", "orf_tallqr", "orf", "sorf", "qmc", "gq", "sr33"]
+#: Section modules, in report order.
+SECTIONS = ("fig1", "fig2", "fig3", "liu2020", "yu2016", "yang2014")
 
 
-def _f(x: float, spec: str = ".4g") -> str:
-    return "–" if x is None or not np.isfinite(x) else format(x, spec)
-
-
-def _rank(values: pd.Series, order: list[str]) -> pd.Series:
-    return values.map(lambda v: order.index(v) if v in order else len(order))
-
-
-def cell_table(t: pd.DataFrame, ref: pd.DataFrame, cfg) -> pd.DataFrame:
-    """One row per (paper cell, our variant compared with it); paper cells we have not
-    run appear once with verdict 'not run'."""
-    t = t[t["verdict"] != NO_REFERENCE].copy()
-    rows = []
-    ref = ref.copy()
-    ref["n"] = ref["n"].astype(float)
-    for r in ref.itertuples():
-        mine = t[
-            (t["dataset"] == r.dataset)
-            & (t["kernel"] == r.kernel)
-            & (t["paper_method"] == r.method)
-            & (t["n"] == float(r.n))
-        ]
-        if mine.empty:
-            rows.append(
-                {
-                    "dataset": r.dataset,
-                    "kernel": r.kernel,
-                    "paper": r.paper_method,
-                    "ours": "",
-                    "n": r.n,
-                    "runs": np.nan,
-                    "ours_mean": np.nan,
-                    "paper_mean": r.mean,
-                    "ratio": np.nan,
-                    "z": np.nan,
-                    "verdict": "not run",
-                }
-            )
+def load_sections(only: list[str] | None = None) -> list[Section]:
+    sections = []
+    for name in SECTIONS:
+        if only and name not in only:
             continue
-        for m in mine.itertuples():
-            rows.append(
-                {
-                    "dataset": r.dataset,
-                    "kernel": r.kernel,
-                    "paper": r.paper_method,
-                    "ours": m.method_label,
-                    "n": r.n,
-                    "runs": m.runs,
-                    "ours_mean": m.mean,
-                    "paper_mean": r.mean,
-                    "ratio": m.ratio,
-                    "z": m.z,
-                    "verdict": m.verdict,
-                }
-            )
-    out = pd.DataFrame(rows)
-    out = out.assign(
-        _d=_rank(out["dataset"], DS_ORDER),
-        _k=_rank(out["kernel"], K_ORDER),
-        _m=_rank(out["ours"], M_ORDER),
-    ).sort_values(["_d", "_k", "_m", "n"])
-    return out.drop(columns=["_d", "_k", "_m"]).reset_index(drop=True)
+        try:
+            module = importlib.import_module(f"reproduction.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"reproduction.{name}":
+                raise
+            continue
+        section = module.build()
+        if section is not None:
+            sections.append(section)
+    return sections
 
 
-def md_table(df: pd.DataFrame) -> str:
-    cols = [
-        "dataset",
-        "kernel",
-        "paper",
-        "ours",
-        "n",
-        "runs",
-        "ours mean",
-        "paper mean",
-        "ratio",
-        "z",
-        "verdict",
+def summary_table(sections: list[Section]) -> list[str]:
+    lines = [
+        "| experiment | compared | reproduced | known deviations | deviate | not run |"
+        " claims that hold |",
+        "|---|---|---|---|---|---|---|",
     ]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for r in df.itertuples():
-        verdict = r.verdict
-        if verdict == DEVIATES:
-            verdict = "**deviates**"
+    for s in sections:
+        m = s.summary
+        claims = f"{m.claims_hold} of {m.claims}" if m.claims else "–"
+        cells = str(m.cells) if m.cells else "–"
+        count = (lambda v: str(v)) if m.cells else (lambda v: "–")
         lines.append(
-            "| "
-            + " | ".join(
-                [
-                    DATASET_NAMES.get(r.dataset, r.dataset),
-                    KERNEL_NAMES.get(r.kernel, r.kernel),
-                    r.paper,
-                    f"`{r.ours}`" if r.ours else "",
-                    str(int(r.n)),
-                    _f(r.runs, ".0f"),
-                    _f(r.ours_mean),
-                    _f(r.paper_mean),
-                    _f(r.ratio, ".3f"),
-                    _f(r.z, "+.2f"),
-                    verdict,
-                ]
-            )
-            + " |"
+            f"| [{s.title}](#{s.key}) | {cells} | {count(m.reproduced)} | {count(m.known)} | "
+            f"{count(m.deviate)} | {count(m.not_run)} | {claims} |"
         )
-    return "\n".join(lines) + "\n"
-
-
-def ratio_summary(t: pd.DataFrame, num: str, den: str) -> pd.DataFrame:
-    """mean over n of mean(num) / mean(den), per dataset and kernel (same data seed)."""
-    a = t[t["method_label"] == num].set_index(["dataset", "kernel", "n"])["mean"]
-    b = t[t["method_label"] == den].set_index(["dataset", "kernel", "n"])["mean"]
-    r = (a / b).dropna().rename("ratio").reset_index()
-    if r.empty:
-        return r
-    g = r.groupby(["dataset", "kernel"])["ratio"].agg(["min", "max", "mean"]).reset_index()
-    g = g.assign(_d=_rank(g["dataset"], DS_ORDER), _k=_rank(g["kernel"], K_ORDER))
-    return g.sort_values(["_d", "_k"]).drop(columns=["_d", "_k"])
-
-
-def findings(t: pd.DataFrame, cfg) -> list[str]:
-    out = []
-    orf = ratio_summary(t, "orf", "orf_tallqr")
-    if not orf.empty:
-        lines = [
-            "| dataset | kernel | true ORF / tall-QR (min–max over n) |",
-            "|---|---|---|",
-        ]
-        for r in orf.itertuples():
-            lines.append(
-                f"| {DATASET_NAMES.get(r.dataset, r.dataset)} | "
-                f"{KERNEL_NAMES.get(r.kernel, r.kernel)} | {r.min:.2f}–{r.max:.2f} |"
-            )
-        rbf = orf[orf["kernel"] == "rbf"]
-        arc = orf[orf["kernel"] != "rbf"]
-        out.append(
-            "**The ORF construction matters, and the paper's Gort is not Yu et al.'s ORF.** "
-            "The paper's code built Gort for D > d from one QR factorisation of a tall "
-            "D x d Gaussian matrix with chi(D) row norms; Yu et al.'s ORF stacks "
-            "independent d x d orthogonal blocks with chi(d) norms. On the same X, Y, the "
-            "error of true ORF relative to the published construction is (mean over n): "
-            f"Gaussian kernel {_span(rbf)}, arc-cosine kernels {_span(arc)}. So the "
-            "published construction is not a bug that hurt Gort: on the Gaussian kernel it "
-            "is clearly *better* than correct ORF. A likely reason: a row of the tall Q "
-            "has squared norm Beta(d/2, (D-d)/2), so with the chi(D) scale each row is "
-            "still (up to the QR sign convention, which the code does not correct) "
-            "marginally N(0, I), while the D rows are coupled as a whole (the columns of Q "
-            "are orthonormal: the D directions are exactly isotropic), not only within "
-            "blocks of d. The paper's Gort curves therefore describe this estimator, not "
-            "ORF; `orf_tallqr` reproduces them, `orf` is shown alongside.\n\n" + "\n".join(lines)
-        )
-        out.append(
-            "**The published construction is biased for odd kernels.** The paper's code "
-            "does not correct the signs of its QR factor. LAPACK's Householder QR returns "
-            "Q with sign(Q_11) < 0 (and the other columns similarly tied to the input), so "
-            "the rows are not symmetric in distribution. That is harmless for the even "
-            "Gaussian integrand, but for the arc-cosine kernels the mean of many draws "
-            "misses the exact kernel: `tests/test_features.py::"
-            "test_published_tall_qr_orf_is_biased_for_odd_kernels` measures a bias "
-            "statistic above 20, where unbiased maps give about 1. At the paper's budgets "
-            "the bias is small next to the variance, which is why Gort still looks fine."
-        )
-    qmc = t[t["method_label"] == "qmc"].dropna(subset=["ratio"])
-    if not qmc.empty:
-        q = qmc.groupby(["dataset", "kernel"])["ratio"].agg(["min", "max"]).reset_index()
-        q = q[q["dataset"] != "usps"] if (q["dataset"] != "usps").any() else q
-        q = q.assign(_d=_rank(q["dataset"], DS_ORDER), _k=_rank(q["kernel"], K_ORDER))
-        q = q.sort_values(["_d", "_k"])
-        parts = [
-            f"{DATASET_NAMES.get(r.dataset, r.dataset)} {KERNEL_NAMES.get(r.kernel, r.kernel)} "
-            f"{r.min:.2f}–{r.max:.2f}"
-            for r in q.itertuples()
-        ]
-        out.append(
-            "**QMC depends on the generator.** With scipy's scrambled Halton (a fresh "
-            "scramble per run) our QMC errors relative to the paper's are: "
-            + "; ".join(parts)
-            + ". The paper's generator is not the one kernelbench uses, so QMC is listed "
-            "as a known deviation; the size of the gap shows that 'QMC' in a figure is not "
-            "one method but a family whose accuracy depends on the point set."
-        )
-    usps = t[(t["dataset"] == "usps")].dropna(subset=["ratio"])
-    if not usps.empty:
-        u = usps.groupby("kernel")["ratio"].agg(["min", "max"])
-        parts = [
-            f"{KERNEL_NAMES.get(k, k)} {r['min']:.2f}–{r['max']:.2f}"
-            for k, r in u.reindex([k for k in K_ORDER if k in u.index]).iterrows()
-        ]
-        out.append(
-            "**USPS: the data version changes the Gaussian-kernel errors, not the arc-cosine "
-            "ones much.** The mirror has the ESL USPS (pixels in [0, 1]); the paper used "
-            "LIBSVM's (values in [-1, 1]). With gamma = 1/d, doubling the pixel range "
-            "quadruples the squared distances, so the Gaussian kernel matrix and its "
-            "relative errors differ; the arc-cosine kernels depend on angles (order 0) and "
-            "are homogeneous (order 1), so only the shift of the range matters. Ratio ours / "
-            "paper by kernel: " + "; ".join(parts) + "."
-        )
-        sr = usps[(usps["method_label"] == "sr33") & (usps["kernel"] == "arccos1")]
-        rest = usps[(usps["method_label"] != "sr33") & (usps["kernel"] == "arccos1")]
-        if len(sr) and len(rest):
-            out.append(
-                "**The most accurate method is the most sensitive to the data version.** "
-                "On USPS with the arc-cosine-1 kernel, sr33's ratio ours / paper is "
-                f"{sr['ratio'].min():.2f}–{sr['ratio'].max():.2f} while the other methods "
-                f"stay at {rest['ratio'].min():.2f}–{rest['ratio'].max():.2f}. sr33's "
-                "error is an order of magnitude smaller than theirs, so the difference of "
-                "the pixel distributions (ESL vs LIBSVM's smoothed values) is no longer "
-                "hidden by Monte Carlo noise. Dense Haar rotations give the same number as "
-                "butterflies here, and so does mapping the pixels to [-1, 1] (an affine "
-                "stand-in for LIBSVM's range), so neither the rotation nor the range alone "
-                "explains it; only the LIBSVM file itself could settle it."
-            )
-    within = t[t["verdict"].str.startswith(KNOWN) & (t["within_tolerance"] == True)]  # noqa: E712
-    if len(within):
-        out.append(
-            f"**{len(within)} of the {int(t['verdict'].str.startswith(KNOWN).sum())} known "
-            "deviations are within tolerance anyway** (see the z column): they are listed "
-            "as known because their setup differs from the paper's, decided before looking "
-            "at the numbers, not because they failed."
-        )
-    return out
-
-
-def _span(df: pd.DataFrame) -> str:
-    if df.empty:
-        return "not measured"
-    return f"{df['mean'].min():.2f}–{df['mean'].max():.2f}x"
+    notes = [f"- {s.title}: {s.summary.note}" for s in sections if s.summary.note]
+    return [*lines, "", *notes, ""] if notes else [*lines, ""]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ours", type=Path, default=None, help="aggregated table [the baseline]")
-    ap.add_argument("--config", default="munkhoeva2018_fig1")
     ap.add_argument("--out", type=Path, default=Path("REPRODUCTION.md"))
+    ap.add_argument("--only", nargs="*", choices=SECTIONS, help="build only these sections")
     args = ap.parse_args(argv)
 
-    cfg = load_config(args.config)
-    ours_path = args.ours or cfg.baseline
-    ours = pd.read_csv(ours_path)
-    if "sem" not in ours:
-        ours["sem"] = ours["std"] / np.sqrt(ours["runs"])
-    ref = load_reference(cfg.reference)
-    t, rate, m = verify_table(ours, cfg, ref=ref)
-    zcs = t["z_crit"].dropna()
-    cells = cell_table(t, ref, cfg)
-    tau = load_sample_variation(cfg.sample_variation)
-
-    v = cells["verdict"]
-    n_ref = len(ref)
-    n_rep = int((v == REPRODUCED).sum())
-    n_dev = int((v == DEVIATES).sum())
-    n_known = int(v.str.startswith(KNOWN).sum())
-    n_not = int((v == "not run").sum())
-    runs = sorted(int(r) for r in ours["runs"].unique())
-
+    sections = load_sections(args.only)
     doc = [
-        "# Reproducing Munkhoeva et al. (2018), Figure 1",
+        "# Reproduction report",
         "",
         "<!-- generated by scripts/make_reproduction.py; do not edit by hand -->",
         "",
-        f"Paper cells: {n_ref} (results/reference/{cfg.reference}.csv). Ours: "
-        f"`{_rel(ours_path)}` ({len(ours)} cells, runs per cell {runs}, data seed "
-        f"{sorted(ours['seed'].unique().tolist()) if 'seed' in ours else '?'}, datasets "
-        "from the mirror).",
+        "Every number the seed papers report that kernelbench can compute, against ours: "
+        "cell by cell with the statistical tolerance of `kernelbench verify` "
+        "([docs/verification.md](docs/verification.md)) where the paper gives numbers, "
+        "and as checked claims where it gives only a figure. A *known deviation* is a cell "
+        "whose setup differs from the paper's for a reason decided before its number was "
+        "seen, or measured and written next to it.",
         "",
-        f"**{n_rep} reproduced, {n_known} known deviations, {n_dev} deviate"
-        + (
-            f", {n_not} paper cells not in our table (see results/baseline/README.md for "
-            "what it holds)"
-            if n_not
-            else ""
-        )
-        + "** (one row per paper cell and our variant compared with it: Gort is compared "
-        "with both `orf_tallqr`, the published construction, which must reproduce, and "
-        "`orf`, the correct ORF, a known deviation).",
-        "",
-        f"Tolerance: |z| <= z_crit, z = (ours - paper) / sqrt(se_ours^2 + se_paper^2 + "
-        f"2 tau^2); z_crit ({_f(zcs.min(), '.2f')}-{_f(zcs.max(), '.2f')}) is the two-sided "
-        f"Student t quantile at the Welch-Satterthwaite df of each cell for the Sidak "
-        f"per-test rate {rate:.2g} (family-wise alpha = {cfg.alpha:g} over the {m} "
-        "comparisons that must reproduce); tau = cv(dataset, kernel) x paper mean, cv "
-        "measured (table below). See [docs/verification.md](docs/verification.md).",
-        "",
-        "## Known deviations",
-        "",
+        *summary_table(sections),
     ]
-    for k in cfg.known_deviations:
-        scope = ", ".join(
-            f"{name} {', '.join(vals)}"
-            for name, vals in (
-                ("datasets", k.datasets),
-                ("kernels", k.kernels),
-                ("methods", k.methods),
-                ("n", k.ns),
-                ("data from", k.data_sources),
-            )
-            if vals
-        )
-        text = f"- **{k.reason}** ({scope})."
-        if k.detail:
-            text += f" {k.detail}"
-        if k.compare_with:
-            text += f" Reproduced instead by `{k.compare_with}`."
-        doc.append(text)
-    doc += ["", "## What kernelbench finds that the paper does not say", ""]
-    for para in findings(t, cfg):
-        doc += [para, ""]
-    if tau is not None:
-        doc += [
-            "## Sample-to-sample variation (tau / mean)",
-            "",
-            "Measured with scripts/measure_sample_variation.py "
-            f"(`{_rel(cfg.sample_variation)}`): how much a cell's mean error moves between "
-            "independent X, Y samples, pooled per dataset and kernel.",
-            "",
-            "| dataset | kernel | tau / mean | cells | seeds | runs |",
-            "|---|---|---|---|---|---|",
-        ]
-        for r in tau.itertuples():
-            doc.append(
-                f"| {DATASET_NAMES.get(r.dataset, r.dataset)} | "
-                f"{KERNEL_NAMES.get(r.kernel, r.kernel)} | {r.cv:.3f} | {r.cells} | "
-                f"{r.seeds} | {r.runs} |"
-            )
-        doc.append("")
-    doc += ["## Every paper cell", "", md_table(cells)]
-    args.out.write_text("\n".join(doc))
-    print(
-        f"wrote {args.out}: {n_rep} reproduced, {n_known} known, {n_dev} deviate, {n_not} not run"
-    )
+    for s in sections:
+        doc += [f'<a id="{s.key}"></a>', "", f"## {s.title}", "", *s.body, ""]
+    appendix = [line for s in sections for line in (*s.appendix, "")]
+    if appendix:
+        doc += ["# Appendix", "", *appendix]
+    args.out.write_text("\n".join(doc).rstrip() + "\n")
+    print(f"wrote {args.out}: " + "; ".join(f"{s.key}" for s in sections))
     return 0
-
-
-def _rel(p: Path | None) -> str:
-    if p is None:
-        return ""
-    try:
-        return str(Path(p).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(p)
 
 
 if __name__ == "__main__":
