@@ -1,0 +1,111 @@
+"""The package's layers: a module imports only from its own layer or the ones below.
+
+Every ``import kernelbench...`` / ``from kernelbench... import`` in the source, including
+those inside functions, is checked against :data:`LAYERS`. A new module must be placed
+in a layer here, so the layering is a decision, not an accident.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "kernelbench"
+
+#: Layer of each module (dotted name under kernelbench; a package entry covers its
+#: submodules). Lower numbers are more basic.
+LAYERS: dict[str, int] = {
+    "errors": 0,
+    "registry": 0,
+    "seeding": 0,
+    "config": 0,
+    "kernels": 1,
+    "transforms": 1,
+    "metrics": 1,
+    "stats": 1,
+    "results": 1,
+    "reference": 1,
+    "bandwidth": 1,
+    "theory": 1,
+    "qmc": 1,
+    "plotting": 1,
+    "features": 2,
+    "datasets": 2,
+    "learners": 2,
+    "protocols": 3,
+    "experiment": 4,
+    "verify": 4,
+    "plot": 4,
+    "runner": 5,
+    "cli": 6,
+    "__init__": 6,
+}
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE).with_suffix("")
+    return ".".join(rel.parts)
+
+
+def layer(name: str) -> int:
+    """The layer of a dotted module name (``features.base`` -> features' layer)."""
+    parts = name.split(".")
+    for k in range(len(parts), 0, -1):
+        key = ".".join(parts[:k])
+        if key in LAYERS:
+            return LAYERS[key]
+    raise KeyError(name)
+
+
+def imports(path: Path) -> list[str]:
+    """The kernelbench modules a file imports (anywhere in it)."""
+    tree = ast.parse(path.read_text())
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "kernelbench":
+                out += [alias.name for alias in node.names]
+            elif node.module.startswith("kernelbench."):
+                out.append(node.module.removeprefix("kernelbench."))
+        elif isinstance(node, ast.Import):
+            out += [
+                a.name.removeprefix("kernelbench.")
+                for a in node.names
+                if a.name.startswith("kernelbench.")
+            ]
+    return out
+
+
+SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if "configs" not in p.parts)
+
+
+def test_every_module_has_a_layer():
+    missing = [module_name(p) for p in SOURCES if not _has_layer(module_name(p))]
+    assert not missing, f"place these modules in LAYERS: {missing}"
+
+
+def _has_layer(name: str) -> bool:
+    try:
+        layer(name)
+    except KeyError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: module_name(p))
+def test_no_upward_imports(path: Path):
+    name = module_name(path)
+    if name.endswith("__init__") and name != "__init__":
+        name = name.removesuffix(".__init__")
+    own = layer(name)
+    upward = [m for m in imports(path) if _has_layer(m) and layer(m) > own]
+    assert not upward, f"{name} (layer {own}) imports from higher layers: {upward}"
+
+
+def test_the_check_catches_an_upward_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from kernelbench.experiment import run_cell\n")
+    assert imports(bad) == ["experiment"]
+    assert layer("experiment") > layer("features.base")
