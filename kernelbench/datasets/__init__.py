@@ -13,6 +13,8 @@ eeg        classification OpenML 1471               yes
 codrna     classification LIBSVM archive            yes
 magic04    classification OpenML 1120               yes
 covtype    classification OpenML 1596               no (optional)
+cpu        regression     OpenML 197 (cpu_act)      no (optional)
+census     regression     OpenML 574 (house_16H)    no (optional; stand-in)
 digits     classification bundled (scikit-learn)    not needed
 ========== ============== ========================= =====================
 
@@ -48,6 +50,8 @@ DATASET_MODULES = (
     "codrna",
     "magic04",
     "covtype",
+    "cpu",
+    "census",
     "digits",
 )
 for _module in DATASET_MODULES:
