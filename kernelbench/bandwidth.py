@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.features.base import check_int, check_random_state
+from kernelbench.validation import check_int, check_random_state
 
 #: Bytes of the distance block (query rows x all rows, float64) held at once.
 BLOCK_BYTES = 64 * 2**20

@@ -27,7 +27,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
@@ -41,28 +40,13 @@ from kernelbench.results import (
     shard_path,
     write_shard,
 )
+from kernelbench.validation import check_n, check_runs
 
 #: Config keys that select a cell (the rest is where and how to run it).
 CELL_KEYS = ("experiment", "protocol", "dataset", "kernel", "method", "n", "runs", "seed")
 
 
 # -- validation -------------------------------------------------------------------
-
-
-def check_n(n: Any) -> int | float:
-    """A positive feature budget; integral values become ints (they name seeds and files)."""
-    if isinstance(n, bool) or not isinstance(n, int | float | np.integer | np.floating):
-        raise KernelbenchError(f"n must be a positive number, got {n!r}")
-    if not np.isfinite(n) or n <= 0:
-        raise KernelbenchError(f"n must be a positive number, got {n!r}")
-    return int(n) if float(n).is_integer() else float(n)
-
-
-def check_runs(runs: Any) -> int:
-    """A positive integer number of runs."""
-    if isinstance(runs, bool) or not isinstance(runs, int | np.integer) or runs <= 0:
-        raise KernelbenchError(f"runs must be a positive integer, got {runs!r}")
-    return int(runs)
 
 
 def resolve_protocol(cell: Mapping[str, Any]) -> tuple[Protocol, dict[str, Any]]:

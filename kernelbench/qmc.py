@@ -42,7 +42,7 @@ import numpy as np
 from scipy.special import erf, wofz
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.features.base import check_int
+from kernelbench.validation import check_int
 
 #: Below this |b_j (u_j - v_j)| the sinc factors use their Taylor series.
 _SERIES_BELOW = 1e-2

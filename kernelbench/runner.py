@@ -129,13 +129,13 @@ def _values(ov: Any) -> list[Any]:
 
 
 def _check_n(value: Any) -> None:
-    from kernelbench.experiment import check_n
+    from kernelbench.validation import check_n
 
     check_n(value)
 
 
 def _check_runs(value: Any) -> None:
-    from kernelbench.experiment import check_runs
+    from kernelbench.validation import check_runs
 
     if value is not None:
         check_runs(value)

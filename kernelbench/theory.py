@@ -45,7 +45,7 @@ def _check_z(z: float | np.ndarray) -> np.ndarray:
 
 
 def _check_dims(d: int, D: int | None) -> tuple[int, int]:
-    from kernelbench.features.base import check_int
+    from kernelbench.validation import check_int
 
     d = check_int("d", d, 1)
     D = d if D is None else check_int("D", D, 1)

@@ -103,7 +103,7 @@ def data_cfg(mirror_dir: Path, tmp_path: Path) -> dict:
 
 
 def test_registry_holds_every_dataset() -> None:
-    assert set(DATASETS.names()) == {*PAPER_DATASETS, "covtype", "digits"}
+    assert set(DATASETS.names()) == {*PAPER_DATASETS, "covtype", "digits", "cpu", "census"}
     with pytest.raises(KernelbenchError, match="unknown dataset 'nope'; valid choices: "):
         DATASETS.get("nope")
 

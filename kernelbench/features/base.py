@@ -13,57 +13,24 @@ so ``approximate_kernel(X, Y) = transform(X) @ transform(Y).T + constant_``.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from kernelbench.errors import KernelbenchError
 from kernelbench.kernels import get_kernel
-
-
-def check_n(n: Any) -> float:
-    """Validate the papers' feature budget n (D = 2 n (d + 1) projections)."""
-    if isinstance(n, bool) or not isinstance(n, numbers.Real) or not np.isfinite(n) or n <= 0:
-        raise KernelbenchError(f"n must be a positive number, got {n!r}")
-    return float(n)
+from kernelbench.validation import (  # noqa: F401  (re-exported for the feature maps)
+    check_choice,
+    check_int,
+    check_n,
+    check_random_state,
+)
 
 
 def n_projections(n: float, d: int) -> int:
     """D = 2 n (d + 1), rounded to the nearest integer (Munkhoeva et al. 2018, Sec. 2.3)."""
     return max(1, int(round(2.0 * n * (d + 1))))
-
-
-def check_random_state(random_state: Any) -> np.random.Generator:
-    """A numpy Generator from None, an int, a SeedSequence or a Generator."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is None or isinstance(
-        random_state, numbers.Integral | np.random.SeedSequence | np.random.BitGenerator
-    ):
-        return np.random.default_rng(random_state)
-    raise KernelbenchError(
-        f"random_state must be None, an int, a SeedSequence or a numpy Generator, "
-        f"got {type(random_state).__name__}"
-    )
-
-
-def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    """Validate an integer parameter in [low, high] (bools are not integers here)."""
-    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if not ok or value < low or (high is not None and value > high):
-        span = f"in {low}..{high}" if high is not None else f">= {low}"
-        raise KernelbenchError(f"{name} must be an integer {span}, got {value!r}")
-    return int(value)
-
-
-def check_choice(name: str, value: Any, valid: tuple[str, ...]) -> str:
-    """Validate a string parameter against its valid values."""
-    if value not in valid:
-        raise KernelbenchError(f"invalid {name} {value!r}; valid choices: {', '.join(valid)}")
-    return value
 
 
 class RandomFeatureMap(TransformerMixin, BaseEstimator):

@@ -1,0 +1,54 @@
+"""Validators shared by every layer: one-line :class:`KernelbenchError` messages."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from kernelbench.errors import KernelbenchError
+
+
+def check_n(n: Any) -> int | float:
+    """A positive feature budget n; integral values become ints (they name seeds and files)."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Real) or not np.isfinite(n) or n <= 0:
+        raise KernelbenchError(f"n must be a positive number, got {n!r}")
+    return int(n) if float(n).is_integer() else float(n)
+
+
+def check_runs(runs: Any) -> int:
+    """A positive integer number of runs."""
+    if isinstance(runs, bool) or not isinstance(runs, numbers.Integral) or runs <= 0:
+        raise KernelbenchError(f"runs must be a positive integer, got {runs!r}")
+    return int(runs)
+
+
+def check_random_state(random_state: Any) -> np.random.Generator:
+    """A numpy Generator from None, an int, a SeedSequence or a Generator."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or isinstance(
+        random_state, numbers.Integral | np.random.SeedSequence | np.random.BitGenerator
+    ):
+        return np.random.default_rng(random_state)
+    raise KernelbenchError(
+        f"random_state must be None, an int, a SeedSequence or a numpy Generator, "
+        f"got {type(random_state).__name__}"
+    )
+
+
+def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
+    """Validate an integer parameter in [low, high] (bools are not integers here)."""
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not ok or value < low or (high is not None and value > high):
+        span = f"in {low}..{high}" if high is not None else f">= {low}"
+        raise KernelbenchError(f"{name} must be an integer {span}, got {value!r}")
+    return int(value)
+
+
+def check_choice(name: str, value: Any, valid: tuple[str, ...]) -> str:
+    """Validate a string parameter against its valid values."""
+    if value not in valid:
+        raise KernelbenchError(f"invalid {name} {value!r}; valid choices: {', '.join(valid)}")
+    return value
