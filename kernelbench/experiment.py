@@ -152,10 +152,7 @@ def run_cell(
         step = max(1, int(proto.batch_size(cell)))
         for lo in range(0, runs, step):
             batch = range(lo, min(runs, lo + step))
-            measured = proto.measure(cell, ctx, batch)
-            if len(measured) != len(batch):  # pragma: no cover - a protocol bug
-                raise RuntimeError(f"{proto.name}: {len(measured)} rows for {len(batch)} runs")
-            rows += [{"run": r, **row} for r, row in zip(batch, measured, strict=True)]
+            rows += _batch_rows(proto, batch, proto.measure(cell, ctx, batch))
             if bar is not None:
                 bar.update(len(batch))
             if on_run is not None:
@@ -196,6 +193,18 @@ def run_cell(
     if missing or extra:  # pragma: no cover - a protocol bug
         raise RuntimeError(f"{proto.name} rows: missing {missing}, extra {extra}")
     return df[schema.names]
+
+
+def _batch_rows(proto: Protocol, batch: range, measured: list[dict]) -> list[dict]:
+    """The rows of a batch with their ``run``: one row per run in order, or rows that
+    name their run themselves (a protocol may record several rows per run)."""
+    if all("run" in row for row in measured):
+        if {row["run"] for row in measured} != set(batch):  # pragma: no cover - a bug
+            raise RuntimeError(f"{proto.name}: rows do not cover runs {list(batch)}")
+        return measured
+    if len(measured) != len(batch):  # pragma: no cover - a protocol bug
+        raise RuntimeError(f"{proto.name}: {len(measured)} rows for {len(batch)} runs")
+    return [{"run": r, **row} for r, row in zip(batch, measured, strict=True)]
 
 
 def cell_name(cell: Mapping[str, Any]) -> str:

@@ -168,8 +168,10 @@ class Protocol:
         """The rows of ``runs`` (each a fresh map from :meth:`run_rng`), in order.
 
         A row holds D, n_features, fit_seconds, transform_seconds and the protocol's
-        columns. The default measures the runs one by one with :meth:`measure_run`;
-        a protocol may batch them, with rows identical to the one-by-one ones.
+        columns: one row per run, or several rows per run that each name their ``run``
+        (e.g. one per iteration). The default measures the runs one by one with
+        :meth:`measure_run`; a protocol may batch them, with rows identical to the
+        one-by-one ones.
         """
         return [self.measure_run(cell, ctx, r) for r in runs]
 
