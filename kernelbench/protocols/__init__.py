@@ -7,7 +7,7 @@ kernel_approx  relative Frobenius/spectral Gram errors (Munkhoeva et al. 2018, F
 ============== ==================================================================
 
 Adding a protocol is one module here (a :class:`Protocol` subclass registered in
-:data:`PROTOCOLS`), its name in ``PROTOCOL_MODULES``, and
+:data:`PROTOCOLS`; every module of this package but ``base`` is imported) and
 ``configs/protocol/<name>.yaml`` with its settings.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib import import_module
+from pkgutil import iter_modules
 from typing import Any
 
 from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
@@ -22,8 +23,10 @@ from kernelbench.registry import Registry
 
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
 
-#: Protocol modules; each registers its protocol.
-PROTOCOL_MODULES = ("kernel_approx",)
+#: Protocol modules (every module of this package but ``base``); each registers its protocol.
+PROTOCOL_MODULES = tuple(
+    sorted(m.name for m in iter_modules(__path__) if m.name != "base" and not m.ispkg)
+)
 for _module in PROTOCOL_MODULES:
     import_module(f"kernelbench.protocols.{_module}")
 
