@@ -176,7 +176,7 @@ def theory_curves(summary: pd.DataFrame) -> pd.DataFrame:
 
     rows = []
     for (kernel, d, D), _ in summary.groupby(["kernel", "d", "D"]):
-        z = np.linspace(0.05, float(summary["z"].max()), 80)
+        z = np.linspace(0.1, float(summary["z"].max()), 40)
         d, D = int(d), int(D)
         for label, paper, values in (
             ("orf", "Yu et al. Eq. (3)", orf_variance_ratio(z, d, D)),
