@@ -194,8 +194,8 @@ def build() -> Section | None:
         "σ by their rule (mean distance to the 50th nearest neighbour, over 1000 seeded "
         "rows of the scaled train part, all rows as neighbours), d zero-padded to a power "
         "of two (MNIST 784 → 1024, CIFAR-100 3072 → 4096), MSE over all pairs of two "
-        "random subsets (550 + 550 rows; 50 + 50 on CIFAR-100), 20 runs (10 on "
-        "CIFAR-100, D/d ≤ 4 there to bound the dense ORF's memory). Deviation: Yu et al. "
+        "random subsets (550 + 550 rows; 50 + 50 on CIFAR-100), 20 runs (5 on "
+        "CIFAR-100, with D/d ≤ 2 there to bound the time of the dense ORF). Deviation: Yu et al. "
         "do not say how many points, pairs or runs they used.",
         "",
         "![Yu Fig. 4](results/baseline/yu2016_fig4.png)",
