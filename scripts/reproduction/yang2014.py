@@ -203,8 +203,8 @@ def build() -> Section | None:
     summary = Summary(
         claims=len(claims),
         claims_hold=sum(claims),
-        note="Yang et al. 2014 Figs. 2 and 4: claims checked on our numbers; Tables 1-2 "
-        "(cpu, census) are download-only and not run.",
+        note="Figs. 2 and 4 as claims checked on our numbers; Tables 1-2 (cpu, census) "
+        "are download-only and not run.",
     )
     return Section("yang2014", "Yang et al. 2014 (QMC, adaptive QMC)", summary, body)
 
