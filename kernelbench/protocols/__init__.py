@@ -4,6 +4,12 @@
 name           what a cell measures
 ============== ==================================================================
 kernel_approx  relative Frobenius/spectral Gram errors (Munkhoeva et al. 2018, Fig. 1)
+variance_ratio Var(method) / Var(RFF) for synthetic pairs at distance z sigma
+               (Yu et al. 2016, Fig. 2); one row per (run, z)
+pair_mse       kernel MSE over pairs, d zero-padded to a power of two, against D/d
+               (Yu et al. 2016, Figs. 4 and 5(c))
+qmc_adaptive   box discrepancy and Gram errors per CG iteration of adaptive QMC
+               (Yang et al. 2014, Fig. 4); one row per (run, iteration)
 ============== ==================================================================
 
 Adding a protocol is one module here (a :class:`Protocol` subclass registered in

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -32,11 +33,30 @@ import pandas as pd
 import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError, choices_error
-from kernelbench.results import make_schema
+from kernelbench.results import dumps, make_schema
 from kernelbench.seeding import derive_rng
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.features import RandomFeatureMap
+
+
+#: Most rows over which a bandwidth rule averages (the neighbours are all rows).
+BANDWIDTH_QUERIES = 1000
+
+
+@lru_cache(maxsize=16)
+def _bandwidth_gamma(dataset_json: str, seed: int, data_json: str, key: str, rule: str) -> float:
+    import json
+
+    from kernelbench.bandwidth import nn_sigma, parse_rule
+    from kernelbench.datasets import train_part
+
+    dataset = json.loads(dataset_json)
+    name = str(dataset["name"])
+    X = train_part(name, dataset["protocols"][key], json.loads(data_json)).scaled()
+    queries = min(BANDWIDTH_QUERIES, len(X))
+    rng = derive_rng(seed, "bandwidth", name)
+    return nn_sigma(X, k=parse_rule(rule), n_queries=queries, random_state=rng).gamma
 
 
 @dataclass(frozen=True)
@@ -153,8 +173,18 @@ class Protocol:
 
     # -- measurement ---------------------------------------------------------------
     def check(self, cell: Mapping[str, Any]) -> None:
-        """Validate what can be checked before loading data (method, kernel, settings)."""
-        self.feature_map(cell, random_state=None)
+        """Validate what can be checked before loading data (method, kernel, settings).
+
+        A data rule for gamma (``nn50``) is parsed here and resolved later, in
+        :meth:`kernel_params`, when the data is loaded.
+        """
+        from kernelbench.bandwidth import parse_rule
+
+        params = dict(cell["kernel"]["params"])
+        if isinstance(params.get("gamma"), str):
+            parse_rule(params["gamma"])
+            params["gamma"] = 1.0  # stands for the data's value while checking the map
+        self.feature_map({**cell, "kernel": {**cell["kernel"], "params": params}}, None)
 
     def prepare(self, cell: Mapping[str, Any]) -> Any:
         """Load the data and compute what every run of the cell shares."""
@@ -201,8 +231,30 @@ class Protocol:
         return cell["n"]
 
     def kernel_params(self, cell: Mapping[str, Any], ctx: Any = None) -> dict[str, Any]:
-        """The kernel parameters the maps and the exact kernel get."""
-        return dict(cell["kernel"]["params"])
+        """The kernel parameters the maps and the exact kernel get.
+
+        ``gamma`` may name a data rule, ``nn<k>`` (Yu et al. 2016, Sec. 3: sigma =
+        the mean distance to the k-th nearest neighbour, gamma = 1 / (2 sigma^2)),
+        resolved by :meth:`bandwidth_gamma` on the cell's data.
+        """
+        params = dict(cell["kernel"]["params"])
+        if isinstance(params.get("gamma"), str):
+            params["gamma"] = self.bandwidth_gamma(cell, params["gamma"])
+        return params
+
+    def bandwidth_gamma(self, cell: Mapping[str, Any], rule: str) -> float:
+        """gamma of a bandwidth rule (``nn<k>``) on the dataset's scaled train part.
+
+        The train part is the one of the protocol's data settings; the mean runs
+        over at most :data:`BANDWIDTH_QUERIES` rows drawn by a Generator derived
+        from (seed, "bandwidth", dataset), the neighbours over all rows
+        (:func:`kernelbench.bandwidth.nn_sigma`). Cached per process.
+        """
+        key = cell["protocol"].get("data") or self.name
+        self.data_settings(cell)  # one clear line if the dataset lacks the entry
+        return _bandwidth_gamma(
+            dumps(cell["dataset"]), int(cell["seed"]), dumps(cell.get("data") or {}), key, rule
+        )
 
     def feature_map(
         self,

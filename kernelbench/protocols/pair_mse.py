@@ -1,0 +1,213 @@
+"""``pair_mse``: kernel approximation MSE over pairs of points against D (Yu et al. 2016, Fig. 4).
+
+Data as in ``kernel_approx`` (the dataset's ``protocols.<data>`` settings, by default
+those of Munkhoeva et al.'s Fig. 1: two independent random subsets X, Y of the
+scaled train part, drawn once per (seed, dataset)), zero-padded to d' = the next
+power of two (Yu et al., Sec. 5: "The input feature dimension is set to be power
+of 2 by padding zeros"; padding changes no distance, so neither the kernel nor
+sigma). The budget ``n`` is D/d': D = n d' projections. The Gaussian kernel's
+sigma comes from ``kernel.params.gamma`` (``nn50``: Yu et al.'s rule, the mean
+distance to the 50th nearest neighbour, :meth:`Protocol.bandwidth_gamma`). Per
+run a fresh map fitted on X:
+
+    mse           = mean over the pairs (x_i, y_j) of (k(x_i, y_j) - k_hat(x_i, y_j))^2
+    rel_fro_error = ||K - K_hat||_F / ||K||_F
+
+Figure ``yu_mse``: MSE against D/d, one panel per dataset (Fig. 4; with sorf's
+1, 2 and 3 HD blocks it is also Fig. 5(c)).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.protocols import PROTOCOLS
+from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
+from kernelbench.results import dumps
+
+
+def next_pow2(d: int) -> int:
+    """The smallest power of two >= d."""
+    return 1 << max(0, int(d) - 1).bit_length()
+
+
+@dataclass(frozen=True)
+class PaddedPair:
+    """X, Y zero-padded to a power of two, the exact kernel and its provenance."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    K: np.ndarray
+    fro_K: float
+    gamma: float
+    d_data: int
+    provenance: dict[str, Any]
+
+
+@lru_cache(maxsize=4)
+def _padded_pair(dataset_json: str, seed: int, data_json: str, key: str) -> tuple:
+    from kernelbench.datasets import kernel_approx_pair
+
+    X, Y, prov = kernel_approx_pair(json.loads(dataset_json), seed, json.loads(data_json), key)
+    d = X.shape[1]
+    pad = next_pow2(d) - d
+    X = np.pad(np.asarray(X, dtype=np.float64), ((0, 0), (0, pad)))
+    Y = np.pad(np.asarray(Y, dtype=np.float64), ((0, 0), (0, pad)))
+    X.setflags(write=False)
+    Y.setflags(write=False)
+    return X, Y, d, dict(prov)
+
+
+class PairMSE(Protocol):
+    """MSE of the kernel value over pairs, against D/d (Yu et al. 2016, Figs. 4 and 5(c))."""
+
+    name = "pair_mse"
+    title = "Yu et al. 2016, Fig. 4: kernel approximation MSE against D"
+    columns = (
+        ("samples", pa.int64()),
+        ("d_data", pa.int64()),
+        ("sigma", pa.float64()),
+        ("mse", pa.float64()),
+        ("rel_fro_error", pa.float64()),
+    )
+    metrics = {
+        "mse": Metric("mse", "MSE over pairs", short="mse"),
+        "fro": Metric("rel_fro_error", r"$\|K - \hat K\|_F \,/\, \|K\|_F$", short="rel_fro"),
+    }
+    headline = "mse"
+    budget_label = "D / d"
+
+    def check(self, cell: Mapping[str, Any]) -> None:
+        if cell["kernel"]["name"] != "rbf":
+            raise KernelbenchError(
+                f"protocol pair_mse needs kernel rbf (the Gaussian kernel of Yu et al.), "
+                f"got {cell['kernel']['name']!r}"
+            )
+        super().check(cell)
+
+    def map_n(self, cell: Mapping[str, Any], d: int) -> float:
+        """n of the map for D = (D/d) d projections: D = 2 n (d + 1)."""
+        return cell["n"] * d / (2.0 * (d + 1))
+
+    def prepare(self, cell: Mapping[str, Any]) -> PaddedPair:
+        from kernelbench.kernels import exact_kernel
+
+        key = cell["protocol"].get("data") or self.name
+        self.data_settings(cell)
+        X, Y, d_data, prov = _padded_pair(
+            dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key
+        )
+        params = self.kernel_params(cell)
+        gamma = params.get("gamma")
+        gamma = 1.0 / X.shape[1] if gamma is None else float(gamma)
+        K = exact_kernel("rbf", X, Y, gamma=gamma)
+        return PaddedPair(X, Y, K, float(np.linalg.norm(K)), gamma, d_data, prov)
+
+    def cell_columns(self, cell: Mapping[str, Any], ctx: PaddedPair) -> dict[str, Any]:
+        return {
+            "d": int(ctx.X.shape[1]),
+            "d_data": ctx.d_data,
+            "samples": int(ctx.X.shape[0]),
+            "sigma": float(np.sqrt(1.0 / (2.0 * ctx.gamma))),
+            "data_source": ctx.provenance.get("data_source"),
+            "data_deviation": ctx.provenance.get("data_deviation"),
+        }
+
+    def kernel_params(self, cell: Mapping[str, Any], ctx: Any = None) -> dict[str, Any]:
+        if isinstance(ctx, PaddedPair):  # resolved once in prepare
+            return {**cell["kernel"]["params"], "gamma": ctx.gamma}
+        return super().kernel_params(cell, ctx)
+
+    def measure_run(self, cell: Mapping[str, Any], ctx: PaddedPair, run: int) -> dict:
+        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
+        t0 = time.perf_counter()
+        fm.fit(ctx.X)
+        t1 = time.perf_counter()
+        Zx = fm.transform(ctx.X)
+        Zy = fm.transform(ctx.Y)
+        t2 = time.perf_counter()
+        E = Zx @ Zy.T
+        if fm.constant_ != 0.0:
+            E += fm.constant_
+        E -= ctx.K
+        return {
+            "D": int(fm.n_projections_),
+            "n_features": int(fm.n_features_out_),
+            "mse": float(np.mean(E * E)),
+            "rel_fro_error": float(np.linalg.norm(E)) / ctx.fro_K,
+            "fit_seconds": t1 - t0,
+            "transform_seconds": t2 - t1,
+        }
+
+
+# --------------------------------------------------------------------------- figure
+
+
+def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``yu_mse_<metric>.<fmt>`` and ``yu_mse_summary.csv``/``.md`` into ``out``."""
+    from kernelbench.plotting import (
+        dataset_name,
+        dataset_order,
+        draw_panels,
+        kernel_name,
+        save_figure,
+        summarise,
+        write_table,
+    )
+
+    proto = PROTOCOLS.get("pair_mse")
+    metric_id = options.metric or "mse"
+    metric = proto.metric(metric_id)
+    keys = ["experiment", "dataset", "kernel", "method_label", "n"]
+    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    shown = summary[summary["metric"] == metric_id]
+    dims = df.groupby("dataset")[["d_data", "d", "sigma"]].first()
+
+    def title(ds: str, _cell: pd.DataFrame) -> str:
+        r = dims.loc[ds]
+        return f"{dataset_name(ds)} (d = {int(r.d_data)} → {int(r.d)}, σ = {r.sigma:.3g})"
+
+    panels = draw_panels(
+        shown,
+        row="kernel",
+        col="dataset",
+        x="n",
+        ylabel=metric.label,
+        xlabel="D / d",
+        row_name=kernel_name,
+        cols=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
+        col_name=dataset_name,
+        col_title=title,
+        log=True if options.log is None else options.log,
+    )
+    written = save_figure(panels.figure, out, f"yu_mse_{metric_id}", options.formats)
+    intro = (
+        "Mean over runs, sample std, standard error and 95% t-interval; "
+        "MSE over all pairs (x_i, y_j) of the two subsets; d zero-padded to a power of two."
+    )
+    title_md = "Yu et al. 2016, Fig. 4: kernel approximation MSE against D/d"
+    written += write_table(summary, out, "yu_mse_summary", title_md, intro, panels.notes)
+    return FigureOutput(written, panels.notes)
+
+
+PairMSE.figures = {
+    "yu_mse": Figure(
+        "yu_mse",
+        "Yu Fig. 4 / 5(c): kernel MSE over pairs against D/d (one panel per dataset)",
+        draw_yu_mse,
+        metrics=("mse", "fro"),
+    )
+}
+PairMSE.default_figures = ("yu_mse",)
+PROTOCOLS.add("pair_mse", PairMSE())

@@ -1,0 +1,203 @@
+"""``qmc_adaptive``: Gram errors over the iterations of adaptive QMC (Yang et al. 2014, Fig. 4).
+
+Data as in ``kernel_approx`` (the dataset's ``protocols.<data>`` settings: two
+independent random subsets X, Y of the scaled train part, drawn once per (seed,
+dataset)) and the exact Gaussian cross-kernel K = k(X, Y). Per run a fresh
+``qmc`` map with ``sequence=adaptive`` is fitted on X (the box []b from X's
+bounding box, Sec. 4; scrambled Halton start; nonlinear CG on the box
+discrepancy, :func:`kernelbench.qmc.adaptive_points`), keeping the frequencies
+of every iteration. One row per (run, iteration t = 0..n_cg_iter, 0 = Halton):
+
+    discrepancy    = pi^d / prod b_j D(S_t)^2, Theorem 9's mean squared integration
+                     error over the box (the normalised box discrepancy up to 2^d)
+    max_sq_error   = max_ij (K - K_hat_t)_ij^2
+    mean_sq_error  = mean_ij (K - K_hat_t)_ij^2
+    rel_spec_error = ||K - K_hat_t||_2 / ||K||_2   (the "norm of the error")
+
+Figure ``yang_adaptive``: the four metrics against the iteration (Fig. 4(a)-(c):
+box []b and []b/2 via ``box_scale``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.metrics import spectral_norm
+from kernelbench.protocols import PROTOCOLS
+from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
+from kernelbench.results import dumps
+
+
+@lru_cache(maxsize=4)
+def _pair(dataset_json: str, seed: int, data_json: str, key: str) -> tuple:
+    from kernelbench.datasets import kernel_approx_pair
+
+    X, Y, prov = kernel_approx_pair(json.loads(dataset_json), seed, json.loads(data_json), key)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    X.setflags(write=False)
+    Y.setflags(write=False)
+    return X, Y, dict(prov)
+
+
+@dataclass(frozen=True)
+class Gram:
+    """X, Y, the exact kernel, its spectral norm and the data provenance."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    K: np.ndarray
+    spec_K: float
+    provenance: dict[str, Any]
+
+
+class QMCAdaptive(Protocol):
+    """Discrepancy and Gram errors per CG iteration of adaptive QMC (Yang et al. 2014, Fig. 4)."""
+
+    name = "qmc_adaptive"
+    title = "Yang et al. 2014, Fig. 4: adaptive QMC, errors over the iterations"
+    columns = (
+        ("samples", pa.int64()),
+        ("iteration", pa.int64()),
+        ("discrepancy", pa.float64()),
+        ("max_sq_error", pa.float64()),
+        ("mean_sq_error", pa.float64()),
+        ("rel_spec_error", pa.float64()),
+    )
+    cell_keys = ("dataset", "kernel", "method_label", "n", "iteration")
+    metrics = {
+        "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
+        "max": Metric("max_sq_error", "max squared error", short="max_sq"),
+        "mean": Metric("mean_sq_error", "mean squared error", short="mean_sq"),
+        "norm": Metric("rel_spec_error", r"$\|K - \hat K\|_2 \,/\, \|K\|_2$", short="rel_spec"),
+    }
+    headline = "norm"
+
+    def check(self, cell: Mapping[str, Any]) -> None:
+        method = cell["method"]
+        if method["name"] != "qmc" or (method.get("params") or {}).get("sequence") != "adaptive":
+            raise KernelbenchError(
+                "protocol qmc_adaptive needs method qmc with sequence=adaptive "
+                f"(e.g. method=qmc_adaptive), got {method.get('label') or method['name']!r}"
+            )
+        super().check(cell)
+
+    def prepare(self, cell: Mapping[str, Any]) -> Gram:
+        from kernelbench.kernels import exact_kernel
+
+        key = cell["protocol"].get("data") or self.name
+        self.data_settings(cell)
+        X, Y, prov = _pair(dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key)
+        K = exact_kernel(cell["kernel"]["name"], X, Y, **self.kernel_params(cell))
+        spec = spectral_norm(K)
+        if spec == 0.0:
+            raise KernelbenchError(f"the exact kernel of {cell['dataset']['name']!r} is zero")
+        return Gram(X, Y, K, spec, prov)
+
+    def cell_columns(self, cell: Mapping[str, Any], ctx: Gram) -> dict[str, Any]:
+        return {
+            "d": int(ctx.X.shape[1]),
+            "samples": int(ctx.X.shape[0]),
+            "data_source": ctx.provenance.get("data_source"),
+            "data_deviation": ctx.provenance.get("data_deviation"),
+        }
+
+    def measure(self, cell: Mapping[str, Any], ctx: Gram, runs: Sequence[int]) -> list[dict]:
+        rows: list[dict] = []
+        for run in runs:
+            fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
+            fm.set_params(keep_iterates=True)
+            t0 = time.perf_counter()
+            fm.fit(ctx.X)
+            fit_seconds = time.perf_counter() - t0
+            for it in range(fm.n_cg_iter_ + 1):
+                at = fm.at_iteration(it)
+                t1 = time.perf_counter()
+                Zx, Zy = at.transform(ctx.X), at.transform(ctx.Y)
+                t2 = time.perf_counter()
+                E = Zx @ Zy.T
+                E -= ctx.K
+                sq = E * E
+                rows.append(
+                    {
+                        "run": run,
+                        "D": int(fm.n_projections_),
+                        "n_features": int(fm.n_features_out_),
+                        "iteration": it,
+                        "discrepancy": float(fm.discrepancy_trace_[it]),
+                        "max_sq_error": float(sq.max()),
+                        "mean_sq_error": float(sq.mean()),
+                        "rel_spec_error": spectral_norm(E) / ctx.spec_K,
+                        "fit_seconds": fit_seconds,
+                        "transform_seconds": t2 - t1,
+                    }
+                )
+        return rows
+
+
+# --------------------------------------------------------------------------- figure
+
+
+def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``yang_adaptive.<fmt>`` (datasets x metrics against the iteration) and
+    ``yang_adaptive_summary.csv``/``.md``."""
+    from kernelbench.plotting import (
+        dataset_name,
+        dataset_order,
+        draw_panels,
+        save_figure,
+        summarise,
+        write_table,
+    )
+
+    proto = PROTOCOLS.get("qmc_adaptive")
+    keys = ["experiment", "dataset", "kernel", "method_label", "n", "iteration"]
+    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    if options.metric is not None:
+        proto.metric(options.metric)  # one line naming the metrics if unknown
+        summary = summary[summary["metric"] == options.metric]
+    metric_ids = [m for m in proto.metrics if m in set(summary["metric"])]
+    panels = draw_panels(
+        summary,
+        row="dataset",
+        col="metric",
+        x="iteration",
+        ylabel="",
+        xlabel="CG iteration (0 = Halton)",
+        rows=[ds for ds in dataset_order(df) if ds in set(summary["dataset"])],
+        cols=metric_ids,
+        row_name=dataset_name,
+        col_name=lambda m: proto.metrics[m].label,
+        log=True if options.log is None else options.log,
+    )
+    written = save_figure(panels.figure, out, "yang_adaptive", options.formats)
+    intro = (
+        "Mean over runs with 95% t-interval, per CG iteration of the box-discrepancy "
+        "minimisation (iteration 0 = the scrambled Halton start)."
+    )
+    title = "Yang et al. 2014, Fig. 4: adaptive QMC over the iterations"
+    written += write_table(summary, out, "yang_adaptive_summary", title, intro, panels.notes)
+    return FigureOutput(written, panels.notes)
+
+
+QMCAdaptive.figures = {
+    "yang_adaptive": Figure(
+        "yang_adaptive",
+        "Yang Fig. 4: discrepancy, max/mean squared and norm errors over CG iterations",
+        draw_yang_adaptive,
+        metrics=tuple(QMCAdaptive.metrics),
+    )
+}
+QMCAdaptive.default_figures = ("yang_adaptive",)
+PROTOCOLS.add("qmc_adaptive", QMCAdaptive())

@@ -1,0 +1,244 @@
+"""``variance_ratio``: Var(method) / Var(RFF) against z = ||x - y|| / sigma (Yu 2016, Fig. 2).
+
+Synthetic pairs at controlled distances, no data file: the Gaussian kernel with
+sigma = 1 (kernelbench's gamma = 1/2), input dimension ``d`` (a protocol setting,
+swept by ``protocol.d=...``) and D = ``n`` d projections (``n`` is D/d here; Fig. 2
+uses D = d). Per run a fresh map; for each z of the grid
+``z_step, 2 z_step, ..., z_max`` and each of ``pairs`` directions u (uniform on the
+sphere, drawn from a Generator of (seed, d, run, "pairs"), the same for every
+method) the pair (0, z u): every map here is shift invariant for the Gaussian
+kernel (the estimate is a function of x - y), and the structured ones (sorf, sr33)
+are not rotation invariant, so the directions are averaged over. A row per (run, z):
+
+    sq_error = mean over the pairs of (k_hat - e^{-z^2/2})^2
+    ratio    = sq_error / Var K_RFF(z, D),   Var K_RFF = (1 - e^{-z^2})^2 / (2D)  (Lemma 1)
+
+The mean of ``ratio`` over runs estimates Var(method)/Var(RFF) for an unbiased map
+(the MSE ratio otherwise), with a t-interval over runs; rff itself must give 1.
+
+Figure ``yu_variance``: the ratio against z, one panel per d, with Yu et al.'s
+Eq. (3) and the exact ratio of :mod:`kernelbench.theory` as dashed curves.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.protocols import PROTOCOLS
+from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
+from kernelbench.seeding import derive_rng
+from kernelbench.validation import check_int
+
+#: sigma = 1: kernelbench's exp(-gamma ||x - y||^2) with gamma = 1 / (2 sigma^2).
+GAMMA = 0.5
+
+
+@dataclass(frozen=True)
+class Grid:
+    """The z grid and the input dimension of a cell."""
+
+    d: int
+    z: np.ndarray
+    pairs: int
+
+
+class VarianceRatio(Protocol):
+    """Empirical Var(method)/Var(RFF) for pairs at distance z sigma (Yu et al. 2016, Fig. 2)."""
+
+    name = "variance_ratio"
+    title = "Yu et al. 2016, Fig. 2: variance ratio against z = ||x - y|| / sigma"
+    columns = (
+        ("z", pa.float64()),
+        ("pairs", pa.int64()),
+        ("k_exact", pa.float64()),
+        ("k_hat_mean", pa.float64()),
+        ("sq_error", pa.float64()),
+        ("ratio", pa.float64()),
+    )
+    cell_keys = ("dataset", "kernel", "method_label", "n", "d", "z")
+    metrics = {
+        "ratio": Metric("ratio", r"MSE / Var$_{\mathrm{RFF}}$", short="ratio"),
+        "mse": Metric("sq_error", "MSE of the kernel value", short="mse"),
+    }
+    headline = "ratio"
+    budget_label = "D / d"
+    settings_keys = ("d", "z_max", "z_step", "pairs", "runs")
+
+    def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
+        out = super().check_settings(settings)
+        check_int("protocol.d", out.get("d"), 1)
+        check_int("protocol.pairs", out.get("pairs"), 1)
+        for key in ("z_max", "z_step"):
+            value = out.get(key)
+            if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+                raise KernelbenchError(f"protocol.{key} must be a number > 0, got {value!r}")
+        if out["z_step"] > out["z_max"]:
+            raise KernelbenchError("protocol.z_step must be <= protocol.z_max")
+        return out
+
+    def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]:
+        """No data: the dataset entry only names the synthetic pairs (and default runs)."""
+        protocols = cell["dataset"].get("protocols") or {}
+        return dict(protocols.get(self.name) or {})
+
+    def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
+        return (f"d={int(cell['protocol']['d'])}",)
+
+    def check(self, cell: Mapping[str, Any]) -> None:
+        if cell["kernel"]["name"] != "rbf":
+            raise KernelbenchError(
+                f"protocol variance_ratio needs kernel rbf (the Gaussian kernel of Yu et al.), "
+                f"got {cell['kernel']['name']!r}"
+            )
+        super().check(cell)
+
+    def kernel_params(self, cell: Mapping[str, Any], ctx: Any = None) -> dict[str, Any]:
+        return {**cell["kernel"]["params"], "gamma": GAMMA}
+
+    def map_n(self, cell: Mapping[str, Any], d: int) -> float:
+        """n of the map for D = (D/d) d projections: D = 2 n (d + 1)."""
+        return cell["n"] * d / (2.0 * (d + 1))
+
+    def prepare(self, cell: Mapping[str, Any]) -> Grid:
+        s = cell["protocol"]
+        step, top = float(s["z_step"]), float(s["z_max"])
+        z = step * np.arange(1, int(np.floor(top / step + 1e-9)) + 1)
+        return Grid(int(s["d"]), z, int(s["pairs"]))
+
+    def cell_columns(self, cell: Mapping[str, Any], ctx: Grid) -> dict[str, Any]:
+        return {
+            "d": ctx.d,
+            "data_source": "synthetic: pairs (0, z u), u uniform on the sphere",
+            "data_deviation": None,
+        }
+
+    def directions(self, cell: Mapping[str, Any], ctx: Grid, run: int) -> np.ndarray:
+        """(len(z), pairs, d) unit vectors of run ``run`` (the same for every method)."""
+        rng = derive_rng(cell["seed"], "pairs", ctx.d, run)
+        U = rng.standard_normal((len(ctx.z), ctx.pairs, ctx.d))
+        return U / np.linalg.norm(U, axis=2, keepdims=True)
+
+    def measure(self, cell: Mapping[str, Any], ctx: Grid, runs: Sequence[int]) -> list[dict]:
+        from kernelbench.theory import rff_variance
+
+        rows: list[dict] = []
+        k_exact = np.exp(-(ctx.z**2) / 2.0)
+        for run in runs:
+            fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.d)
+            t0 = time.perf_counter()
+            fm.fit(np.zeros((1, ctx.d)))
+            t1 = time.perf_counter()
+            deltas = self.directions(cell, ctx, run) * ctx.z[:, None, None]
+            z0 = fm.transform(np.zeros((1, ctx.d)))[0]
+            zd = fm.transform(deltas.reshape(-1, ctx.d))
+            t2 = time.perf_counter()
+            k_hat = (zd @ z0 + fm.constant_).reshape(len(ctx.z), ctx.pairs)
+            sq = ((k_hat - k_exact[:, None]) ** 2).mean(axis=1)
+            D = int(fm.n_projections_)
+            var_rff = rff_variance(ctx.z, D)
+            for i, z in enumerate(ctx.z):
+                rows.append(
+                    {
+                        "run": run,
+                        "D": D,
+                        "n_features": int(fm.n_features_out_),
+                        "z": float(z),
+                        "pairs": ctx.pairs,
+                        "k_exact": float(k_exact[i]),
+                        "k_hat_mean": float(k_hat[i].mean()),
+                        "sq_error": float(sq[i]),
+                        "ratio": float(sq[i] / var_rff[i]),
+                        "fit_seconds": t1 - t0,
+                        "transform_seconds": t2 - t1,
+                    }
+                )
+        return rows
+
+    def batch_size(self, cell: Mapping[str, Any]) -> int:
+        return 50
+
+
+# --------------------------------------------------------------------------- figure
+
+
+def theory_curves(summary: pd.DataFrame) -> pd.DataFrame:
+    """Yu et al.'s Eq. (3) and the exact ORF ratio on the z and D of ``summary`` (per d)."""
+    from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
+
+    rows = []
+    for (kernel, d, D), _ in summary.groupby(["kernel", "d", "D"]):
+        z = np.linspace(0.1, float(summary["z"].max()), 40)
+        d, D = int(d), int(D)
+        for label, paper, values in (
+            ("orf", "Yu et al. Eq. (3)", orf_variance_ratio(z, d, D)),
+            ("orf exact", "exact ORF ratio (all orders)", orf_variance_ratio_exact(z, d, D)),
+        ):
+            rows += [
+                {"kernel": kernel, "d": d, "method_label": label, "z": zi, "mean": v,
+                 "paper_label": paper}
+                for zi, v in zip(z, values, strict=True)
+            ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``yu_variance_<metric>.<fmt>`` and ``yu_variance_summary.csv``/``.md``."""
+    from kernelbench.plotting import draw_panels, kernel_name, save_figure, summarise, write_table
+
+    proto = PROTOCOLS.get("variance_ratio")
+    metric_id = options.metric or "ratio"
+    metric = proto.metric(metric_id)
+    keys = ["experiment", "kernel", "d", "D", "method_label", "n", "z"]
+    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    shown = summary[summary["metric"] == metric_id]
+    reference = None
+    if metric_id == "ratio" and (shown["method"] == "orf").any():
+        reference = theory_curves(shown[shown["method"] == "orf"])
+    log = False if options.log is None else options.log
+    panels = draw_panels(
+        shown,
+        row="kernel",
+        col="d",
+        x="z",
+        ylabel=metric.label,
+        xlabel=r"$z = \|x - y\| / \sigma$",
+        row_name=kernel_name,
+        cols=sorted(shown["d"].unique()),
+        col_name=lambda d: f"d = {int(d)}",
+        log=log,
+        reference=reference,
+        reference_name="theory",
+    )
+    if not log and metric_id == "ratio":
+        for ax in panels.figure.axes:
+            ax.set_ylim(0.0, 1.6)
+            ax.axhline(1.0, color="0.5", lw=0.8, ls=":")
+    written = save_figure(panels.figure, out, f"yu_variance_{metric_id}", options.formats)
+    intro = (
+        "ratio = MSE of the kernel value / Var K_RFF(z, D) (Yu et al. 2016, Lemma 1), "
+        "mean over runs with 95% t-interval; D = n d projections."
+    )
+    title = "Yu et al. 2016, Fig. 2: variance ratio against z"
+    written += write_table(summary, out, "yu_variance_summary", title, intro, panels.notes)
+    return FigureOutput(written, panels.notes)
+
+
+VarianceRatio.figures = {
+    "yu_variance": Figure(
+        "yu_variance",
+        "Yu Fig. 2: Var(method)/Var(RFF) against z = ||x - y|| / sigma, one panel per d",
+        draw_yu_variance,
+        metrics=("ratio", "mse"),
+    )
+}
+VarianceRatio.default_figures = ("yu_variance",)
+PROTOCOLS.add("variance_ratio", VarianceRatio())

@@ -1,0 +1,232 @@
+"""REPRODUCTION.md, Yu et al. 2016 section: Fig. 2 (variance ratio), Fig. 4 (MSE against D)
+and Fig. 5(c) (SORF blocks), each claim checked on our committed numbers.
+
+Inputs: results/baseline/yu2016_fig2.csv and yu2016_fig4.csv (summaries made by
+scripts/make_yu_yang_baseline.py from `kernelbench run experiment=yu2016_fig2`,
+`yu2016_fig4` and `yu2016_fig4_cifar`) and their figures. The criteria of "about
+equal" and "much worse" are fixed here, before the numbers: within 10% of each other,
+and at least 1.5 times the error.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
+from reproduction.common import ROOT, Section, Summary, fmt
+
+BASE = ROOT / "results" / "baseline"
+#: "about equal": the two means within this relative distance
+SAME = 0.10
+#: "much worse": at least this ratio of the means
+MUCH = 1.5
+DATASETS = ["letter", "usps", "mnist", "cifar100"]
+
+
+def _claim(lines: list[str], holds: bool, text: str, evidence: str) -> bool:
+    lines.append(f"- **{'holds' if holds else 'does not hold'}**: {text} {evidence}")
+    return holds
+
+
+def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
+    r = t[t["metric"] == "ratio"]
+    out = []
+    orf = r[r["method_label"] == "orf"].copy()
+    orf["exact"] = [orf_variance_ratio_exact(z, int(d), int(D)) for z, d, D in
+                    zip(orf["z"], orf["d"], orf["D"], strict=True)]  # fmt: skip
+    orf["eq3"] = [orf_variance_ratio(z, int(d), int(D)) for z, d, D in
+                  zip(orf["z"], orf["d"], orf["D"], strict=True)]  # fmt: skip
+    orf["dev"] = (orf["mean"] - orf["exact"]) / orf["sem"]
+    # 1. ORF's ratio is below 1 everywhere (within noise: never 4 sem above 1)
+    above = orf[(orf["mean"] - 1.0) / orf["sem"] > 4]
+    below = orf[(orf["z"] <= 1.5) & ((1.0 - orf["mean"]) / orf["sem"] > 4)]
+    n_small = int((orf["z"] <= 1.5).sum())
+    out.append(
+        _claim(
+            lines,
+            above.empty,
+            "ORF's variance ratio is always below 1 (Fig. 2(a)):",
+            f"no (d, z) cell is 4 standard errors above 1; {len(below)} of the {n_small} "
+            f"cells with z ≤ 1.5 are 4 standard errors below it.",
+        )
+    )
+    # 2. simulation agrees with theory for d >= 16 (exact ratio; Eq. (3) up to O(1/d))
+    big = orf[orf["d"] >= 16]
+    worst = float(big["dev"].abs().max())
+    top = orf[orf["d"] == orf["d"].max()]
+    eq3_gap_top = float((top["mean"] - top["eq3"]).abs().max())
+    out.append(
+        _claim(
+            lines,
+            worst < 4.5,
+            "the simulated ORF ratio agrees with the theory for d ≥ 16 (Fig. 2(b)):",
+            f"against the exact ratio (kernelbench.theory), the largest deviation over "
+            f"{len(big)} (d, z) cells is {worst:.2f} standard errors (4.5 allows for the "
+            f"number of cells). Eq. (3) itself drops an O(1/d) term: its largest gap to the "
+            f"simulation is {fmt(float((big['mean'] - big['eq3']).abs().max()), '.3f')} "
+            f"(at d = 16, small z, where Eq. (3) tends to 1/d and the exact ratio to "
+            f"3/(d + 2)); at d = {int(top['d'].iloc[0])} it is {fmt(eq3_gap_top, '.3f')}.",
+        )
+    )
+    # 3. the largest gain is at small z
+    for d in sorted(orf["d"].unique()):
+        g = orf[orf["d"] == d].sort_values("z")
+        lines.append(
+            f"  - d = {int(d)}: ratio {fmt(g['mean'].iloc[0], '.3f')} at z = "
+            f"{g['z'].iloc[0]:g}, {fmt(g.loc[g['z'] == 1.0, 'mean'].iloc[0], '.3f')} at z = 1, "
+            f"{fmt(g.loc[g['z'] == 2.0, 'mean'].iloc[0], '.3f')} at z = 2 "
+            f"(exact {fmt(g['exact'].iloc[0], '.3f')}, "
+            f"{fmt(g.loc[g['z'] == 1.0, 'exact'].iloc[0], '.3f')}, "
+            f"{fmt(g.loc[g['z'] == 2.0, 'exact'].iloc[0], '.3f')})."
+        )
+    # extra curves: SORF blocks and sr33 (no paper has them)
+    for lab in ["sorf", "sorf_hd2", "sorf_hd1", "sr33"]:
+        g = r[r["method_label"] == lab]
+        if g.empty:
+            continue
+        parts = []
+        for d in sorted(g["d"].unique()):
+            gd = g[g["d"] == d]
+            parts.append(
+                f"d = {int(d)}: {fmt(gd.loc[gd['z'] == 1.0, 'mean'].iloc[0], '.3f')} / "
+                f"{fmt(gd['mean'].max(), '.3f')}"
+            )
+        lines.append(f"  - {lab} (ratio at z = 1 / largest over z): " + "; ".join(parts) + ".")
+    return out
+
+
+def fig4_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
+    m = t[t["metric"] == "mse"].set_index(["dataset", "n", "method_label"])["mean"]
+    cells = sorted({(ds, n) for ds, n, _ in m.index}, key=lambda c: (DATASETS.index(c[0]), c[1]))
+
+    def compare(a: str, b: str, test) -> tuple[int, int, list[str]]:
+        hold, total, fails = 0, 0, []
+        for ds, n in cells:
+            if (ds, n, a) not in m.index or (ds, n, b) not in m.index:
+                continue
+            total += 1
+            ratio = m[(ds, n, a)] / m[(ds, n, b)]
+            if test(ratio, (ds, n)):
+                hold += 1
+            else:
+                fails.append(f"{ds} D/d={n:g}: {ratio:.3g}")
+        return hold, total, fails
+
+    out = []
+
+    checks = [
+        ("orf", "rff", lambda r, c: r < 1, "ORF has lower MSE than RFF"),
+        ("sorf", "orf", lambda r, c: abs(r - 1) <= SAME, "SORF's MSE is almost identical to ORF's"),
+        ("qmc_digital_net", "rff", lambda r, c: r < 1, "the digital net is below RFF"),
+        ("qmc_digital_net", "orf", lambda r, c: r > 1, "... but above ORF"),
+        ("qmc_digital_net", "sorf", lambda r, c: r > 1, "... and above SORF"),
+    ]
+    for a, b, test, text in checks:
+        hold, total, fails = compare(a, b, test)
+        evidence = f"{hold} of {total} (dataset, D/d) cells (MSE ratio {a}/{b})"
+        if fails:
+            evidence += "; not in: " + ", ".join(fails)
+        out.append(_claim(lines, total > 0 and hold == total, f"{text} (Fig. 4):", evidence + "."))
+    lines.append("")
+    lines.append("SORF blocks (Fig. 5(c)):")
+    lines.append("")
+    for a, b, test, text in [
+        ("sorf_hd2", "sorf", lambda r, c: abs(r - 1) <= SAME,
+         f"HDHD is about HDHDHD (within {SAME:.0%})"),
+        ("sorf_hd1", "sorf", lambda r, c: r >= MUCH,
+         f"HD alone is much worse (at least {MUCH}x HDHDHD's MSE)"),
+    ]:  # fmt: skip
+        hold, total, fails = compare(a, b, test)
+        evidence = f"{hold} of {total} (dataset, D/d) cells (MSE ratio {a}/sorf)"
+        if fails:
+            evidence += "; not in: " + ", ".join(fails)
+        out.append(_claim(lines, total > 0 and hold == total, text + ":", evidence + "."))
+    return out
+
+
+def mse_table(t: pd.DataFrame) -> list[str]:
+    m = t[t["metric"] == "mse"]
+    wide = m.pivot_table(index=["dataset", "n"], columns="method_label", values="mean")
+    cols = [c for c in ["rff", "orf", "sorf", "sorf_hd2", "sorf_hd1", "qmc_digital_net"]
+            if c in wide.columns]  # fmt: skip
+    lines = ["| dataset | D/d | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
+    for (ds, n), row in wide.iterrows():
+        if ds not in DATASETS:
+            continue
+        vals = " | ".join(fmt(row[c], ".3g") for c in cols)
+        lines.append(f"| {ds} | {n:g} | {vals} |")
+    return lines
+
+
+def build() -> Section | None:
+    f2, f4 = BASE / "yu2016_fig2.csv", BASE / "yu2016_fig4.csv"
+    if not f2.exists() or not f4.exists():
+        return None
+    t2, t4 = pd.read_csv(f2), pd.read_csv(f4)
+    body: list[str] = [
+        "Yu et al. report figures only (no tables), so their claims are checked on our "
+        "numbers. Commands: `kernelbench run experiment=yu2016_fig2`, "
+        "`experiment=yu2016_fig4`, `experiment=yu2016_fig4_cifar`, then "
+        "`python scripts/make_yu_yang_baseline.py`.",
+        "",
+        "### Fig. 2: variance ratio against z = ‖x − y‖/σ",
+        "",
+        "Synthetic pairs (0, z u), u uniform on the sphere (8 directions per z and run), "
+        "σ = 1, D = d, 1000 runs per (method, d); the ratio is the MSE of the kernel value "
+        "over the exact RFF variance (1 − e^{−z²})²/(2D) (their Lemma 1). The dashed curves "
+        "are Eq. (3) and the exact ratio (the series of their App. A.3 summed to all "
+        "orders, `kernelbench.theory`).",
+        "",
+        "![Yu Fig. 2](results/baseline/yu2016_fig2.png)",
+        "",
+    ]
+    claims = fig2_claims(t2, body)
+    body += [
+        "",
+        "The sorf curves at D = d are *below* ORF's at small z: SORF's rows all have norm "
+        "√d (no χ radial part, their ORF′), which removes the radial variance; at d = 4 "
+        "the structured maps exceed RFF around z = 3, a small-d effect of the Hadamard "
+        "structure (their Fig. 3 shows SORF's bias and variance converge to ORF's only "
+        "for large d). sr33 (Munkhoeva et al.) is not an ORF and has its own curve.",
+        "",
+        "### Fig. 4 and Fig. 5(c): kernel MSE over pairs against D/d",
+        "",
+        "σ by their rule (mean distance to the 50th nearest neighbour, over 1000 seeded "
+        "rows of the scaled train part, all rows as neighbours), d zero-padded to a power "
+        "of two (MNIST 784 → 1024, CIFAR-100 3072 → 4096), MSE over all pairs of two "
+        "random subsets (550 + 550 rows; 50 + 50 on CIFAR-100), 20 runs (5 on "
+        "CIFAR-100, with D/d ≤ 4 there to bound the time of the dense ORF). Deviation: Yu et al. "
+        "do not say how many points, pairs or runs they used.",
+        "",
+        "![Yu Fig. 4](results/baseline/yu2016_fig4.png)",
+        "",
+    ]
+    claims += fig4_claims(t4, body)
+    body += [
+        "",
+        "Measured, not decided in advance: where SORF and the digital net miss their "
+        "claims against ORF it is on LETTER (d = 16) at D/d ≥ 4, the smallest d, where "
+        "SORF's variance has not yet converged to ORF's (their Fig. 3(d) shows the "
+        "convergence in d); the digital net above RFF on CIFAR-100 at D/d = 1 is within "
+        "one combined standard error of it (5 runs). One HD block (H D₁: the signs "
+        "first, as in their Eq. (5)) is worse than three on the image datasets, by the "
+        "factors listed above, but not by the large "
+        'margin their text describes ("leads to large error").',
+        "",
+        "Mean MSE per cell:",
+        "",
+        *mse_table(t4),
+        "",
+    ]
+    n_hold = sum(claims)
+    summary = Summary(
+        claims=len(claims),
+        claims_hold=n_hold,
+        note="Figs. 2, 4 and 5(c) as claims checked on our numbers (the paper has no tables).",
+    )
+    return Section("yu2016", "Yu et al. 2016 (ORF, SORF)", summary, body)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    s = build()
+    print("\n".join(s.body) if s else "no results")
