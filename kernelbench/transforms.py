@@ -41,7 +41,7 @@ def haar_orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
 
 # -------------------------------------------------------------------- Householder
 #: Reflectors per panel of a :class:`HouseholderProduct` (compact WY blocks).
-HOUSEHOLDER_PANEL = 32
+HOUSEHOLDER_PANEL = 64
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,8 @@ class HouseholderProduct:
         trailing part of column i after H_1..H_{i-1}, which is a standard Gaussian
         vector of length m - i independent of them (rotation invariance), so drawing
         each reflector from a fresh Gaussian vector gives Q (and diag R) the same law
-        as ``np.linalg.qr(G)`` (Stewart 1980). O(m k) draws, no m x k matrix G.
+        as ``np.linalg.qr(G)`` (Stewart 1980). O(m k) draws, no m x k matrix G; the
+        draws (and so Q, up to rounding) do not depend on ``panel``.
         """
         k = m if k is None else int(k)
         if not 0 <= k <= m:
@@ -83,7 +84,9 @@ class HouseholderProduct:
         betas = []
         for off in range(0, k, panel):
             b = min(panel, k - off)
-            G = rng.standard_normal((m - off, b))
+            G = np.zeros((m - off, b))
+            for c in range(b):  # reflector off + c: a fresh N(0, I) vector of length m - off - c
+                G[c:, c] = rng.standard_normal(m - off - c)
             panels.append(_wy_panel(off, G, betas))
         beta = np.concatenate(betas) if betas else np.zeros(0)
         return cls(int(m), int(k), tuple(panels), beta)

@@ -186,6 +186,13 @@ def test_householder_product_equals_the_dense_q_it_represents(m, k, panel):
     np.testing.assert_allclose(got, X @ Q.T, atol=1e-4)
 
 
+def test_householder_draws_do_not_depend_on_the_panel_size():
+    a = HouseholderProduct.gaussian(np.random.default_rng(3), 50, 40, panel=7)
+    b = HouseholderProduct.gaussian(np.random.default_rng(3), 50, 40, panel=64)
+    np.testing.assert_array_equal(a.beta, b.beta)
+    np.testing.assert_allclose(a.matrix(), b.matrix(), atol=1e-13)
+
+
 def test_householder_from_gaussian_vectors_has_the_law_of_the_dense_qr():
     """Stewart (1980): reflectors from fresh Gaussian vectors give Q and diag R the law
     of numpy's QR of a Gaussian matrix, LAPACK's signs included (KS tests, R = 3000).
