@@ -32,7 +32,9 @@ from kernelbench.errors import KernelbenchError
 
 #: Bump when the meaning of a column or the numbers of a method change (part of every
 #: config hash, so shards of an older version are recomputed rather than mixed).
-SCHEMA_VERSION = 1
+# 2: orf draws its blocks as Householder reflectors (same law, other numbers); the
+#    spectral norm is computed by Golub-Kahan-Lanczos (equal to 1e-12, other bits).
+SCHEMA_VERSION = 2
 
 #: Columns every row has, before the protocol's own: the cell and the map of the run.
 CELL_FIELDS: list[tuple[str, pa.DataType]] = [

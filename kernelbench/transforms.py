@@ -1,6 +1,9 @@
 """Structured orthogonal transforms applied in O(d log d) without dense matrices.
 
 * :func:`haar_orthogonal` - a Haar-distributed orthogonal matrix (dense, O(d^2)).
+* :class:`HouseholderProduct` - the Q of a Householder QR of a Gaussian matrix, drawn
+  as reflectors from fresh Gaussian vectors (Stewart 1980) and applied in blocks,
+  without forming Q.
 * :func:`fwht_rows` - the normalised fast Walsh-Hadamard transform of each row.
 * :class:`Butterfly` - random butterfly rotations (Genz 1998) for any d.
 * :func:`simplex_rows` - inner products with the vertices of a regular simplex.
@@ -11,6 +14,7 @@ vectors, and "apply M to every vector" returns ``X @ M.T``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 
 import numba
@@ -33,6 +37,130 @@ def haar_orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
     signs = np.sign(np.diag(R))
     signs[signs == 0] = 1.0
     return Q * signs[None, :]
+
+
+# -------------------------------------------------------------------- Householder
+#: Reflectors per panel of a :class:`HouseholderProduct` (compact WY blocks).
+HOUSEHOLDER_PANEL = 64
+
+
+@dataclass(frozen=True)
+class HouseholderProduct:
+    """Q = H_1 H_2 ... H_k (m x m), H_i = I - tau_i v_i v_i^T acting on coordinates i..m-1.
+
+    This is the Q of a Householder QR factorisation G = Q R of an m x k matrix in
+    LAPACK's convention (``dgeqrf``/``dlarfg``: v_i[i] = 1, R_ii = ``beta[i]``, and
+    H_i = I when the column below the diagonal is zero); the reduced factor
+    is the first k columns of Q. The reflectors are stored as compact WY panels
+    (Schreiber & Van Loan 1989): ``panels[j] = (offset, V, T)`` with V the
+    (m - offset) x b unit lower-trapezoidal reflector block and T the b x b upper
+    triangular factor, so that H_offset ... H_offset+b-1 = I - V T V^T. Storage is
+    the reflectors' k m - k^2 / 2 numbers plus k b; applying Q or Q^T to N vectors
+    costs about 2 N m k (two GEMMs per panel), as a dense m x k product would.
+    """
+
+    m: int
+    k: int
+    panels: tuple[tuple[int, np.ndarray, np.ndarray], ...]
+    beta: np.ndarray
+
+    @classmethod
+    def gaussian(
+        cls, rng: np.random.Generator, m: int, k: int | None = None, panel: int = HOUSEHOLDER_PANEL
+    ) -> HouseholderProduct:
+        """The Q of the QR of an m x k standard Gaussian matrix, drawn reflector by reflector.
+
+        In a Householder QR of a Gaussian G, the i-th reflector is built from the
+        trailing part of column i after H_1..H_{i-1}, which is a standard Gaussian
+        vector of length m - i independent of them (rotation invariance), so drawing
+        each reflector from a fresh Gaussian vector gives Q (and diag R) the same law
+        as ``np.linalg.qr(G)`` (Stewart 1980). O(m k) draws, no m x k matrix G; the
+        draws (and so Q, up to rounding) do not depend on ``panel``.
+        """
+        k = m if k is None else int(k)
+        if not 0 <= k <= m:
+            raise ValueError(f"need 0 <= k <= m, got m={m}, k={k}")
+        panels = []
+        betas = []
+        for off in range(0, k, panel):
+            b = min(panel, k - off)
+            G = np.zeros((m - off, b))
+            for c in range(b):  # reflector off + c: a fresh N(0, I) vector of length m - off - c
+                G[c:, c] = rng.standard_normal(m - off - c)
+            panels.append(_wy_panel(off, G, betas))
+        beta = np.concatenate(betas) if betas else np.zeros(0)
+        return cls(int(m), int(k), tuple(panels), beta)
+
+    @classmethod
+    def from_qr(cls, a: np.ndarray, tau: np.ndarray, panel: int = HOUSEHOLDER_PANEL):
+        """The product stored by LAPACK's ``dgeqrf`` (``a`` below the diagonal, ``tau``)."""
+        m, k = a.shape[0], len(tau)
+        panels = []
+        for off in range(0, k, panel):
+            b = min(panel, k - off)
+            V = np.tril(a[off:, off : off + b], -1)
+            V[np.arange(b), np.arange(b)] = 1.0
+            panels.append((off, V, _wy_factor(V, np.asarray(tau[off : off + b], dtype=float))))
+        return cls(int(m), int(k), tuple(panels), np.diag(a)[:k].copy())
+
+    @property
+    def r_signs(self) -> np.ndarray:
+        """sign(diag R) (+1 where it is 0): the Haar sign correction (Mezzadri 2006)."""
+        s = np.sign(self.beta)
+        s[s == 0] = 1.0
+        return s
+
+    def apply_rows(self, X: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """X @ Q^T (every row x becomes Q x), or X @ Q with ``transpose``; in place on
+        a C-contiguous copy of X (N x m), in X's dtype."""
+        if X.shape[1] != self.m:
+            raise ValueError(f"rows must have length {self.m}, got {X.shape[1]}")
+        X = np.array(X, order="C", copy=True)
+        dt = X.dtype
+        order = self.panels if transpose else self.panels[::-1]
+        for off, V, T in order:
+            V = V.astype(dt, copy=False)
+            T = T.astype(dt, copy=False)
+            Xs = X[:, off:]
+            Y = Xs @ V
+            Y = Y @ T if transpose else Y @ T.T
+            Xs -= Y @ V.T
+        return X
+
+    def matrix(self) -> np.ndarray:
+        """The dense m x m matrix Q (for tests and inspection only)."""
+        return self.apply_rows(np.eye(self.m)).T
+
+
+def _wy_panel(off: int, G: np.ndarray, betas: list[np.ndarray]):
+    """Reflectors of ``dlarfg`` from the columns of G ((m - off) x b), column c from
+    its entries c.. (a fresh Gaussian vector of length m - off - c); appends beta."""
+    rows, b = G.shape
+    idx = np.arange(b)
+    below = np.tril(G, -1)
+    alpha = G[idx, idx]
+    xnorm = np.linalg.norm(below, axis=0)
+    trivial = xnorm == 0.0  # H = I (a vector of length 1, or a zero tail)
+    beta = np.where(trivial, alpha, -np.copysign(np.hypot(alpha, xnorm), alpha))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = np.where(trivial, 0.0, (beta - alpha) / beta)
+        scale = np.where(trivial, 0.0, 1.0 / (alpha - beta))
+    V = below * scale[None, :]
+    V[idx, idx] = 1.0
+    betas.append(beta)
+    return off, V, _wy_factor(V, tau)
+
+
+def _wy_factor(V: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """T of H_1 ... H_b = I - V T V^T (LAPACK ``dlarft``, forward, columnwise)."""
+    b = len(tau)
+    VtV = V.T @ V
+    T = np.zeros((b, b))
+    for i in range(b):
+        T[i, i] = tau[i]
+        if i:
+            T[:i, i] = -tau[i] * (T[:i, :i] @ VtV[:i, i])
+    return T
 
 
 # --------------------------------------------------------------------------- FWHT
@@ -145,6 +273,48 @@ def _rotate_rows(X, out, off, d1, d2, ptr, cos, sin, perms):  # pragma: no cover
             out[r, j] = buf[j]
 
 
+#: Rows rotated together by :func:`_rotate_rows_tiled` (SIMD across rows).
+BUTTERFLY_TILE = 16
+
+
+@numba.njit(cache=True, nogil=True)
+def _rotate_rows_tiled(X, out, off, d1, d2, ptr, cos, sin, perms, tile):  # pragma: no cover
+    """:func:`_rotate_rows` on ``tile`` rows at a time, stored transposed (d x tile), so
+    every Givens rotation is a contiguous loop over the rows of the tile; the same
+    operations per entry in the same order, hence the same bits."""
+    n, d = X.shape
+    n_levels = ptr.shape[0] - 1
+    buf = np.zeros((d, tile), dtype=X.dtype)
+    tmp = np.zeros((d, tile), dtype=X.dtype)
+    for r0 in range(0, n, tile):
+        nb = min(tile, n - r0)
+        for j in range(d):
+            for b in range(nb):
+                buf[j, b] = X[r0 + b, j]
+        for k in range(perms.shape[0]):
+            for step in range(n_levels):
+                lv = n_levels - 1 - step  # the transpose: levels bottom-up, angles negated
+                for q in range(ptr[lv], ptr[lv + 1]):
+                    c = cos[k, q]
+                    s = -sin[k, q]
+                    o = off[q]
+                    h = d1[q]
+                    for i in range(d2[q]):
+                        for b in range(tile):
+                            a = buf[o + i, b]
+                            e = buf[o + h + i, b]
+                            buf[o + i, b] = c * a - s * e
+                            buf[o + h + i, b] = s * a + c * e
+            for j in range(d):
+                src = perms[k, j]
+                for b in range(tile):
+                    tmp[j, b] = buf[src, b]
+            buf, tmp = tmp, buf
+        for j in range(d):
+            for b in range(nb):
+                out[r0 + b, j] = buf[j, b]
+
+
 class Butterfly:
     """Q = B_1 P_1 B_2 P_2 ... B_m P_m: random butterflies B_k and permutations P_k.
 
@@ -170,7 +340,11 @@ class Butterfly:
         if out is None:
             out = np.empty_like(X)
         dt = X.dtype
-        _rotate_rows(X, out, off, d1, d2, ptr, self.cos.astype(dt), self.sin.astype(dt), self.perms)
+        args = (off, d1, d2, ptr, self.cos.astype(dt), self.sin.astype(dt), self.perms)
+        if len(X) >= 4:  # below, the per-row kernel wastes less on empty lanes
+            _rotate_rows_tiled(X, out, *args, BUTTERFLY_TILE)
+        else:
+            _rotate_rows(X, out, *args)
         return out
 
     def matrix(self) -> np.ndarray:

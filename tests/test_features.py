@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 from scipy import stats
+from sklearn.base import clone
 
 import kernelbench
 from kernelbench import FEATURE_MAPS, exact_kernel, make_feature_map
@@ -144,7 +145,6 @@ def test_bad_input_gives_one_line_valueerror(call, message):
 
 
 def test_sklearn_pipeline_and_clone():
-    from sklearn.base import clone
     from sklearn.linear_model import RidgeClassifier
     from sklearn.pipeline import make_pipeline
 
@@ -184,21 +184,65 @@ def test_sorf_fast_equals_dense_hd_blocks(d):
 
 
 @pytest.mark.parametrize("construction", ["stacked", "tall_qr"])
-def test_orf_rows_are_orthogonal_within_blocks(construction):
+@pytest.mark.parametrize("n", [1, 0.2, 2.5])
+def test_orf_rows_are_orthogonal_within_blocks(construction, n):
     d = 6
-    fm = make_feature_map("orf", n=1, random_state=0, construction=construction)
-    W = fm.fit(np.ones((1, d))).W_
+    fm = make_feature_map("orf", n=n, random_state=0, construction=construction)
+    W = fm.fit(np.ones((1, d))).weight_matrix()
+    D = fm.n_projections_
+    assert W.shape == (D, d)
     if construction == "stacked":
-        for b in range(0, len(W) - d + 1, d):
+        for b in range(0, D, d):
             G = W[b : b + d] @ W[b : b + d].T
             np.testing.assert_allclose(G - np.diag(np.diag(G)), 0, atol=1e-10)
-    else:  # the published code: one QR of a D x d Gaussian, rows scaled by chi(D)
-        rng = np.random.default_rng(0)
-        D = len(W)
-        Q, _ = np.linalg.qr(rng.standard_normal((D, d)))
-        np.testing.assert_allclose(Q.T @ Q, np.eye(d), atol=1e-10)  # orthonormal columns
-        S = np.sqrt(rng.chisquare(D, size=D))
-        np.testing.assert_allclose(W, S[:, None] * Q, atol=1e-12)
+    else:  # the published code: the Q of a D x d Gaussian's QR, rows scaled by chi(D)
+        Q = W / fm.row_norms_[:, None]
+        if D >= d:
+            np.testing.assert_allclose(Q.T @ Q, np.eye(d), atol=1e-10)  # orthonormal columns
+            # LAPACK's Q: the product of the stored reflectors, its first d columns
+            np.testing.assert_allclose(Q, fm.blocks_[0][0].matrix()[:, :d], atol=1e-12)
+        else:
+            np.testing.assert_allclose(Q @ Q.T, np.eye(D), atol=1e-10)
+            np.testing.assert_allclose(Q, fm.blocks_[0][0].matrix()[:, :D].T, atol=1e-12)
+
+
+def dense_orf_draw(rng: np.random.Generator, d: int, D: int, construction: str) -> np.ndarray:
+    """W as the dense constructions draw it (QR of Gaussian matrices): the reference."""
+    if construction == "stacked":
+        blocks = []
+        for _ in range(-(-D // d)):
+            Q, R = np.linalg.qr(rng.standard_normal((d, d)))
+            Q = Q * np.sign(np.diag(R))[None, :]
+            blocks.append(np.sqrt(rng.chisquare(d, size=d))[:, None] * Q)
+        return np.vstack(blocks)[:D]
+    Q, _ = np.linalg.qr(rng.standard_normal((D, d)))
+    return np.sqrt(rng.chisquare(D, size=D))[:, None] * Q
+
+
+@pytest.mark.parametrize("construction", ["stacked", "tall_qr"])
+@pytest.mark.parametrize("kernel", ["rbf", "arccos1"])
+def test_householder_orf_has_the_law_of_the_dense_qr_orf(construction, kernel):
+    """KS tests, R = 1500 draws each: entries of W and kernel estimates of the
+    Householder-product ORF against the dense QR constructions they replace."""
+    d, R = 5, 1500
+    X, Y = small_data(d=d, nx=3, ny=2)
+    fm = make_feature_map("orf", kernel=kernel, n=1, construction=construction)
+    ss = np.random.SeedSequence(11)
+    ours_W, ours_K, dense_W, dense_K = [], [], [], []
+    for s in ss.spawn(R):
+        f = clone(fm).set_params(random_state=np.random.default_rng(s)).fit(X)
+        ours_W.append(f.weight_matrix())
+        ours_K.append(f.approximate_kernel(X, Y))
+        W = dense_orf_draw(np.random.default_rng(s.spawn(1)[0]), d, f.n_projections_, construction)
+        dense_W.append(W)
+        zx, zy = (f.kernel_.features(Z @ W.T * f.input_scale_, f._feature_scale) for Z in (X, Y))
+        dense_K.append(zx @ zy.T)
+    ours_W, dense_W = np.stack(ours_W), np.stack(dense_W)
+    ours_K, dense_K = np.stack(ours_K), np.stack(dense_K)
+    for i, j in [(0, 0), (1, 0), (3, 2), (7, 4), (11, 1)]:
+        assert stats.ks_2samp(ours_W[:, i, j], dense_W[:, i, j]).pvalue > 1e-3, (i, j)
+    for i, j in [(0, 0), (2, 1)]:
+        assert stats.ks_2samp(ours_K[:, i, j], dense_K[:, i, j]).pvalue > 1e-3, (i, j)
 
 
 @pytest.mark.parametrize("rotation", ["butterfly", "haar"])
@@ -344,7 +388,7 @@ def test_published_tall_qr_orf_is_biased_for_odd_kernels(kernel):
     Ks = draws("orf", kernel, X, Y, R=1200, construction="tall_qr")
     assert bias_statistic(Ks, exact_kernel(kernel, X, Y)) > 20
     W = make_feature_map("orf", n=1, random_state=0, construction="tall_qr")
-    assert W.fit(X).W_[0, 0] < 0
+    assert W.fit(X).weight_matrix()[0, 0] < 0
 
 
 def test_bias_statistic_detects_a_biased_estimator():

@@ -22,3 +22,21 @@ def test_spectral_norm_of_low_rank_kernel_matrix():
     K = np.exp(-((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
     assert spectral_norm(K) == pytest.approx(np.linalg.eigvalsh(K)[-1], rel=1e-12)
     assert spectral_norm(np.zeros((40, 40))) == 0.0
+
+
+@pytest.mark.parametrize("method", ["rff", "sr33", "orf"])
+def test_spectral_norm_of_kernel_errors_matches_lapack_and_arpack(method):
+    """The error matrices the protocol sees: Golub-Kahan agrees with LAPACK's SVD and
+    with the ARPACK value of schema version 1 to 1e-12 (the bits may differ)."""
+    from scipy.sparse.linalg import svds
+
+    from kernelbench import exact_kernel, make_feature_map
+
+    rng = np.random.default_rng(1)
+    X, Y = rng.uniform(size=(300, 16)), rng.uniform(size=(200, 16))
+    fm = make_feature_map(method, n=1, random_state=0).fit(X)
+    E = exact_kernel("rbf", X, Y) - fm.approximate_kernel(X, Y)
+    v0 = np.full(200, 1.0 / np.sqrt(200))
+    arpack = svds(E, k=1, v0=v0, return_singular_vectors=False, solver="arpack")[0]
+    assert spectral_norm(E) == pytest.approx(np.linalg.norm(E, 2), rel=1e-12)
+    assert spectral_norm(E) == pytest.approx(arpack, rel=1e-12)

@@ -214,3 +214,20 @@ def test_plan_rejects_bad_input(args, message):
         plan(args, True)
     assert str(info.value).startswith(message)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(("method", "n"), [("rff", 1), ("sr33", 2), ("orf_tallqr", 0.5)])
+def test_batched_runs_give_the_rows_of_runs_one_by_one(method, n):
+    """kernel_approx measures a batch with one stacked product: same rows, bit for bit."""
+
+    cell = resolve_cell(make_cell(method, "arccos0", "digits", n, runs=7))
+    proto = get_protocol(cell)
+    assert proto.batch_size(cell) > 1
+    ctx = proto.prepare(cell)
+    batched = proto.measure(cell, ctx, range(7)) + proto.measure(cell, ctx, range(7, 9))
+    single = [proto.measure_run(cell, ctx, r) for r in range(9)]
+    keys = ["D", "n_features", "rel_fro_error", "rel_spec_error"]
+    assert [[row[k] for k in keys] for row in batched] == [[row[k] for k in keys] for row in single]
+    # and through the runner: rows do not depend on the batch size
+    df = run_cell(cell)
+    assert df["rel_fro_error"].tolist() == [row["rel_fro_error"] for row in single[:7]]

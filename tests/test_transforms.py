@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg
+from scipy import stats
 
 from kernelbench.transforms import (
     Butterfly,
+    HouseholderProduct,
     butterfly_factor_matrix,
     butterfly_plan,
     fwht_rows,
@@ -144,3 +146,89 @@ def test_simplex_properties_and_fast_product(d):
     np.testing.assert_allclose(V @ V.T, (d + 1) / d * np.eye(d), atol=1e-10)
     U = np.random.default_rng(d).standard_normal((11, d))
     np.testing.assert_allclose(simplex_rows(U), U @ dense_simplex(d), atol=1e-12)
+
+
+# -------------------------------------------------------------------- Householder
+SHAPES = [(1, 1), (2, 2), (5, 5), (70, 70), (100, 37), (37, 37), (33, 1), (64, 64)]
+
+
+@pytest.mark.parametrize(("m", "k"), SHAPES)
+@pytest.mark.parametrize("panel", [1, 3, 32])
+def test_householder_product_is_orthogonal(m, k, panel):
+    hp = HouseholderProduct.gaussian(np.random.default_rng(m + k), m, k, panel=panel)
+    Q = hp.matrix()
+    np.testing.assert_allclose(Q.T @ Q, np.eye(m), atol=1e-10)
+    np.testing.assert_allclose(Q @ Q.T, np.eye(m), atol=1e-10)
+    assert sum(V.shape[1] for _, V, _ in hp.panels) == k == len(hp.beta)
+    # packed: the reflectors only, never an m x m array
+    assert all(V.shape == (m - off, min(panel, k - off)) for off, V, _ in hp.panels)
+
+
+@pytest.mark.parametrize(("m", "k"), SHAPES)
+@pytest.mark.parametrize("panel", [1, 3, 32])
+def test_householder_product_equals_the_dense_q_it_represents(m, k, panel):
+    """From LAPACK's dgeqrf reflectors: the blocked product is numpy's (LAPACK's) Q,
+    applied both ways, in float64 and float32, and beta is R's diagonal."""
+    rng = np.random.default_rng(10 * m + k)
+    G = rng.standard_normal((m, k))
+    qr, tau, _, info = scipy.linalg.lapack.dgeqrf(G)
+    assert info == 0
+    hp = HouseholderProduct.from_qr(qr, tau, panel=panel)
+    Q, R = np.linalg.qr(G, mode="complete")
+    np.testing.assert_allclose(hp.matrix(), Q, atol=1e-12)
+    np.testing.assert_allclose(hp.beta, np.diag(R)[:k], rtol=1e-12)
+    X = rng.standard_normal((9, m))
+    np.testing.assert_allclose(hp.apply_rows(X), X @ Q.T, atol=1e-12)
+    np.testing.assert_allclose(hp.apply_rows(X, transpose=True), X @ Q, atol=1e-12)
+    X32 = X.astype(np.float32)
+    got = hp.apply_rows(X32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, X @ Q.T, atol=1e-4)
+
+
+def test_householder_draws_do_not_depend_on_the_panel_size():
+    a = HouseholderProduct.gaussian(np.random.default_rng(3), 50, 40, panel=7)
+    b = HouseholderProduct.gaussian(np.random.default_rng(3), 50, 40, panel=64)
+    np.testing.assert_array_equal(a.beta, b.beta)
+    np.testing.assert_allclose(a.matrix(), b.matrix(), atol=1e-13)
+
+
+def test_householder_from_gaussian_vectors_has_the_law_of_the_dense_qr():
+    """Stewart (1980): reflectors from fresh Gaussian vectors give Q and diag R the law
+    of numpy's QR of a Gaussian matrix, LAPACK's signs included (KS tests, R = 3000).
+    The sign-corrected product has the Haar law of haar_orthogonal."""
+    rng = np.random.default_rng(0)
+    m, k, R = 6, 4, 3000
+    ours = [HouseholderProduct.gaussian(rng, m, k, panel=3) for _ in range(R)]
+    dense = [np.linalg.qr(rng.standard_normal((m, k)), mode="complete") for _ in range(R)]
+    Qo = np.stack([h.matrix()[:, :k] for h in ours])
+    Qd = np.stack([q[:, :k] for q, _ in dense])
+    Bo = np.stack([h.beta for h in ours])
+    Bd = np.stack([np.diag(r)[:k] for _, r in dense])
+    for i, j in [(0, 0), (1, 0), (2, 1), (5, 3), (3, 3)]:
+        assert stats.ks_2samp(Qo[:, i, j], Qd[:, i, j]).pvalue > 1e-3, (i, j)
+    for j in range(k):
+        assert stats.ks_2samp(Bo[:, j], Bd[:, j]).pvalue > 1e-3, j
+    assert np.all(Qo[:, 0, 0] < 0) and np.all(Qd[:, 0, 0] < 0)  # LAPACK: Q_11 < 0
+    # the test can fail: an entry of another law (LAPACK's Q_11 < 0 vs symmetric Q_21)
+    assert stats.ks_2samp(Qo[:, 0, 0], Qd[:, 1, 0]).pvalue < 1e-6
+    haar = np.stack([h.matrix()[:, :k] * h.r_signs[None, :] for h in ours[:1500]])
+    ref = np.stack([haar_orthogonal(rng, m)[:, :k] for _ in range(1500)])
+    for i, j in [(0, 0), (4, 2)]:
+        assert stats.ks_2samp(haar[:, i, j], ref[:, i, j]).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("d", [1, 3, 16, 100])
+@pytest.mark.parametrize("n", [1, 5, 16, 37])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_butterfly_tiled_rows_are_bit_identical_to_row_by_row(d, n, dtype):
+    """Rotating a tile of rows at once changes the speed, not the bits."""
+    from kernelbench.transforms import _rotate_rows
+
+    rng = np.random.default_rng(d + n)
+    B = Butterfly(d, 3, rng)
+    X = rng.standard_normal((n, d)).astype(dtype)
+    ref = np.empty_like(X)
+    off, d1, d2, ptr = butterfly_plan(d)
+    _rotate_rows(X, ref, off, d1, d2, ptr, B.cos.astype(dtype), B.sin.astype(dtype), B.perms)
+    np.testing.assert_array_equal(B.rotate_rows(X), ref)

@@ -5,27 +5,33 @@ from __future__ import annotations
 import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import check_choice
-from kernelbench.features.rff import DenseFeatureMap
-from kernelbench.transforms import haar_orthogonal
+from kernelbench.features.base import RandomFeatureMap, check_choice
+from kernelbench.transforms import HouseholderProduct
 
 CONSTRUCTIONS = ("stacked", "tall_qr")
 
 
 @FEATURE_MAPS.register("orf")
-class ORF(DenseFeatureMap):
+class ORF(RandomFeatureMap):
     """W = S Q (Yu et al. 2016, Sec. 3): Q Haar-orthogonal, S = diag(chi(d) norms).
 
     ``construction="stacked"`` (default, Yu et al.): ceil(D/d) independent d x d
-    Haar blocks (QR of a Gaussian matrix with sign correction), each row scaled
-    by an independent chi(d) norm, truncated to D rows; every row is then
-    marginally N(0, I), so the estimate is unbiased.
+    Haar blocks, each row scaled by an independent chi(d) norm, truncated to D
+    rows; every row is then marginally N(0, I), so the estimate is unbiased.
+    A block is Q diag(sign R) for the Householder QR Q R of a d x d Gaussian
+    matrix (Mezzadri 2006, Sec. 5).
 
     ``construction="tall_qr"`` (the code published with Munkhoeva et al. 2018):
-    one QR of a D x d Gaussian matrix, whose D x d factor Q has orthonormal
-    *columns*, rows scaled by chi(D) norms (no sign correction, as published).
-    It reproduces the paper's Gort
-    numbers but is not Yu et al.'s construction for D > d.
+    the D x d factor Q of the QR of a D x d Gaussian matrix (orthonormal
+    *columns*, LAPACK's signs, no sign correction, as published), rows scaled by
+    chi(D) norms (for D < d: the transposed d x D factor). It reproduces the
+    paper's Gort numbers but is not Yu et al.'s construction for D > d.
+
+    Both keep Q as its Householder reflectors, drawn from fresh Gaussian vectors
+    (:class:`kernelbench.transforms.HouseholderProduct`: the same law as the
+    dense QR of a Gaussian matrix, Stewart 1980) and applied in compact WY
+    blocks: the draw is O(D d) instead of a QR's O(D d^2), and mapping N points
+    costs O(N D d) as a dense W would, without forming Q.
     """
 
     paper_label = "Gort"
@@ -43,15 +49,34 @@ class ORF(DenseFeatureMap):
         if self.construction == "stacked":
             blocks = []
             for _ in range(-(-D // d)):
-                Q = haar_orthogonal(rng, d)
+                Q = HouseholderProduct.gaussian(rng, d)
                 S = np.sqrt(rng.chisquare(d, size=d))
-                blocks.append(S[:, None] * Q)
-            W = np.vstack(blocks)[:D]
+                blocks.append((Q, S))
+            self.blocks_ = blocks
         elif D >= d:  # the published code: no sign correction, chi(D) row norms
-            Q, _ = np.linalg.qr(rng.standard_normal((D, d)))
-            W = np.sqrt(rng.chisquare(D, size=D))[:, None] * Q
+            self.blocks_ = [(HouseholderProduct.gaussian(rng, D, d), None)]
+            self.row_norms_ = np.sqrt(rng.chisquare(D, size=D))
         else:
-            Q, _ = np.linalg.qr(rng.standard_normal((d, D)))
-            W = np.sqrt(rng.chisquare(D, size=D))[:, None] * Q.T
-        self.W_ = W
+            self.blocks_ = [(HouseholderProduct.gaussian(rng, d, D), None)]
+            self.row_norms_ = np.sqrt(rng.chisquare(D, size=D))
         return np.full(D, 1.0 / D), 0.0
+
+    def _project(self, X: np.ndarray) -> np.ndarray:
+        N, d = X.shape
+        D = self.n_projections_
+        dt = X.dtype
+        if self.construction == "stacked":
+            out = np.empty((N, D), dtype=dt)
+            for b, (Q, S) in enumerate(self.blocks_):
+                lo, hi = b * d, min(D, (b + 1) * d)
+                # rows S Q diag(sign R): sign-correct the input, then x -> Q x
+                Y = Q.apply_rows(X * Q.r_signs.astype(dt)[None, :])
+                out[:, lo:hi] = Y[:, : hi - lo] * S[: hi - lo].astype(dt)[None, :]
+            return out
+        Q = self.blocks_[0][0]
+        S = self.row_norms_.astype(dt)[None, :]
+        if D >= d:  # W x = S Q [x; 0]
+            Xp = np.zeros((N, D), dtype=dt)
+            Xp[:, :d] = X
+            return Q.apply_rows(Xp) * S
+        return Q.apply_rows(X, transpose=True)[:, :D] * S  # W x = S (Q^T x)[:D]

@@ -10,6 +10,7 @@ pair_mse       kernel MSE over pairs, d zero-padded to a power of two, against D
                (Yu et al. 2016, Figs. 4 and 5(c))
 qmc_adaptive   box discrepancy and Gram errors per CG iteration of adaptive QMC
                (Yang et al. 2014, Fig. 4); one row per (run, iteration)
+walltime       fit and map time on a few points, one thread (Munkhoeva et al. 2018, Fig. 3)
 ============== ==================================================================
 
 Adding a protocol is one module here (a :class:`Protocol` subclass registered in

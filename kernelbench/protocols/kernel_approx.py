@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -39,6 +39,13 @@ from kernelbench.results import dumps
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.plotting import Panels
+
+#: At most this many runs per batch, and their K_hat stack at most this many bytes.
+BATCH_RUNS = 16
+BATCH_BYTES = 64 * 2**20
+#: Features of one run (z(X) and z(Y)) above this size are multiplied run by run: the
+#: stacking copies cost more than the per-call overhead they save (docs/performance.md).
+BATCH_Z_BYTES = 2**20
 
 
 @dataclass(frozen=True)
@@ -114,7 +121,30 @@ class KernelApprox(Protocol):
             "data_deviation": ctx.provenance.get("data_deviation"),
         }
 
+    def batch_size(self, cell: Mapping[str, Any]) -> int:
+        """Runs measured together: their K_hat in one stacked product (``BATCH_BYTES``)."""
+        samples = self.data_settings(cell).get("samples") or 1
+        return int(max(1, min(BATCH_RUNS, BATCH_BYTES // (8 * int(samples) ** 2))))
+
+    def measure(self, cell: Mapping[str, Any], ctx: Pair, runs: Sequence[int]) -> list[dict]:
+        """The runs' maps one by one, their estimates K_hat = z(X) z(Y)^T in one stacked
+        product when the features are small (``np.matmul`` over the batch: the same
+        GEMM per run, so the rows are those of :meth:`measure_run`), then the errors
+        run by run. Memory: at most ``BATCH_BYTES`` of K_hat per batch."""
+        mapped = [self._map_run(cell, ctx, r) for r in runs]
+        shapes = {m[1].shape for m in mapped}
+        small = all(m[1].nbytes + m[2].nbytes <= BATCH_Z_BYTES for m in mapped)
+        if len(mapped) == 1 or len(shapes) != 1 or not small:
+            return [self._errors(ctx, m, m[1] @ m[2].T) for m in mapped]
+        K_hats = np.matmul(np.stack([m[1] for m in mapped]), np.stack([m[2].T for m in mapped]))
+        return [self._errors(ctx, m, K_hat) for m, K_hat in zip(mapped, K_hats, strict=True)]
+
     def measure_run(self, cell: Mapping[str, Any], ctx: Pair, run: int) -> dict:
+        m = self._map_run(cell, ctx, run)
+        return self._errors(ctx, m, m[1] @ m[2].T)
+
+    def _map_run(self, cell: Mapping[str, Any], ctx: Pair, run: int) -> tuple:
+        """(fitted map, z(X), z(Y), fit seconds, transform seconds) of run ``run``."""
         fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
         t0 = time.perf_counter()
         fm.fit(ctx.X)
@@ -122,7 +152,12 @@ class KernelApprox(Protocol):
         Zx = fm.transform(ctx.X)
         Zy = fm.transform(ctx.Y)
         t2 = time.perf_counter()
-        K_hat = Zx @ Zy.T
+        return fm, Zx, Zy, t1 - t0, t2 - t1
+
+    @staticmethod
+    def _errors(ctx: Pair, mapped: tuple, K_hat: np.ndarray) -> dict:
+        """The row of a run from its map and its z(X) z(Y)^T (modified in place)."""
+        fm, _, _, fit_seconds, transform_seconds = mapped
         if fm.constant_ != 0.0:
             K_hat += K_hat.dtype.type(fm.constant_)
         E = ctx.K - K_hat
@@ -131,8 +166,8 @@ class KernelApprox(Protocol):
             "n_features": int(fm.n_features_out_),
             "rel_fro_error": float(np.linalg.norm(E)) / ctx.fro_K,
             "rel_spec_error": spectral_norm(E) / ctx.spec_K,
-            "fit_seconds": t1 - t0,
-            "transform_seconds": t2 - t1,
+            "fit_seconds": fit_seconds,
+            "transform_seconds": transform_seconds,
         }
 
 

@@ -1,0 +1,194 @@
+"""Each speed change against what it replaced, measured in this one process.
+
+    KERNELBENCH_DATA=/path/to/mirror python scripts/bench_speedups.py [--big] [--repeats 3]
+
+One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
+
+* orf: one d x d Haar block as a dense QR (``haar_orthogonal``) and a GEMM, against
+  the Householder product drawn from fresh Gaussian vectors applied in WY panels;
+  N = 100 points (CIFAR-100's X and Y) at d = 3072 and N = 20 (LEUKEMIA's) at d = 7129;
+* orf_tallqr: the QR of a D x d Gaussian matrix and a GEMM, against the Householder
+  product of its law (d = 3072, n = 1; d = 7129 with ``--big``: a minute per QR);
+* the spectral norm of a Fig. 1 error matrix (550 x 550): ARPACK against Golub-Kahan;
+* kernel_approx runs one by one against batched (Powerplant, LETTER, n = 1);
+* butterfly rotations row by row against tiles of 16 rows (d = 3072, N = 1000 and 10);
+* scrambled Halton points: scipy's ``qmc.Halton`` against ``halton_points`` (D x d).
+
+Times depend on the machine and its load; the ratios are what to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+ROWS: list[tuple[str, float, float]] = []
+
+
+def best(fn: Callable[[], object], repeats: int) -> float:
+    out = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        out = min(out, time.perf_counter() - t0)
+    return out
+
+
+def report(what: str, before: float, after: float) -> None:
+    ROWS.append((what, before, after))
+    print(f"{what:58s} {before:10.4f} {after:10.4f} {before / after:8.1f}x", flush=True)
+
+
+def orf_blocks(repeats: int, big: bool) -> None:
+    from kernelbench.transforms import HouseholderProduct, haar_orthogonal
+
+    for d, N in [(3072, 100), (7129, 20)]:
+        X = np.random.default_rng(0).uniform(size=(N, d))
+
+        def dense(d=d, X=X):
+            Q = haar_orthogonal(np.random.default_rng(1), d)
+            return X @ Q.T
+
+        def householder(d=d, X=X):
+            hp = HouseholderProduct.gaussian(np.random.default_rng(1), d)
+            return hp.apply_rows(X * hp.r_signs[None, :])
+
+        r = 1 if d > 5000 else repeats
+        report(
+            f"orf block d={d}, N={N}: dense QR vs Householder", best(dense, r), best(householder, r)
+        )
+    dims = [(3072, 100), (7129, 20)] if big else [(3072, 100)]
+    for d, N in dims:
+        D = 2 * (d + 1)
+        X = np.random.default_rng(0).uniform(size=(N, d))
+
+        def tall_dense(d=d, D=D, X=X):
+            Q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((D, d)))
+            return X @ Q.T
+
+        def tall_householder(d=d, D=D, X=X):
+            hp = HouseholderProduct.gaussian(np.random.default_rng(1), D, d)
+            Xp = np.zeros((len(X), D))
+            Xp[:, :d] = X
+            return hp.apply_rows(Xp)
+
+        r = 1 if d > 5000 else repeats
+        report(
+            f"orf_tallqr d={d}, D={D}, N={N}: dense QR vs Householder",
+            best(tall_dense, r),
+            best(tall_householder, r),
+        )
+
+
+def spectral(repeats: int) -> None:
+    from scipy.sparse.linalg import svds
+
+    from kernelbench import exact_kernel, make_feature_map
+    from kernelbench.metrics import spectral_norm
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.uniform(size=(550, 16)), rng.uniform(size=(550, 16))
+    for method in ("rff", "sr33"):
+        E = exact_kernel("rbf", X, Y) - make_feature_map(method, n=1, random_state=0).fit(
+            X
+        ).approximate_kernel(X, Y)
+        v0 = np.full(550, 1.0 / np.sqrt(550))
+
+        def arpack(E=E, v0=v0):
+            return svds(E, k=1, v0=v0, return_singular_vectors=False, solver="arpack")
+
+        report(
+            f"spectral norm, 550x550 {method} error: ARPACK vs Golub-Kahan",
+            best(arpack, 5 * repeats),
+            best(lambda E=E: spectral_norm(E), 5 * repeats),
+        )
+
+
+def batching(repeats: int) -> None:
+    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.protocols import get_protocol
+
+    if not os.environ.get("KERNELBENCH_DATA"):
+        print("(batching skipped: KERNELBENCH_DATA is not set)")
+        return
+    runs = 64
+    for ds, method in [("powerplant", "rff"), ("letter", "rff"), ("letter", "sr33")]:
+        cell = resolve_cell(make_cell(method, "rbf", ds, 1, runs=runs))
+        proto = get_protocol(cell)
+        ctx = proto.prepare(cell)
+        proto.measure(cell, ctx, range(2))
+        step = proto.batch_size(cell)
+
+        def one(cell=cell, ctx=ctx, proto=proto):
+            return [proto.measure_run(cell, ctx, r) for r in range(runs)]
+
+        def batched(cell=cell, ctx=ctx, proto=proto, step=step):
+            return [
+                proto.measure(cell, ctx, range(lo, min(runs, lo + step)))
+                for lo in range(0, runs, step)
+            ]
+
+        report(
+            f"{ds} {method} n=1, {runs} runs: one by one vs batches of {step}",
+            best(one, repeats),
+            best(batched, repeats),
+        )
+
+
+def butterfly(repeats: int) -> None:
+    from kernelbench.transforms import Butterfly, _rotate_rows, butterfly_plan
+
+    d = 3072
+    B = Butterfly(d, 3, np.random.default_rng(1))
+    plan = butterfly_plan(d)
+    for N in (1000, 10):
+        X = np.random.default_rng(0).standard_normal((N, d))
+        out = np.empty_like(X)
+        B.rotate_rows(X, out=out)
+
+        def rows(X=X, out=out):
+            _rotate_rows(X, out, *plan, B.cos, B.sin, B.perms)
+
+        report(
+            f"butterfly (B P)^3, d={d}, N={N}: row by row vs tiles",
+            best(rows, repeats),
+            best(lambda X=X, out=out: B.rotate_rows(X, out=out), repeats),
+        )
+
+
+def halton(repeats: int) -> None:
+    from scipy.stats import qmc
+
+    from kernelbench.features.qmc import halton_points
+
+    for d in (784, 3072):
+        D = 2 * (d + 1)
+        report(
+            f"scrambled Halton, {D} x {d}: scipy vs halton_points",
+            best(lambda d=d, D=D: qmc.Halton(d, scramble=True, seed=1).random(D), 1),
+            best(lambda d=d, D=D: halton_points(D, d, np.random.default_rng(1)), 1),
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--big", action="store_true", help="also the tall QR at d = 7129")
+    args = parser.parse_args()
+    print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; one BLAS thread; seconds")
+    print(f"{'':58s} {'before':>10s} {'after':>10s} {'ratio':>9s}")
+    with threadpool_limits(limits=1, user_api="blas"):
+        butterfly(args.repeats)
+        spectral(args.repeats)
+        batching(args.repeats)
+        orf_blocks(args.repeats, args.big)
+        halton(args.repeats)
+
+
+if __name__ == "__main__":
+    main()
