@@ -133,7 +133,7 @@ def build() -> Section | None:
         summary=Summary(
             claims=len(checks),
             claims_hold=hold,
-            note="timings on a shared 2-core machine; ratios within one run",
+            note="timings on a shared 2-core machine; goals as ratios within one run",
         ),
         body=body,
     )
