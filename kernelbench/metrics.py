@@ -68,18 +68,25 @@ def _golub_kahan_top(A: np.ndarray, check_every: int = 4) -> float | None:
 
 
 def _bidiag_top(alpha: np.ndarray, beta: np.ndarray, want_last: bool = False):
-    """Top singular value of the upper bidiagonal matrix (alpha on, beta above the
-    diagonal), and the last entry of its left singular vector."""
-    from scipy.linalg import svd
+    """Top singular value of the upper bidiagonal B (alpha on, beta above the diagonal)
+    and the last entry of its left singular vector, from the top eigenpair (O(k), LAPACK
+    ``stebz``/``stein``) of the tridiagonal B^T B: p = B q / sigma, so p_k = alpha_k q_k
+    / sigma."""
+    from scipy.linalg import eigh_tridiagonal
 
     k = len(alpha)
-    B = np.diag(alpha)
-    if k > 1:
-        B[np.arange(k - 1), np.arange(1, k)] = beta[: k - 1]
-    P, s, _ = svd(B, lapack_driver="gesdd")
-    if want_last:
-        return float(s[0]), float(P[-1, 0])
-    return float(s[0])
+    b = np.zeros(k)
+    b[1:] = beta[: k - 1]
+    diag = alpha**2 + b**2
+    off = alpha[:-1] * b[1:]
+    if k == 1:
+        sigma = float(abs(alpha[0]))
+        return (sigma, 1.0) if want_last else sigma
+    w, v = eigh_tridiagonal(diag, off, select="i", select_range=(k - 1, k - 1))
+    sigma = float(np.sqrt(max(float(w[0]), 0.0)))
+    if not want_last:
+        return sigma
+    return sigma, float(alpha[-1] * v[-1, 0] / sigma) if sigma > 0 else 0.0
 
 
 def _gram_top(A: np.ndarray) -> float:

@@ -75,9 +75,17 @@ def test_bad_settings_are_one_line_errors(key, value, message):
         resolve_cell(cell)
 
 
-def test_fig3_grid():
+def test_fig3_grid(tmp_path, monkeypatch):
     _, _, cells = plan(["experiment=fig3"], True)
     assert cells == 2 * 6 * 8
+    # the experiment selects the protocol, so its settings can be overridden
+    from kernelbench.runner import launch
+
+    monkeypatch.chdir(tmp_path)
+    args = ["experiment=fig3", "dataset=digits", "method=sr33", "protocol.repeats=2"]
+    launch([*args, "protocol.points=3", f"output_dir={tmp_path}"], multirun=True)
+    df = read_results(tmp_path)
+    assert len(df) == 2 and (df["points"] == 3).all()
 
 
 def fake_results(points=(10, 1000), dims=(("letter", 16), ("usps", 256), ("mnist", 784))):
