@@ -22,6 +22,17 @@ from kernelbench.results import read_results
 DEFAULT_RESULTS = Path("results") / "runs"
 
 
+def default_out(results_dir: str | Path) -> Path:
+    """Where figures go by default: ``RESULTS_DIR/figures``, or ``RESULTS_DIR/runs/figures``
+    when RESULTS_DIR is a results home with a ``runs/`` directory (``results/``), so that
+    everything computed stays under ``results/runs/`` (safe to delete) and the committed
+    ``results/reference/`` and ``results/baseline/`` are never written to."""
+    root = Path(results_dir)
+    if (root / DEFAULT_RESULTS.name).is_dir():
+        return root / DEFAULT_RESULTS.name / "figures"
+    return root / "figures"
+
+
 def all_figures() -> dict[str, list[str]]:
     """Figure name -> the protocols that draw it."""
     out: dict[str, list[str]] = {}
@@ -65,7 +76,7 @@ def make_plots(
 ) -> PlotReport:
     """Draw the figures of every experiment under ``results_dir`` (or of ``experiment``).
 
-    Files go to ``<out>/<experiment>/`` (``out`` defaults to ``results_dir/figures``).
+    Files go to ``<out>/<experiment>/`` (``out`` defaults to :func:`default_out`).
     """
     import matplotlib
 
@@ -77,7 +88,7 @@ def make_plots(
     df = read_results(results_dir, experiment)
     if "experiment" not in df.columns:  # pragma: no cover - shards always have it
         df["experiment"] = "results"
-    out_root = Path(out) if out is not None else Path(results_dir) / "figures"
+    out_root = Path(out) if out is not None else default_out(results_dir)
     report = PlotReport()
     drawn = 0
     for exp in sorted(df["experiment"].dropna().astype(str).unique()):
@@ -139,7 +150,8 @@ class _PlotCommand(click.Command):
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Output directory; each experiment gets a subdirectory [default: RESULTS_DIR/figures].",
+    help="Output directory; each experiment gets a subdirectory "
+    "[default: RESULTS_DIR/figures; RESULTS_DIR/runs/figures if RESULTS_DIR has runs/].",
 )
 @click.option("--reference", is_flag=True, help="Overlay or list the paper's reported numbers.")
 @click.option(

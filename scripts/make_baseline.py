@@ -9,25 +9,25 @@ of ``kernelbench run -m experiment=fig1`` and ``experiment=fig1_noqmc``), and wr
     <out>/fig1_kernel_error_fro.png  the figure of ``kernelbench plot --reference``
 
 ``kernelbench verify`` compares the reduced grid with this table (same data seed, so
-tau = 0; see docs/verification.md). Usage:
+tau = 0; see docs/verification.md). With ``--update`` only the datasets found in the
+results are replaced and the other rows of the table are kept (e.g. LEUKEMIA rerun on a
+new version of the data); the figure is always drawn from the whole table. Usage:
 
     python scripts/make_baseline.py RESULTS_DIR [RESULTS_DIR ...] --out results/baseline \\
-        [--experiment munkhoeva2018_fig1] [--note "MNIST: 100 runs ..."]
+        [--experiment munkhoeva2018_fig1] [--update]
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
-from kernelbench.protocols import get_protocol
-from kernelbench.results import read_results, shard_path, write_shard
+from kernelbench.results import read_results
 from kernelbench.verify import CELL
 
 METRIC = "rel_fro_error"
@@ -67,45 +67,69 @@ def baseline_table(df: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
     return out
 
 
+def update_table(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """``old`` without the datasets of ``new``, plus ``new``, in cell order."""
+    keep = old[~old["dataset"].isin(set(new["dataset"]))]
+    out = pd.concat([keep, new], ignore_index=True)
+    out = out.sort_values(CELL, kind="stable").reset_index(drop=True)
+    out["n"] = out["n"].map(lambda n: int(n) if float(n).is_integer() else n)
+    return out
+
+
+def table_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """The baseline table as the Fig. 1 summary (metric ``fro``, 95% t-intervals)."""
+    s = table.copy()
+    s["metric"] = "fro"
+    half = stats.t.ppf(0.975, (s["runs"] - 1).clip(lower=1)) * s["sem"]
+    half = half.where(s["runs"] > 1)
+    s["ci_low"] = s["mean"] - half
+    s["ci_high"] = s["mean"] + half
+    return s
+
+
+def draw_figure(table: pd.DataFrame, out: Path) -> list[Path]:
+    """``fig1_kernel_error_fro.png``: the table drawn as ``kernelbench plot --reference``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from kernelbench.plotting import save_figure
+    from kernelbench.protocols.kernel_approx import FIG1_REFERENCE, fig1_summary_panels
+    from kernelbench.reference import load_reference
+
+    panels, notes = fig1_summary_panels(
+        table_summary(table), "fro", load_reference(FIG1_REFERENCE), log=True
+    )
+    for note in notes:
+        print(f"note: {note}")
+    return save_figure(panels.figure, out, "fig1_kernel_error_fro", ["png"])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", type=Path, nargs="+")
     ap.add_argument("--out", type=Path, default=Path("results/baseline"))
     ap.add_argument("--experiment", default=None, help="keep only this experiment's rows")
+    ap.add_argument(
+        "--update",
+        action="store_true",
+        help="replace only the datasets found in RESULTS; keep the table's other rows",
+    )
     ap.add_argument("--no-figure", action="store_true")
     args = ap.parse_args(argv)
 
     frames = [read_results(p, args.experiment) for p in args.results]
     df = pd.concat(frames, ignore_index=True)
     table = baseline_table(df)
-    args.out.mkdir(parents=True, exist_ok=True)
     csv = args.out / "fig1_baseline.csv"
+    if args.update and csv.is_file():
+        table = update_table(pd.read_csv(csv), table)
+    args.out.mkdir(parents=True, exist_ok=True)
     table.to_csv(csv, index=False)  # full precision: the CI check can be exact
     print(f"wrote {csv} ({len(table)} cells, runs {sorted(table['runs'].unique())})")
 
     if not args.no_figure:
-        from kernelbench.plot import make_plots
-
-        with tempfile.TemporaryDirectory() as tmp:
-            # one directory holding exactly the aggregated rows (all inputs, filtered)
-            merged = Path(tmp) / "results"
-            schema = get_protocol("kernel_approx").schema()
-            for key, g in df.groupby(["experiment", *CELL], sort=False):
-                write_shard(g[schema.names], shard_path(merged, *key), schema)
-            report = make_plots(
-                merged,
-                Path(tmp) / "fig",
-                reference=True,
-                formats=["png"],
-                experiment=args.experiment,
-            )
-            for paths in report.written.values():
-                for path in paths:
-                    if path.suffix == ".png":
-                        shutil.copy(path, args.out / path.name)
-                        print(f"wrote {args.out / path.name}")
-            for note in report.notes:
-                print(f"note: {note}")
+        for path in draw_figure(table, args.out):
+            print(f"wrote {path}")
     return 0
 
 

@@ -111,6 +111,17 @@ def pool(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def merge_rows(path: Path, new: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``path`` whose (dataset, kernel) ``new`` does not measure, then ``new``."""
+    if not path.is_file():
+        return new
+    old = pd.read_csv(path)
+    measured = set(zip(new["dataset"], new["kernel"], strict=True))
+    keep = [(d, k) not in measured for d, k in zip(old["dataset"], old["kernel"], strict=True)]
+    out = pd.concat([old[keep], new], ignore_index=True)
+    return out.sort_values(["dataset", "kernel"], kind="stable").reset_index(drop=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--grid", default="reduced")
@@ -119,6 +130,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--ns", type=float, nargs="*", default=None, help="subset of the grid's n")
     ap.add_argument("--methods", nargs="*", default=None, help="subset of the grid's methods")
+    ap.add_argument("--datasets", nargs="*", default=None, help="subset of the grid's datasets")
+    ap.add_argument(
+        "--append",
+        action="store_true",
+        help="keep the rows of other (dataset, kernel) pairs already in --out and its _cells file",
+    )
     ap.add_argument("--work", type=Path, required=True, help="results of seed k: WORK/seed=k")
     ap.add_argument("--reuse", action="append", default=[], help="SEED=DIR: results already run")
     ap.add_argument("--jobs", type=int, default=1)
@@ -136,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.ns is not None and float(c["n"]) not in {float(n) for n in args.ns}:
                 continue
             if args.methods is not None and c["method"]["label"] not in args.methods:
+                continue
+            if args.datasets is not None and c["dataset"]["name"] not in args.datasets:
                 continue
             out.append(c)
         return out
@@ -162,9 +181,12 @@ def main(argv: list[str] | None = None) -> int:
 
     cells = per_cell(frames, get_protocol(cfg.protocol).metric(cfg.metric).column)
     pooled = pool(cells)
+    detail = args.out.with_name(args.out.stem + "_cells.csv")
+    if args.append:
+        pooled = merge_rows(args.out, pooled)
+        cells = merge_rows(detail, cells)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     pooled.to_csv(args.out, index=False, float_format="%.6g")
-    detail = args.out.with_name(args.out.stem + "_cells.csv")
     cells.to_csv(detail, index=False, float_format="%.6g")
     with pd.option_context("display.width", 160):
         print(pooled.to_string(index=False))

@@ -322,6 +322,28 @@ def test_every_experiment_is_drawn_into_its_own_directory(tmp_path: Path) -> Non
     assert sorted(p.name for p in out.iterdir()) == ["b"]
 
 
+def test_results_home_draws_every_experiment_under_runs(tmp_path: Path) -> None:
+    """A newcomer's `kernelbench plot results/`: results/runs holds two experiments beside
+    the committed results/reference and results/baseline; every experiment is drawn, the
+    figures stay under results/runs (deleting it leaves the committed data alone)."""
+    home = tmp_path / "results"
+    for exp, ds in (("quick", {"letter": 16}), ("kernel_approx", {"powerplant": 4})):
+        write_shards(
+            make_results(datasets=ds, kernels=("rbf",), experiment=exp), home / "runs" / exp
+        )
+    for committed in ("reference", "baseline"):
+        (home / committed).mkdir()
+        (home / committed / "table.csv").write_text("a,b\n1,2\n")
+    code, output, exc = invoke(str(home), "--format", "png")
+    assert code == 0, (output, exc)
+    for exp in ("quick", "kernel_approx"):
+        where = home / "runs" / "figures" / exp
+        assert (where / "fig1_kernel_error_fro.png").is_file()
+        assert f"{exp}:" in output and str(where) in output
+    assert sorted(p.name for p in home.iterdir()) == ["baseline", "reference", "runs"]
+    assert [p.name for p in (home / "baseline").iterdir()] == ["table.csv"]
+
+
 def test_unknown_figure_and_metric_errors(results_dir: Path, tmp_path: Path) -> None:
     _, _, exc = invoke(str(results_dir), "--figure", "nope", "--out", str(tmp_path))
     msg = _one_line_error(exc)
@@ -356,8 +378,12 @@ def test_markdown_table() -> None:
 def test_reference_table_loads() -> None:
     ref = load_reference()
     assert list(ref.columns[:5]) == ["dataset", "kernel", "method", "paper_method", "n"]
-    assert len(ref) == 3 * 3 * 6 * 5
+    # every cell of Fig. 1: six methods on four datasets, four (no QMC, GQ) on two
+    assert len(ref) == 480 == 4 * 3 * 6 * 5 + 2 * 3 * 4 * 5
+    assert not ref.duplicated(["dataset", "kernel", "method", "n"]).any()
     assert set(ref["method"]) == {"rff", "orf", "sorf", "qmc", "gq", "sr33"}
+    per_dataset = ref.groupby("dataset")["method"].agg(lambda m: sorted(set(m)))
+    assert per_dataset["cifar100"] == per_dataset["leukemia"] == ["orf", "rff", "sorf", "sr33"]
     assert set(ref["paper_method"]) == {"G", "Gort", "ROM", "QMC", "GQ", "B"}
     assert (ref["mean"] > 0).all()
     assert len(load_reference("liu2020_table3_krr_accuracy.csv")) > 0

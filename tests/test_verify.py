@@ -294,14 +294,25 @@ def test_verify_config_parses():
     assert set(cfg.compare.values()) <= set(ref["method"])
 
 
-def test_reduced_grid_has_tallqr_and_189_cells():
+def test_reduced_grid_has_tallqr_and_a_slice_of_mnist_and_leukemia():
     cfg = load_config()
     cells = grid_cells(cfg, "reduced")
-    labels = {c["method"]["label"] for c in cells}
+    main = [c for c in cells if c["dataset"]["name"] in ("powerplant", "letter", "usps")]
+    labels = {c["method"]["label"] for c in main}
     assert {"rff", "orf", "orf_tallqr", "sorf", "qmc", "gq", "sr33"} <= labels
-    assert len(cells) == 3 * 3 * 7 * 3
-    assert {c["runs"] for c in cells} == {30}
-    assert {c["dataset"]["name"] for c in cells} == {"powerplant", "letter", "usps"}
+    assert len(main) == 3 * 3 * 7 * 3
+    assert {c["runs"] for c in main} == {30}
+    by_ds = {}
+    for c in cells:
+        if c not in main:
+            by_ds.setdefault(c["dataset"]["name"], []).append(c)
+    assert set(by_ds) == {"mnist", "leukemia"}
+    for ds, runs, ns in (("mnist", 20, {1, 5}), ("leukemia", 10, {1, 2})):
+        assert len(by_ds[ds]) == 3 * 3 * 2
+        assert {c["method"]["label"] for c in by_ds[ds]} == {"rff", "sorf", "sr33"}
+        assert {c["runs"] for c in by_ds[ds]} == {runs}
+        assert {c["n"] for c in by_ds[ds]} == ns
+    assert {c["experiment"] for c in cells} == {EXPERIMENT}
     # the same cells (and config hashes) as make_cell and `kernelbench run` build
     from kernelbench.experiment import config_hash, make_cell, resolve_cell
 
@@ -311,7 +322,7 @@ def test_reduced_grid_has_tallqr_and_189_cells():
             c["kernel"]["name"],
             c["dataset"]["name"],
             c["n"],
-            30,
+            c["runs"],
             0,
             EXPERIMENT,
         )

@@ -8,7 +8,7 @@ letter     classification OpenML 6                  yes
 usps       classification LIBSVM archive            yes (ESL version)
 mnist      classification OpenML 554                yes
 cifar100   classification OpenML 41983              yes (balanced subset)
-leukemia   classification LIBSVM archive            yes (raw Golub data)
+leukemia   classification LIBSVM archive            yes (leu rebuilt from raw)
 eeg        classification OpenML 1471               yes
 codrna     classification LIBSVM archive            yes
 magic04    classification OpenML 1120               yes

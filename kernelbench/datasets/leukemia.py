@@ -1,4 +1,12 @@
-"""Leukemia (Golub et al.), from the LIBSVM archive (leu, leu.t) as Munkhoeva et al. used."""
+"""Leukemia (Golub et al.), from the LIBSVM archive (leu, leu.t) as Munkhoeva et al. used.
+
+LIBSVM's files are already normalised (train and test merged, every row and then every
+column scaled to zero mean and unit variance, split back 38/34), so the download is
+used as it is. The mirror rebuilds them from the raw Golub et al. values with that
+preprocessing; what still differs from LIBSVM's files is their value rounding and row
+order (neither is known). The published download script fetched ``leu`` for both parts
+(its test part was the train file); Fig. 1 reads only the 38 train rows.
+"""
 
 from __future__ import annotations
 

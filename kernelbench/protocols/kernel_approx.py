@@ -211,14 +211,7 @@ def fig1_panels(
     t-interval bands; ``reference`` (the paper's table) is overlaid dashed, for the
     Frobenius error only.
     """
-    from kernelbench.plotting import (
-        dataset_name,
-        dataset_order,
-        draw_panels,
-        kernel_name,
-        kernel_rank,
-        summarise,
-    )
+    from kernelbench.plotting import summarise
 
     proto = PROTOCOLS.get("kernel_approx")
     metric = proto.metric(metric_id)
@@ -226,6 +219,28 @@ def fig1_panels(
         raise KernelbenchError(f"results hold no {metric.column} values to plot")
     keys = ["experiment", "dataset", "kernel", "method_label", "n"]
     summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    panels, notes = fig1_summary_panels(summary, metric_id, reference, log)
+    return panels, summary, notes
+
+
+def fig1_summary_panels(
+    summary: pd.DataFrame,
+    metric_id: str = "fro",
+    reference: pd.DataFrame | None = None,
+    log: bool = True,
+) -> tuple[Panels, list[str]]:
+    """Fig. 1 from a summary (:func:`kernelbench.plotting.summarise` columns: dataset,
+    d, kernel, method_label, method, paper_label, n, metric, mean, ci_low, ci_high), e.g.
+    one rebuilt from an aggregated table: (panels, notes)."""
+    from kernelbench.plotting import (
+        dataset_name,
+        dataset_order,
+        draw_panels,
+        kernel_name,
+        kernel_rank,
+    )
+
+    metric = PROTOCOLS.get("kernel_approx").metric(metric_id)
     shown = summary[summary["metric"] == metric_id]
     notes: list[str] = []
     if reference is not None and metric_id != "fro":
@@ -234,8 +249,8 @@ def fig1_panels(
         )
         reference = None
     lines = _reference_lines(shown, reference) if reference is not None else None
-    datasets = [ds for ds in dataset_order(df) if ds in set(shown["dataset"])]
-    dims = df.groupby("dataset")["d"].first()
+    datasets = [ds for ds in dataset_order(shown) if ds in set(shown["dataset"])]
+    dims = shown.groupby("dataset")["d"].first()
 
     def title(ds: str, _cell: pd.DataFrame) -> str:
         d = dims.get(ds)
@@ -256,7 +271,7 @@ def fig1_panels(
         log=log,
         reference=lines,
     )
-    return panels, summary, notes + panels.notes
+    return panels, notes + panels.notes
 
 
 def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:

@@ -24,7 +24,7 @@ from kernelbench.verify import (
     load_sample_variation,
     verify_table,
 )
-from reproduction.common import Section, Summary, fmt, rel
+from reproduction.common import ROOT, Section, Summary, fmt, rel
 
 PAPER_LABELS = {"rff": "G", "orf": "Gort", "sorf": "ROM", "qmc": "QMC", "gq": "GQ", "sr33": "B"}
 DS_ORDER = ["powerplant", "letter", "usps", "mnist", "cifar100", "leukemia"]
@@ -240,6 +240,24 @@ def findings(t: pd.DataFrame, cfg) -> list[str]:
                 "stand-in for LIBSVM's range), so neither the rotation nor the range alone "
                 "explains it; only the LIBSVM file itself could settle it."
             )
+    lk = t[(t["dataset"] == "leukemia") & t["ratio"].notna()]
+    b = lk[lk["method_label"] == "sr33"]
+    rest = lk[lk["method_label"] != "sr33"]
+    if len(b) and len(rest):
+        out.append(
+            "**LEUKEMIA's B cells pass the check but sit above the paper.** On the rebuilt "
+            f"LIBSVM leu, sr33's mean error is {b['ratio'].min():.2f}-{b['ratio'].max():.2f}x "
+            f"the paper's in every cell, while G and ROM land at {rest['ratio'].min():.2f}-"
+            f"{rest['ratio'].max():.2f}x. The B cells are within tolerance (|z| <= "
+            f"{b['z'].abs().max():.1f}) only because two samples of 10 of the 38 rows vary "
+            f"a lot (tau / mean {b['tau'].div(b['paper_mean']).min():.2f}-"
+            f"{b['tau'].div(b['paper_mean']).max():.2f} on LEUKEMIA). Averaged over six data "
+            "samples the gap persists at n = 1 (the rotation study below), so it is not the "
+            "paper's sample alone; the study does not find it in the construction either."
+        )
+    rot = sr33_rotation_finding(ROTATION_STUDY)
+    if rot:
+        out.append(rot)
     within = t[t["verdict"].str.startswith(KNOWN) & (t["within_tolerance"] == True)]  # noqa: E712
     if len(within):
         out.append(
@@ -249,6 +267,77 @@ def findings(t: pd.DataFrame, cfg) -> list[str]:
             "at the numbers, not because they failed."
         )
     return out
+
+
+#: scripts/measure_sr33_rotation.py --out (per data seed and rotation variant)
+ROTATION_STUDY = ROOT / "results" / "baseline" / "sr33_rotation.csv"
+
+
+def sr33_rotation_finding(path: Path) -> str | None:
+    """The sr33 rotation study: per (dataset, kernel) the variants' errors relative to the
+    paper's and, paired by data seed, to our butterfly."""
+    if not path.is_file():
+        return None
+    df = pd.read_csv(path)
+    ref = load_reference("munkhoeva2018_fig1_kernel_error")
+    parts = []
+    to_paper: dict[tuple[str, str], float] = {}
+    to_ours: list[float] = []
+    for (ds, kern, n), g in df.groupby(["dataset", "kernel", "n"], sort=False):
+        paper = ref[
+            (ref.dataset == ds) & (ref.kernel == kern) & (ref.method == "sr33") & (ref.n == n)
+        ]["mean"]
+        ours = g[g.variant == "butterfly"].set_index("seed")["mean"]
+        bits = []
+        for name, v in g.groupby("variant", sort=False):
+            m = v.set_index("seed")["mean"]
+            ratio = m.mean() / float(paper.iloc[0])
+            text = f"{name} {ratio:.2f}x the paper"
+            if name == "butterfly":
+                to_paper[(ds, kern)] = ratio
+            else:
+                paired = m / ours.loc[m.index]
+                se = paired.std(ddof=1) / np.sqrt(len(paired))
+                text += f" ({paired.mean():.3f} ± {se:.3f} of ours)"
+                if name == "published":
+                    to_ours.append(float(paired.mean()))
+            bits.append(text)
+        d = int(ref[ref.dataset == ds]["d"].iloc[0])
+        parts.append(
+            f"{DATASET_NAMES.get(ds, ds)} (d = {d}) {KERNEL_NAMES.get(kern, kern)}, n = {n}: "
+            + ", ".join(bits)
+        )
+    seeds = df.groupby(["dataset", "kernel", "n", "variant"])["seed"].nunique().min()
+    runs = int(df["runs"].min())
+
+    def span(cells: list[tuple[str, str]]) -> str:
+        vals = [to_paper[c] for c in cells if c in to_paper]
+        return f"{min(vals):.2f}-{max(vals):.2f}x" if vals else "not measured"
+
+    same_data = [c for c in to_paper if c[0] in ("mnist", "cifar100")]
+    gap = [c for c in to_paper if c[0] == "leukemia" or c == ("usps", "arccos1")]
+
+    return (
+        "**sr33's gap on LEUKEMIA and USPS follows the data, not the rotation.** The "
+        "published code builds its butterflies differently from ours: Genz's generating-"
+        "vector angles for the next power of two, the angles past d - 1 set to zero and "
+        "the pairs that reach past d left alone, and one butterfly B and permutation P "
+        "applied three times, (BP)^3 (ours: three independent butterflies with uniform "
+        "angles on an unbalanced tree). `scripts/measure_sr33_rotation.py` runs both, and "
+        f"on USPS dense Haar rotations, on the same X, Y samples ({seeds} data seeds x "
+        f"{runs} runs each; `{rel(ROTATION_STUDY)}`): "
+        + "; ".join(parts)
+        + ". The published construction gives "
+        f"{min(to_ours):.2f}-{max(to_ours):.2f} of our error; with our construction sr33 "
+        f"lands at {span(same_data)} the paper on MNIST and CIFAR-100 (d not a power of "
+        "two, the paper's data or a sample of it) and at "
+        f"{span(gap)} on LEUKEMIA and on USPS with the arc-cosine-1 kernel, the two "
+        "datasets whose files differ from the paper's (LEUKEMIA rebuilt from the raw "
+        "values, USPS the ESL version, whose Gaussian-kernel errors are off for every "
+        "method, see above). So neither the butterflies nor d not being a power of two "
+        "explain the gap; what in those two files moves sr33 (and hardly rff) is not "
+        "determined."
+    )
 
 
 def _span(df: pd.DataFrame) -> str:
@@ -270,7 +359,7 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
     cells = cell_table(t, ref, cfg)
     tau = load_sample_variation(cfg.sample_variation)
 
-    v = cells["verdict"]
+    v = paper_cell_verdicts(cells)["verdict"]
     n_ref = len(ref)
     n_rep = int((v == REPRODUCED).sum())
     n_dev = int((v == DEVIATES).sum())
@@ -292,9 +381,10 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
             if n_not
             else ""
         )
-        + "** (one row per paper cell and our variant compared with it: Gort is compared "
-        "with both `orf_tallqr`, the published construction, which must reproduce, and "
-        "`orf`, the correct ORF, a known deviation).",
+        + "** of the paper's cells, by dataset below. A Gort cell counts as the verdict of "
+        "`orf_tallqr` (the published construction, which must reproduce); `orf`, the "
+        "correct ORF, is compared with the same numbers as a known deviation and listed "
+        "in the appendix, one row per paper cell and variant.",
         "",
         per_dataset_table(cells),
         f"Tolerance: |z| <= z_crit, z = (ours - paper) / sqrt(se_ours^2 + se_paper^2 + "
@@ -325,6 +415,18 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
         if k.compare_with:
             text += f" Reproduced instead by `{k.compare_with}`."
         doc.append(text)
+    doc += [
+        "",
+        "Not known deviations, decided from the datasets' provenance (MANIFEST.json, "
+        "PROTOCOL.md) before their numbers were compared, so their cells must reproduce: "
+        "**LEUKEMIA** is LIBSVM's leu rebuilt from the raw Golub et al. values with "
+        "LIBSVM's documented preprocessing (its unknown row order only changes which 10 "
+        "of the 38 rows are drawn, which tau measures; rounding moves the data, not the "
+        "error); **MNIST** draws from the official 60000 train images where the original "
+        "loader kept 55000 of them; **CIFAR-100** draws its 50 images from the mirror's "
+        "first 100 train images of every class instead of all 50000 (the same class-"
+        "balanced image distribution).",
+    ]
     doc += ["", "### What kernelbench finds that the paper does not say", ""]
     for para in findings(t, cfg):
         doc += [para, ""]
@@ -356,17 +458,43 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
     )
 
 
+def paper_cell_verdicts(cells: pd.DataFrame) -> pd.DataFrame:
+    """One row per paper cell: the verdict of the variant that must reproduce it.
+
+    A paper cell may be compared with several of our variants (Gort: ``orf_tallqr``,
+    which must reproduce, and ``orf``, a known deviation); the cell counts as the gated
+    variant's verdict when that ran, else as a known deviation, else as not run.
+    """
+    rank = {REPRODUCED: 0, DEVIATES: 0}
+
+    def pick(v: pd.Series) -> str:
+        order = sorted(v, key=lambda x: rank.get(x, 1 if x.startswith(KNOWN) else 2))
+        return order[0]
+
+    keys = ["dataset", "kernel", "paper", "n"]
+    return cells.groupby(keys, sort=False)["verdict"].agg(pick).reset_index()
+
+
 def per_dataset_table(cells: pd.DataFrame) -> str:
-    """Verdict counts per dataset (rows: paper cell x our variant)."""
+    """Verdict counts per dataset, one per paper cell (see :func:`paper_cell_verdicts`)."""
+    per_cell = paper_cell_verdicts(cells)
     lines = [
-        "| dataset | rows | reproduced | known deviations | deviate | not run |",
+        "| dataset | paper cells | reproduced | known deviations | deviate | not run |",
         "|---|---|---|---|---|---|",
     ]
-    for ds in [d for d in DS_ORDER if d in set(cells["dataset"])]:
-        v = cells.loc[cells["dataset"] == ds, "verdict"]
-        lines.append(
-            f"| {DATASET_NAMES.get(ds, ds)} | {len(v)} | {int((v == REPRODUCED).sum())} | "
-            f"{int(v.str.startswith(KNOWN).sum())} | {int((v == DEVIATES).sum())} | "
-            f"{int((v == 'not run').sum())} |"
+    total = np.zeros(5, dtype=int)
+    for ds in [d for d in DS_ORDER if d in set(per_cell["dataset"])]:
+        v = per_cell.loc[per_cell["dataset"] == ds, "verdict"]
+        row = np.array(
+            [
+                len(v),
+                int((v == REPRODUCED).sum()),
+                int(v.str.startswith(KNOWN).sum()),
+                int((v == DEVIATES).sum()),
+                int((v == "not run").sum()),
+            ]
         )
+        total += row
+        lines.append(f"| {DATASET_NAMES.get(ds, ds)} | " + " | ".join(map(str, row)) + " |")
+    lines.append("| **all** | " + " | ".join(f"**{x}**" for x in total) + " |")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,70 @@
+"""The helpers of the maintenance scripts (scripts/): baseline update, tau tables, sr33 study."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+import make_baseline  # noqa: E402
+import measure_sample_variation  # noqa: E402
+import measure_sr33_rotation  # noqa: E402
+
+
+def _table(rows: list[tuple[str, str, str, int, float]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["dataset", "kernel", "method_label", "n", "mean"])
+
+
+def test_baseline_update_replaces_only_the_rerun_datasets() -> None:
+    old = _table(
+        [
+            ("letter", "rbf", "rff", 1, 0.1),
+            ("leukemia", "rbf", "rff", 1, 9.0),
+            ("leukemia", "rbf", "orf", 1, 8.0),
+            ("usps", "rbf", "rff", 1, 0.3),
+        ]
+    )
+    new = _table([("leukemia", "rbf", "sr33", 1, 0.5), ("leukemia", "rbf", "rff", 1, 0.4)])
+    out = make_baseline.update_table(old, new)
+    assert list(zip(out["dataset"], out["method_label"], out["mean"], strict=True)) == [
+        ("letter", "rff", 0.1),
+        ("leukemia", "rff", 0.4),
+        ("leukemia", "sr33", 0.5),
+        ("usps", "rff", 0.3),
+    ]
+
+
+def test_baseline_table_summary_has_t_intervals() -> None:
+    t = _table([("letter", "rbf", "rff", 1, 1.0), ("letter", "rbf", "rff", 2, 2.0)])
+    t = t.assign(runs=[10, 1], sem=[0.1, np.nan])
+    s = make_baseline.table_summary(t)
+    assert s["ci_high"].iloc[0] - 1.0 == pytest.approx(2.262157 * 0.1, rel=1e-5)
+    assert np.isnan(s["ci_low"].iloc[1])
+
+
+def test_sample_variation_append_keeps_the_other_pairs(tmp_path: Path) -> None:
+    path = tmp_path / "sv.csv"
+    pd.DataFrame(
+        {"dataset": ["letter", "mnist", "mnist"], "kernel": ["rbf", "rbf", "arccos0"]}
+    ).assign(cv=[0.1, 0.2, 0.3]).to_csv(path, index=False)
+    new = pd.DataFrame({"dataset": ["mnist"], "kernel": ["rbf"], "cv": [0.5]})
+    out = measure_sample_variation.merge_rows(path, new)
+    got = {(d, k): cv for d, k, cv in zip(out["dataset"], out["kernel"], out["cv"], strict=True)}
+    assert got == {("letter", "rbf"): 0.1, ("mnist", "arccos0"): 0.3, ("mnist", "rbf"): 0.5}
+    assert measure_sample_variation.merge_rows(tmp_path / "none.csv", new) is new
+
+
+@pytest.mark.parametrize("d", [2, 5, 8, 13, 100])
+def test_published_butterfly_is_a_rotation(d: int) -> None:
+    rot = measure_sr33_rotation.PublishedButterfly(d, np.random.default_rng(d))
+    Q = rot.rotate_rows(np.eye(d))
+    np.testing.assert_allclose(Q @ Q.T, np.eye(d), atol=1e-12)
+    assert rot.cos.shape == ((1 << int(np.ceil(np.log2(d)))) - 1,)
+    if d & (d - 1):  # the angles past d - 1 are zero
+        np.testing.assert_array_equal(rot.cos[d - 1 :], 1.0)
