@@ -154,3 +154,26 @@ def test_reference_cells_read_table3() -> None:
     row = ref[(ref["dataset"] == "codrna") & (ref["method"] == "slw_rff") & (ref["n"] == 4)]
     assert row[["mean", "std", "runs"]].values.tolist() == [[92.83, 0.33, 10]]
     assert set(ref["dataset"]) == {"eeg", "codrna"} and set(ref["kernel"]) == {"rbf"}
+
+
+def test_figures_from_results(eeg_rows, tmp_path) -> None:
+    """liu_table3 puts ours beside the paper's cell; liu_fig1 draws its three panels."""
+    from kernelbench.protocols import FigureOptions
+
+    _, df = eeg_rows
+    rff = run_cell(make_cell("rff", dataset="eeg", n=1, runs=2, protocol="krr"))
+    import pandas as pd
+
+    both = pd.concat([df, rff], ignore_index=True)
+    proto = get_protocol("krr")
+    out = proto.figure("liu_table3").draw(both, tmp_path, FigureOptions(formats=("png",)))
+    table = pd.read_csv(tmp_path / "liu_table3.csv")
+    row = table[table["method"] == "slw_rff"].iloc[0]
+    assert row["paper_acc_mean"] == 68.62 and row["s"] == 14
+    assert row["acc_mean"] == pytest.approx(df["accuracy_pct"].mean())
+    assert row["time_vs_rff"] == pytest.approx(
+        df["feature_seconds"].mean() / rff["feature_seconds"].mean()
+    )
+    assert (tmp_path / "liu_table3.md").is_file() and out.written
+    proto.figure("liu_fig1").draw(both, tmp_path, FigureOptions(formats=("png",)))
+    assert (tmp_path / "liu_fig1.png").stat().st_size > 0
