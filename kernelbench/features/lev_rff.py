@@ -126,13 +126,14 @@ class ResampledRFF(DenseFeatureMap):
         raise NotImplementedError
 
     def _presampled_features(self, X: np.ndarray, W: np.ndarray, d: int):
-        """The pre-sampled features of X in row chunks: (cos block, sin block) per chunk,
-        each n_chunk x l, scaled by 1/sqrt(l) (Eq. (2))."""
+        """The pre-sampled features of X in row chunks, unscaled: (start, cos block, sin
+        block), each n_chunk x l (times 1/sqrt(l) they are Z_l of Eq. (2))."""
         scale = get_kernel(self.kernel).input_scale(d, self.gamma)
-        c = 1.0 / math.sqrt(W.shape[0])
+        Ws = W.T * scale
         for start in range(0, X.shape[0], SCORE_CHUNK_ROWS):
-            P = (X[start : start + SCORE_CHUNK_ROWS].astype(np.float64) * scale) @ W.T
-            yield start, np.cos(P) * c, np.sin(P) * c
+            P = X[start : start + SCORE_CHUNK_ROWS].astype(np.float64) @ Ws
+            C = np.cos(P)
+            yield start, C, np.sin(P, out=P)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         X, y = self._fit_data
@@ -192,6 +193,7 @@ class LevRFF(ResampledRFF):
         G = np.zeros((2 * l, 2 * l), order="F")
         for _, C, S in self._presampled_features(X, W, d):
             gram_upper(np.hstack([C, S]), out=G)
+        G /= l  # Z_l = [cos, sin] / sqrt(l)
         symmetrize_upper(G)
         A = G.copy()
         A[np.diag_indices_from(A)] += X.shape[0] * float(self.ridge)

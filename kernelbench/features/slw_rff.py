@@ -38,4 +38,4 @@ class SlwRFF(ResampledRFF):
             yy = y[start : start + C.shape[0]]
             yc += yy @ C
             ys += yy @ S
-        return yc * yc + ys * ys
+        return (yc * yc + ys * ys) / l  # Z_l = [cos, sin] / sqrt(l)
