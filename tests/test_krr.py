@@ -101,6 +101,9 @@ def test_budget_gamma_and_settings() -> None:
         proto.check_settings({**cell["protocol"], "width": "sigma"})
     with pytest.raises(KernelbenchError, match="unknown setting"):
         proto.check_settings({**cell["protocol"], "folds": 3})
+    # krr has one learner (the KRR classifier): a learner setting names the valid ones
+    with pytest.raises(KernelbenchError, match=r"unknown setting\(s\) learner .*valid: .*lambdas"):
+        proto.check_settings({**cell["protocol"], "learner": "svm_precomputed"})
 
 
 def test_kernel_other_than_rbf_is_one_line() -> None:
