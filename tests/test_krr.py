@@ -6,6 +6,8 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.linear_model import Ridge
 
 from kernelbench.errors import KernelbenchError
@@ -35,6 +37,21 @@ def test_chunked_ridge_equals_sklearn(chunk: int, center: bool, times_n: bool) -
     ref = Ridge(alpha=alpha, fit_intercept=False, solver="cholesky").fit(Z, y - mean)
     np.testing.assert_allclose(m.coef_, ref.coef_, rtol=0, atol=1e-8)
     np.testing.assert_allclose(m.decision_function(Z), ref.predict(Z) + mean, atol=1e-8)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(5, 90),
+    s=st.integers(1, 12),
+    chunk=st.integers(1, 100),
+    lam=st.floats(1e-3, 10.0),
+    seed=st.integers(0, 2**16),
+)
+def test_chunked_ridge_equals_sklearn_for_any_chunk(n, s, chunk, lam, seed) -> None:
+    Z, y = _features(n=n, s=s, seed=seed)
+    m = ChunkedRidge(lam, cv_folds=1, chunk_rows=chunk).fit(Z, y)
+    ref = Ridge(alpha=lam * n, fit_intercept=False, solver="cholesky").fit(Z, y)
+    np.testing.assert_allclose(m.coef_, ref.coef_, rtol=0, atol=1e-8)
 
 
 def test_chunked_ridge_through_a_transform() -> None:
