@@ -19,7 +19,7 @@ weight that can be negative) is not a feature, so the ridge has no intercept fro
 s counts frequencies (complex features of Eq. (2)); each gives a cos and a sin
 column, so the ridge has 2s unknowns. Block-structured maps keep their own
 rounding of D (``orf``, ``sorf``: exactly s rows, the last block truncated;
-``sr33``: the nearest multiple of 2(d + 1)); the row's ``s`` is the map's D.
+``sr33``: the nearest multiple of d + 1, at least d + 1); the row's ``s`` is the map's D.
 
 Settings (``configs/protocol/krr.yaml``), the readings the paper leaves open
 (docs/liu2020.md): ``sigma`` and ``width`` (``sigma2``: exp(-|x-x'|^2 / sigma^2), the
