@@ -114,7 +114,7 @@ def test_budget_smaller_than_dimension(method):
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: make_feature_map("nope"), "unknown method 'nope'; valid choices: gq, orf"),
+        (lambda: make_feature_map("nope"), "unknown method 'nope'; valid choices: gq, lev_rff"),
         (lambda: make_feature_map("rff", kernel="poly"), "unknown kernel 'poly'; valid choices"),
         (lambda: make_feature_map("rff", n=0).fit(np.ones((2, 2))), "n must be a positive"),
         (lambda: make_feature_map("rff", n=-1).fit(np.ones((2, 2))), "n must be a positive"),

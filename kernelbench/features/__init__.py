@@ -11,6 +11,8 @@ gq        GQ      subsampled Gauss-Hermite grid (Dao et al. 2017)
 sr33      B       spherical-radial rule of degree (3,3) (Munkhoeva 2018)
 sr11      SR11    spherical-radial (1,1) (= rff, Prop. 2.1)
 sr13      SR13    spherical-radial (1,3) (= orf, Prop. 2.2)
+lev_rff   -       RFF re-sampled by ridge leverage scores (Liu et al. 2020)
+slw_rff   -       surrogate leverage weighted RFF (Liu et al. 2020, Alg. 1)
 ========= ======= =====================================================
 """
 
@@ -25,9 +27,11 @@ FEATURE_MAPS: Registry[type[RandomFeatureMap]] = Registry("method")
 
 from kernelbench.features import (  # noqa: E402,F401  (modules register themselves)
     gq,
+    lev_rff,
     orf,
     qmc,
     rff,
+    slw_rff,
     sorf,
     sr,
 )
