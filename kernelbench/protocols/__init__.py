@@ -4,6 +4,7 @@
 name           what a cell measures
 ============== ==================================================================
 kernel_approx  relative Frobenius/spectral Gram errors (Munkhoeva et al. 2018, Fig. 1)
+downstream     test accuracy / R^2 of a learner on the features (Munkhoeva et al., Fig. 2)
 ============== ==================================================================
 
 Adding a protocol is one module here (a :class:`Protocol` subclass registered in
@@ -23,7 +24,7 @@ from kernelbench.registry import Registry
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
 
 #: Protocol modules; each registers its protocol.
-PROTOCOL_MODULES = ("kernel_approx",)
+PROTOCOL_MODULES = ("kernel_approx", "downstream")
 for _module in PROTOCOL_MODULES:
     import_module(f"kernelbench.protocols.{_module}")
 
