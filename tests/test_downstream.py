@@ -174,3 +174,14 @@ def test_cli_run_and_plot_on_digits(tmp_path):
     err = bad.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("Error: digits rbf rff learner=knn n=1: ")
     assert err[0].endswith("unknown learner 'knn'; valid choices: linear, svm_precomputed")
+
+
+def test_fig2_grids_cover_the_figure():
+    from kernelbench.runner import _grid_params, plan
+
+    assert plan(["experiment=fig2"], True)[2] == 2 * 3 * 3 * 7 * 5  # learners, ..., n
+    full, reduced = _grid_params("fig2"), _grid_params("fig2_reduced")
+    assert full["protocol.learner"] == ["svm_precomputed", "linear"]
+    assert full["method"] == _grid_params("fig1")["method"]  # every method of Fig. 1
+    assert full["n"] == ["1", "2", "3", "4", "5"] and reduced["n"] == ["1", "3", "5"]
+    assert set(full["dataset"]) == set(reduced["dataset"]) == {"powerplant", "letter", "usps"}

@@ -105,7 +105,7 @@ class Downstream(Protocol):
     """Test accuracy / R^2 of a learner on the features, and its exact-kernel ceiling."""
 
     name = "downstream"
-    title = "Munkhoeva et al. 2018, Fig. 2: accuracy / R^2 of an SVM on the features"
+    title = "Munkhoeva et al. 2018, Fig. 2: test accuracy / R^2 of a learner on the features"
     columns = (
         ("learner", pa.string()),
         ("metric", pa.string()),
