@@ -69,3 +69,21 @@ def test_claim_reversal_needs_both_differences_significant():
         ours, _fig1({"rff": 0.0201, "orf": 0.03, "sr33": 0.02}, sem=0.01)
     )
     assert table["reversed_by"].tolist() == [""]
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_sr33_arccos0_features_span_half_the_directions(n):
+    """Why B loses accuracy with the arc-cosine 0 kernel (REPRODUCTION.md, Fig. 2): the
+    Heaviside features of a reflected pair sum to the constant, H(w.x) + H(-w.x) = 1,
+    so [Z, 1] has rank n (d + 1) + 1 for sr33 against D + 1 = 2 n (d + 1) + 1 for rff."""
+    import numpy as np
+
+    from kernelbench.features import make_feature_map
+
+    X = np.random.default_rng(0).normal(size=(400, 8))
+    ranks = {}
+    for method in ("rff", "sr33"):
+        fm = make_feature_map(method, kernel="arccos0", n=n, random_state=1).fit(X)
+        Z = np.hstack([fm.transform(X), np.ones((len(X), 1))])
+        ranks[method] = np.linalg.matrix_rank(Z)
+    assert ranks == {"rff": 2 * n * 9 + 1, "sr33": n * 9 + 1}
