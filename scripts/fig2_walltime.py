@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         ns = per_n.index.to_numpy(dtype=float)
         est = np.interp(NS, ns, per_n.to_numpy())
         e = exact[(exact["dataset"] == ds) & (exact["learner"] == learner)]
-        if len(e):
+        scaled = not len(e)
+        if not scaled:
             ceil = float(e["seconds"].mean()) * KERNELS
         else:
             other = exact[exact["learner"] == learner].dropna(subset=["train_rows"])
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{ds:<11}{learner:<17}{g.groupby(['kernel', 'method_label', 'n']).ngroups:>6}"
             f"{len(g):>6}{g['seconds'].sum():>12.0f}{per:>36}{ceil:>10.0f}{figure:>11.0f}"
+            + (" (exact scaled)" if scaled else "")
         )
     print(
         f"whole figure ({args.runs} runs, every kernel, method and n = 1..5): "

@@ -236,7 +236,8 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
         f"{', '.join(DATASET_NAMES.get(d, d) for d in datasets)}; kernels "
         f"{', '.join(KERNEL_NAMES.get(k, k) for k in K_ORDER if k in set(ours['kernel']))}; "
         f"methods {', '.join(methods)}; n in {{{n_list}}}; "
-        f"runs per cell {runs}), made by `kernelbench run -m experiment=fig2_reduced` and "
+        f"runs per cell {'/'.join(map(str, runs))}), made by "
+        "`kernelbench run -m experiment=fig2_reduced` and "
         "scripts/make_fig2_baseline.py; the Fig. 1 errors of the same cells from "
         f"`{rel(fig1_path)}`. Protocol: the whole train part mapped, test = the rows after "
         "it (docs/downstream.md); the learner is the paper's SVC/SVR on K_hat with "
@@ -271,6 +272,9 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
         f"{int((v['table']['kernel'] == k).sum())}"
         for k in K_ORDER
         if k in set(v["table"]["kernel"])
+    )
+    worse_kernels = ", ".join(
+        f"all {KERNEL_NAMES.get(k, k)}" for k in K_ORDER if k in set(worse["kernel"])
     )
     doc += [
         "### What the numbers say beyond the claims",
@@ -311,8 +315,10 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
         summary=Summary(
             claims=2,
             claims_hold=int(hold1) + int(hold2),
-            note=f"Fig. 2: {len(ours)} cells computed (n in {{{n_list}}}, runs {runs}); "
-            "no paper numbers to compare, two claims tested",
+            note=f"Fig. 2: {len(ours)} cells computed (n in {{{n_list}}}, "
+            f"{'/'.join(map(str, runs))} runs); no paper numbers, two claims tested with "
+            f"{paper}: B is worse in {v['worse']} of {v['cells2']} cells"
+            + (f" ({worse_kernels})" if v["worse"] else ""),
         ),
         body=doc,
     )
