@@ -264,6 +264,8 @@ def run_and_store(
     cell = resolve_cell(cell)
     label = cell_name(cell)
     path = None
+    # where a protocol may cache work shared by cells (not part of the config hash)
+    cell["output_dir"] = None if output_dir is None else str(output_dir)
     if output_dir is not None:
         path = cell_shard_path(cell, output_dir)
         if path.exists() and not overwrite:

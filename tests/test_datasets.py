@@ -318,8 +318,9 @@ def test_liu_given_split_codrna(data_cfg: dict) -> None:
 
 
 def test_unknown_protocol_is_one_line() -> None:
-    with pytest.raises(KernelbenchError, match="unknown protocol for dataset 'mnist' 'downstream'"):
-        protocol_split(dataset_config("mnist"), "downstream")
+    msg = "unknown protocol for dataset 'cifar100' 'downstream'"
+    with pytest.raises(KernelbenchError, match=msg):
+        protocol_split(dataset_config("cifar100"), "downstream")
 
 
 # --------------------------------------------------------------------------- cache

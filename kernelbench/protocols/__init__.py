@@ -12,6 +12,7 @@ qmc_adaptive   box discrepancy and Gram errors per CG iteration of adaptive QMC
                (Yang et al. 2014, Fig. 4); one row per (run, iteration)
 walltime       fit and map time on a few points, one thread (Munkhoeva et al. 2018, Fig. 3)
 krr            KRR test accuracy and feature time (Liu et al. 2020, Table 3, Fig. 1)
+downstream     test accuracy / R^2 of a learner on the features (Munkhoeva et al., Fig. 2)
 ============== ==================================================================
 
 Adding a protocol is one module here (a :class:`Protocol` subclass registered in

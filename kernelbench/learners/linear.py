@@ -1,0 +1,211 @@
+"""``linear``: ridge on the explicit features, penalty by leave-one-out cross-validation.
+
+How random features are used in practice: a linear model on z(x). Here it is ridge
+regression with an unpenalised intercept,
+
+    min_{w, b}  ||Y - Z w - 1 b||^2 + alpha ||w||^2,
+
+on the targets y (regression) or on +-1 one-vs-rest targets with the arg-max rule
+(classification: scikit-learn's RidgeClassifier; binary: the sign of one column).
+The same model on the exact kernel is kernel ridge regression with an intercept,
+so the exact-kernel ceiling is that model with its infinite feature space.
+
+The penalty alpha is chosen from ``alphas`` by exact leave-one-out cross-validation
+(LOO; Golub, Heath and Wahba 1979; scikit-learn's RidgeCV with ``cv=None``). With
+the centred features Z_c = Z - 1 mean(Z), the hat matrix is
+S = 11^T/N + U diag(lambda/(lambda + alpha)) U^T, where lambda, U are the nonzero
+eigenvalues and eigenvectors of Z_c Z_c^T (or of the centred kernel H K H), and the
+LOO prediction of row i is (yhat_i - S_ii y_i) / (1 - S_ii): one eigendecomposition
+scores every alpha, with no random folds (deterministic whatever the seed). The
+LOO score is the task's test metric (accuracy or R^2); ties go to the largest alpha.
+
+The f(0) term ``constant_`` of a map is absorbed by the intercept: centring removes
+c 11^T from the Gram matrix, so the model is the kernel ridge model on K_hat for any
+c (see :mod:`kernelbench.learners`).
+
+Cost and memory: features with D columns <= N rows use the D x D matrix Z_c^T Z_c
+(O(N D^2) time, O(N D) memory); wider features and the exact kernel use the N x N
+centred Gram matrix (O(N^3) time, 2-3 N x N float64 arrays). Float32 features are
+fitted in float64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.learners import (
+    LEARNERS,
+    Fitted,
+    KernelFn,
+    Learner,
+    check_task,
+    predict_in_chunks,
+    score,
+)
+from kernelbench.validation import check_int
+
+#: The default penalty grid: features are scaled so that z(x).z(x) ~ k(x, x) <= O(1).
+DEFAULT_ALPHAS: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
+
+
+class Targets:
+    """Regression targets as one column, or classes as +-1 one-vs-rest columns
+    (RidgeClassifier's encoding; binary: one column), and the decision rule back."""
+
+    def __init__(self, y: np.ndarray, task: str) -> None:
+        check_task(task)
+        self.task = task
+        y = np.asarray(y)
+        if task == "regression":
+            self.Y = y.astype(np.float64).reshape(len(y), 1)
+            self.classes = None
+            return
+        from sklearn.preprocessing import LabelBinarizer
+
+        lb = LabelBinarizer(neg_label=-1, pos_label=1)
+        self.Y = lb.fit_transform(y).astype(np.float64)
+        self.classes = lb.classes_
+        if len(self.classes) < 2:
+            raise KernelbenchError("classification needs at least two classes in the train rows")
+
+    def decode(self, decision: np.ndarray) -> np.ndarray:
+        """Predictions from decision values (one column per target column)."""
+        if self.classes is None:
+            return decision[:, 0]
+        if decision.shape[1] == 1:
+            return self.classes[(decision[:, 0] > 0).astype(int)]
+        return self.classes[np.argmax(decision, axis=1)]
+
+
+@dataclass
+class Spectrum:
+    """Nonzero eigenpairs (lambda, U) of a centred Gram matrix (U orthogonal to 1)."""
+
+    lam: np.ndarray
+    U: np.ndarray
+
+    @classmethod
+    def of(cls, lam: np.ndarray, U: np.ndarray) -> Spectrum:
+        lam = np.clip(lam, 0.0, None)
+        tol = (lam.max() if lam.size else 0.0) * max(U.shape) * np.finfo(np.float64).eps
+        keep = lam > tol
+        return cls(lam[keep], U[:, keep])
+
+
+def loo_scores(
+    spec: Spectrum, targets: Targets, alphas: Sequence[float], metric: str
+) -> np.ndarray:
+    """The leave-one-out score of ridge with an intercept for each alpha (exact)."""
+    Y = targets.Y
+    n = len(Y)
+    y_mean = Y.mean(axis=0)
+    UtY = spec.U.T @ (Y - y_mean)
+    U2 = spec.U * spec.U
+    y_true = targets.Y[:, 0] if targets.classes is None else targets.decode(targets.Y)
+    out = np.empty(len(alphas))
+    for a, alpha in enumerate(alphas):
+        f = spec.lam / (spec.lam + alpha)
+        fitted = y_mean + spec.U @ (f[:, None] * UtY)
+        s = 1.0 / n + U2 @ f
+        loo = (fitted - s[:, None] * Y) / (1.0 - s)[:, None]
+        out[a] = score(metric, y_true, targets.decode(loo))
+    return out
+
+
+def pick_alpha(scores: np.ndarray, alphas: Sequence[float]) -> float:
+    """The alpha with the best score; ties go to the largest alpha."""
+    best = np.max(scores)
+    return float(max(a for a, s in zip(alphas, scores, strict=True) if s == best))
+
+
+def _eigh(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from scipy.linalg import eigh
+
+    return eigh(G, overwrite_a=True, check_finite=False, driver="evd")
+
+
+@LEARNERS.register("linear")
+class LinearRidge(Learner):
+    """Ridge (classifier) on explicit features; kernel ridge on the exact kernel."""
+
+    name = "linear"
+    summary = "ridge / ridge classifier on z(X) with an intercept, alpha by leave-one-out CV"
+
+    def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS, chunk_rows: int = 2048) -> None:
+        alphas = [float(a) for a in (alphas if isinstance(alphas, Sequence) else [alphas])]
+        if not alphas or not all(np.isfinite(a) and a > 0 for a in alphas):
+            raise KernelbenchError(f"alphas must be positive numbers, got {alphas!r}")
+        self.alphas = tuple(alphas)
+        self.chunk_rows = check_int("chunk_rows", chunk_rows, 1)
+
+    def params(self) -> dict[str, Any]:
+        return {"alphas": list(self.alphas)}
+
+    def _select(self, spec: Spectrum, targets: Targets, task: str) -> tuple[float, np.ndarray]:
+        scores = loo_scores(spec, targets, self.alphas, check_task(task))
+        return pick_alpha(scores, self.alphas), scores
+
+    def fit(self, Z: np.ndarray, y: np.ndarray, task: str, constant: float = 0.0) -> Fitted:
+        """Ridge on Z (``constant`` is absorbed by the intercept, so it is not used)."""
+        Z = np.asarray(Z, dtype=np.float64)
+        targets = Targets(y, task)
+        z_mean = Z.mean(axis=0)
+        Zc = Z - z_mean
+        Yc = targets.Y - targets.Y.mean(axis=0)
+        n, D = Zc.shape
+        if D <= n:
+            lam, V = _eigh(Zc.T @ Zc)
+            spec = Spectrum.of(lam, V)
+            spec = Spectrum(spec.lam, (Zc @ spec.U) / np.sqrt(spec.lam))
+            alpha, scores = self._select(spec, targets, task)
+            lam_all = np.clip(lam, 0.0, None)
+            W = V @ ((V.T @ (Zc.T @ Yc)) / (lam_all + alpha)[:, None])
+        else:
+            lam, U = _eigh(Zc @ Zc.T)
+            spec = Spectrum.of(lam, U)
+            alpha, scores = self._select(spec, targets, task)
+            W = Zc.T @ (spec.U @ ((spec.U.T @ Yc) / (spec.lam + alpha)[:, None]))
+        y_mean = targets.Y.mean(axis=0)
+
+        def predict(rows: np.ndarray) -> np.ndarray:
+            dec = (np.asarray(rows, dtype=np.float64) - z_mean) @ W + y_mean
+            return targets.decode(dec)
+
+        return Fitted(
+            lambda rows: predict_in_chunks(predict, rows, self.chunk_rows),
+            {"alpha": alpha, "loo_score": float(np.max(scores))},
+        )
+
+    def fit_exact(self, kernel: KernelFn, X: np.ndarray, y: np.ndarray, task: str) -> Fitted:
+        """Kernel ridge with an intercept on k(X, X) (the centred N x N kernel)."""
+        targets = Targets(y, task)
+        K = np.asarray(kernel(X, X), dtype=np.float64)
+        k_mean = K.mean(axis=0)
+        grand = float(k_mean.mean())
+        K -= k_mean[None, :]
+        K -= k_mean[:, None]
+        K += grand
+        lam, U = _eigh(K)
+        del K
+        spec = Spectrum.of(lam, U)
+        del U
+        alpha, scores = self._select(spec, targets, task)
+        y_mean = targets.Y.mean(axis=0)
+        A = spec.U @ ((spec.U.T @ (targets.Y - y_mean)) / (spec.lam + alpha)[:, None])
+        a_sum = A.sum(axis=0)
+        k_mean_A = k_mean @ A
+
+        def predict(rows: np.ndarray) -> np.ndarray:
+            Kt = kernel(rows, X)
+            dec = Kt @ A - k_mean_A - (Kt.mean(axis=1) - grand)[:, None] * a_sum + y_mean
+            return targets.decode(dec)
+
+        return Fitted(
+            lambda rows: predict_in_chunks(predict, rows, self.chunk_rows),
+            {"alpha": alpha, "loo_score": float(np.max(scores))},
+        )

@@ -1,0 +1,359 @@
+"""``downstream``: a learner on the features (Munkhoeva et al. 2018, Sec. 4.3, Fig. 2).
+
+The dataset's ``protocols.downstream`` settings give the split: the whole train part
+(the rows and scaling of Fig. 1) and the test rows after it (``test: rest``; scaling
+fitted on the train part). Per run a fresh feature map is fitted on the train part,
+both parts are mapped, and the learner (``learner``: :mod:`kernelbench.learners`) is
+trained on z(X_train) and scored on z(X_test):
+
+    score = test accuracy (classification) or R^2 (regression)   [``metric``]
+
+Each run uses the map of :meth:`Protocol.run_rng`, which does not depend on the
+learner: both learners see the same maps (paired comparisons).
+
+The exact-kernel ceiling: the same learner on the exact kernel, computed once per
+(dataset and its settings, kernel, learner and its parameters, metric, seed) and
+cached as JSON under ``<output_dir>/.exact/<hash>.json`` (atomic write; hidden from
+the results reader), recorded in every row as ``exact_score`` and drawn as a line.
+
+Figure ``fig2``: score against n, kernels x datasets, one figure per learner, with
+the exact kernel's score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.protocols import PROTOCOLS
+from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
+from kernelbench.results import SCHEMA_VERSION, dumps
+
+#: Directory (under the output directory) of the cached exact-kernel scores.
+EXACT_DIR = ".exact"
+#: Exact-kernel scores computed in this process: hash -> (score, info).
+_EXACT_MEMO: dict[str, tuple[float, dict[str, Any]]] = {}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every run of a cell shares: the split, task, metric, learner and ceiling."""
+
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    task: str
+    metric: str
+    learner: Any
+    exact_score: float
+    provenance: dict[str, Any]
+
+
+@lru_cache(maxsize=2)
+def _split_cached(dataset_json: str, key: str, seed: int, data_json: str) -> tuple:
+    from kernelbench.datasets import protocol_split
+
+    s = protocol_split(json.loads(dataset_json), key, seed, json.loads(data_json))
+    arrays = [np.ascontiguousarray(a) for a in (s.X_train, s.y_train, s.X_test, s.y_test)]
+    for a in arrays:
+        a.setflags(write=False)
+    return (*arrays, dict(s.provenance))
+
+
+def exact_key(cell: Mapping[str, Any], proto: Downstream) -> tuple[str, dict[str, Any]]:
+    """The hash (16 hex digits) and payload naming a cell's exact-kernel score."""
+    settings = cell["protocol"]
+    payload = {
+        "dataset": cell["dataset"],
+        "data": settings.get("data") or proto.name,
+        "kernel": cell["kernel"]["name"],
+        "kernel_params": cell["kernel"]["params"],
+        "learner": proto.learner_name(cell),
+        "learner_params": proto.learner(cell).params(),
+        "metric": proto.metric_name(cell),
+        "seed": cell["seed"],
+        "schema_version": SCHEMA_VERSION,
+    }
+    return hashlib.sha256(dumps(payload).encode()).hexdigest()[:16], payload
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Write JSON to ``path`` through a hidden temporary file in the same directory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    try:
+        tmp.write_text(json.dumps(obj, sort_keys=True, indent=1, default=str))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class Downstream(Protocol):
+    """Test accuracy / R^2 of a learner on the features, and its exact-kernel ceiling."""
+
+    name = "downstream"
+    title = "Munkhoeva et al. 2018, Fig. 2: test accuracy / R^2 of a learner on the features"
+    columns = (
+        ("learner", pa.string()),
+        ("metric", pa.string()),
+        ("train_rows", pa.int64()),
+        ("test_rows", pa.int64()),
+        ("score", pa.float64()),
+        ("exact_score", pa.float64()),
+        ("alpha", pa.float64()),
+        ("train_seconds", pa.float64()),
+        ("predict_seconds", pa.float64()),
+    )
+    cell_keys = ("dataset", "kernel", "method_label", "learner", "n")
+    metrics = {
+        "score": Metric("score", "test accuracy / $R^2$", higher_is_better=True, short="score"),
+    }
+    headline = "score"
+    budget_label = "n"
+    settings_keys = ("learner", "learner_params", "metric", "exact", "runs")
+
+    # -- settings ------------------------------------------------------------------
+    def learner_name(self, cell: Mapping[str, Any]) -> str:
+        return str(cell["protocol"].get("learner") or "svm_precomputed")
+
+    def learner(self, cell: Mapping[str, Any]) -> Any:
+        """The cell's learner (one line naming the learners if unknown)."""
+        from kernelbench.learners import make_learner
+
+        return make_learner(
+            self.learner_name(cell), **(cell["protocol"].get("learner_params") or {})
+        )
+
+    def task(self, cell: Mapping[str, Any]) -> str:
+        from kernelbench.datasets import DATASETS
+
+        return DATASETS.get(str(cell["dataset"]["name"])).task
+
+    def metric_name(self, cell: Mapping[str, Any]) -> str:
+        """``metric`` (null: accuracy for classification, R^2 for regression)."""
+        from kernelbench.learners import check_task
+
+        task = self.task(cell)
+        try:
+            return check_task(task, cell["protocol"].get("metric"))
+        except KernelbenchError as err:
+            raise KernelbenchError(f"dataset {cell['dataset']['name']!r}: {err}") from None
+
+    def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
+        return (f"learner={self.learner_name(cell)}",)
+
+    def row_keys(self, cell: Mapping[str, Any]) -> dict[str, Any]:
+        return {"learner": self.learner_name(cell), "metric": self.metric_name(cell)}
+
+    # -- measurement -----------------------------------------------------------------
+    def check(self, cell: Mapping[str, Any]) -> None:
+        super().check(cell)
+        self.learner(cell)
+        self.metric_name(cell)
+        self.data_settings(cell)
+
+    def prepare(self, cell: Mapping[str, Any]) -> Context:
+        key = cell["protocol"].get("data") or self.name
+        Xtr, ytr, Xte, yte, prov = _split_cached(
+            dumps(cell["dataset"]), key, cell["seed"], dumps(cell.get("data") or {})
+        )
+        task, metric = self.task(cell), self.metric_name(cell)
+        exact = float("nan")
+        if cell["protocol"].get("exact", True):
+            exact = self.exact_score(cell, Xtr, ytr, Xte, yte, task, metric)
+        return Context(Xtr, ytr, Xte, yte, task, metric, self.learner(cell), exact, prov)
+
+    def exact_score(
+        self,
+        cell: Mapping[str, Any],
+        Xtr: np.ndarray,
+        ytr: np.ndarray,
+        Xte: np.ndarray,
+        yte: np.ndarray,
+        task: str,
+        metric: str,
+    ) -> float:
+        """The learner's test score on the exact kernel, from the cache or computed."""
+        digest, payload = exact_key(cell, self)
+        out = cell.get("output_dir")
+        path = Path(out) / EXACT_DIR / f"{digest}.json" if out else None
+        if path is not None and path.is_file():
+            try:
+                return float(json.loads(path.read_text())["score"])
+            except (OSError, ValueError, KeyError):
+                pass  # unreadable: recompute and rewrite
+        if digest not in _EXACT_MEMO:
+            _EXACT_MEMO[digest] = self._compute_exact(cell, Xtr, ytr, Xte, yte, task, metric)
+        value, info = _EXACT_MEMO[digest]
+        if path is not None:
+            write_json_atomic(path, {**payload, **info, "score": value})
+        return value
+
+    def _compute_exact(
+        self,
+        cell: Mapping[str, Any],
+        Xtr: np.ndarray,
+        ytr: np.ndarray,
+        Xte: np.ndarray,
+        yte: np.ndarray,
+        task: str,
+        metric: str,
+    ) -> tuple[float, dict[str, Any]]:
+        """The learner on the exact kernel: its test score and what it chose."""
+        from kernelbench.kernels import exact_kernel
+        from kernelbench.learners import score
+
+        name, params = cell["kernel"]["name"], self.kernel_params(cell)
+
+        def kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+            return exact_kernel(name, A, B, **params)
+
+        t0 = time.perf_counter()
+        fitted = self.learner(cell).fit_exact(kernel, Xtr, ytr, task)
+        value = score(metric, yte, fitted.predict(Xte))
+        return value, {"seconds": time.perf_counter() - t0, **fitted.info}
+
+    def cell_columns(self, cell: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
+        return {
+            "d": int(ctx.X_train.shape[1]),
+            "train_rows": int(len(ctx.X_train)),
+            "test_rows": int(len(ctx.X_test)),
+            "exact_score": ctx.exact_score,
+            "data_source": ctx.provenance.get("data_source"),
+            "data_deviation": ctx.provenance.get("data_deviation"),
+        }
+
+    def measure_run(self, cell: Mapping[str, Any], ctx: Context, run: int) -> dict:
+        from kernelbench.learners import score
+
+        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1], ctx=ctx)
+        t0 = time.perf_counter()
+        fm.fit(ctx.X_train)
+        t1 = time.perf_counter()
+        Ztr = fm.transform(ctx.X_train)
+        Zte = fm.transform(ctx.X_test)
+        t2 = time.perf_counter()
+        fitted = ctx.learner.fit(Ztr, ctx.y_train, ctx.task, fm.constant_)
+        t3 = time.perf_counter()
+        pred = fitted.predict(Zte)
+        t4 = time.perf_counter()
+        return {
+            "D": int(fm.n_projections_),
+            "n_features": int(fm.n_features_out_),
+            "score": score(ctx.metric, ctx.y_test, pred),
+            "alpha": float(fitted.info.get("alpha", np.nan)),
+            "fit_seconds": t1 - t0,
+            "transform_seconds": t2 - t1,
+            "train_seconds": t3 - t2,
+            "predict_seconds": t4 - t3,
+        }
+
+
+# --------------------------------------------------------------------------- figure
+
+METRIC_LABELS = {"accuracy": "accuracy", "r2": "$R^2$"}
+
+
+def fig2_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean, std and 95% t-interval of the score per (dataset, kernel, method, learner, n),
+    with the metric and the exact kernel's score."""
+    from kernelbench.plotting import summarise
+
+    if "score" not in df or df["score"].isna().all():
+        raise KernelbenchError("results hold no downstream scores to plot")
+    keys = ["experiment", "dataset", "kernel", "method_label", "learner", "n"]
+    summary = summarise(df, keys, {"score": "score"})
+    extra = df.groupby(["dataset", "kernel", "learner"]).agg(
+        score_metric=("metric", "first"), exact_score=("exact_score", "first")
+    )
+    summary = summary.join(extra, on=["dataset", "kernel", "learner"])
+    summary["metric"] = summary.pop("score_metric")
+    return summary
+
+
+def fig2_panels(df: pd.DataFrame, learner: str, summary: pd.DataFrame | None = None) -> Any:
+    """Fig. 2 for one learner: kernels x datasets (by d), score against n with 95%
+    t-interval bands and the exact kernel's score as a dotted line."""
+    from kernelbench.plotting import (
+        dataset_name,
+        dataset_order,
+        draw_panels,
+        kernel_name,
+        kernel_rank,
+    )
+
+    summary = fig2_summary(df) if summary is None else summary
+    shown = summary[summary["learner"] == learner]
+    if shown.empty:
+        raise KernelbenchError(f"no results for learner {learner!r}")
+    exact = shown.drop_duplicates(["kernel", "dataset"])[["kernel", "dataset", "exact_score"]]
+    hlines = exact.dropna().rename(columns={"exact_score": "value"}).assign(label="exact kernel")
+    metric = shown.groupby("dataset")["metric"].first()
+    dims = df.groupby("dataset")["d"].first()
+
+    def title(ds: str, _cell: pd.DataFrame) -> str:
+        name = METRIC_LABELS.get(str(metric.get(ds)), str(metric.get(ds)))
+        return f"{dataset_name(ds)} (d = {int(dims[ds])}): {name}"
+
+    return draw_panels(
+        shown,
+        row="kernel",
+        col="dataset",
+        x="n",
+        ylabel=f"test score ({learner})",
+        xlabel="n",
+        rows=sorted(shown["kernel"].unique(), key=kernel_rank),
+        cols=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
+        row_name=kernel_name,
+        col_name=dataset_name,
+        col_title=title,
+        log=False,
+        hlines=hlines,
+    )
+
+
+def draw_fig2(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``fig2_<learner>.<fmt>`` per learner and ``fig2_summary.csv``/``.md``."""
+    from kernelbench.plotting import save_figure, write_table
+
+    summary = fig2_summary(df)
+    written: list[Any] = []
+    notes: list[str] = []
+    if options.reference:
+        notes.append("Fig. 2 has no table of numbers in the paper: no reference to overlay")
+    for learner in sorted(summary["learner"].unique()):
+        panels = fig2_panels(df, learner, summary)
+        written += save_figure(panels.figure, out, f"fig2_{learner}", options.formats)
+        notes += [f"{learner}: {note}" for note in panels.notes]
+    intro = (
+        "Test score (accuracy, or R^2 for regression) over runs: mean, sample std, "
+        "standard error and 95% t-interval; exact_score is the same learner on the "
+        "exact kernel."
+    )
+    written += write_table(summary, out, "fig2_summary", "Figure 2 summary", intro, notes)
+    return FigureOutput(written, notes)
+
+
+Downstream.figures = {
+    "fig2": Figure(
+        "fig2",
+        "Munkhoeva Fig. 2: test accuracy / R^2 vs n (kernels x datasets), per learner",
+        draw_fig2,
+        metrics=("score",),
+    )
+}
+Downstream.default_figures = ("fig2",)
+PROTOCOLS.add("downstream", Downstream())

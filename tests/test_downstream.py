@@ -1,0 +1,187 @@
+"""The ``downstream`` protocol (Munkhoeva Fig. 2): rows, exact-kernel cache, errors, the
+fig2 figure, and ``kernelbench run protocol=downstream`` end to end on digits."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.experiment import cell_shard_path, make_cell, resolve_cell, run_and_store
+from kernelbench.protocols import get_protocol
+from kernelbench.protocols.downstream import EXACT_DIR, exact_key, fig2_panels
+from kernelbench.results import read_results
+from tests.test_cli import kb
+
+#: digits' downstream split made small (400 train rows, the 1397 after them to test)
+SMALL = "dataset.protocols.downstream.train_rows=400"
+
+
+def _cell(learner="svm_precomputed", **kw):
+    cell = make_cell(protocol="downstream", dataset="digits", runs=2, **kw)
+    cell["protocol"]["learner"] = learner
+    cell["dataset"]["protocols"]["downstream"]["train_rows"] = 400
+    return cell
+
+
+def test_registered_with_its_learner_as_a_cell_key():
+    proto = get_protocol("downstream")
+    assert "learner" in proto.cell_keys and "fig2" in proto.figures
+    cells = [resolve_cell(_cell(learner)) for learner in ("svm_precomputed", "linear")]
+    paths = {cell_shard_path(c, "out") for c in cells}
+    assert len(paths) == 2  # the learners' shards do not collide
+    assert {p.parent.name for p in paths} == {"learner=svm_precomputed", "learner=linear"}
+
+
+def test_errors_are_one_line_naming_the_choices():
+    with pytest.raises(
+        KernelbenchError, match=r"unknown learner 'knn'; valid choices: linear, svm"
+    ):
+        run_and_store(_cell("knn"), None, echo=None)
+    cell = make_cell(protocol="downstream", dataset="powerplant", runs=2)
+    cell["protocol"]["metric"] = "accuracy"
+    msg = r"dataset 'powerplant': metric 'accuracy' does not apply to a regression dataset; valid"
+    with pytest.raises(KernelbenchError, match=msg + " choices: r2"):
+        run_and_store(cell, None, echo=None)  # checked before any data is loaded
+    cell = _cell()
+    cell["protocol"]["C"] = 2.0
+    with pytest.raises(KernelbenchError, match="unknown setting.*valid: data, exact, learner"):
+        run_and_store(cell, None, echo=None)
+
+
+def test_rows_cache_and_rerun(tmp_path):
+    out = tmp_path / "res"
+    df = run_and_store(_cell("linear", method="sr33", n=1), out, echo=None)
+    assert len(df) == 2 and set(df["learner"]) == {"linear"} and set(df["metric"]) == {"accuracy"}
+    assert df["train_rows"].iloc[0] == 400 and df["test_rows"].iloc[0] == 1397
+    assert df["score"].between(0.8, 1.0).all()
+    assert df["exact_score"].nunique() == 1 and 0.9 < df["exact_score"].iloc[0] <= 1.0
+    assert df["alpha"].notna().all()
+    for col in ("fit_seconds", "transform_seconds", "train_seconds", "predict_seconds"):
+        assert (df[col] >= 0).all()
+    # the exact score is cached next to the results, named by its hash
+    digest, payload = exact_key(resolve_cell(_cell("linear")), get_protocol("downstream"))
+    path = out / EXACT_DIR / f"{digest}.json"
+    stored = json.loads(path.read_text())
+    assert stored["score"] == df["exact_score"].iloc[0] and stored["learner"] == "linear"
+    assert stored["alpha"] in payload["learner_params"]["alphas"]
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
+    # another cell reads the cache instead of recomputing (a planted value proves it)
+    path.write_text(json.dumps({**stored, "score": 0.123}))
+    df2 = run_and_store(_cell("linear", method="rff", n=1), out, echo=None)
+    assert set(df2["exact_score"]) == {0.123}
+    # a rerun of the same cell recomputes bit-identical rows
+    df3 = run_and_store(_cell("linear", method="sr33", n=1), out, overwrite=True, echo=None)
+    cols = ["run", "D", "score", "alpha"]
+    pd.testing.assert_frame_equal(df[cols], df3[cols])
+
+
+def test_both_learners_see_the_same_maps():
+    proto = get_protocol("downstream")
+    a, b = (resolve_cell(_cell(learner, method="rff")) for learner in ("svm_precomputed", "linear"))
+    wa = proto.feature_map(a, proto.run_rng(a, 1)).fit(np.zeros((1, 64))).weight_matrix()
+    wb = proto.feature_map(b, proto.run_rng(b, 1)).fit(np.zeros((1, 64))).weight_matrix()
+    np.testing.assert_array_equal(wa, wb)
+
+
+def _fake_results() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    for ds, d, metric in (("powerplant", 4, "r2"), ("letter", 16, "accuracy")):
+        for kernel in ("rbf", "arccos0"):
+            for method in ("rff", "sr33", "orf"):
+                for n in (1, 2, 3):
+                    for run in range(4):
+                        rows.append(
+                            {
+                                "experiment": "toy",
+                                "dataset": ds,
+                                "d": d,
+                                "kernel": kernel,
+                                "method": method,
+                                "method_label": method,
+                                "paper_label": {"rff": "G", "sr33": "B", "orf": "Gort"}[method],
+                                "learner": "svm_precomputed",
+                                "metric": metric,
+                                "n": float(n),
+                                "run": run,
+                                "score": 0.8 + 0.02 * n + 0.01 * rng.normal(),
+                                "exact_score": 0.9 if kernel == "rbf" else 0.85,
+                            }
+                        )
+    return pd.DataFrame(rows)
+
+
+def test_fig2_draws_kernels_by_datasets_with_the_exact_line(tmp_path):
+    from kernelbench.protocols import FigureOptions
+
+    df = _fake_results()
+    panels = fig2_panels(df, "svm_precomputed")
+    axes = panels.figure.axes
+    assert panels.rows == ["rbf", "arccos0"] and panels.cols == ["powerplant", "letter"]
+    assert len(axes) == 4
+    assert axes[0].get_title() == "Powerplant (d = 4): $R^2$"
+    assert axes[1].get_title() == "LETTER (d = 16): accuracy"
+    for ax, exact in zip(axes, (0.9, 0.9, 0.85, 0.85), strict=True):
+        lines = ax.get_lines()
+        assert len(lines) == 4  # three methods and the exact kernel
+        hline = [ln for ln in lines if ln.get_linestyle() == ":"]
+        assert len(hline) == 1 and hline[0].get_ydata()[0] == exact
+        assert sorted(ln.get_xdata().tolist() for ln in lines if ln not in hline) == [[1, 2, 3]] * 3
+    labels = [t.get_text() for t in panels.figure.legends[0].get_texts()]
+    assert labels == ["rff (G)", "orf (Gort)", "sr33 (B)", "exact kernel"]
+    import matplotlib.pyplot as plt
+
+    plt.close(panels.figure)
+    out = (
+        get_protocol("downstream").figure("fig2").draw(df, tmp_path, FigureOptions(formats=["png"]))
+    )
+    assert sorted(p.name for p in out.written) == [
+        "fig2_summary.csv",
+        "fig2_summary.md",
+        "fig2_svm_precomputed.png",
+    ]
+    summary = pd.read_csv(tmp_path / "fig2_summary.csv")
+    assert len(summary) == 2 * 2 * 3 * 3 and set(summary["metric"]) == {"r2", "accuracy"}
+
+
+def test_cli_run_and_plot_on_digits(tmp_path):
+    work, out = tmp_path / "cwd", tmp_path / "res"
+    work.mkdir()
+    args = [
+        "run",
+        "-m",
+        "protocol=downstream",
+        "method=rff,sr33",
+        "runs=2",
+        SMALL,
+        f"output_dir={out}",
+    ]
+    proc = kb(*args, "protocol.learner=linear", cwd=work)
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("[1/2] digits rbf rff learner=linear n=1: score")
+    df = read_results(out)
+    assert len(df) == 4 and set(df["protocol"]) == {"downstream"}
+    assert df["score"].between(0.8, 1.0).all()
+    assert len(list((out / EXACT_DIR).glob("*.json"))) == 1  # one ceiling for both methods
+    proc = kb("plot", str(out), "--figure", "fig2", "--format", "png", cwd=work)
+    assert (out / "figures" / "downstream" / "fig2_linear.png").is_file()
+    bad = kb("run", "protocol=downstream", "protocol.learner=knn", cwd=work, check=False)
+    assert bad.returncode != 0
+    err = bad.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("Error: digits rbf rff learner=knn n=1: ")
+    assert err[0].endswith("unknown learner 'knn'; valid choices: linear, svm_precomputed")
+
+
+def test_fig2_grids_cover_the_figure():
+    from kernelbench.runner import _grid_params, plan
+
+    assert plan(["experiment=fig2"], True)[2] == 2 * 3 * 3 * 7 * 5  # learners, ..., n
+    full, reduced = _grid_params("fig2"), _grid_params("fig2_reduced")
+    assert full["protocol.learner"] == ["svm_precomputed", "linear"]
+    assert full["method"] == _grid_params("fig1")["method"]  # every method of Fig. 1
+    assert full["n"] == ["1", "2", "3", "4", "5"] and reduced["n"] == ["1", "3", "5"]
+    assert set(full["dataset"]) == set(reduced["dataset"]) == {"powerplant", "letter", "usps"}

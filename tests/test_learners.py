@@ -1,0 +1,147 @@
+"""Downstream learners: svm_precomputed is SVC/SVR on K_hat; linear is ridge with an
+intercept whose leave-one-out selection is exact, deterministic and from the grid."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import Ridge, RidgeClassifier
+from sklearn.svm import SVC, SVR
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.features import make_feature_map
+from kernelbench.learners import LEARNERS, check_task, make_learner, score
+from kernelbench.learners.linear import pick_alpha
+
+
+@pytest.fixture(scope="module")
+def digits_part():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    return X[:300], y[:300], X[300:420], y[300:420]
+
+
+def _features(X, Xt, method="sr33", kernel="rbf", n=1, seed=3):
+    fm = make_feature_map(method, kernel=kernel, n=n, random_state=seed).fit(X)
+    return fm, fm.transform(X), fm.transform(Xt)
+
+
+def test_registry_and_errors():
+    assert sorted(LEARNERS.names()) == ["linear", "svm_precomputed"]
+    with pytest.raises(KernelbenchError, match=r"unknown learner 'svm'; valid choices: linear"):
+        make_learner("svm")
+    with pytest.raises(KernelbenchError, match=r"unknown parameter\(s\) gamma .*valid: C"):
+        make_learner("svm_precomputed", gamma=1.0)
+    with pytest.raises(KernelbenchError, match="alphas must be positive"):
+        make_learner("linear", alphas=[1.0, -1.0])
+    msg = "metric 'accuracy' does not apply to a regression dataset; valid choices: r2"
+    with pytest.raises(KernelbenchError, match=msg):
+        check_task("regression", "accuracy")
+    assert check_task("classification") == "accuracy" and check_task("regression") == "r2"
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "arccos0"])
+def test_svm_precomputed_equals_svc_on_k_hat(digits_part, kernel):
+    X, y, Xt, yt = digits_part
+    fm, Z, Zt = _features(X, Xt, kernel=kernel)
+    assert fm.constant_ != 0.0  # the f(0) term is part of K_hat
+    K_hat = fm.approximate_kernel(X)
+    ref = SVC(kernel="precomputed").fit(K_hat, y)
+    ours = make_learner("svm_precomputed", chunk_rows=7).fit(Z, y, "classification", fm.constant_)
+    expected = ref.predict(fm.approximate_kernel(Xt, X))
+    np.testing.assert_array_equal(ours.predict(Zt), expected)
+    assert score("accuracy", yt, ours.predict(Zt)) == pytest.approx(np.mean(expected == yt))
+
+
+def test_svr_precomputed_equals_svr_on_k_hat(digits_part):
+    X, _, Xt, _ = digits_part
+    target = np.sin(3 * X[:, 20]) + X[:, 36]
+    fm, Z, Zt = _features(X, Xt, kernel="arccos1", n=2)
+    ref = SVR(kernel="precomputed").fit(fm.approximate_kernel(X), target)
+    ours = make_learner("svm_precomputed").fit(Z, target, "regression", fm.constant_)
+    np.testing.assert_allclose(
+        ours.predict(Zt), ref.predict(fm.approximate_kernel(Xt, X)), rtol=0, atol=1e-12
+    )
+
+
+def test_svm_exact_is_svc_on_the_exact_kernel(digits_part):
+    from kernelbench.kernels import exact_kernel
+
+    X, y, Xt, _ = digits_part
+
+    def kernel(A, B):
+        return exact_kernel("rbf", A, B)
+
+    ours = make_learner("svm_precomputed", chunk_rows=50).fit_exact(kernel, X, y, "classification")
+    ref = SVC(kernel="precomputed").fit(kernel(X, X), y)
+    np.testing.assert_array_equal(ours.predict(Xt), ref.predict(kernel(Xt, X)))
+
+
+@pytest.mark.parametrize("D", [6, 90])  # the primal (D <= N) and dual (D > N) branches
+def test_linear_equals_sklearn_ridge(D):
+    rng = np.random.default_rng(D)
+    Z, Zt = rng.normal(size=(60, D)), rng.normal(size=(9, D))
+    y = Z[:, 0] - 2 * Z[:, 1] + rng.normal(size=60)
+    fit = make_learner("linear", alphas=[0.7]).fit(Z, y, "regression")
+    np.testing.assert_allclose(
+        fit.predict(Zt), Ridge(alpha=0.7).fit(Z, y).predict(Zt), rtol=1e-8, atol=1e-10
+    )
+    for classes in (2, 4):
+        labels = np.array(list("abcd"))[rng.integers(0, classes, 60)]
+        fit = make_learner("linear", alphas=[0.7]).fit(Z, labels, "classification")
+        ref = RidgeClassifier(alpha=0.7).fit(Z, labels)
+        np.testing.assert_array_equal(fit.predict(Zt), ref.predict(Zt))
+
+
+@pytest.mark.parametrize("c", [-0.4, 0.0, 2.0])
+def test_linear_constant_is_absorbed_by_the_intercept(c):
+    """Ridge with an intercept on Z equals kernel ridge (with intercept) on Z Z^T + c,
+    for a negative c too: the f(0) term cannot change the linear learner."""
+    rng = np.random.default_rng(1)
+    Z, Zt = rng.normal(size=(50, 12)), rng.normal(size=(8, 12))
+    y = np.tanh(Z[:, 0]) + 0.1 * rng.normal(size=50)
+    feat = make_learner("linear").fit(Z, y, "regression", constant=c)
+
+    def kernel(A, B):  # the "inputs" are the features themselves: k_hat = a.b + c
+        return A @ B.T + c
+
+    exact = make_learner("linear").fit_exact(kernel, Z, y, "regression")
+    assert feat.info["alpha"] == exact.info["alpha"]
+    np.testing.assert_allclose(feat.predict(Zt), exact.predict(Zt), rtol=1e-8, atol=1e-9)
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_inner_cv_is_exact_loo_from_the_grid_and_deterministic(task):
+    rng = np.random.default_rng(7)
+    Z = rng.normal(size=(40, 15))
+    signal = Z[:, 0] + 0.5 * Z[:, 1]
+    if task == "regression":
+        y, metric, model = signal + rng.normal(size=40), "r2", Ridge
+    else:
+        y, metric, model = (
+            np.digitize(signal + rng.normal(size=40), [-0.7, 0.7]),
+            "accuracy",
+            (RidgeClassifier),
+        )
+    alphas = [0.01, 1.0, 30.0, 1000.0]
+    brute = []
+    for alpha in alphas:  # leave-one-out by refitting scikit-learn's model N times
+        pred = [
+            model(alpha=alpha).fit(np.delete(Z, i, 0), np.delete(y, i)).predict(Z[i : i + 1])[0]
+            for i in range(len(y))
+        ]
+        brute.append(score(metric, y, np.array(pred)))
+    learner = make_learner("linear", alphas=alphas)
+    fit = learner.fit(Z, y, task)
+    assert fit.info["alpha"] in alphas
+    assert fit.info["alpha"] == pick_alpha(np.array(brute), alphas)
+    assert fit.info["loo_score"] == pytest.approx(max(brute), abs=1e-9)
+    again = make_learner("linear", alphas=alphas).fit(Z, y, task)
+    assert again.info == fit.info
+    np.testing.assert_array_equal(again.predict(Z), fit.predict(Z))
+
+
+def test_pick_alpha_prefers_the_largest_of_tied_alphas():
+    assert pick_alpha(np.array([0.5, 0.9, 0.9, 0.1]), [1e-3, 1e-2, 1e-1, 1.0]) == 0.1
