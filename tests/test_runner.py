@@ -231,3 +231,32 @@ def test_batched_runs_give_the_rows_of_runs_one_by_one(method, n):
     # and through the runner: rows do not depend on the batch size
     df = run_cell(cell)
     assert df["rel_fro_error"].tolist() == [row["rel_fro_error"] for row in single[:7]]
+
+
+def test_a_batch_does_not_keep_the_fitted_maps():
+    """A batch holds the runs' features, not their maps: with d = 512 and 10 points an
+    orf_tallqr map at n = 5 stores 5130 x 512 reflector entries (21 MB) and its features
+    0.8 MB, so 16 kept maps would peak at over 16 times one map."""
+    import tracemalloc
+
+    from kernelbench.kernels import exact_kernel
+    from kernelbench.protocols.kernel_approx import Pair
+
+    cell = resolve_cell(make_cell("orf_tallqr", "rbf", "digits", 5, runs=16))
+    proto = get_protocol(cell)
+    rng = np.random.default_rng(0)
+    X, Y = rng.uniform(size=(10, 512)), rng.uniform(size=(10, 512))
+    K = exact_kernel("rbf", X, Y)
+    ctx = Pair(X, Y, K, float(np.linalg.norm(K)), float(np.linalg.norm(K, 2)), {})
+    fm = proto.feature_map(cell, 0, d=512, ctx=ctx).fit(X)
+    map_bytes = sum(V.nbytes + T.nbytes for Q, _ in fm.blocks_ for _, V, T in Q.panels)
+    del fm
+    assert proto.batch_size(cell) >= 16
+    tracemalloc.start()
+    try:
+        rows = proto.measure(cell, ctx, range(16))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(rows) == 16
+    assert peak < 4 * map_bytes
