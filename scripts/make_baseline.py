@@ -11,10 +11,11 @@ of ``kernelbench run -m experiment=fig1`` and ``experiment=fig1_noqmc``), and wr
 ``kernelbench verify`` compares the reduced grid with this table (same data seed, so
 tau = 0; see docs/verification.md). With ``--update`` only the datasets found in the
 results are replaced and the other rows of the table are kept (e.g. LEUKEMIA rerun on a
-new version of the data); the figure is always drawn from the whole table. Usage:
+new version of the data), with ``--update-cells`` only the cells found (e.g. a method
+added on the same data); the figure is always drawn from the whole table. Usage:
 
     python scripts/make_baseline.py RESULTS_DIR [RESULTS_DIR ...] --out results/baseline \\
-        [--experiment munkhoeva2018_fig1] [--update]
+        [--experiment munkhoeva2018_fig1] [--update | --update-cells]
 """
 
 from __future__ import annotations
@@ -67,9 +68,28 @@ def baseline_table(df: pd.DataFrame, metric: str = METRIC) -> pd.DataFrame:
     return out
 
 
-def update_table(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """``old`` without the datasets of ``new``, plus ``new``, in cell order."""
-    keep = old[~old["dataset"].isin(set(new["dataset"]))]
+def update_table(old: pd.DataFrame, new: pd.DataFrame, by: str = "dataset") -> pd.DataFrame:
+    """``old`` without the datasets (``by="dataset"``) or the cells (``by="cell"``) of
+    ``new``, plus ``new``, in cell order."""
+    if by == "dataset":
+        keep = old[~old["dataset"].isin(set(new["dataset"]))]
+    else:
+
+        def keys(t: pd.DataFrame) -> pd.Series:
+            return pd.Series(
+                list(
+                    zip(
+                        t["dataset"],
+                        t["kernel"],
+                        t["method_label"],
+                        t["n"].astype(float),
+                        strict=True,
+                    )
+                ),
+                index=t.index,
+            )
+
+        keep = old[~keys(old).isin(set(keys(new)))]
     out = pd.concat([keep, new], ignore_index=True)
     out = out.sort_values(CELL, kind="stable").reset_index(drop=True)
     out["n"] = out["n"].map(lambda n: int(n) if float(n).is_integer() else n)
@@ -114,6 +134,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="replace only the datasets found in RESULTS; keep the table's other rows",
     )
+    ap.add_argument(
+        "--update-cells",
+        action="store_true",
+        help="replace only the cells found in RESULTS (e.g. a method added or rerun at "
+        "more runs on the same data); keep every other row",
+    )
     ap.add_argument("--no-figure", action="store_true")
     args = ap.parse_args(argv)
 
@@ -121,8 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     df = pd.concat(frames, ignore_index=True)
     table = baseline_table(df)
     csv = args.out / "fig1_baseline.csv"
-    if args.update and csv.is_file():
-        table = update_table(pd.read_csv(csv), table)
+    if (args.update or args.update_cells) and csv.is_file():
+        by = "cell" if args.update_cells else "dataset"
+        table = update_table(pd.read_csv(csv), table, by=by)
     args.out.mkdir(parents=True, exist_ok=True)
     table.to_csv(csv, index=False)  # full precision: the CI check can be exact
     print(f"wrote {csv} ({len(table)} cells, runs {sorted(table['runs'].unique())})")

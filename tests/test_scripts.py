@@ -40,6 +40,25 @@ def test_baseline_update_replaces_only_the_rerun_datasets() -> None:
     ]
 
 
+def test_baseline_update_cells_replaces_only_the_rerun_cells() -> None:
+    old = _table(
+        [
+            ("cifar100", "arccos1", "orf", 1, 8.0),
+            ("cifar100", "arccos1", "orf", 2, 7.0),
+            ("cifar100", "arccos1", "rff", 1, 9.0),
+        ]
+    )
+    new = _table([("cifar100", "arccos1", "orf", 1, 0.5), ("cifar100", "arccos1", "sr33", 1, 0.4)])
+    new["n"] = new["n"].astype(float)  # rows store n as a float
+    out = make_baseline.update_table(old, new, by="cell")
+    assert list(zip(out["method_label"], out["n"], out["mean"], strict=True)) == [
+        ("orf", 1, 0.5),
+        ("orf", 2, 7.0),
+        ("rff", 1, 9.0),
+        ("sr33", 1, 0.4),
+    ]
+
+
 def test_baseline_table_summary_has_t_intervals() -> None:
     t = _table([("letter", "rbf", "rff", 1, 1.0), ("letter", "rbf", "rff", 2, 2.0)])
     t = t.assign(runs=[10, 1], sem=[0.1, np.nan])
