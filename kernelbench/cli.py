@@ -13,11 +13,15 @@ def _catalogue() -> str:
     from kernelbench.datasets import DATASETS
     from kernelbench.features import FEATURE_MAPS
     from kernelbench.kernels import KERNELS
+    from kernelbench.learners import LEARNERS
+    from kernelbench.protocols import PROTOCOLS
 
     return (
-        f"Methods:  {', '.join(FEATURE_MAPS.names())}\n\n"
-        f"Kernels:  {', '.join(KERNELS.names())}\n\n"
-        f"Datasets: {', '.join(DATASETS.names())}"
+        f"Methods:   {', '.join(FEATURE_MAPS.names())}\n\n"
+        f"Kernels:   {', '.join(KERNELS.names())}\n\n"
+        f"Datasets:  {', '.join(DATASETS.names())}\n\n"
+        f"Protocols: {', '.join(PROTOCOLS.names())}\n\n"
+        f"Learners:  {', '.join(LEARNERS.names())}"
     )
 
 

@@ -67,6 +67,9 @@ def test_help_lists_methods_kernels_datasets(capsys):
     out = capsys.readouterr().out
     for name in ("rff", "sr33", "qmc", "rbf", "arccos1", "digits", "letter", "usps"):
         assert name in out
+    # the protocols and learners a cell can name
+    assert "Protocols: downstream, kernel_approx, krr" in out
+    assert "Learners:  svm_precomputed, linear" in out
     for cmd in ("run", "plot", "datasets", "verify"):
         assert cmd in out
     # each command's short help is a whole sentence, not cut at an abbreviation
