@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -45,6 +46,15 @@ def check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
         span = f"in {low}..{high}" if high is not None else f">= {low}"
         raise KernelbenchError(f"{name} must be an integer {span}, got {value!r}")
     return int(value)
+
+
+def check_real(name: str, value: Any, low: float, *, strict: bool, hint: str = "") -> float:
+    """Validate a finite real parameter >= low (> low if ``strict``; bools are not numbers)."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < low or (strict and value == low):
+        bound = f"{'>' if strict else '>='} {low:g}{hint}"
+        raise KernelbenchError(f"{name} must be a number {bound}, got {value!r}")
+    return float(value)
 
 
 def check_choice(name: str, value: Any, valid: tuple[str, ...]) -> str:

@@ -100,17 +100,19 @@ def test_pair_mse_pads_uses_nn50_and_measures_the_pair_mse():
 
 def test_pair_mse_zero_pads_to_a_power_of_two(monkeypatch):
     import kernelbench.datasets as datasets
-    from kernelbench.protocols import pair_mse
+    from kernelbench.protocols import base, pair_mse
 
     rng = np.random.default_rng(0)
     X, Y = rng.random((30, 5)), rng.random((30, 5))
     monkeypatch.setattr(datasets, "kernel_approx_pair", lambda *a: (X, Y, {"d": 5}))
+    base.kernel_approx_pair_cached.cache_clear()
     pair_mse._padded_pair.cache_clear()
     try:
         cell = make_cell("sorf", dataset="digits", protocol="pair_mse", runs=1, n=1)
         cell["kernel"]["params"]["gamma"] = 0.5
         df = run_cell(cell)
     finally:
+        base.kernel_approx_pair_cached.cache_clear()
         pair_mse._padded_pair.cache_clear()
     assert df["d"].iloc[0] == 8 and df["d_data"].iloc[0] == 5 and df["D"].iloc[0] == 8
     # padding changes no distance: the exact kernel is that of the unpadded data

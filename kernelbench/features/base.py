@@ -25,6 +25,7 @@ from kernelbench.validation import (  # noqa: F401  (re-exported for the feature
     check_int,
     check_n,
     check_random_state,
+    check_real,
 )
 
 

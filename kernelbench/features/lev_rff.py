@@ -24,7 +24,6 @@ cos and a sin column; the score of a frequency is the sum over its two columns
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
 import numpy as np
@@ -33,6 +32,7 @@ from sklearn.utils.validation import validate_data
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
+from kernelbench.features.base import check_real
 from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.kernels import get_kernel
 
@@ -107,10 +107,7 @@ class ResampledRFF(DenseFeatureMap):
                 f"{type(self).__name__.lower()} needs a shift-invariant kernel (rbf), "
                 f"got kernel {self.kernel!r}"
             )
-        p = self.presample
-        ok = isinstance(p, numbers.Real) and not isinstance(p, bool) and math.isfinite(p)
-        if not ok or p < 1:
-            raise KernelbenchError(f"presample must be a number >= 1 (l >= s), got {p!r}")
+        check_real("presample", self.presample, 1, strict=False, hint=" (l >= s)")
 
     def fit(self, X: Any, y: Any = None) -> ResampledRFF:
         """Pre-sample, score on (X, y), re-sample (Liu et al. 2020, Algorithm 1)."""
@@ -183,10 +180,7 @@ class LevRFF(ResampledRFF):
 
     def _check_params(self) -> None:
         super()._check_params()
-        r = self.ridge
-        ok = isinstance(r, numbers.Real) and not isinstance(r, bool) and math.isfinite(r)
-        if not ok or r <= 0:
-            raise KernelbenchError(f"ridge must be a number > 0, got {r!r}")
+        check_real("ridge", self.ridge, 0, strict=True)
 
     def _scores(self, X: np.ndarray, y: Any, W: np.ndarray, d: int) -> np.ndarray:
         l = W.shape[0]

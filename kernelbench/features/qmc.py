@@ -44,7 +44,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import check_choice, check_int
+from kernelbench.features.base import check_choice, check_int, check_real
 from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.kernels import get_kernel
 
@@ -272,9 +272,7 @@ class QMC(DenseFeatureMap):
             raise KernelbenchError(
                 f"sequence='adaptive' needs the Gaussian kernel (rbf), got kernel {self.kernel!r}"
             )
-        ok = isinstance(self.box_scale, numbers.Real) and not isinstance(self.box_scale, bool)
-        if not ok or not np.isfinite(self.box_scale) or self.box_scale <= 0:
-            raise KernelbenchError(f"box_scale must be a number > 0, got {self.box_scale!r}")
+        check_real("box_scale", self.box_scale, 0, strict=True)
         check_int("max_cg_iter", self.max_cg_iter, 0)
         if not isinstance(self.tol, numbers.Real) or not (np.isfinite(self.tol) and self.tol >= 0):
             raise KernelbenchError(f"tol must be a number >= 0, got {self.tol!r}")

@@ -59,6 +59,38 @@ def _bandwidth_gamma(dataset_json: str, seed: int, data_json: str, key: str, rul
     return nn_sigma(X, k=parse_rule(rule), n_queries=queries, random_state=rng).gamma
 
 
+@lru_cache(maxsize=4)
+def kernel_approx_pair_cached(dataset_json: str, seed: int, data_json: str, key: str) -> tuple:
+    """X, Y (read-only, C-contiguous float64) and the provenance of
+    :func:`kernelbench.datasets.kernel_approx_pair`, cached per (dataset, seed, data
+    settings, data key): the sample of ``kernel_approx``, ``pair_mse`` and ``qmc_adaptive``."""
+    import json
+
+    from kernelbench.datasets import kernel_approx_pair
+
+    X, Y, prov = kernel_approx_pair(json.loads(dataset_json), seed, json.loads(data_json), key)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    X.setflags(write=False)
+    Y.setflags(write=False)
+    return X, Y, dict(prov)
+
+
+@lru_cache(maxsize=8)
+def exact_kernel_cached(pair_key: tuple, kernel: str, kparams_json: str) -> tuple:
+    """The read-only exact cross-kernel K = k(X, Y) of :func:`kernel_approx_pair_cached`
+    (``pair_key``: its arguments), its Frobenius and its spectral norm."""
+    import json
+
+    from kernelbench.kernels import exact_kernel
+    from kernelbench.metrics import spectral_norm
+
+    X, Y, _ = kernel_approx_pair_cached(*pair_key)
+    K = exact_kernel(kernel, X, Y, **json.loads(kparams_json))
+    K.setflags(write=False)
+    return K, float(np.linalg.norm(K)), spectral_norm(K)
+
+
 @dataclass(frozen=True)
 class Metric:
     """A measured quantity: its column, axis label and direction."""

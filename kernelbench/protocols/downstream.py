@@ -27,7 +27,7 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -171,21 +171,12 @@ class Downstream(Protocol):
             dumps(cell["dataset"]), key, cell["seed"], dumps(cell.get("data") or {})
         )
         task, metric = self.task(cell), self.metric_name(cell)
-        exact = float("nan")
+        ctx = Context(Xtr, ytr, Xte, yte, task, metric, self.learner(cell), float("nan"), prov)
         if cell["protocol"].get("exact", True):
-            exact = self.exact_score(cell, Xtr, ytr, Xte, yte, task, metric)
-        return Context(Xtr, ytr, Xte, yte, task, metric, self.learner(cell), exact, prov)
+            ctx = replace(ctx, exact_score=self.exact_score(cell, ctx))
+        return ctx
 
-    def exact_score(
-        self,
-        cell: Mapping[str, Any],
-        Xtr: np.ndarray,
-        ytr: np.ndarray,
-        Xte: np.ndarray,
-        yte: np.ndarray,
-        task: str,
-        metric: str,
-    ) -> float:
+    def exact_score(self, cell: Mapping[str, Any], ctx: Context) -> float:
         """The learner's test score on the exact kernel, from the cache or computed."""
         digest, payload = exact_key(cell, self)
         out = cell.get("output_dir")
@@ -196,22 +187,13 @@ class Downstream(Protocol):
             except (OSError, ValueError, KeyError):
                 pass  # unreadable: recompute and rewrite
         if digest not in _EXACT_MEMO:
-            _EXACT_MEMO[digest] = self._compute_exact(cell, Xtr, ytr, Xte, yte, task, metric)
+            _EXACT_MEMO[digest] = self._compute_exact(cell, ctx)
         value, info = _EXACT_MEMO[digest]
         if path is not None:
             write_json_atomic(path, {**payload, **info, "score": value})
         return value
 
-    def _compute_exact(
-        self,
-        cell: Mapping[str, Any],
-        Xtr: np.ndarray,
-        ytr: np.ndarray,
-        Xte: np.ndarray,
-        yte: np.ndarray,
-        task: str,
-        metric: str,
-    ) -> tuple[float, dict[str, Any]]:
+    def _compute_exact(self, cell: Mapping[str, Any], ctx: Context) -> tuple[float, dict[str, Any]]:
         """The learner on the exact kernel: its test score and what it chose."""
         from kernelbench.kernels import exact_kernel
         from kernelbench.learners import score
@@ -222,8 +204,8 @@ class Downstream(Protocol):
             return exact_kernel(name, A, B, **params)
 
         t0 = time.perf_counter()
-        fitted = self.learner(cell).fit_exact(kernel, Xtr, ytr, task)
-        value = score(metric, yte, fitted.predict(Xte))
+        fitted = self.learner(cell).fit_exact(kernel, ctx.X_train, ctx.y_train, ctx.task)
+        value = score(ctx.metric, ctx.y_test, fitted.predict(ctx.X_test))
         return value, {"seconds": time.perf_counter() - t0, **fitted.info}
 
     def cell_columns(self, cell: Mapping[str, Any], ctx: Context) -> dict[str, Any]:

@@ -13,11 +13,9 @@ Figure ``fig1``: kernels x datasets, error against n, with the paper's means.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +32,8 @@ from kernelbench.protocols.base import (
     FigureOutput,
     Metric,
     Protocol,
+    exact_kernel_cached,
+    kernel_approx_pair_cached,
 )
 from kernelbench.results import dumps
 
@@ -60,28 +60,6 @@ class Pair:
     provenance: dict[str, Any]
 
 
-@lru_cache(maxsize=4)
-def _pair_cached(dataset_json: str, seed: int, data_json: str, key: str) -> tuple:
-    from kernelbench.datasets import kernel_approx_pair
-
-    X, Y, prov = kernel_approx_pair(json.loads(dataset_json), seed, json.loads(data_json), key)
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    Y = np.ascontiguousarray(Y, dtype=np.float64)
-    X.setflags(write=False)
-    Y.setflags(write=False)
-    return X, Y, dict(prov)
-
-
-@lru_cache(maxsize=8)
-def _exact_cached(pair_key: tuple, kernel: str, kparams_json: str) -> tuple:
-    from kernelbench.kernels import exact_kernel
-
-    X, Y, _ = _pair_cached(*pair_key)
-    K = exact_kernel(kernel, X, Y, **json.loads(kparams_json))
-    K.setflags(write=False)
-    return K, float(np.linalg.norm(K)), spectral_norm(K)
-
-
 class KernelApprox(Protocol):
     """Relative Frobenius and spectral errors of K_hat on two random subsets (Fig. 1)."""
 
@@ -103,8 +81,8 @@ class KernelApprox(Protocol):
         key = cell["protocol"].get("data") or self.name
         self.data_settings(cell)  # one clear line if the dataset lacks the entry
         pair_key = (dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key)
-        X, Y, prov = _pair_cached(*pair_key)
-        K, fro_K, spec_K = _exact_cached(
+        X, Y, prov = kernel_approx_pair_cached(*pair_key)
+        K, fro_K, spec_K = exact_kernel_cached(
             pair_key, cell["kernel"]["name"], dumps(self.kernel_params(cell))
         )
         if fro_K == 0.0 or spec_K == 0.0:

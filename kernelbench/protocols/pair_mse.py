@@ -19,7 +19,6 @@ Figure ``yu_mse``: MSE against D/d, one panel per dataset (Fig. 4; with sorf's
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,7 +32,14 @@ import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
+from kernelbench.protocols.base import (
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Protocol,
+    kernel_approx_pair_cached,
+)
 from kernelbench.results import dumps
 
 
@@ -57,13 +63,11 @@ class PaddedPair:
 
 @lru_cache(maxsize=4)
 def _padded_pair(dataset_json: str, seed: int, data_json: str, key: str) -> tuple:
-    from kernelbench.datasets import kernel_approx_pair
-
-    X, Y, prov = kernel_approx_pair(json.loads(dataset_json), seed, json.loads(data_json), key)
+    X, Y, prov = kernel_approx_pair_cached(dataset_json, seed, data_json, key)
     d = X.shape[1]
     pad = next_pow2(d) - d
-    X = np.pad(np.asarray(X, dtype=np.float64), ((0, 0), (0, pad)))
-    Y = np.pad(np.asarray(Y, dtype=np.float64), ((0, 0), (0, pad)))
+    X = np.pad(X, ((0, 0), (0, pad)))
+    Y = np.pad(Y, ((0, 0), (0, pad)))
     X.setflags(write=False)
     Y.setflags(write=False)
     return X, Y, d, dict(prov)

@@ -20,11 +20,9 @@ box []b and []b/2 via ``box_scale``).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -35,20 +33,16 @@ import pyarrow as pa
 from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
+from kernelbench.protocols.base import (
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Protocol,
+    exact_kernel_cached,
+    kernel_approx_pair_cached,
+)
 from kernelbench.results import dumps
-
-
-@lru_cache(maxsize=4)
-def _pair(dataset_json: str, seed: int, data_json: str, key: str) -> tuple:
-    from kernelbench.datasets import kernel_approx_pair
-
-    X, Y, prov = kernel_approx_pair(json.loads(dataset_json), seed, json.loads(data_json), key)
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    Y = np.ascontiguousarray(Y, dtype=np.float64)
-    X.setflags(write=False)
-    Y.setflags(write=False)
-    return X, Y, dict(prov)
 
 
 @dataclass(frozen=True)
@@ -94,13 +88,13 @@ class QMCAdaptive(Protocol):
         super().check(cell)
 
     def prepare(self, cell: Mapping[str, Any]) -> Gram:
-        from kernelbench.kernels import exact_kernel
-
         key = cell["protocol"].get("data") or self.name
         self.data_settings(cell)
-        X, Y, prov = _pair(dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key)
-        K = exact_kernel(cell["kernel"]["name"], X, Y, **self.kernel_params(cell))
-        spec = spectral_norm(K)
+        pair_key = (dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key)
+        X, Y, prov = kernel_approx_pair_cached(*pair_key)
+        K, _, spec = exact_kernel_cached(
+            pair_key, cell["kernel"]["name"], dumps(self.kernel_params(cell))
+        )
         if spec == 0.0:
             raise KernelbenchError(f"the exact kernel of {cell['dataset']['name']!r} is zero")
         return Gram(X, Y, K, spec, prov)
