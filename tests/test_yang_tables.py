@@ -220,3 +220,34 @@ def test_yang_settings_end_to_end_on_powerplant(tmp_path, mirror):
     y = protocol_split(cell["dataset"], "downstream", cell["seed"], cell["data"]).y_test
     expected = np.sqrt((1.0 - r2["score"]) * np.sum((y - y.mean()) ** 2)) / np.linalg.norm(y)
     np.testing.assert_allclose(df["score"], expected, rtol=1e-9)
+
+
+def test_download_true_runs_a_table_cell_through_the_network_boundary(tmp_path, monkeypatch):
+    """``data.download=true`` with OpenML replaced at its boundary (``net.openml_frame``):
+    a Table 1 cell fetches cpu into the cache and records D = s rows."""
+    from kernelbench.datasets import clear_cache, net
+    from tests.test_datasets_yang import fake_table
+
+    calls: list[int] = []
+
+    def fake(openml_id: int):
+        calls.append(openml_id)
+        return fake_table("cpu", n_rows=240, seed=3), "usr"
+
+    monkeypatch.setattr(net, "openml_frame", fake)
+    monkeypatch.setenv("KERNELBENCH_CACHE", str(tmp_path / "default-cache"))
+    clear_cache()
+    empty = tmp_path / "mirror"
+    empty.mkdir()
+    cell = next(c for c in _cells("yang2014_table1_cpu") if c["method"]["label"] == "rff")
+    cell.update(runs=2, data={"mirror": str(empty), "cache": str(tmp_path), "download": True})
+    try:
+        df = run_and_store(cell, tmp_path / "res", echo=None)
+    finally:
+        clear_cache()  # the fake cpu stays out of later tests
+    assert calls == [197]  # cpu_act, once
+    assert len(df) == 2 and set(df["experiment"]) == {"yang2014_table1"}
+    assert set(df["D"]) == {cell["n"]} and set(df["metric"]) == {"rel_error"}
+    assert (df["train_rows"] == 120).all() and (df["test_rows"] == 120).all()  # halves
+    assert set(df["data_source"]) <= {"download", "cache"}
+    assert np.isfinite(df["score"]).all() and (df["score"] > 0).all()
