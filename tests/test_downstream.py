@@ -48,7 +48,7 @@ def test_errors_are_one_line_naming_the_choices():
         run_and_store(cell, None, echo=None)  # checked before any data is loaded
     cell = _cell()
     cell["protocol"]["C"] = 2.0
-    with pytest.raises(KernelbenchError, match="unknown setting.*valid: data, exact, learner"):
+    with pytest.raises(KernelbenchError, match="unknown setting.*valid: budget, data, exact"):
         run_and_store(cell, None, echo=None)
 
 

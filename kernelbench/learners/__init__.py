@@ -50,7 +50,14 @@ from kernelbench.registry import Registry
 
 #: Tasks a dataset can have, and the score each is measured by (on the test rows).
 TASKS: tuple[str, ...] = ("classification", "regression")
-TASK_METRICS: dict[str, tuple[str, ...]] = {"classification": ("accuracy",), "regression": ("r2",)}
+#: ``rel_error`` = ||y_hat - y||_2 / ||y||_2 (Yang et al. 2014, Tables 1-2) is the one
+#: where lower is better (:data:`LOWER_IS_BETTER`).
+TASK_METRICS: dict[str, tuple[str, ...]] = {
+    "classification": ("accuracy",),
+    "regression": ("r2", "rel_error"),
+}
+#: Metrics where a lower score is better (errors rather than accuracies).
+LOWER_IS_BETTER: frozenset[str] = frozenset({"rel_error"})
 
 #: k(A, B) -> the exact Gram matrix (len(A) x len(B)).
 KernelFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -120,15 +127,25 @@ def make_learner(name: str, **params: Any) -> Learner:
     return cls(**params)
 
 
+def rel_error(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """||y_hat - y||_2 / ||y||_2, the regression error of Yang et al. 2014, Tables 1-2."""
+    y = np.asarray(y_true, dtype=np.float64).ravel()
+    diff = np.asarray(y_pred, dtype=np.float64).ravel() - y
+    return float(np.linalg.norm(diff) / np.linalg.norm(y))
+
+
 def score(metric: str, y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    """Test accuracy (fraction correct) or the coefficient of determination R^2."""
+    """Test accuracy (fraction correct), the coefficient of determination R^2, or the
+    relative error ||y_hat - y||_2 / ||y||_2 (Yang et al. 2014; lower is better)."""
     from sklearn.metrics import accuracy_score, r2_score
 
     if metric == "accuracy":
         return float(accuracy_score(y_true, y_pred))
     if metric == "r2":
         return float(r2_score(y_true, y_pred))
-    raise choices_error("metric", metric, ("accuracy", "r2"))
+    if metric == "rel_error":
+        return rel_error(y_true, y_pred)
+    raise choices_error("metric", metric, ("accuracy", "r2", "rel_error"))
 
 
 def predict_in_chunks(
@@ -147,6 +164,7 @@ for _module in LEARNER_MODULES:
 __all__ = [
     "LEARNERS",
     "LEARNER_MODULES",
+    "LOWER_IS_BETTER",
     "TASKS",
     "TASK_METRICS",
     "Fitted",
@@ -155,5 +173,6 @@ __all__ = [
     "check_task",
     "make_learner",
     "predict_in_chunks",
+    "rel_error",
     "score",
 ]

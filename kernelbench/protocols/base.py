@@ -42,6 +42,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Most rows over which a bandwidth rule averages (the neighbours are all rows).
 BANDWIDTH_QUERIES = 1000
+#: What a cell's ``n`` counts (the ``budget`` setting, where a protocol allows it): ``n``
+#: (Munkhoeva et al.: D = 2 n (d + 1)) or ``s`` (Yang et al. 2014: s = D points).
+BUDGETS: tuple[str, ...] = ("n", "s")
 
 
 @lru_cache(maxsize=16)
@@ -165,7 +168,11 @@ class Protocol:
         return make_schema(list(self.columns))
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate the protocol settings (unknown keys are one-line errors)."""
+        """Validate the protocol settings (unknown keys are one-line errors).
+
+        ``budget`` (where a protocol allows it) must be one of :data:`BUDGETS`; the
+        default ``n`` is dropped, so a cell's settings and hash are those without it.
+        """
         valid = {"name", "data", *self.settings_keys}
         unknown = sorted(set(settings) - valid)
         if unknown:
@@ -173,7 +180,13 @@ class Protocol:
                 f"unknown setting(s) {', '.join(unknown)} for protocol {self.name!r}; "
                 f"valid: {', '.join(sorted(valid - {'name'}))}"
             )
-        return dict(settings)
+        out = dict(settings)
+        if "budget" in out:
+            if out["budget"] not in BUDGETS:
+                raise choices_error(f"budget of protocol {self.name!r}", out["budget"], BUDGETS)
+            if out["budget"] == BUDGETS[0]:
+                del out["budget"]
+        return out
 
     def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]:
         """The dataset's settings for this protocol: ``dataset.protocols.<data>``."""
@@ -259,7 +272,14 @@ class Protocol:
         )
 
     def map_n(self, cell: Mapping[str, Any], d: int) -> float:
-        """The feature map's budget n for the cell's budget (identity: D = 2n(d + 1))."""
+        """The feature map's budget n for the cell's budget.
+
+        ``budget: n`` (the default): the identity, D = 2 n (d + 1) projections.
+        ``budget: s`` (Yang et al. 2014, Tables 1-2: s points, each a cos and a sin
+        feature): the cell's n is s = D, so the map gets n = s / (2 (d + 1)).
+        """
+        if cell["protocol"].get("budget", BUDGETS[0]) == "s":
+            return float(cell["n"]) / (2.0 * (d + 1))
         return cell["n"]
 
     def kernel_params(self, cell: Mapping[str, Any], ctx: Any = None) -> dict[str, Any]:

@@ -7,6 +7,11 @@ both parts are mapped, and the learner (``learner``: :mod:`kernelbench.learners`
 trained on z(X_train) and scored on z(X_test):
 
     score = test accuracy (classification) or R^2 (regression)   [``metric``]
+            or ||y_hat - y||_2 / ||y||_2 (``rel_error``, Yang et al. 2014, Tables 1-2;
+            lower is better)
+
+``budget: s`` makes the cell's n Yang et al.'s s = D points (:meth:`Protocol.map_n`);
+the row's D is the map's.
 
 Each run uses the map of :meth:`Protocol.run_rng`, which does not depend on the
 learner: both learners see the same maps (paired comparisons).
@@ -119,11 +124,14 @@ class Downstream(Protocol):
     )
     cell_keys = ("dataset", "kernel", "method_label", "learner", "n")
     metrics = {
-        "score": Metric("score", "test accuracy / $R^2$", higher_is_better=True, short="score"),
+        # higher is better for accuracy and R^2; for rel_error (the row's ``metric``) lower
+        "score": Metric(
+            "score", "test accuracy / $R^2$ / rel. error", higher_is_better=True, short="score"
+        ),
     }
     headline = "score"
     budget_label = "n"
-    settings_keys = ("learner", "learner_params", "metric", "exact", "runs")
+    settings_keys = ("learner", "learner_params", "metric", "exact", "runs", "budget")
 
     # -- settings ------------------------------------------------------------------
     def learner_name(self, cell: Mapping[str, Any]) -> str:
@@ -246,7 +254,11 @@ class Downstream(Protocol):
 
 # --------------------------------------------------------------------------- figure
 
-METRIC_LABELS = {"accuracy": "accuracy", "r2": "$R^2$"}
+METRIC_LABELS = {
+    "accuracy": "accuracy",
+    "r2": "$R^2$",
+    "rel_error": r"$\|\hat y - y\|_2 / \|y\|_2$ (lower is better)",
+}
 
 
 def fig2_summary(df: pd.DataFrame) -> pd.DataFrame:
@@ -321,7 +333,8 @@ def draw_fig2(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
         written += save_figure(panels.figure, out, f"fig2_{learner}", options.formats)
         notes += [f"{learner}: {note}" for note in panels.notes]
     intro = (
-        "Test score (accuracy, or R^2 for regression) over runs: mean, sample std, "
+        "Test score (accuracy, or R^2 or ||y_hat - y||/||y|| for regression) over runs: "
+        "mean, sample std, "
         "standard error and 95% t-interval; exact_score is the same learner on the "
         "exact kernel."
     )
