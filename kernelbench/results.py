@@ -147,6 +147,26 @@ def remove_stale_tmp(path: Path) -> None:
             tmp.unlink(missing_ok=True)
 
 
+def atomic_write(path: str | os.PathLike, write: Any) -> Path:
+    """Call ``write(f)`` on a hidden temporary file (binary) next to ``path``, fsync it,
+    then rename it to ``path``: readers see the old file or the whole new one."""
+    import tempfile
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
 def write_shard(df: pd.DataFrame, path: str | os.PathLike, schema: pa.Schema) -> Path:
     """Write ``df`` (columns of ``schema``) to ``path`` atomically: a hidden temp file in the
     same directory, fsynced and renamed."""

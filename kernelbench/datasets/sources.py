@@ -25,6 +25,7 @@ import numpy as np
 
 from kernelbench.datasets.spec import DATASETS, Arrays, Dataset, DatasetSpec
 from kernelbench.errors import DataUnavailableError, KernelbenchError
+from kernelbench.results import atomic_write
 
 ENV_MIRROR = "KERNELBENCH_DATA"
 ENV_CACHE = "KERNELBENCH_CACHE"
@@ -81,21 +82,6 @@ def sha256_of(path: Path) -> str:
     return _sha256_cached(str(path), st.st_size, st.st_mtime_ns)
 
 
-def _atomic_write_bytes(path: Path, write: Any) -> None:
-    """Call ``write(f)`` on a temporary file next to ``path``, then rename it to ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def sidecar(path: Path) -> Path:
     """The checksum file of a cached ``<name>.npz``: ``<name>.sha256``."""
     return path.with_suffix(".sha256")
@@ -111,10 +97,10 @@ def write_cache(path: Path, arrays: Arrays) -> str:
     unknown = set(arrays) - set(ARRAY_KEYS)
     if unknown or "X" not in arrays or "y" not in arrays:
         raise KernelbenchError(f"cache arrays must be X, y[, X_test, y_test]; got {sorted(arrays)}")
-    _atomic_write_bytes(path, lambda f: np.savez_compressed(f, **arrays))
+    atomic_write(path, lambda f: np.savez_compressed(f, **arrays))
     digest = sha256_file(path)
     line = f"{digest}  {path.name}\n".encode()
-    _atomic_write_bytes(sidecar(path), lambda f: f.write(line))
+    atomic_write(sidecar(path), lambda f: f.write(line))
     return digest
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -44,7 +43,7 @@ import pyarrow as pa
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
-from kernelbench.results import SCHEMA_VERSION, dumps
+from kernelbench.results import SCHEMA_VERSION, atomic_write, dumps
 
 #: Directory (under the output directory) of the cached exact-kernel scores.
 EXACT_DIR = ".exact"
@@ -93,17 +92,6 @@ def exact_key(cell: Mapping[str, Any], proto: Downstream) -> tuple[str, dict[str
         "schema_version": SCHEMA_VERSION,
     }
     return hashlib.sha256(dumps(payload).encode()).hexdigest()[:16], payload
-
-
-def write_json_atomic(path: Path, obj: Any) -> None:
-    """Write JSON to ``path`` through a hidden temporary file in the same directory."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
-    try:
-        tmp.write_text(json.dumps(obj, sort_keys=True, indent=1, default=str))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 class Downstream(Protocol):
@@ -198,7 +186,10 @@ class Downstream(Protocol):
             _EXACT_MEMO[digest] = self._compute_exact(cell, ctx)
         value, info = _EXACT_MEMO[digest]
         if path is not None:
-            write_json_atomic(path, {**payload, **info, "score": value})
+            text = json.dumps(
+                {**payload, **info, "score": value}, sort_keys=True, indent=1, default=str
+            )
+            atomic_write(path, lambda f: f.write(text.encode()))
         return value
 
     def _compute_exact(self, cell: Mapping[str, Any], ctx: Context) -> tuple[float, dict[str, Any]]:
