@@ -12,23 +12,14 @@ and the size a dense D x d matrix would take.
 from __future__ import annotations
 
 import argparse
-import time
 import tracemalloc
 
 import numpy as np
+from benchtiming import best_time
 
 from kernelbench import make_feature_map
 
 DEFAULT_METHODS = ["rff", "orf", "sorf", "qmc", "gq", "sr33"]
-
-
-def best_time(fn, repeats: int) -> float:
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def measure(method: str, X: np.ndarray, repeats: int) -> dict[str, float]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
+from benchtiming import best_time
 from threadpoolctl import threadpool_limits
 
 from kernelbench.datasets import dataset_config, protocol_split
@@ -22,12 +22,7 @@ from kernelbench.learners import make_learner
 
 def _time(model, Z, y, task: str, constant: float, Zt, repeat: int) -> float:
     """Best-of-``repeat`` seconds of ``model.fit(Z, y).predict(Zt)``."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        model.fit(Z, y, task, constant).predict(Zt)
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return best_time(lambda: model.fit(Z, y, task, constant).predict(Zt), repeat)
 
 
 def main(argv: list[str] | None = None) -> int:

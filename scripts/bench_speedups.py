@@ -21,22 +21,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
-from collections.abc import Callable
 
 import numpy as np
+from benchtiming import best_time
 from threadpoolctl import threadpool_limits
 
 ROWS: list[tuple[str, float, float]] = []
-
-
-def best(fn: Callable[[], object], repeats: int) -> float:
-    out = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        out = min(out, time.perf_counter() - t0)
-    return out
 
 
 def report(what: str, before: float, after: float) -> None:
@@ -60,7 +50,9 @@ def orf_blocks(repeats: int, big: bool) -> None:
 
         r = 1 if d > 5000 else repeats
         report(
-            f"orf block d={d}, N={N}: dense QR vs Householder", best(dense, r), best(householder, r)
+            f"orf block d={d}, N={N}: dense QR vs Householder",
+            best_time(dense, r),
+            best_time(householder, r),
         )
     dims = [(3072, 100), (7129, 20)] if big else [(3072, 100)]
     for d, N in dims:
@@ -80,8 +72,8 @@ def orf_blocks(repeats: int, big: bool) -> None:
         r = 1 if d > 5000 else repeats
         report(
             f"orf_tallqr d={d}, D={D}, N={N}: dense QR vs Householder",
-            best(tall_dense, r),
-            best(tall_householder, r),
+            best_time(tall_dense, r),
+            best_time(tall_householder, r),
         )
 
 
@@ -104,8 +96,8 @@ def spectral(repeats: int) -> None:
 
         report(
             f"spectral norm, 550x550 {method} error: ARPACK vs Golub-Kahan",
-            best(arpack, 5 * repeats),
-            best(lambda E=E: spectral_norm(E), 5 * repeats),
+            best_time(arpack, 5 * repeats),
+            best_time(lambda E=E: spectral_norm(E), 5 * repeats),
         )
 
 
@@ -135,8 +127,8 @@ def batching(repeats: int) -> None:
 
         report(
             f"{ds} {method} n=1, {runs} runs: one by one vs batches of {step}",
-            best(one, repeats),
-            best(batched, repeats),
+            best_time(one, repeats),
+            best_time(batched, repeats),
         )
 
 
@@ -156,8 +148,8 @@ def butterfly(repeats: int) -> None:
 
         report(
             f"butterfly (B P)^3, d={d}, N={N}: row by row vs tiles",
-            best(rows, repeats),
-            best(lambda X=X, out=out: B.rotate_rows(X, out=out), repeats),
+            best_time(rows, repeats),
+            best_time(lambda X=X, out=out: B.rotate_rows(X, out=out), repeats),
         )
 
 
@@ -170,8 +162,8 @@ def halton(repeats: int) -> None:
         D = 2 * (d + 1)
         report(
             f"scrambled Halton, {D} x {d}: scipy vs halton_points",
-            best(lambda d=d, D=D: qmc.Halton(d, scramble=True, seed=1).random(D), 1),
-            best(lambda d=d, D=D: halton_points(D, d, np.random.default_rng(1)), 1),
+            best_time(lambda d=d, D=D: qmc.Halton(d, scramble=True, seed=1).random(D), 1),
+            best_time(lambda d=d, D=D: halton_points(D, d, np.random.default_rng(1)), 1),
         )
 
 
