@@ -36,6 +36,7 @@ from kernelbench.results import (
     blas_info,
     dumps,
     provenance,
+    read_shard,
     shard_config_hash,
     shard_path,
     write_shard,
@@ -128,13 +129,16 @@ def run_cell(
     cell: Mapping[str, Any],
     progress: bool = False,
     on_run: Callable[[int], None] | None = None,
+    start: int = 0,
 ) -> pd.DataFrame:
     """Measure one cell: ``runs`` fresh feature maps, one row per run.
 
     The protocol validates the cell before any data is loaded, prepares what the runs
     share, and measures the runs in batches of :meth:`Protocol.batch_size`. Run r
     draws its map from :meth:`Protocol.run_rng`, so every row is independent of the
-    order in which cells and runs execute.
+    order in which cells and runs execute, and of how many runs the cell has:
+    ``start=k`` measures only runs k, ..., runs - 1: the rows that a shard of the same
+    cell with k runs lacks (:func:`run_and_store` extends such a shard).
     """
     cell = resolve_cell(cell)
     proto = get_protocol(cell)
@@ -142,15 +146,17 @@ def run_cell(
     proto.check(cell)
     ctx = proto.prepare(cell)
     runs = cell["runs"]
+    if not 0 <= start < runs:
+        raise ValueError(f"start must be in [0, {runs - 1}], got {start}")
     rows: list[dict[str, Any]] = []
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=runs, desc=cell_name(cell), leave=False, unit="run", disable=None)
+        bar = tqdm(total=runs - start, desc=cell_name(cell), leave=False, unit="run", disable=None)
     try:
         step = max(1, int(proto.batch_size(cell)))
-        for lo in range(0, runs, step):
+        for lo in range(start, runs, step):
             batch = range(lo, min(runs, lo + step))
             rows += _batch_rows(proto, batch, proto.measure(cell, ctx, batch))
             if bar is not None:
@@ -258,6 +264,9 @@ def run_and_store(
 ) -> pd.DataFrame | None:
     """Run a cell unless its shard already holds the same config; write the shard.
 
+    A shard of the same cell with fewer runs is extended: its rows are kept and only
+    the missing runs are measured (run r's row does not depend on the number of runs,
+    so the result equals a fresh run). Any other change recomputes the cell.
     Returns the cell's rows, or None when it was skipped. ``output_dir=None``
     computes without writing.
     """
@@ -266,6 +275,7 @@ def run_and_store(
     path = None
     # where a protocol may cache work shared by cells (not part of the config hash)
     cell["output_dir"] = None if output_dir is None else str(output_dir)
+    done = None
     if output_dir is not None:
         path = cell_shard_path(cell, output_dir)
         if path.exists() and not overwrite:
@@ -274,17 +284,39 @@ def run_and_store(
                 if echo is not None:
                     echo(f"{prefix}{label}: skipped (done)")
                 return None
+            done = _fewer_runs(path, cell, stored)
             if echo is not None:
-                echo(f"{prefix}{label}: config changed, recomputing")
+                echo(
+                    f"{prefix}{label}: config changed, recomputing"
+                    if done is None
+                    else f"{prefix}{label}: extending {done['run'].nunique()} runs "
+                    f"to {cell['runs']}"
+                )
     t0 = time.perf_counter()
     with blas_limit(blas_threads):
-        df = run_cell(cell, progress=progress)
+        start = 0 if done is None else int(done["runs"].iloc[0])
+        df = run_cell(cell, progress=progress, start=start)
     seconds = time.perf_counter() - t0
+    if done is not None:
+        done["runs"] = cell["runs"]
+        done["config_hash"] = df["config_hash"].iloc[0]
+        df = pd.concat([done[df.columns], df], ignore_index=True)
     if path is not None:
         write_shard(df, path, get_protocol(cell).schema())
     if echo is not None:
         echo(prefix + summary_line(cell, df, seconds))
     return df
+
+
+def _fewer_runs(path: Path, cell: Mapping[str, Any], stored: str | None) -> pd.DataFrame | None:
+    """The rows of the shard at ``path`` if it holds this cell with fewer runs, else None."""
+    df = read_shard(path)
+    if df is None or df.empty or not {"runs", "run"} <= set(df.columns):
+        return None
+    k = int(df["runs"].iloc[0])
+    if not 0 < k < cell["runs"] or stored != config_hash({**cell, "runs": k}):
+        return None
+    return df if set(df["run"]) == set(range(k)) else None
 
 
 # -- in-process grids ---------------------------------------------------------------

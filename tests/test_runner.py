@@ -143,6 +143,40 @@ def test_resume_skips_finished_cells(tmp_path):
     assert len(read_results(tmp_path)) == 2
 
 
+def test_resume_extends_a_shard_with_fewer_runs(tmp_path):
+    lines = []
+    run_and_store(_cell(runs=2), tmp_path, echo=lines.append)
+    path = shard_path(tmp_path, "kernel_approx", "digits", "rbf", "rff", 1)
+    first = read_results(tmp_path)
+    extended = run_and_store(_cell(runs=5), tmp_path, echo=lines.append)
+    assert lines[-2] == "digits rbf rff n=1: extending 2 runs to 5"
+    assert "(5 runs)" in lines[-1]
+    fresh = run_cell(_cell(runs=5))
+    stored = read_results(tmp_path)
+    cols = ["run", "runs", "config_hash", "D", "rel_fro_error", "rel_spec_error"]
+    for df in (extended, stored):
+        assert df[cols].equals(fresh[cols])  # the same rows as a fresh 5-run cell
+    # the two finished runs were kept, not measured again
+    assert (stored["started_at"].iloc[:2] == first["started_at"]).all()
+    assert (stored["started_at"].iloc[2:] > first["started_at"].iloc[0]).all()
+    assert run_and_store(_cell(runs=5), tmp_path, echo=lines.append) is None
+    # fewer runs, or another config, recompute the cell
+    run_and_store(_cell(runs=4), tmp_path, echo=lines.append)
+    assert lines[-2] == "digits rbf rff n=1: config changed, recomputing"
+    run_and_store(_cell(runs=6, seed=1), tmp_path, echo=lines.append)
+    assert lines[-2] == "digits rbf rff n=1: config changed, recomputing"
+    assert path.is_file() and len(read_results(tmp_path)) == 6
+
+
+def test_run_cell_from_a_later_run():
+    full = run_cell(_cell(runs=4))
+    tail = run_cell(_cell(runs=4), start=2)
+    assert tail["run"].tolist() == [2, 3]
+    assert tail["rel_fro_error"].tolist() == full["rel_fro_error"].iloc[2:].tolist()
+    with pytest.raises(ValueError, match="start"):
+        run_cell(_cell(runs=4), start=4)
+
+
 def test_run_grid_in_process(tmp_path, monkeypatch):
     import kernelbench.experiment as ex
 
