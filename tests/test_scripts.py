@@ -12,6 +12,7 @@ import pytest
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
+import fig1_floor  # noqa: E402
 import make_baseline  # noqa: E402
 import measure_sample_variation  # noqa: E402
 import measure_sr33_rotation  # noqa: E402
@@ -87,3 +88,27 @@ def test_published_butterfly_is_a_rotation(d: int) -> None:
     assert rot.cos.shape == ((1 << int(np.ceil(np.log2(d)))) - 1,)
     if d & (d - 1):  # the angles past d - 1 are zero
         np.testing.assert_array_equal(rot.cos[d - 1 :], 1.0)
+
+
+def test_fig1_floor_counts_each_step_where_a_method_needs_it(tmp_path: Path, capsys) -> None:
+    from kernelbench.experiment import make_cell, run_and_store
+
+    for method, kernel in [("rff", "rbf"), ("sr33", "rbf"), ("gq", "arccos1")]:
+        cell = make_cell(method, kernel, "digits", n=1, runs=2)
+        cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 40
+        run_and_store(cell, tmp_path, echo=None)
+    table = fig1_floor.cells([str(tmp_path)])
+    assert table["runs"].tolist() == [2, 2, 2] and (table["samples"] == 40).all()
+    timer = fig1_floor.Timer(repeats=1)
+    assert timer("khat", 40, 130) == timer.memo[("khat", 40, 130)]  # measured once
+    assert fig1_floor.main([str(tmp_path), "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "digits" in out and "total" in out and "floor:" in out
+    steps = fig1_floor.floor_steps(table, timer).set_index("method")
+    assert (steps.loc[["rff", "sr33", "gq"], "khat"] > 0).all()
+    assert steps.loc["rff", "trig"] > 0 and steps.loc["sr33", "trig"] > 0
+    assert steps.loc["gq", "trig"] == 0  # arc-cosine: no cos/sin
+    assert steps.loc["rff", "proj"] > 0 and steps.loc["gq", "proj"] > 0
+    assert steps.loc["sr33", "proj"] == 0  # butterflies, no dense projection
+    assert steps.loc["rff", "draw"] > 0 and steps.loc["gq", "draw"] == 0
+    assert np.allclose(steps["floor"], steps[list(fig1_floor.STEPS)].sum(axis=1))

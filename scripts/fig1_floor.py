@@ -1,0 +1,133 @@
+"""The float64 floor of the whole Fig. 1 protocol on this machine.
+
+    python scripts/fig1_floor.py RESULTS_DIR [RESULTS_DIR ...] [--repeats 3]
+
+Every run of every method must form K_hat = z(X) z(Y)^T, an (N x F) (F x N) product
+with N = the cell's samples and F its features, to score the relative Frobenius error
+(Munkhoeva et al. 2018, Sec. 6: ||K - K_hat||_F / ||K||_F); the Gaussian kernel's
+features are also cos and sin of 2N x D projections (F = 2D). The dense methods (rff,
+orf, orf_tallqr, qmc, gq) also project the 2N points with a D x d matrix, a
+(2N x d) (d x D) product (orf's Householder panels do at least these flops), and rff,
+orf and orf_tallqr draw D x d standard normals. This script times exactly these steps
+(one BLAS thread, numpy's default Generator, best of ``--repeats``) at the shape of
+every cell found in the results (runs, samples, D, d and n_features as stored) and
+sums them over the runs: a lower bound on the protocol's CPU time in float64 that no
+change to the code around them removes. Per dataset it prints each step's CPU-seconds
+and, given the cells' measured CPU-seconds (``--measured CSV`` with dataset,seconds),
+how far above the floor they are; the 30-minute goal with 2 workers is 3600 CPU-s.
+Run it on an idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchtiming import best_time  # noqa: E402
+
+from kernelbench.results import read_results  # noqa: E402
+
+CELL = ["dataset", "kernel", "method_label", "n"]
+DENSE = {"rff", "orf", "orf_tallqr", "qmc", "gq"}
+GAUSSIAN = {"rff", "orf", "orf_tallqr"}
+STEPS = ["khat", "trig", "proj", "draw"]
+
+
+def cells(dirs: list[str]) -> pd.DataFrame:
+    """One row per cell: runs and the first run's shape (sr33 rounds D)."""
+    df = pd.concat([read_results(d) for d in dirs], ignore_index=True)
+    df = df[df["protocol"] == "kernel_approx"]
+    return df.groupby(CELL, as_index=False).agg(
+        method=("method", "first"),
+        runs=("run", "nunique"),
+        samples=("samples", "first"),
+        D=("D", "first"),
+        d=("d", "first"),
+        features=("n_features", "first"),
+    )
+
+
+class Timer:
+    """Best-of-``repeats`` times of each step at a shape, measured once per shape."""
+
+    def __init__(self, repeats: int) -> None:
+        self.repeats = repeats
+        self.rng = np.random.default_rng(0)
+        self.memo: dict[tuple, float] = {}
+
+    def __call__(self, step: str, *shape: int) -> float:
+        key = (step, *shape)
+        if key not in self.memo:
+            self.memo[key] = best_time(self._job(step, *shape), self.repeats)
+        return self.memo[key]
+
+    def _job(self, step: str, *shape: int):
+        g = self.rng.standard_normal
+        if step == "khat":  # (N x F) (F x N)
+            N, F = shape
+            A, B = g((N, F)), g((N, F))
+            return lambda: A @ B.T
+        if step == "trig":  # cos and sin of (2N x D)
+            P = g(shape)
+            return lambda: (np.cos(P), np.sin(P))
+        if step == "proj":  # (2N x d) (d x D)
+            M, d, D = shape
+            X, W = g((M, d)), g((D, d))
+            return lambda: X @ W.T
+        rng = np.random.default_rng(1)  # draw: D x d normals
+        return lambda: rng.standard_normal(shape)
+
+
+def floor_steps(table: pd.DataFrame, timer: Timer) -> pd.DataFrame:
+    """``table`` with each step's CPU-seconds over the cell's runs, and their sum."""
+    table = table.copy()
+    for step in STEPS:
+        table[step] = 0.0
+    for i, row in table.iterrows():
+        N, D, d, F, runs = (int(row[k]) for k in ("samples", "D", "d", "features", "runs"))
+        table.loc[i, "khat"] = runs * timer("khat", N, F)
+        if row["kernel"] == "rbf":
+            table.loc[i, "trig"] = runs * timer("trig", 2 * N, F // 2)
+        if row["method"] in DENSE:
+            table.loc[i, "proj"] = runs * timer("proj", 2 * N, d, D)
+        if row["method"] in GAUSSIAN:
+            table.loc[i, "draw"] = runs * timer("draw", D, d)
+    table["floor"] = table[STEPS].sum(axis=1)
+    return table
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("results", nargs="+")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--measured", help="CSV with columns dataset, seconds (CPU-s per dataset)")
+    args = ap.parse_args(argv)
+    table = floor_steps(cells(args.results), Timer(args.repeats))
+    per = table.groupby("dataset")[["runs", *STEPS, "floor"]].sum()
+    per.insert(0, "cells", table.groupby("dataset").size())
+    per.loc["total"] = per.sum()
+    if args.measured:
+        measured = pd.read_csv(args.measured).set_index("dataset")["seconds"]
+        per["measured"] = measured.reindex(per.index)
+        per.loc["total", "measured"] = measured.sum()
+        per["measured/floor"] = per["measured"] / per["floor"]
+    pd.set_option("display.width", 200)
+    print("CPU-seconds per dataset (one BLAS thread):")
+    print(per.round(2).to_string())
+    total = float(per.loc["total", "floor"])
+    print(f"floor: {total:.0f} CPU-s = {total / 3600:.2f}x the 3600 CPU-s of 30 min x 2 workers")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
