@@ -13,15 +13,17 @@ orf and orf_tallqr draw D x d standard normals. This script times exactly these 
 every cell found in the results (runs, samples, D, d and n_features as stored) and
 sums them over the runs: a lower bound on the protocol's CPU time in float64 that no
 change to the code around them removes. Per dataset it prints each step's CPU-seconds
-and, given the cells' measured CPU-seconds (``--measured CSV`` with dataset,seconds),
-how far above the floor they are; the 30-minute goal with 2 workers is 3600 CPU-s.
-Run it on an idle machine.
+and, given the output of the ``kernelbench run`` that computed the results (``--log``:
+each cell's summary line ends in its wall seconds), the measured CPU-seconds of the
+cells and how far above the floor they are; the 30-minute goal with 2 workers is
+3600 CPU-s. Run it on an idle machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -88,6 +90,21 @@ class Timer:
         return lambda: rng.standard_normal(shape)
 
 
+#: ``[3/420] mnist rbf rff n=3: rel_fro 0.0029 ± 8.1e-05 (100 runs) [37.7 s]``
+SUMMARY = re.compile(r"^(?:\[\d+/\d+\] )?(\S+) \S+ \S+ .*n=\S+: .*\(\d+ runs\) \[([\d.]+) s\]$")
+
+
+def logged_seconds(paths: list[str]) -> pd.Series:
+    """Per dataset, the sum of the cells' wall seconds in ``kernelbench run`` output."""
+    total: dict[str, float] = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            m = SUMMARY.match(line.strip())
+            if m:
+                total[m[1]] = total.get(m[1], 0.0) + float(m[2])
+    return pd.Series(total, dtype=float)
+
+
 def floor_steps(table: pd.DataFrame, timer: Timer) -> pd.DataFrame:
     """``table`` with each step's CPU-seconds over the cell's runs, and their sum."""
     table = table.copy()
@@ -110,14 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="+")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--measured", help="CSV with columns dataset, seconds (CPU-s per dataset)")
+    ap.add_argument("--log", nargs="+", default=[], help="kernelbench run output(s)")
     args = ap.parse_args(argv)
     table = floor_steps(cells(args.results), Timer(args.repeats))
     per = table.groupby("dataset")[["runs", *STEPS, "floor"]].sum()
     per.insert(0, "cells", table.groupby("dataset").size())
     per.loc["total"] = per.sum()
-    if args.measured:
-        measured = pd.read_csv(args.measured).set_index("dataset")["seconds"]
+    if args.log:
+        measured = logged_seconds(args.log)
         per["measured"] = measured.reindex(per.index)
         per.loc["total", "measured"] = measured.sum()
         per["measured/floor"] = per["measured"] / per["floor"]

@@ -93,17 +93,24 @@ def test_published_butterfly_is_a_rotation(d: int) -> None:
 def test_fig1_floor_counts_each_step_where_a_method_needs_it(tmp_path: Path, capsys) -> None:
     from kernelbench.experiment import make_cell, run_and_store
 
-    for method, kernel in [("rff", "rbf"), ("sr33", "rbf"), ("gq", "arccos1")]:
+    lines: list[str] = []
+    for i, (method, kernel) in enumerate([("rff", "rbf"), ("sr33", "rbf"), ("gq", "arccos1")]):
         cell = make_cell(method, kernel, "digits", n=1, runs=2)
         cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 40
-        run_and_store(cell, tmp_path, echo=None)
+        run_and_store(cell, tmp_path / "res", echo=lines.append, prefix=f"[{i + 1}/3] ")
+    log = tmp_path / "log.txt"
+    log.write_text("\n".join(["some other line", *lines]) + "\n")
+    seconds = [float(line.rsplit("[", 1)[1].split()[0]) for line in lines]
+    logged = fig1_floor.logged_seconds([str(log)])
+    assert list(logged.index) == ["digits"] and np.isclose(logged["digits"], sum(seconds))
+    tmp_path = tmp_path / "res"
     table = fig1_floor.cells([str(tmp_path)])
     assert table["runs"].tolist() == [2, 2, 2] and (table["samples"] == 40).all()
     timer = fig1_floor.Timer(repeats=1)
     assert timer("khat", 40, 130) == timer.memo[("khat", 40, 130)]  # measured once
-    assert fig1_floor.main([str(tmp_path), "--repeats", "1"]) == 0
+    assert fig1_floor.main([str(tmp_path), "--repeats", "1", "--log", str(log)]) == 0
     out = capsys.readouterr().out
-    assert "digits" in out and "total" in out and "floor:" in out
+    assert "digits" in out and "measured/floor" in out and "floor:" in out
     steps = fig1_floor.floor_steps(table, timer).set_index("method")
     assert (steps.loc[["rff", "sr33", "gq"], "khat"] > 0).all()
     assert steps.loc["rff", "trig"] > 0 and steps.loc["sr33", "trig"] > 0
