@@ -8,7 +8,9 @@ with N = the cell's samples and F its features, to score the relative Frobenius 
 features are also cos and sin of 2N x D projections (F = 2D). The dense methods (rff,
 orf, orf_tallqr, qmc, gq) also project the 2N points with a D x d matrix, a
 (2N x d) (d x D) product (orf's Householder panels do at least these flops), and rff,
-orf and orf_tallqr draw D x d standard normals. This script times exactly these steps
+orf and orf_tallqr draw standard normals: D d (rff), d (d + 1) / 2 per d x d block
+(orf: one Householder reflector per column) and D d - d (d - 1) / 2 (orf_tallqr, the
+reflectors of a D x d QR). This script times exactly these steps
 (one BLAS thread, numpy's default Generator, best of ``--repeats``) at the shape of
 every cell found in the results (runs, samples, D, d and n_features as stored) and
 sums them over the runs: a lower bound on the protocol's CPU time in float64 that no
@@ -86,8 +88,8 @@ class Timer:
             M, d, D = shape
             X, W = g((M, d)), g((D, d))
             return lambda: X @ W.T
-        rng = np.random.default_rng(1)  # draw: D x d normals
-        return lambda: rng.standard_normal(shape)
+        rng = np.random.default_rng(1)  # draw: this many normals
+        return lambda: rng.standard_normal(shape[0])
 
 
 #: ``[3/420] mnist rbf rff n=3: rel_fro 0.0029 ± 8.1e-05 (100 runs) [37.7 s]``
@@ -105,6 +107,16 @@ def logged_seconds(paths: list[str]) -> pd.Series:
     return pd.Series(total, dtype=float)
 
 
+def normals(method: str, D: int, d: int) -> int:
+    """How many standard normals a map of ``method`` draws for D projections of R^d."""
+    if method == "orf":  # ceil(D / d) Haar blocks, d (d + 1) / 2 normals each
+        return -(-D // d) * d * (d + 1) // 2
+    if method == "orf_tallqr":  # reflector i of the m x k QR (D x d, or d x D): m - i
+        m, k = max(D, d), min(D, d)
+        return m * k - k * (k - 1) // 2
+    return D * d
+
+
 def floor_steps(table: pd.DataFrame, timer: Timer) -> pd.DataFrame:
     """``table`` with each step's CPU-seconds over the cell's runs, and their sum."""
     table = table.copy()
@@ -118,7 +130,7 @@ def floor_steps(table: pd.DataFrame, timer: Timer) -> pd.DataFrame:
         if row["method"] in DENSE:
             table.loc[i, "proj"] = runs * timer("proj", 2 * N, d, D)
         if row["method"] in GAUSSIAN:
-            table.loc[i, "draw"] = runs * timer("draw", D, d)
+            table.loc[i, "draw"] = runs * timer("draw", normals(row["method"], D, d))
     table["floor"] = table[STEPS].sum(axis=1)
     return table
 

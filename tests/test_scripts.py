@@ -119,3 +119,8 @@ def test_fig1_floor_counts_each_step_where_a_method_needs_it(tmp_path: Path, cap
     assert steps.loc["sr33", "proj"] == 0  # butterflies, no dense projection
     assert steps.loc["rff", "draw"] > 0 and steps.loc["gq", "draw"] == 0
     assert np.allclose(steps["floor"], steps[list(fig1_floor.STEPS)].sum(axis=1))
+    # normals drawn: rff D d; orf d (d + 1) / 2 per block; the tall QR's reflectors
+    assert fig1_floor.normals("rff", 10, 4) == 40
+    assert fig1_floor.normals("orf", 10, 4) == 3 * 10  # three 4 x 4 blocks
+    assert fig1_floor.normals("orf_tallqr", 10, 4) == 10 + 9 + 8 + 7
+    assert fig1_floor.normals("orf_tallqr", 3, 4) == 4 + 3 + 2  # D < d: a d x D QR
