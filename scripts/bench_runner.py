@@ -4,6 +4,7 @@
     python scripts/bench_runner.py --experiment quick --jobs 2 4
     python scripts/bench_runner.py --runs 5 --extra dataset=letter            # a smaller slice
     python scripts/bench_runner.py --full [--probe-runs 3] [--jobs 2]          # whole Fig. 1
+    python scripts/bench_runner.py --full --measure DIR [--jobs 2]            # ... end to end
 
 ``--full`` projects the wall time of the whole Fig. 1 protocol at the paper's run counts
 (6 datasets x 3 kernels x n = 1..5, the methods of ``FULL_GRID``; 500 runs for
@@ -16,6 +17,11 @@ measured per-cell overhead (data and exact kernel are cached per worker process)
 the cells are then scheduled longest first on ``--jobs`` workers (the makespan is
 printed, not just the sum / jobs). It is a projection, labelled as such: it assumes
 the workers do not slow each other down (2 workers on 2 cores).
+
+``--full --measure DIR`` runs the whole protocol instead (``experiment=fig1`` and
+``experiment=fig1_noqmc`` into DIR with ``--jobs`` joblib workers; a rerun resumes) and
+prints the wall time of each launch and their sum; their output goes to DIR/run.log,
+which ``scripts/fig1_floor.py DIR --log DIR/run.log`` compares with the float64 floor.
 
 Each configuration runs the whole grid into a fresh temporary ``output_dir`` (no
 resume), in one invocation of this script, so the ratios compare like with like.
@@ -37,7 +43,7 @@ from pathlib import Path
 ERRORS = ["dataset", "kernel", "method_label", "n", "run", "D", "rel_fro_error", "rel_spec_error"]
 
 
-def run_grid(args: list[str], out: Path, jobs: int) -> float:
+def run_grid(args: list[str], out: Path, jobs: int, log: Path | None = None) -> float:
     cmd = [sys.executable, "-m", "kernelbench.cli", "run", *args, f"output_dir={out}"]
     if jobs > 1:
         cmd += ["hydra/launcher=joblib", f"hydra.launcher.n_jobs={jobs}"]
@@ -45,6 +51,10 @@ def run_grid(args: list[str], out: Path, jobs: int) -> float:
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a") as fh:
+            fh.write(proc.stdout)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout + proc.stderr)
         raise SystemExit(f"kernelbench run failed (exit {proc.returncode}): {' '.join(cmd)}")
@@ -61,6 +71,8 @@ FULL_GRID = [
     (["cifar100", "leukemia"], ["rff", "orf", "orf_tallqr", "sorf", "sr33"]),
 ]
 FULL_KERNELS = ["rbf", "arccos0", "arccos1"]
+#: The experiment files that hold FULL_GRID (configs/experiment/).
+FULL_EXPERIMENTS = ["fig1", "fig1_noqmc"]
 FULL_NS = [1, 2, 3, 4, 5]
 
 
@@ -130,6 +142,24 @@ def full(probe_runs: int, jobs: int, datasets: list[str] | None) -> None:
     )
 
 
+def measure_full(out: Path, jobs: int, extra: list[str]) -> None:
+    """Run the whole Fig. 1 protocol into ``out`` and print the wall time of each launch
+    (``extra``: Hydra overrides for both launches, e.g. ``runs=2`` for a smoke test)."""
+    print(
+        f"the whole Fig. 1 {' '.join(extra)}, end to end, {jobs} workers, into {out} "
+        f"(resumes); {os.cpu_count()} CPUs"
+    )
+    total = 0.0
+    for experiment in FULL_EXPERIMENTS:
+        wall = run_grid([f"experiment={experiment}", *extra], out, jobs, log=out / "run.log")
+        total += wall
+        print(f"  experiment={experiment}: {wall:8.1f} s wall")
+    print(
+        f"MEASURED wall time with {jobs} workers: {total:.0f} s = {total / 60:.1f} min "
+        f"(goal: <= 30 min); floor: python scripts/fig1_floor.py {out} --log {out / 'run.log'}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--experiment", default="fig1_reduced", help="configs/experiment/<name>")
@@ -139,7 +169,11 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="project the whole Fig. 1")
     parser.add_argument("--probe-runs", type=int, default=3, help="timed runs per probe")
     parser.add_argument("--datasets", nargs="*", default=None, help="--full: only these")
+    parser.add_argument("--measure", type=Path, default=None, help="--full: run it into DIR")
     ns = parser.parse_args()
+    if ns.full and ns.measure is not None:
+        measure_full(ns.measure, ns.jobs[0], ns.extra)
+        return
     if ns.full:
         full(ns.probe_runs, ns.jobs[0], ns.datasets)
         return
