@@ -309,7 +309,10 @@ def run_and_store(
 
 
 def _fewer_runs(path: Path, cell: Mapping[str, Any], stored: str | None) -> pd.DataFrame | None:
-    """The rows of the shard at ``path`` if it holds this cell with fewer runs, else None."""
+    """The rows of the shard at ``path`` if it holds this cell with fewer runs and the
+    protocol allows extending them (:attr:`Protocol.extendable`), else None."""
+    if not get_protocol(cell).extendable:
+        return None
     df = read_shard(path)
     if df is None or df.empty or not {"runs", "run"} <= set(df.columns):
         return None

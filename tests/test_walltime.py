@@ -58,6 +58,18 @@ def test_points_are_reproducible_and_a_path_part(tmp_path):
     assert (tmp_path / "walltime/digits/rbf/sr33/points=5/n=1.parquet").exists()
 
 
+def test_more_runs_remeasure_every_run(tmp_path):
+    """Timings are not stitched across sessions: more runs recompute the whole cell."""
+    lines = []
+    run_and_store(walltime_cell(runs=1, repeats=2), tmp_path, echo=lines.append)
+    first = read_results(tmp_path)
+    run_and_store(walltime_cell(runs=2, repeats=2), tmp_path, echo=lines.append)
+    assert lines[-2].endswith("config changed, recomputing")
+    again = read_results(tmp_path)
+    assert again["run"].tolist() == [0, 0, 1, 1]
+    assert (again["started_at"] > first["started_at"].iloc[0]).all()
+
+
 def test_more_points_than_train_rows_are_drawn_with_replacement():
     cell = walltime_cell("rff", points=3000, repeats=1)
     df = run_cell(cell)

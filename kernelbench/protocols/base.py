@@ -161,6 +161,9 @@ class Protocol:
     figures: ClassVar[dict[str, Figure]] = {}
     #: figures drawn when ``kernelbench plot`` is given no --figure
     default_figures: ClassVar[tuple[str, ...]] = ()
+    #: whether a shard stored with fewer runs may be extended by the missing runs (run
+    #: r's row depends on r alone); False where rows are measurements of the moment
+    extendable: ClassVar[bool] = True
 
     # -- schema and settings -------------------------------------------------------
     def schema(self) -> pa.Schema:

@@ -84,6 +84,7 @@ class Walltime(Protocol):
     }
     headline = "map"
     settings_keys = ("points", "repeats", "runs")
+    extendable = False  # timings of one session are not stitched to another's
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         out = super().check_settings(settings)
