@@ -95,6 +95,19 @@ def exact_kernel_cached(pair_key: tuple, kernel: str, kparams_json: str) -> tupl
 
 
 @dataclass(frozen=True)
+class Pair:
+    """What every run of a cell on a sample pair shares (:meth:`Protocol.exact_pair`):
+    X, Y, the exact kernel K = k(X, Y), its Frobenius and spectral norms, provenance."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    K: np.ndarray
+    fro_K: float
+    spec_K: float
+    provenance: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Metric:
     """A measured quantity: its column, axis label and direction."""
 
@@ -203,6 +216,23 @@ class Protocol:
                 f"(dataset.protocols.{key}); it has: {', '.join(have) or 'none'}"
             )
         return dict(protocols[key])
+
+    def exact_pair(self, cell: Mapping[str, Any]) -> Pair:
+        """The cell's samples X, Y (the data settings' entry ``protocol.data``, default
+        the protocol's name) and their exact kernel, both cached per process; one line
+        if the kernel is zero (relative errors undefined)."""
+        key = cell["protocol"].get("data") or self.name
+        self.data_settings(cell)  # one clear line if the dataset lacks the entry
+        pair_key = (dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key)
+        X, Y, prov = kernel_approx_pair_cached(*pair_key)
+        K, fro_K, spec_K = exact_kernel_cached(
+            pair_key, cell["kernel"]["name"], dumps(self.kernel_params(cell))
+        )
+        if fro_K == 0.0 or spec_K == 0.0:
+            raise KernelbenchError(
+                f"the exact kernel of {cell['dataset']['name']!r} is zero; errors are undefined"
+            )
+        return Pair(X, Y, K, fro_K, spec_K, prov)
 
     def default_runs(self, cell: Mapping[str, Any]) -> int | None:
         """Runs when the cell says ``runs: null``: the dataset's, else the protocol's."""

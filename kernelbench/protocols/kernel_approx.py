@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,11 +30,9 @@ from kernelbench.protocols.base import (
     FigureOptions,
     FigureOutput,
     Metric,
+    Pair,
     Protocol,
-    exact_kernel_cached,
-    kernel_approx_pair_cached,
 )
-from kernelbench.results import dumps
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.plotting import Panels
@@ -46,18 +43,6 @@ BATCH_BYTES = 64 * 2**20
 #: Features of one run (z(X) and z(Y)) above this size are multiplied run by run: the
 #: stacking copies cost more than the per-call overhead they save (docs/performance.md).
 BATCH_Z_BYTES = 2**20
-
-
-@dataclass(frozen=True)
-class Pair:
-    """What every run of a cell shares: X, Y, the exact kernel and its norms."""
-
-    X: np.ndarray
-    Y: np.ndarray
-    K: np.ndarray
-    fro_K: float
-    spec_K: float
-    provenance: dict[str, Any]
 
 
 class KernelApprox(Protocol):
@@ -78,18 +63,7 @@ class KernelApprox(Protocol):
     budget_label = "n"
 
     def prepare(self, cell: Mapping[str, Any]) -> Pair:
-        key = cell["protocol"].get("data") or self.name
-        self.data_settings(cell)  # one clear line if the dataset lacks the entry
-        pair_key = (dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key)
-        X, Y, prov = kernel_approx_pair_cached(*pair_key)
-        K, fro_K, spec_K = exact_kernel_cached(
-            pair_key, cell["kernel"]["name"], dumps(self.kernel_params(cell))
-        )
-        if fro_K == 0.0 or spec_K == 0.0:
-            raise KernelbenchError(
-                f"the exact kernel of {cell['dataset']['name']!r} is zero; errors are undefined"
-            )
-        return Pair(X, Y, K, fro_K, spec_K, prov)
+        return self.exact_pair(cell)
 
     def cell_columns(self, cell: Mapping[str, Any], ctx: Pair) -> dict[str, Any]:
         return {

@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -38,22 +36,9 @@ from kernelbench.protocols.base import (
     FigureOptions,
     FigureOutput,
     Metric,
+    Pair,
     Protocol,
-    exact_kernel_cached,
-    kernel_approx_pair_cached,
 )
-from kernelbench.results import dumps
-
-
-@dataclass(frozen=True)
-class Gram:
-    """X, Y, the exact kernel, its spectral norm and the data provenance."""
-
-    X: np.ndarray
-    Y: np.ndarray
-    K: np.ndarray
-    spec_K: float
-    provenance: dict[str, Any]
 
 
 class QMCAdaptive(Protocol):
@@ -87,19 +72,10 @@ class QMCAdaptive(Protocol):
             )
         super().check(cell)
 
-    def prepare(self, cell: Mapping[str, Any]) -> Gram:
-        key = cell["protocol"].get("data") or self.name
-        self.data_settings(cell)
-        pair_key = (dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key)
-        X, Y, prov = kernel_approx_pair_cached(*pair_key)
-        K, _, spec = exact_kernel_cached(
-            pair_key, cell["kernel"]["name"], dumps(self.kernel_params(cell))
-        )
-        if spec == 0.0:
-            raise KernelbenchError(f"the exact kernel of {cell['dataset']['name']!r} is zero")
-        return Gram(X, Y, K, spec, prov)
+    def prepare(self, cell: Mapping[str, Any]) -> Pair:
+        return self.exact_pair(cell)
 
-    def cell_columns(self, cell: Mapping[str, Any], ctx: Gram) -> dict[str, Any]:
+    def cell_columns(self, cell: Mapping[str, Any], ctx: Pair) -> dict[str, Any]:
         return {
             "d": int(ctx.X.shape[1]),
             "samples": int(ctx.X.shape[0]),
@@ -107,7 +83,7 @@ class QMCAdaptive(Protocol):
             "data_deviation": ctx.provenance.get("data_deviation"),
         }
 
-    def measure(self, cell: Mapping[str, Any], ctx: Gram, runs: Sequence[int]) -> list[dict]:
+    def measure(self, cell: Mapping[str, Any], ctx: Pair, runs: Sequence[int]) -> list[dict]:
         rows: list[dict] = []
         for run in runs:
             fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
