@@ -36,7 +36,7 @@ from kernelbench.results import (
     blas_info,
     dumps,
     provenance,
-    read_shard,
+    read_results,
     shard_config_hash,
     shard_path,
     write_shard,
@@ -275,7 +275,7 @@ def run_and_store(
     path = None
     # where a protocol may cache work shared by cells (not part of the config hash)
     cell["output_dir"] = None if output_dir is None else str(output_dir)
-    done = None
+    done, start = None, 0
     if output_dir is not None:
         path = cell_shard_path(cell, output_dir)
         if path.exists() and not overwrite:
@@ -285,16 +285,16 @@ def run_and_store(
                     echo(f"{prefix}{label}: skipped (done)")
                 return None
             done = _fewer_runs(path, cell, stored)
+            if done is not None:
+                start = int(done["runs"].iloc[0])
             if echo is not None:
                 echo(
                     f"{prefix}{label}: config changed, recomputing"
                     if done is None
-                    else f"{prefix}{label}: extending {done['run'].nunique()} runs "
-                    f"to {cell['runs']}"
+                    else f"{prefix}{label}: extending {start} runs to {cell['runs']}"
                 )
     t0 = time.perf_counter()
     with blas_limit(blas_threads):
-        start = 0 if done is None else int(done["runs"].iloc[0])
         df = run_cell(cell, progress=progress, start=start)
     seconds = time.perf_counter() - t0
     if done is not None:
@@ -313,8 +313,11 @@ def _fewer_runs(path: Path, cell: Mapping[str, Any], stored: str | None) -> pd.D
     protocol allows extending them (:attr:`Protocol.extendable`), else None."""
     if not get_protocol(cell).extendable:
         return None
-    df = read_shard(path)
-    if df is None or df.empty or not {"runs", "run"} <= set(df.columns):
+    try:
+        df = read_results(path)
+    except KernelbenchError:  # unreadable: recomputed
+        return None
+    if not {"runs", "run"} <= set(df.columns):
         return None
     k = int(df["runs"].iloc[0])
     if not 0 < k < cell["runs"] or stored != config_hash({**cell, "runs": k}):

@@ -196,14 +196,6 @@ def shard_config_hash(path: str | os.PathLike) -> str | None:
     return col[0].as_py()
 
 
-def read_shard(path: str | os.PathLike) -> pd.DataFrame | None:
-    """The rows of one shard, or None if it is missing or unreadable."""
-    try:
-        return pq.read_table(path).to_pandas()
-    except (OSError, pa.ArrowException):
-        return None
-
-
 def _is_hidden(path: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in path.relative_to(root).parts)
 
