@@ -15,7 +15,9 @@ YAML files; this module only interprets them:
 
 Scalings: ``max`` (divide by the global maximum), ``standardize_max``
 (standardise every column, then divide by the global maximum),
-``minmax`` (every column to [0, 1]) and ``none``.
+``minmax`` (every column to [0, 1]), ``row_minmax`` (every row, i.e. sample, to
+[-1, 1]: MATLAB's ``mapminmax`` applied to an n x d matrix, as the public code of
+Liu et al. 2020 does; it needs no fitted parameters) and ``none``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from kernelbench.datasets.spec import DATASETS, Dataset
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.seeding import derive_rng
 
-SCALINGS = ("max", "standardize_max", "minmax", "none")
+SCALINGS = ("max", "standardize_max", "minmax", "row_minmax", "none")
 TEST_PARTS = ("rest", "given", "half")
 
 
@@ -98,7 +100,19 @@ class Scaler:
 
     def __call__(self, rows: np.ndarray) -> np.ndarray:
         """The scaled ``rows`` as float64."""
+        if self.kind == "row_minmax":
+            return row_minmax(rows)
         return (np.asarray(rows, dtype=np.float64) - self.shift) / self.scale
+
+
+def row_minmax(rows: np.ndarray) -> np.ndarray:
+    """Each row to [-1, 1]: 2 (x - min) / (max - min) - 1 (MATLAB ``mapminmax`` on the
+    rows); a constant row maps to -1, as mapminmax maps it to its lower bound."""
+    X = np.asarray(rows, dtype=np.float64)
+    lo = X.min(axis=1, keepdims=True)
+    span = X.max(axis=1, keepdims=True) - lo
+    span[span == 0] = np.inf
+    return 2.0 * (X - lo) / span - 1.0
 
 
 @dataclass
@@ -242,12 +256,14 @@ def protocol_split(
     protocol: str,
     seed: int = 0,
     data_cfg: Mapping[str, Any] | None = None,
+    repeat: int | None = None,
 ) -> Split:
     """The train/test split of a ``downstream`` or ``liu2020`` protocol.
 
     ``test: rest`` takes the rows after the first ``train_rows``; ``given`` the
     dataset's test file; ``half`` a random half for training (the stream
-    depends only on (seed, dataset)) and the other half for testing.
+    depends only on (seed, dataset), and on ``repeat`` when given: a fresh half
+    per repetition) and the other half for testing.
     """
     name = str(dataset_cfg["name"])
     proto = protocol_config(dataset_cfg, protocol)
@@ -269,7 +285,8 @@ def protocol_split(
         n = _first(len(X), proto.get("train_rows"), name)
         Xtr, ytr, Xte, yte = X[:n], y[:n], ds.X_test, ds.y_test
     elif test == "half":
-        perm = derive_rng(seed, "split", name).permutation(len(X))
+        key = ("split", name) if repeat is None else ("split", name, int(repeat))
+        perm = derive_rng(seed, *key).permutation(len(X))
         tr, te = np.sort(perm[: len(X) // 2]), np.sort(perm[len(X) // 2 :])
         Xtr, ytr, Xte, yte = X[tr], y[tr], X[te], y[te]
     else:

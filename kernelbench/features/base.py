@@ -49,6 +49,9 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
 
     #: Paper label used in figures (G, Gort, ROM, QMC, GQ, B).
     paper_label: str = ""
+    #: Maps of one family draw their first numbers alike from the same Generator (RFF's
+    #: W first), so a protocol may give them one shared draw ("" = none).
+    draw_family: str = ""
 
     def __init__(
         self,

@@ -19,6 +19,19 @@ ridge leverage scores of Eq. (3) with K approximated by the pre-sampled features
 an l x l inverse (O(n l^2 + l^3)). The Gaussian kernel gives each frequency a
 cos and a sin column; the score of a frequency is the sum over its two columns
 (the complex feature of Eq. (2) is one column).
+
+``mode``: ``resample`` is Algorithm 1 as printed (above). ``reweight`` is what the
+authors' public MATLAB code does instead (``SERLSRFF.m``, ``leverageRFF.m``; the
+reading that reproduces Table 3, docs/liu2020.md): no re-sampling. It draws the s
+frequencies of RFF (the same rows of W from the same Generator) and a phase
+b ~ U[0, 2 pi)^s, forms the 2s columns Z = sqrt(1/s) [cos(X W^T + b), sin(X W^T + b)]
+on the training rows, scores every column (``slw_rff``: (z_c^T y)^2; ``lev_rff``:
+diag(Z^T Z (Z^T Z + n lambda I)^{-1}), a 2s x 2s solve), q_c = score_c / sum, and keeps
+all 2s columns, each weighted by sqrt(1/q_c), sorted by that weight and reassigned to
+the cos half (first s) and the sin half (last s) in sort order, with the phase of the
+position. Each frequency still owns two columns of two distinct phases, so the map
+spans the same space as RFF on the same draw (almost surely); only each direction's
+ridge penalty changes. z(x) z(y)^T is then no unbiased kernel estimate.
 """
 
 from __future__ import annotations
@@ -32,12 +45,15 @@ from sklearn.utils.validation import validate_data
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import check_real
+from kernelbench.features.base import check_choice, check_real
 from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.kernels import get_kernel
 
 #: Rows of X turned into features at once while scoring (memory O(chunk * l)).
 SCORE_CHUNK_ROWS = 4096
+#: How the scores are used: Algorithm 1 (multinomial re-sampling with importance
+#: weights) or the public code's re-weighting of every column (module docstring).
+MODES = ("resample", "reweight")
 
 
 def check_labels(y: Any, n_rows: int) -> np.ndarray:
@@ -81,14 +97,21 @@ class ResampledRFF(DenseFeatureMap):
 
     ``presample``: l = ceil(presample * s) pre-sampled frequencies (Liu et al.'s
     Table 3: l = s, presample 1). ``fit(X, y)`` is supervised (labels are used by
-    ``slw_rff``; ``lev_rff`` reads only X). Attributes: ``scores_`` (p_i of the l
-    pre-sampled frequencies), ``n_presampled_`` (l), ``indices_`` (which of them the
-    map uses), ``W_`` and ``weights_`` (a_i^2 = L / (s l p_i)).
+    ``slw_rff``; ``lev_rff`` reads only X). ``mode``: ``resample`` (Algorithm 1) or
+    ``reweight`` (the public code; presample must be 1). Attributes (``resample``):
+    ``scores_`` (p_i of the l pre-sampled frequencies), ``n_presampled_`` (l),
+    ``indices_`` (which of them the map uses), ``W_`` and ``weights_``
+    (a_i^2 = L / (s l p_i)). ``reweight``: ``scores_`` (of the 2s columns),
+    ``indices_`` (the column order, ascending weight), ``phase_`` (b), ``column_W_``
+    (2s x d: the frequency of each output column) and ``column_scale_`` (2s:
+    sqrt(1/s) sqrt(1/q_c)); ``weights_`` holds the squared scales of the cos half.
     """
 
     paper_label = ""
     #: whether fit needs the labels y
     _needs_labels = True
+    #: draws its frequencies as RFF does (a shared draw gives both the same W)
+    draw_family = "rff"
 
     def __init__(
         self,
@@ -97,9 +120,11 @@ class ResampledRFF(DenseFeatureMap):
         gamma: float | None = None,
         random_state: Any = None,
         presample: float = 1.0,
+        mode: str = "resample",
     ) -> None:
         super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
         self.presample = presample
+        self.mode = mode
 
     def _check_params(self) -> None:
         if get_kernel(self.kernel).name != "rbf":
@@ -107,7 +132,13 @@ class ResampledRFF(DenseFeatureMap):
                 f"{type(self).__name__.lower()} needs a shift-invariant kernel (rbf), "
                 f"got kernel {self.kernel!r}"
             )
+        check_choice("mode", self.mode, MODES)
         check_real("presample", self.presample, 1, strict=False, hint=" (l >= s)")
+        if self.mode == "reweight" and float(self.presample) != 1.0:
+            raise KernelbenchError(
+                f"presample must be 1 with mode 'reweight' (it scores the s drawn "
+                f"frequencies themselves), got {self.presample!r}"
+            )
 
     def fit(self, X: Any, y: Any = None) -> ResampledRFF:
         """Pre-sample, score on (X, y), re-sample (Liu et al. 2020, Algorithm 1)."""
@@ -122,17 +153,29 @@ class ResampledRFF(DenseFeatureMap):
         """The score p_i >= 0 of each pre-sampled frequency (row of W)."""
         raise NotImplementedError
 
-    def _presampled_features(self, X: np.ndarray, W: np.ndarray, d: int):
+    def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: np.ndarray, d: int):
+        """The score >= 0 of each of the 2s columns of Z = sqrt(1/s) [cos, sin](X W^T + b)
+        (``reweight``)."""
+        raise NotImplementedError
+
+    def _presampled_features(
+        self, X: np.ndarray, W: np.ndarray, d: int, phase: np.ndarray | None = None
+    ):
         """The pre-sampled features of X in row chunks, unscaled: (start, cos block, sin
-        block), each n_chunk x l (times 1/sqrt(l) they are Z_l of Eq. (2))."""
+        block), each n_chunk x l (times 1/sqrt(l) they are Z_l of Eq. (2)); with
+        ``phase`` b, the blocks are cos(X W^T + b) and sin(X W^T + b)."""
         scale = get_kernel(self.kernel).input_scale(d, self.gamma)
         Ws = W.T * scale
         for start in range(0, X.shape[0], SCORE_CHUNK_ROWS):
             P = X[start : start + SCORE_CHUNK_ROWS].astype(np.float64) @ Ws
+            if phase is not None:
+                P += phase
             C = np.cos(P)
             yield start, C, np.sin(P, out=P)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
+        if self.mode == "reweight":
+            return self._draw_reweight(rng, d, D)
         X, y = self._fit_data
         l = max(D, int(math.ceil(float(self.presample) * D - 1e-9)))
         W = rng.standard_normal((l, d))
@@ -150,6 +193,55 @@ class ResampledRFF(DenseFeatureMap):
         self.W_ = W[idx]
         # a_i^2 = (1/s) p(w)/q(w) with q(w_i)/p(w_i) = l prob_i
         return 1.0 / (D * l * prob[idx]), 0.0
+
+    def _draw_reweight(self, rng: np.random.Generator, d: int, D: int):
+        """The public code's map (module docstring): W as RFF draws it, then b."""
+        X, y = self._fit_data
+        W = rng.standard_normal((D, d))
+        b = rng.uniform(0.0, 2.0 * np.pi, D)
+        scores = np.maximum(np.asarray(self._column_scores(X, y, W, b, d), np.float64), 0.0)
+        total = float(scores.sum())
+        if not total > 0 or not math.isfinite(total):  # no signal: plain RFF weights
+            scores, total = np.ones(2 * D), float(2 * D)
+        # a column with score 0 would get an infinite weight: floor q at the smallest
+        # positive q (the code divides by zero there)
+        q = scores / total
+        q = np.maximum(q, q[q > 0].min())
+        weight = np.sqrt(1.0 / q)
+        order = np.argsort(weight, kind="stable")  # MATLAB's sort(..., 'ascend')
+        self.n_presampled_ = D
+        self.scores_ = scores
+        self.indices_ = order
+        self.W_ = W
+        self.phase_ = b
+        self.column_W_ = W[order % D]
+        self.column_scale_ = np.sqrt(1.0 / D) * weight[order]
+        return self.column_scale_[:D] ** 2, 0.0
+
+    def _project(self, X: np.ndarray) -> np.ndarray:
+        if self.mode != "reweight":
+            return super()._project(X)
+        W = self.column_W_ if X.dtype == np.float64 else self.column_W_.astype(X.dtype)
+        P = X @ W.T
+        P += np.concatenate([self.phase_, self.phase_]).astype(X.dtype)
+        return P
+
+    def transform(self, X: Any) -> np.ndarray:
+        """z(x); ``reweight``: [cos(x W_c^T + b), sin(x W_s^T + b)] sqrt(1/s) sqrt(1/q)."""
+        if self.mode != "reweight":
+            return super().transform(X)
+        P = self.projections(X)
+        D = self.n_projections_
+        np.cos(P[:, :D], out=P[:, :D])
+        np.sin(P[:, D:], out=P[:, D:])
+        P *= self.column_scale_.astype(P.dtype)
+        return P
+
+    def weight_matrix(self) -> np.ndarray:
+        """The dense matrix of projections (``reweight``: 2s x d, one row per column)."""
+        if self.mode != "reweight":
+            return super().weight_matrix()
+        return self.column_W_
 
 
 @FEATURE_MAPS.register("lev_rff")
@@ -171,10 +263,16 @@ class LevRFF(ResampledRFF):
         gamma: float | None = None,
         random_state: Any = None,
         presample: float = 1.0,
+        mode: str = "resample",
         ridge: float = 0.05,
     ) -> None:
         super().__init__(
-            kernel=kernel, n=n, gamma=gamma, random_state=random_state, presample=presample
+            kernel=kernel,
+            n=n,
+            gamma=gamma,
+            random_state=random_state,
+            presample=presample,
+            mode=mode,
         )
         self.ridge = ridge
 
@@ -195,3 +293,15 @@ class LevRFF(ResampledRFF):
         M = cho_solve(cho_factor(A, lower=False, check_finite=False), G, check_finite=False)
         lev = np.diag(M)
         return lev[:l] + lev[l:]
+
+    def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: np.ndarray, d: int):
+        """diag(Z^T Z (Z^T Z + n lambda I)^{-1}) of the 2s columns (``leverageRFF.m``)."""
+        s = W.shape[0]
+        G = np.zeros((2 * s, 2 * s), order="F")
+        for _, C, S in self._presampled_features(X, W, d, phase=b):
+            gram_upper(np.hstack([C, S]), out=G)
+        G /= s  # Z = sqrt(1/s) [cos, sin]
+        symmetrize_upper(G)
+        A = G.copy()
+        A[np.diag_indices_from(A)] += X.shape[0] * float(self.ridge)
+        return np.diag(cho_solve(cho_factor(A, lower=False, check_finite=False), G))

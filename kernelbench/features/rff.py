@@ -24,6 +24,7 @@ class RFF(DenseFeatureMap):
     """
 
     paper_label = "G"
+    draw_family = "rff"
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         self.W_ = rng.standard_normal((D, d))

@@ -39,3 +39,13 @@ class SlwRFF(ResampledRFF):
             yc += yy @ C
             ys += yy @ S
         return (yc * yc + ys * ys) / l  # Z_l = [cos, sin] / sqrt(l)
+
+    def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: np.ndarray, d: int):
+        """(z_c^T y)^2 of each of the 2s columns (``SERLSRFF.m``)."""
+        s = W.shape[0]
+        zy = np.zeros(2 * s)
+        for start, C, S in self._presampled_features(X, W, d, phase=b):
+            yy = y[start : start + C.shape[0]]
+            zy[:s] += yy @ C
+            zy[s:] += yy @ S
+        return zy * zy / s  # Z = sqrt(1/s) [cos, sin]
