@@ -22,7 +22,27 @@ from kernelbench.plot import make_plots
 EXPERIMENTS = {
     "yu2016_fig2": ("yu_variance", "ratio", "yu_variance_summary.csv", "yu_variance_ratio.png"),
     "yu2016_fig4": ("yu_mse", "mse", "yu_mse_summary.csv", "yu_mse_mse.png"),
+    "yu2016_fig4_qmc": ("yu_mse", "mse", "yu_mse_summary.csv", "yu_mse_mse.png"),
     "yang2014_fig2": ("fig1", "spec", "fig1_summary.csv", "fig1_kernel_error_spec.png"),
+    "yang2014_fig2_pca": ("fig1", "spec", "fig1_summary.csv", "fig1_kernel_error_spec.png"),
+    "yang2014_fig2_pca_reduced": (
+        "fig1",
+        "spec",
+        "fig1_summary.csv",
+        "fig1_kernel_error_spec.png",
+    ),
+    "yang2014_fig3": (
+        "yang_discrepancy",
+        None,
+        "yang_discrepancy_summary.csv",
+        "yang_discrepancy.png",
+    ),
+    "yang2014_fig3_half": (
+        "yang_discrepancy",
+        None,
+        "yang_discrepancy_summary.csv",
+        "yang_discrepancy.png",
+    ),
     "yang2014_fig4": ("yang_adaptive", None, "yang_adaptive_summary.csv", "yang_adaptive.png"),
     "yang2014_fig4_nn50": (
         "yang_adaptive",
