@@ -22,7 +22,8 @@ BASE = ROOT / "results" / "baseline"
 QMC = {"qmc_halton_rr2": "Halton (RR2)", "qmc_sobol": "Sobol'", "qmc_lattice": "lattice",
        "qmc_digital_net": "digital net"}  # fmt: skip
 #: Shown beside them, not claims: our scrambled Halton and the legacy Korobov lattice.
-EXTRA = {"qmc": "scrambled Halton", "qmc_lattice_korobov": "Korobov lattice (legacy)"}
+EXTRA = {"qmc": "scrambled Halton", "qmc_lattice_korobov": "Korobov lattice (legacy)",
+         "qmc_digital_net_order2": "order-2 net"}  # fmt: skip
 #: The verdicts of the previous report (Fig. 1 subsets; Halton = scrambled Halton, lattice =
 #: Korobov rule, digital net = digitally shifted Sobol' net), claim by claim.
 PREVIOUS_FIG2 = [
@@ -249,8 +250,9 @@ def build() -> Section | None:
         "scramble + digital shift), Nuyens' lattice and digital net, from qmcpy: the CBC "
         "lattice of Cools, Kuo & Nuyens, randomly shifted (`qmc_lattice`), and the Joe-Kuo "
         "Sobol' net with linear matrix scramble + digital shift (`qmc_digital_net`). "
-        "Alongside, not claims: our scrambled Halton (`qmc`, Fig. 1's) and the legacy Korobov "
-        "lattice (`qmc_lattice_korobov`). docs/qmc.md has the generators and their sources.",
+        "Alongside, not claims: our scrambled Halton (`qmc`, Fig. 1's), the legacy Korobov "
+        "lattice (`qmc_lattice_korobov`) and qmcpy's order-2 interlaced Sobol' net "
+        "(`qmc_digital_net_order2`). docs/qmc.md has the generators and their sources.",
         "",
         "### Fig. 2: relative spectral Gram error against s",
         "",
