@@ -28,6 +28,7 @@ EXPERIMENTS = {
     "yu2016_fig2": ("yu_variance", "ratio", "yu_variance_summary.csv", "yu_variance_ratio.png"),
     "yu2016_fig4": ("yu_mse", "mse", "yu_mse_summary.csv", "yu_mse_mse.png"),
     "yu2016_fig4_qmc": ("yu_mse", "mse", "yu_mse_summary.csv", "yu_mse_mse.png"),
+    "yu2016_fig4_qmc_reduced": ("yu_mse", "mse", "yu_mse_summary.csv", "yu_mse_mse.png"),
     "yang2014_fig2": ("fig1", "spec", "fig1_summary.csv", "fig1_kernel_error_spec.png"),
     "yang2014_fig2_pca": ("fig1", "spec", "fig1_summary.csv", "fig1_kernel_error_spec.png"),
     "yang2014_fig2_pca_reduced": (
