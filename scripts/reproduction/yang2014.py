@@ -301,7 +301,7 @@ def build() -> Section | None:
         "randomisation law as scipy's scrambled Sobol' (linear matrix scramble + digital "
         'shift): their ratio is 0.97-1.18, a tie. The earlier "net below Sobol\'" verdict '
         "came from a digital shift *without* the matrix scramble, a different estimator "
-        "(`randomize=ds` gives it back). (3) PCA is what makes their lattice and their "
+        "(`randomize=ds` is the nearest option). (3) PCA is what makes their lattice and their "
         "Halton work: CBC lattices and the Halton sequence are built for coordinates of "
         "decreasing importance, which principal coordinates are and raw pixels are not. On "
         "the raw 256/784 pixels the CBC lattice is level with MC (0.94-1.23) and the RR2 "
