@@ -7,6 +7,11 @@ table (mean, std, sem, 95% t-interval per cell) as ``<experiment>.csv``.
 
     kernelbench run experiment=yu2016_fig2          # and the others below
     python scripts/make_yu_yang_baseline.py [--runs results/runs] [--out results/baseline]
+
+``--methods`` updates only those methods' rows of an experiment's committed table, from
+shards of those methods alone (e.g. `kernelbench run experiment=yu2016_fig4
+method=qmc_digital_net` after a change to that method only; the other rows stay, and
+so does the figure, which needs every method's shards).
 """
 
 from __future__ import annotations
@@ -22,7 +27,28 @@ from kernelbench.plot import make_plots
 EXPERIMENTS = {
     "yu2016_fig2": ("yu_variance", "ratio", "yu_variance_summary.csv", "yu_variance_ratio.png"),
     "yu2016_fig4": ("yu_mse", "mse", "yu_mse_summary.csv", "yu_mse_mse.png"),
+    "yu2016_fig4_qmc": ("yu_mse", "mse", "yu_mse_summary.csv", "yu_mse_mse.png"),
+    "yu2016_fig4_qmc_reduced": ("yu_mse", "mse", "yu_mse_summary.csv", "yu_mse_mse.png"),
     "yang2014_fig2": ("fig1", "spec", "fig1_summary.csv", "fig1_kernel_error_spec.png"),
+    "yang2014_fig2_pca": ("fig1", "spec", "fig1_summary.csv", "fig1_kernel_error_spec.png"),
+    "yang2014_fig2_pca_reduced": (
+        "fig1",
+        "spec",
+        "fig1_summary.csv",
+        "fig1_kernel_error_spec.png",
+    ),
+    "yang2014_fig3": (
+        "yang_discrepancy",
+        None,
+        "yang_discrepancy_summary.csv",
+        "yang_discrepancy.png",
+    ),
+    "yang2014_fig3_half": (
+        "yang_discrepancy",
+        None,
+        "yang_discrepancy_summary.csv",
+        "yang_discrepancy.png",
+    ),
     "yang2014_fig4": ("yang_adaptive", None, "yang_adaptive_summary.csv", "yang_adaptive.png"),
     "yang2014_fig4_nn50": (
         "yang_adaptive",
@@ -38,6 +64,7 @@ def main() -> None:
     parser.add_argument("--runs", type=Path, default=Path("results/runs"))
     parser.add_argument("--out", type=Path, default=Path("results/baseline"))
     parser.add_argument("--only", nargs="*", choices=sorted(EXPERIMENTS))
+    parser.add_argument("--methods", nargs="*", help="replace only these method labels' rows")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     for exp, (figure, metric, table, png) in EXPERIMENTS.items():
@@ -50,9 +77,31 @@ def main() -> None:
             make_plots(
                 args.runs, tmp, figure=figure, metric=metric, formats=["png"], experiment=exp
             )
+            if args.methods:
+                _replace_rows(Path(tmp) / exp / table, args.out / f"{exp}.csv", args.methods)
+                print(f"{exp}: replaced the rows of {', '.join(args.methods)} in {exp}.csv")
+                continue
             shutil.copyfile(Path(tmp) / exp / table, args.out / f"{exp}.csv")
             shutil.copyfile(Path(tmp) / exp / png, args.out / f"{exp}.png")
         print(f"{exp}: wrote {args.out / exp}.csv and .png")
+
+
+def _replace_rows(new: Path, committed: Path, methods: list[str]) -> None:
+    """``committed`` with the rows of ``methods`` taken from ``new``, in place (same
+    cell keys and columns; every replaced row must have a fresh counterpart)."""
+    import pandas as pd
+
+    keys = ["experiment", "dataset", "kernel", "method_label", "n", "metric"]
+    fresh = pd.read_csv(new).set_index(keys)
+    old = pd.read_csv(committed)
+    mine = old["method_label"].isin(methods)
+    index = pd.MultiIndex.from_frame(old.loc[mine, keys])
+    missing = index.difference(fresh.index)
+    if len(missing):
+        raise SystemExit(f"no fresh rows for {len(missing)} cells, e.g. {missing[0]}")
+    values = fresh.loc[index, [c for c in old.columns if c not in keys]]
+    old.loc[mine, values.columns] = values.to_numpy()
+    old.to_csv(committed, index=False)
 
 
 if __name__ == "__main__":

@@ -182,3 +182,54 @@ def test_figures_are_drawn(tmp_path, ratios, adaptive):
     report = make_plots(tmp_path / "runs", tmp_path / "fig", formats=["png"])
     names = {p.name for paths in report.written.values() for p in paths}
     assert {"yu_mse_mse.png", "yu_variance_ratio.png", "yang_adaptive.png"} <= names
+
+
+# ----------------------------------------------------------------- qmc_discrepancy
+def discrepancy_cell(method: str, **data) -> dict:
+    cell = make_cell(method, dataset="digits", protocol="qmc_discrepancy", runs=3, n=2)
+    cell["dataset"]["protocols"]["kernel_approx"].update({"samples": 120, **data})
+    return cell
+
+
+def test_qmc_discrepancy_rows_and_qmc_below_mc():
+    """Yang Fig. 3 on digits (d = 64, s = 260): Theorem 9's error over the bounding box
+    is the mean of the per-u errors; RQMC points sit below MC's, whose run-to-run spread
+    is ~15% (3 runs), by more than a factor 2 here."""
+    rows = {m: run_cell(discrepancy_cell(m)) for m in ("rff", "qmc_digital_net", "qmc_lattice")}
+    for df in rows.values():
+        assert len(df) == 3 and (df["box_scale"] == 1.0).all() and (df["D"] == 260).all()
+        assert (df["discrepancy"] > 0).all() and (df["rel_spec_error"] > 0).all()
+    mc = rows["rff"]["discrepancy"].mean()
+    assert rows["qmc_digital_net"]["discrepancy"].mean() < 0.5 * mc
+    assert rows["qmc_lattice"]["discrepancy"].mean() < 0.5 * mc
+    # a smaller box: the central part (Fig. 3, census) - the same points, another number
+    half = discrepancy_cell("rff")
+    half["protocol"]["box_scale"] = 0.5
+    other = run_cell(half)
+    assert (other["box_scale"] == 0.5).all()
+    np.testing.assert_array_equal(other["rel_spec_error"], rows["rff"]["rel_spec_error"])
+    assert not np.allclose(other["discrepancy"], rows["rff"]["discrepancy"])
+    with pytest.raises(KernelbenchError, match="needs kernel rbf and a method with Gaussian"):
+        run_cell(make_cell("sorf", dataset="digits", protocol="qmc_discrepancy", runs=1))
+
+
+def test_yang_data_options_pca_and_one_subset():
+    """same_subset: K = k(X, X); pca: k centred principal coordinates (Yang Sec. 6.1)."""
+    from kernelbench.datasets import kernel_approx_pair
+    from kernelbench.datasets.protocol import pca_axes
+
+    cfg = make_cell("rff", dataset="digits")["dataset"]
+    cfg["protocols"]["kernel_approx"].update({"samples": 100, "same_subset": True, "pca": 10})
+    X, Y, prov = kernel_approx_pair(cfg, seed=0)
+    assert X.shape == (100, 10) and np.array_equal(X, Y)
+    assert prov["pca"] == 10 and prov["same_subset"] is True
+    part = train_part("digits", cfg["protocols"]["kernel_approx"]).scaled()
+    mean, axes = pca_axes(part, 10)
+    np.testing.assert_allclose(axes.T @ axes, np.eye(10), atol=1e-12)
+    variances = ((part - mean) @ axes).var(axis=0)
+    assert np.all(np.diff(variances) <= 1e-12)  # decreasing explained variance
+    # the top-10 subspace is the SVD's (signs aside)
+    _, _, vt = np.linalg.svd(part - mean, full_matrices=False)
+    np.testing.assert_allclose(np.abs(vt[:10] @ axes), np.eye(10), atol=1e-8)
+    with pytest.raises(KernelbenchError, match="pca=65 but the data have d=64"):
+        pca_axes(part, 65)

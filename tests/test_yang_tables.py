@@ -25,13 +25,13 @@ TABLES = {
         "yang2014_table1",
         "cpu",
         [100, 500, 1000],
-        ["qmc", "qmc_sobol", "qmc_lattice", "qmc_digital_net", "rff"],
+        ["qmc_halton_rr2", "qmc", "qmc_sobol", "qmc_lattice", "qmc_digital_net", "rff"],
     ),
     "yang2014_table1_census": (
         "yang2014_table1",
         "census",
         [400, 1200, 1800],
-        ["qmc", "qmc_sobol", "qmc_lattice", "qmc_digital_net", "rff"],
+        ["qmc_halton_rr2", "qmc", "qmc_sobol", "qmc_lattice", "qmc_digital_net", "rff"],
     ),
     "yang2014_table2_cpu": (
         "yang2014_table2",

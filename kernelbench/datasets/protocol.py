@@ -6,7 +6,10 @@ YAML files; this module only interprets them:
 ``kernel_approx``
     Munkhoeva et al. 2018, Fig. 1: two independent random subsets X, Y of the
     scaled train part, ``samples`` rows each, without replacement; the
-    stream depends only on (seed, dataset).
+    stream depends only on (seed, dataset). Options (Yang et al. 2014, Sec.
+    6.1): ``same_subset: true`` takes Y = X (the Gram matrix of one subset),
+    ``pca: k`` projects the rows on the top k principal axes of the scaled
+    part (centred), ``part: test`` draws from the dataset's test file.
 ``downstream`` / ``liu2020``
     A train/test split (``test``: ``rest`` = rows after the train part,
     ``given`` = the dataset's test file, ``half`` = random halves), scaled
@@ -36,6 +39,7 @@ from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.seeding import derive_rng
 
 SCALINGS = ("max", "standardize_max", "minmax", "row_minmax", "none")
+PARTS = ("train", "test")
 TEST_PARTS = ("rest", "given", "half")
 
 
@@ -164,10 +168,15 @@ def _train_part(
     concat_test: bool,
     scaling: str,
 ) -> TrainPart:
-    if part != "train":
-        raise choices_error("part", part, ["train"])
+    if part not in PARTS:
+        raise choices_error("part", part, PARTS)
     ds = load_dataset(name, mirror=mirror, cache=cache, download=download)
-    X, y = _rows(ds, concat_test)
+    if part == "test":
+        if ds.X_test is None or ds.y_test is None:
+            raise KernelbenchError(f"dataset {name!r} has no test file (part: test)")
+        X, y = ds.X_test, ds.y_test
+    else:
+        X, y = _rows(ds, concat_test)
     n = _first(len(X), train_rows, name)
     raw, y = X[:n], y[:n]
     return TrainPart(dataset=ds, raw=raw, y=y, scaler=Scaler(scaling, raw))
@@ -230,14 +239,44 @@ def kernel_approx_pair(
         )
     rng = derive_rng(seed, "data", name)
     ix = rng.choice(part.n_rows, size=samples, replace=False)
-    iy = rng.choice(part.n_rows, size=samples, replace=False)
+    same = bool(proto.get("same_subset", False))
+    iy = ix if same else rng.choice(part.n_rows, size=samples, replace=False)
+    extra: dict[str, Any] = {}
+    if same:
+        extra["same_subset"] = True
+    X, Y = part.rows(ix), part.rows(iy)
+    k = proto.get("pca")
+    if k is not None:
+        mean, axes = pca_axes(part.scaled(), int(k), name)
+        X = (X - mean) @ axes
+        Y = X if same else (Y - mean) @ axes
+        extra["pca"] = int(k)
     prov = _provenance(
         part.dataset,
         samples=samples,
         train_rows=part.n_rows,
         scaling=part.scaler.kind,
+        **extra,
     )
-    return part.rows(ix), part.rows(iy), prov
+    return X, Y, prov
+
+
+def pca_axes(rows: np.ndarray, k: int, name: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """(mean, d x k principal axes) of ``rows``: the top-k eigenvectors of the covariance.
+
+    Yang et al. 2014, Sec. 6.1 ("250 dimensions after PCA"). Deterministic: eigh
+    of the d x d covariance, axes by decreasing eigenvalue, each signed so that its
+    largest-magnitude entry is positive (QMC maps are not invariant to sign flips).
+    """
+    d = rows.shape[1]
+    if not 0 < k <= d:
+        raise KernelbenchError(f"dataset {name!r}: pca={k} but the data have d={d} features")
+    mean = rows.mean(axis=0)
+    centred = rows - mean
+    _, vecs = np.linalg.eigh(centred.T @ centred)
+    axes = vecs[:, ::-1][:, :k]
+    signs = np.sign(axes[np.abs(axes).argmax(axis=0), np.arange(k)])
+    return mean, np.ascontiguousarray(axes * signs)
 
 
 @dataclass

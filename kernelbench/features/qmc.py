@@ -1,31 +1,40 @@
 """Quasi-Monte Carlo feature maps (Yang, Sindhwani, Avron & Mahoney 2014).
 
 Rows w_j = Phi^{-1}(u_j) of low-discrepancy points u_j in [0, 1]^d (their
-Algorithm 1), equal weights 1/D. Point sets (their Sec. 6.1, Fig. 2):
+Algorithm 1), equal weights 1/D. Point sets (their Sec. 6.1, Fig. 2), each a
+``sequence`` with a ``generator`` (the construction and its source) and a
+``randomize`` (the randomisation); the first listed is the default:
 
-=========== ==================================================================
-sequence    construction
-=========== ==================================================================
-halton      Halton; scrambled: random permutation of every radical-inverse
-            digit (Owen 2017, Alg. 1; the law of scipy's scrambled Halton)
-sobol       Sobol' (scipy): scrambled = LMS + digital shift, a randomised
-            digital net in base 2
-digital_net the unscrambled Sobol' net (Joe-Kuo matrices) randomised by a
-            uniform random digital shift only
-lattice     rank-1 Korobov lattice with a random (Cranley-Patterson) shift
-adaptive    Halton start moved by minimising the box discrepancy of the
-            training data's bounding box (Sec. 5, :mod:`kernelbench.qmc`)
-=========== ==================================================================
+=========== ================================ =====================================
+sequence    generator                        randomize
+=========== ================================ =====================================
+halton      ``halton`` (first d primes)      ``owen``: random permutation of every
+                                             radical-inverse digit (Owen 2017,
+                                             Alg. 1; the law of scipy's scrambled
+                                             Halton); ``rr2``: MATLAB's
+                                             deterministic RR2 permutation (Kocis
+                                             & Whiten 1997, written here: no
+                                             library provides it); ``none``
+sobol       ``scipy_joe_kuo`` (scipy Sobol') ``lms_ds`` (scipy: linear matrix
+                                             scramble + digital shift); ``none``
+lattice     ``kuo_cbc``: qmcpy's CBC         ``shift`` (random shift modulo 1)
+            lattice (Cools, Kuo & Nuyens
+            2006); ``korobov``: legacy
+            hand-written Korobov rule
+digital_net ``joe_kuo``: qmcpy's Sobol' net  ``lms_ds`` (qmcpy: linear matrix
+            (Joe-Kuo matrices);              scramble + digital shift); ``ds``
+            ``joe_kuo_order2``: its order-2  (digital shift only)
+            interlaced net (Dick 2008)
+adaptive    as halton                        as halton; then moved by minimising
+                                             the box discrepancy of the training
+                                             data's bounding box (Sec. 5,
+                                             :mod:`kernelbench.qmc`)
+=========== ================================ =====================================
 
-Why ``digital_net`` besides ``sobol``: Yang et al. report Sobol' (MATLAB,
-scrambled) and "Digital net" (from Nuyens' generators) as separate columns,
-but name neither the generating matrices nor the randomisation of their
-digital nets. Scrambled Sobol' already is a randomised digital net in base 2;
-a second, different one is still useful for their Fig. 2 and Table 1 because
-the randomisation matters: a digital shift keeps the net's own structure (and
-t-value), Owen-type scrambling changes it and its variance. ``digital_net``
-is that second net with the only other choice we can make without the
-paper's matrices: the same Joe-Kuo matrices, shift-randomised.
+For halton, adaptive and sobol, ``randomize=None`` follows ``scramble`` (the
+default randomisation, or ``none``). The lattice and the nets come from qmcpy
+(docs/qmc.md: why, and what it does not ship). Every randomisation draws from
+the run's Generator (qmcpy gets one seed drawn from it).
 """
 
 from __future__ import annotations
@@ -49,10 +58,24 @@ from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.kernels import get_kernel
 
 SEQUENCES = ("halton", "sobol", "lattice", "digital_net", "adaptive")
-#: Largest dimension each sequence supports (None: no limit).
-MAX_DIM = {"halton": None, "sobol": 21201, "digital_net": 21201, "lattice": None, "adaptive": None}
-#: Bits of the digital-net integers (points on a 2^-52 grid, exact in float64).
-NET_BITS = 52
+_HALTON = (("halton",), ("owen", "rr2", "none"))
+#: sequence -> (its generators, its randomisations); the first of each is the default.
+OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "halton": _HALTON,
+    "adaptive": _HALTON,
+    "sobol": (("scipy_joe_kuo",), ("lms_ds", "none")),
+    "lattice": (("kuo_cbc", "korobov"), ("shift",)),
+    "digital_net": (("joe_kuo", "joe_kuo_order2"), ("lms_ds", "ds")),
+}
+#: Largest dimension each generator supports (None: no limit).
+MAX_DIM = {
+    "halton": None,
+    "scipy_joe_kuo": 21201,
+    "kuo_cbc": 9125,
+    "korobov": None,
+    "joe_kuo": 21201,
+    "joe_kuo_order2": 10600,
+}
 
 
 # --------------------------------------------------------------------- Halton
@@ -143,19 +166,80 @@ def halton_points(
     return out.T
 
 
-# -------------------------------------------------------- digital net, lattice
-def digital_net_points(n_points: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """The first N points of the Sobol' net (Joe-Kuo) XOR a uniform random digital shift.
+# ------------------------------------------------------------- Halton RR2
+def rr2_permutation(base: int) -> np.ndarray:
+    """The reverse-radix-2 digit permutation of ``base`` (Kocis & Whiten 1997, RR2).
 
-    Integers of NET_BITS bits, so each point is uniform on the 2^-52 grid.
+    The integers 0..2^k - 1 (2^k >= base) with their k bits reversed, in order,
+    keeping those below ``base``: e.g. base 5 -> (0, 4, 2, 1, 3). MATLAB's
+    ``scramble(haltonset(d), 'RR2')`` applies it to every digit of every radical
+    inverse (the same permutation for all digit positions): deterministic.
     """
-    engine = _qmc.Sobol(d, scramble=False, bits=NET_BITS)
+    k = max(1, (int(base) - 1).bit_length())
+    codes = np.arange(1 << k, dtype=np.int64)
+    rev = np.zeros_like(codes)
+    for bit in range(k):
+        rev |= ((codes >> bit) & 1) << (k - 1 - bit)
+    return rev[rev < base]
+
+
+def halton_rr2_points(n_points: int, d: int) -> np.ndarray:
+    """Points i = 1..N of the RR2-scrambled Halton sequence (deterministic, no variance).
+
+    RR2 maps digit 0 to 0, so point 0 is still the origin (Phi^-1 = -inf):
+    skipped, as for the unscrambled sequence.
+    """
+    index = np.arange(1, n_points + 1, dtype=np.int64)
+    out = np.empty((d, n_points))
+    for k, p in enumerate(first_primes(d).tolist()):
+        perm = rr2_permutation(p)
+        out[k] = scrambled_radical_inverse(index, p, [perm] * n_digits(p))
+    return out.T
+
+
+# ------------------------------------------------- lattice and digital net
+#: qmcpy's generators (the files it ships, no download): name -> (class, arguments, source).
+QMCPY_GENERATORS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "kuo_cbc": (
+        "Lattice",
+        {"generating_vector": "kuo.lattice-33002-1024-1048576.9125.txt"},
+        "embedded rank-1 lattice, CBC generating vector of Cools, Kuo & Nuyens (2006), "
+        "file kuo.lattice-33002-1024-1048576.9125 (d <= 9125, N <= 2^20)",
+    ),
+    "joe_kuo": (
+        "DigitalNetB2",
+        {"generating_matrices": "joe_kuo.6.21201.txt"},
+        "Sobol' net, Joe & Kuo (2008) direction numbers new-joe-kuo-6.21201 (d <= 21201)",
+    ),
+    "joe_kuo_order2": (
+        "DigitalNetB2",
+        {"generating_matrices": "joe_kuo.6.21201.txt", "alpha": 2},
+        "order-2 interlaced Sobol' net (Dick 2008: digit interlacing of 2d Joe-Kuo "
+        "coordinates, d <= 10600)",
+    ),
+}
+#: Randomisations of qmcpy's lattice and nets: our name -> qmcpy's ``randomize``.
+QMCPY_RANDOMIZE = {"shift": "SHIFT", "lms_ds": "LMS DS", "ds": "DS"}
+
+
+def qmcpy_points(generator: str, randomize: str, n_points: int, d: int, seed: int) -> np.ndarray:
+    """The first N points of a randomised qmcpy lattice or digital net in [0, 1)^d.
+
+    qmcpy generates these in radical-inverse order only for powers of two: the
+    first 2^ceil(log2 N) points are made and the first N kept (an embedded
+    lattice / a digital sequence: its first 2^m points are a net for every m).
+    ``seed`` seeds qmcpy's randomisation (:func:`qmc_points` draws it from the
+    run's Generator, so the points are bit-identical on rerun).
+    """
+    import qmcpy
+
+    cls, kwargs, _ = QMCPY_GENERATORS[generator]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # balance for non powers of 2
-        pts = engine.random(n_points)
-    ints = (pts * 2.0**NET_BITS).astype(np.uint64)
-    shift = rng.integers(0, 2**NET_BITS, size=d, dtype=np.uint64)
-    return (ints ^ shift[None, :]).astype(np.float64) * 2.0**-NET_BITS
+        warnings.simplefilter("ignore")  # qmcpy's notes on t-bit truncation
+        dist = getattr(qmcpy, cls)(d, seed=seed, randomize=QMCPY_RANDOMIZE[randomize], **kwargs)
+        total = 1 << max(0, int(n_points - 1).bit_length())
+        pts = np.asarray(dist.gen_samples(total, warn=False), dtype=np.float64)
+    return np.ascontiguousarray(pts[:n_points])
 
 
 def korobov_generator(n_points: int) -> int:
@@ -169,8 +253,12 @@ def korobov_generator(n_points: int) -> int:
     return a
 
 
-def lattice_points(n_points: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """Randomly shifted rank-1 Korobov lattice {i z / N + Delta} (Cranley-Patterson shift)."""
+def korobov_points(n_points: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Legacy: randomly shifted rank-1 Korobov lattice {i z / N + Delta} (Cranley-Patterson).
+
+    Kept as ``generator="korobov"`` only: its generating vector is poor in hundreds
+    of dimensions and not monotone in N (docs/qmc.md).
+    """
     a = korobov_generator(n_points)
     z = np.ones(d, dtype=np.int64)
     for k in range(1, d):
@@ -180,26 +268,51 @@ def lattice_points(n_points: int, d: int, rng: np.random.Generator) -> np.ndarra
     return np.mod(base + rng.random(d)[None, :], 1.0)
 
 
+def resolve_options(
+    sequence: str, generator: str | None, randomize: str | None, scramble: bool
+) -> tuple[str, str]:
+    """(generator, randomisation) of a sequence, None -> its default (``OPTIONS``)."""
+    generators, randomizations = OPTIONS[sequence]
+    gen = check_choice("generator", generators[0] if generator is None else generator, generators)
+    if randomize is None:
+        follows_scramble = sequence in ("halton", "adaptive", "sobol")
+        rnd = randomizations[0] if scramble or not follows_scramble else "none"
+    else:
+        rnd = randomize
+    rnd = check_choice("randomize", rnd, randomizations)
+    return gen, rnd
+
+
 def qmc_points(
-    sequence: str, n_points: int, d: int, scramble: bool, rng: np.random.Generator
+    sequence: str,
+    n_points: int,
+    d: int,
+    scramble: bool,
+    rng: np.random.Generator,
+    generator: str | None = None,
+    randomize: str | None = None,
 ) -> np.ndarray:
     """N points in [0, 1)^d of a (randomised) low-discrepancy sequence.
 
-    ``adaptive`` starts from ``halton``. ``scramble`` applies to halton and
-    sobol (digital_net and lattice are always randomised by their shift).
+    ``adaptive`` starts from ``halton``. ``scramble`` picks the Halton and Sobol'
+    randomisation when ``randomize`` is None (see ``OPTIONS``).
     """
-    limit = MAX_DIM[sequence]
+    gen, rnd = resolve_options(sequence, generator, randomize, scramble)
+    limit = MAX_DIM[gen]
     if limit is not None and d > limit:
         raise KernelbenchError(
-            f"qmc sequence {sequence!r} supports at most {limit} dimensions, got d={d}; "
-            f"use sequence=halton or sequence=lattice"
+            f"qmc generator {gen!r} supports at most {limit} dimensions, got d={d}; "
+            f"use sequence=halton or a generator without a limit"
         )
     if sequence in ("halton", "adaptive"):
-        return halton_points(n_points, d, rng, scramble)
-    if sequence == "lattice":
-        return lattice_points(n_points, d, rng)
-    if sequence == "digital_net":
-        return digital_net_points(n_points, d, rng)
+        if rnd == "rr2":
+            return halton_rr2_points(n_points, d)
+        return halton_points(n_points, d, rng, rnd == "owen")
+    if gen == "korobov":
+        return korobov_points(n_points, d, rng)
+    if gen in QMCPY_GENERATORS:
+        return qmcpy_points(gen, rnd, n_points, d, int(rng.integers(0, 2**63 - 1)))
+    scramble = rnd == "lms_ds"
     engine = _qmc.Sobol(d, scramble=scramble, rng=rng)
     skip = 0 if scramble else 1  # the unscrambled sequence starts at the origin
     with warnings.catch_warnings():
@@ -219,9 +332,10 @@ def _to_gaussian(U: np.ndarray) -> np.ndarray:
 class QMC(DenseFeatureMap):
     """Rows w_j = Phi^{-1}(u_j), u_j low-discrepancy points in [0, 1]^d (Yang et al. 2014).
 
-    ``sequence``: see the module table (default ``halton``). With
-    ``scramble=True`` (or a shift) each point is uniform, so the estimate is
-    unbiased; equal weights 1/D.
+    ``sequence``, ``generator``, ``randomize``: see the module table (default
+    scrambled ``halton``). With a random randomisation each point is uniform, so
+    the estimate is unbiased (``rr2`` and ``none`` are deterministic); equal
+    weights 1/D.
 
     ``sequence="adaptive"`` (Gaussian kernel only) is data dependent: ``fit(X)``
     sets the box []b from X's bounding box, b_j = box_scale (max_i x_ij -
@@ -251,6 +365,8 @@ class QMC(DenseFeatureMap):
         random_state=None,
         sequence: str = "halton",
         scramble: bool = True,
+        generator: str | None = None,
+        randomize: str | None = None,
         box_scale: float = 1.0,
         max_cg_iter: int = 20,
         tol: float = 0.0,
@@ -259,6 +375,8 @@ class QMC(DenseFeatureMap):
         super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
         self.sequence = sequence
         self.scramble = scramble
+        self.generator = generator
+        self.randomize = randomize
         self.box_scale = box_scale
         self.max_cg_iter = max_cg_iter
         self.tol = tol
@@ -266,6 +384,7 @@ class QMC(DenseFeatureMap):
 
     def _check_params(self) -> None:
         check_choice("sequence", self.sequence, SEQUENCES)
+        resolve_options(self.sequence, self.generator, self.randomize, bool(self.scramble))
         if self.sequence != "adaptive":
             return
         if get_kernel(self.kernel).name != "rbf":
@@ -289,7 +408,9 @@ class QMC(DenseFeatureMap):
             del self._span
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
-        U = qmc_points(self.sequence, D, d, bool(self.scramble), rng)
+        U = qmc_points(
+            self.sequence, D, d, bool(self.scramble), rng, self.generator, self.randomize
+        )
         W = _to_gaussian(np.asarray(U, dtype=np.float64))
         if self.sequence == "adaptive":
             W = self._adapt(W, d)

@@ -1,19 +1,21 @@
 """Experiment protocols, one module per protocol, registered by name.
 
-============== ==================================================================
-name           what a cell measures
-============== ==================================================================
-kernel_approx  relative Frobenius/spectral Gram errors (Munkhoeva et al. 2018, Fig. 1)
-variance_ratio Var(method) / Var(RFF) for synthetic pairs at distance z sigma
-               (Yu et al. 2016, Fig. 2); one row per (run, z)
-pair_mse       kernel MSE over pairs, d zero-padded to a power of two, against D/d
-               (Yu et al. 2016, Figs. 4 and 5(c))
-qmc_adaptive   box discrepancy and Gram errors per CG iteration of adaptive QMC
-               (Yang et al. 2014, Fig. 4); one row per (run, iteration)
-walltime       fit and map time on a few points, one thread (Munkhoeva et al. 2018, Fig. 3)
-krr            KRR test accuracy and feature time (Liu et al. 2020, Table 3, Fig. 1)
-downstream     test accuracy / R^2 of a learner on the features (Munkhoeva et al., Fig. 2)
-============== ==================================================================
+=============== ==================================================================
+name            what a cell measures
+=============== ==================================================================
+kernel_approx   relative Frobenius/spectral Gram errors (Munkhoeva et al. 2018, Fig. 1)
+variance_ratio  Var(method) / Var(RFF) for synthetic pairs at distance z sigma
+                (Yu et al. 2016, Fig. 2); one row per (run, z)
+pair_mse        kernel MSE over pairs, d zero-padded to a power of two, against D/d
+                (Yu et al. 2016, Figs. 4 and 5(c))
+qmc_adaptive    box discrepancy and Gram errors per CG iteration of adaptive QMC
+                (Yang et al. 2014, Fig. 4); one row per (run, iteration)
+qmc_discrepancy box discrepancy of the frequencies beside the Gram errors
+                (Yang et al. 2014, Fig. 3)
+walltime        fit and map time on a few points, one thread (Munkhoeva et al. 2018, Fig. 3)
+krr             KRR test accuracy and feature time (Liu et al. 2020, Table 3, Fig. 1)
+downstream      test accuracy / R^2 of a learner on the features (Munkhoeva et al., Fig. 2)
+=============== ==================================================================
 
 Adding a protocol is one module here (a :class:`Protocol` subclass registered in
 :data:`PROTOCOLS`; every module of this package but ``base`` is imported) and

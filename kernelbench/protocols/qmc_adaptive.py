@@ -4,7 +4,7 @@ Data as in ``kernel_approx`` (the dataset's ``protocols.<data>`` settings: two
 independent random subsets X, Y of the scaled train part, drawn once per (seed,
 dataset)) and the exact Gaussian cross-kernel K = k(X, Y). Per run a fresh
 ``qmc`` map with ``sequence=adaptive`` is fitted on X (the box []b from X's
-bounding box, Sec. 4; scrambled Halton start; nonlinear CG on the box
+bounding box, Sec. 4; Halton start, scrambled or RR2; nonlinear CG on the box
 discrepancy, :func:`kernelbench.qmc.adaptive_points`), keeping the frequencies
 of every iteration. One row per (run, iteration t = 0..n_cg_iter, 0 = Halton):
 
@@ -154,7 +154,7 @@ def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> F
     written = save_figure(panels.figure, out, "yang_adaptive", options.formats)
     intro = (
         "Mean over runs with 95% t-interval, per CG iteration of the box-discrepancy "
-        "minimisation (iteration 0 = the scrambled Halton start)."
+        "minimisation (iteration 0 = the Halton start, scrambled or RR2)."
     )
     title = "Yang et al. 2014, Fig. 4: adaptive QMC over the iterations"
     written += write_table(summary, out, "yang_adaptive_summary", title, intro, panels.notes)

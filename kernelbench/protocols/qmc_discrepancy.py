@@ -1,0 +1,169 @@
+"""``qmc_discrepancy``: box discrepancy beside the Gram error (Yang et al. 2014, Fig. 3).
+
+Data as in ``kernel_approx`` (the dataset's ``protocols.<data>`` settings). Per run a
+fresh feature map with Gaussian frequencies (rff, qmc) is fitted on X, and the rows hold
+the box discrepancy of its frequencies and its Gram errors:
+
+    discrepancy    = pi^d / prod b_j D(S)^2 (Theorem 9: the mean squared integration
+                     error of e^{-i u.w} over u in the box []b), b_j = box_scale
+                     (max_i x_ij - min_i x_ij) in the map's frequency units (X's
+                     bounding box; Fig. 3 uses []b on cpu and []b/2 on census)
+    rel_fro_error  = ||K - K_hat||_F / ||K||_F
+    rel_spec_error = ||K - K_hat||_2 / ||K||_2
+
+Figure ``yang_discrepancy``: both against n, one row of panels per dataset.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.metrics import spectral_norm
+from kernelbench.protocols import PROTOCOLS
+from kernelbench.protocols.base import (
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Pair,
+    Protocol,
+)
+
+
+class QMCDiscrepancy(Protocol):
+    """Box discrepancy of the frequencies and the Gram errors per run (Yang Fig. 3)."""
+
+    name = "qmc_discrepancy"
+    title = "Yang et al. 2014, Fig. 3: box discrepancy and Gram error against s"
+    columns = (
+        ("samples", pa.int64()),
+        ("box_scale", pa.float64()),
+        ("discrepancy", pa.float64()),
+        ("rel_fro_error", pa.float64()),
+        ("rel_spec_error", pa.float64()),
+    )
+    metrics = {
+        "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
+        "fro": Metric("rel_fro_error", r"$\|K - \hat K\|_F \,/\, \|K\|_F$", short="rel_fro"),
+        "spec": Metric("rel_spec_error", r"$\|K - \hat K\|_2 \,/\, \|K\|_2$", short="rel_spec"),
+    }
+    headline = "discrepancy"
+    settings_keys = ("box_scale",)
+
+    def check(self, cell: Mapping[str, Any]) -> None:
+        if cell["kernel"]["name"] != "rbf" or cell["method"]["name"] not in ("rff", "qmc"):
+            raise KernelbenchError(
+                "protocol qmc_discrepancy needs kernel rbf and a method with Gaussian "
+                f"frequencies (rff, qmc), got {cell['kernel']['name']!r}, "
+                f"{cell['method'].get('label') or cell['method']['name']!r}"
+            )
+        if cell["method"].get("params", {}).get("sequence") == "adaptive":
+            raise KernelbenchError("protocol qmc_discrepancy: use qmc_adaptive for adaptive QMC")
+        super().check(cell)
+
+    @staticmethod
+    def box_scale(cell: Mapping[str, Any]) -> float:
+        return float(cell["protocol"].get("box_scale", 1.0))
+
+    def prepare(self, cell: Mapping[str, Any]) -> Pair:
+        return self.exact_pair(cell)
+
+    def cell_columns(self, cell: Mapping[str, Any], ctx: Pair) -> dict[str, Any]:
+        return {
+            "d": int(ctx.X.shape[1]),
+            "samples": int(ctx.X.shape[0]),
+            "box_scale": self.box_scale(cell),
+            "data_source": ctx.provenance.get("data_source"),
+            "data_deviation": ctx.provenance.get("data_deviation"),
+        }
+
+    def measure(self, cell: Mapping[str, Any], ctx: Pair, runs: Sequence[int]) -> list[dict]:
+        from kernelbench.kernels import get_kernel
+        from kernelbench.qmc import mean_squared_error
+
+        d = ctx.X.shape[1]
+        span = np.ptp(ctx.X, axis=0)
+        rows = []
+        for run in runs:
+            fm = self.feature_map(cell, self.run_rng(cell, run), d=d, ctx=ctx)
+            t0 = time.perf_counter()
+            fm.fit(ctx.X)
+            t1 = time.perf_counter()
+            Zx, Zy = fm.transform(ctx.X), fm.transform(ctx.Y)
+            t2 = time.perf_counter()
+            box = self.box_scale(cell) * span * get_kernel(fm.kernel).input_scale(d, fm.gamma)
+            active = np.flatnonzero(box > 0)
+            E = ctx.K - Zx @ Zy.T
+            rows.append(
+                {
+                    "run": run,
+                    "D": int(fm.n_projections_),
+                    "n_features": int(fm.n_features_out_),
+                    "discrepancy": mean_squared_error(fm.W_[:, active], box[active], 1.0),
+                    "rel_fro_error": float(np.linalg.norm(E)) / ctx.fro_K,
+                    "rel_spec_error": spectral_norm(E) / ctx.spec_K,
+                    "fit_seconds": t1 - t0,
+                    "transform_seconds": t2 - t1,
+                }
+            )
+        return rows
+
+
+# --------------------------------------------------------------------------- figure
+
+
+def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``yang_discrepancy.<fmt>`` (datasets x {discrepancy, spectral error} against
+    n) and ``yang_discrepancy_summary.csv``/``.md`` (all three metrics)."""
+    from kernelbench.plotting import (
+        dataset_name,
+        dataset_order,
+        draw_panels,
+        save_figure,
+        summarise,
+        write_table,
+    )
+
+    proto = PROTOCOLS.get("qmc_discrepancy")
+    keys = ["experiment", "dataset", "kernel", "method_label", "n"]
+    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    shown = summary[summary["metric"].isin(["discrepancy", options.metric or "spec"])]
+    metric_ids = [m for m in proto.metrics if m in set(shown["metric"])]
+    panels = draw_panels(
+        shown,
+        row="dataset",
+        col="metric",
+        x="n",
+        ylabel="",
+        xlabel="n (s = 2n(d + 1) points)",
+        rows=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
+        cols=metric_ids,
+        row_name=dataset_name,
+        col_name=lambda m: proto.metrics[m].label,
+        log=True if options.log is None else options.log,
+    )
+    written = save_figure(panels.figure, out, "yang_discrepancy", options.formats)
+    intro = "Mean over runs with 95% t-interval per (dataset, method, n)."
+    title = "Yang et al. 2014, Fig. 3: box discrepancy beside the Gram error"
+    written += write_table(summary, out, "yang_discrepancy_summary", title, intro, panels.notes)
+    return FigureOutput(written, panels.notes)
+
+
+QMCDiscrepancy.figures = {
+    "yang_discrepancy": Figure(
+        "yang_discrepancy",
+        "Yang Fig. 3: box discrepancy and Gram error against n",
+        draw_yang_discrepancy,
+        metrics=tuple(QMCDiscrepancy.metrics),
+    )
+}
+QMCDiscrepancy.default_figures = ("yang_discrepancy",)
+PROTOCOLS.add("qmc_discrepancy", QMCDiscrepancy())
