@@ -200,3 +200,18 @@ def test_paper_reading_rows_are_the_former_protocol() -> None:
     df = run_cell(cell)
     assert df["accuracy_pct"].mean() == pytest.approx(row["mean"], rel=1e-5)
     assert df["accuracy_pct"].std() == pytest.approx(row["std"], rel=1e-5)
+
+
+def test_qmc_fixed_is_one_point_set_for_every_run() -> None:
+    """Liu et al.'s QMC (configs/method/qmc_fixed.yaml): the RR2 Halton set with MATLAB's
+    Skip 1000 and Leap 700, drawn without randomness, so every run maps alike."""
+    from kernelbench.config import load_group
+
+    params = load_group("method", "qmc_fixed")["params"]
+    X = _data(n=30, d=5)[0]
+    maps = [make_feature_map("qmc", n=2, random_state=r, **params).fit(X) for r in (0, 1)]
+    np.testing.assert_array_equal(maps[0].transform(X), maps[1].transform(X))
+    plain = make_feature_map("qmc", n=2, random_state=0, randomize="rr2").fit(X)
+    assert not np.array_equal(plain.W_, maps[0].W_)  # skip and leap move the points
+    with pytest.raises(KernelbenchError, match="skip and leap apply to the RR2 Halton set"):
+        make_feature_map("qmc", n=1, skip=10).fit(X)

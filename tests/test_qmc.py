@@ -417,6 +417,8 @@ def test_rr2_halton_is_matlabs_published_points():
         [scrambled_radical_inverse(index, p, [rr2_permutation(p)] * n_digits(p)) for p in (2, 3, 5)]
     )
     np.testing.assert_allclose(got, published, atol=5e-5)
+    # the same through haltonset's Skip and Leap (qmc_fixed: Liu et al.'s 1000 and 700)
+    np.testing.assert_array_equal(halton_rr2_points(4, 3, skip=1000, leap=100), got)
     np.testing.assert_array_equal(rr2_permutation(5), [0, 4, 2, 1, 3])
     for p in first_primes(50).tolist():
         assert sorted(rr2_permutation(p)) == list(range(p))

@@ -183,13 +183,14 @@ def rr2_permutation(base: int) -> np.ndarray:
     return rev[rev < base]
 
 
-def halton_rr2_points(n_points: int, d: int) -> np.ndarray:
-    """Points i = 1..N of the RR2-scrambled Halton sequence (deterministic, no variance).
+def halton_rr2_points(n_points: int, d: int, skip: int = 0, leap: int = 0) -> np.ndarray:
+    """Points of the RR2-scrambled Halton sequence (deterministic, no variance).
 
-    RR2 maps digit 0 to 0, so point 0 is still the origin (Phi^-1 = -inf):
-    skipped, as for the unscrambled sequence.
+    Indices skip + j (leap + 1), j = 0..N-1, as MATLAB's ``haltonset(d, 'Skip', skip,
+    'Leap', leap)``; RR2 maps digit 0 to 0, so index 0 is still the origin (Phi^-1 =
+    -inf): with ``skip = 0`` the indices start at 1 (points i = 1..N without a leap).
     """
-    index = np.arange(1, n_points + 1, dtype=np.int64)
+    index = skip + np.arange(n_points, dtype=np.int64) * (leap + 1) + (skip == 0)
     out = np.empty((d, n_points))
     for k, p in enumerate(first_primes(d).tolist()):
         perm = rr2_permutation(p)
@@ -291,11 +292,14 @@ def qmc_points(
     rng: np.random.Generator,
     generator: str | None = None,
     randomize: str | None = None,
+    skip: int = 0,
+    leap: int = 0,
 ) -> np.ndarray:
     """N points in [0, 1)^d of a (randomised) low-discrepancy sequence.
 
     ``adaptive`` starts from ``halton``. ``scramble`` picks the Halton and Sobol'
-    randomisation when ``randomize`` is None (see ``OPTIONS``).
+    randomisation when ``randomize`` is None (see ``OPTIONS``). ``skip`` and ``leap``
+    (MATLAB's haltonset) apply to the RR2 Halton set.
     """
     gen, rnd = resolve_options(sequence, generator, randomize, scramble)
     limit = MAX_DIM[gen]
@@ -306,7 +310,7 @@ def qmc_points(
         )
     if sequence in ("halton", "adaptive"):
         if rnd == "rr2":
-            return halton_rr2_points(n_points, d)
+            return halton_rr2_points(n_points, d, skip, leap)
         return halton_points(n_points, d, rng, rnd == "owen")
     if gen == "korobov":
         return korobov_points(n_points, d, rng)
@@ -371,12 +375,16 @@ class QMC(DenseFeatureMap):
         max_cg_iter: int = 20,
         tol: float = 0.0,
         keep_iterates: bool = False,
+        skip: int = 0,
+        leap: int = 0,
     ) -> None:
         super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
         self.sequence = sequence
         self.scramble = scramble
         self.generator = generator
         self.randomize = randomize
+        self.skip = skip
+        self.leap = leap
         self.box_scale = box_scale
         self.max_cg_iter = max_cg_iter
         self.tol = tol
@@ -384,7 +392,14 @@ class QMC(DenseFeatureMap):
 
     def _check_params(self) -> None:
         check_choice("sequence", self.sequence, SEQUENCES)
-        resolve_options(self.sequence, self.generator, self.randomize, bool(self.scramble))
+        _, rnd = resolve_options(self.sequence, self.generator, self.randomize, bool(self.scramble))
+        check_int("skip", self.skip, 0)
+        check_int("leap", self.leap, 0)
+        if (self.skip or self.leap) and rnd != "rr2":
+            raise KernelbenchError(
+                f"skip and leap apply to the RR2 Halton set (randomize=rr2, MATLAB's "
+                f"haltonset), got randomize={rnd!r}"
+            )
         if self.sequence != "adaptive":
             return
         if get_kernel(self.kernel).name != "rbf":
@@ -409,7 +424,15 @@ class QMC(DenseFeatureMap):
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         U = qmc_points(
-            self.sequence, D, d, bool(self.scramble), rng, self.generator, self.randomize
+            self.sequence,
+            D,
+            d,
+            bool(self.scramble),
+            rng,
+            self.generator,
+            self.randomize,
+            int(self.skip),
+            int(self.leap),
         )
         W = _to_gaussian(np.asarray(U, dtype=np.float64))
         if self.sequence == "adaptive":
