@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "registry": 0,
     "seeding": 0,
     "config": 0,
+    "plugins": 0,
     "validation": 0,
     "kernels": 1,
     "transforms": 1,
