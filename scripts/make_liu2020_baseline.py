@@ -8,7 +8,7 @@ std, sem, quantiles, seed, ...) plus ``s`` (frequencies of the map), the mean fe
 time and its ratio to rff's at the same (dataset, n) in the same results
 (``feature_time_vs_rff``; absolute seconds depend on the machine and its load), and the
 mean peak memory of a run. ``kernelbench verify --config liu2020_table3`` and
-REPRODUCTION.md (scripts/reproduction/liu2020.py) read it.
+REPRODUCTION.md (kernelbench/report/liu2020.py) read it.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "verify": 4,
     "plot": 4,
     "runner": 5,
+    "report": 5,
     "cli": 6,
     "__init__": 6,
 }

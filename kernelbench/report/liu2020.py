@@ -16,8 +16,8 @@ import pandas as pd
 from kernelbench.plotting import DATASET_NAMES
 from kernelbench.protocols import get_protocol
 from kernelbench.reference import load_reference
+from kernelbench.report.common import ROOT, Section, Summary, fmt
 from kernelbench.verify import DEVIATES, KNOWN, REPRODUCED, load_config, verify_table
-from reproduction.common import ROOT, Section, Summary, fmt
 
 CONFIG = "liu2020_table3"
 BASELINE = ROOT / "results" / "baseline" / "liu2020_table3_baseline.csv"

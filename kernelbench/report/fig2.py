@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.plotting import DATASET_NAMES, KERNEL_NAMES
+from kernelbench.report.common import ROOT, Section, Summary, fmt, rel
 from kernelbench.stats import sidak_z, welch_df
-from reproduction.common import ROOT, Section, Summary, fmt, rel
 
 BASELINE = ROOT / "results" / "baseline" / "fig2_baseline.csv"
 FIG1_BASELINE = ROOT / "results" / "baseline" / "fig1_baseline.csv"
@@ -243,7 +243,7 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
         "it (docs/downstream.md); the learner is the paper's SVC/SVR on K_hat with "
         "default C; `exact` is the same learner on the exact kernel.",
         "",
-        "Tests (decided before the grid was computed; scripts/reproduction/fig2.py): "
+        "Tests (decided before the grid was computed; kernelbench/report/fig2.py): "
         "the methods' run-to-run variances pooled within a cell, two-sided Student t "
         f"thresholds at family-wise alpha = {ALPHA} (Sidak) over each claim's comparisons; "
         "Fig. 1 errors compared by Welch z with their standard errors.",

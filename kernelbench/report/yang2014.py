@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from reproduction.common import ROOT, Section, Summary, fmt
+from kernelbench.report.common import ROOT, Section, Summary, fmt
 
 BASE = ROOT / "results" / "baseline"
 QMC = {"qmc": "Halton", "qmc_sobol": "Sobol'", "qmc_lattice": "lattice",

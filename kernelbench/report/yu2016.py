@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kernelbench.report.common import ROOT, Section, Summary, fmt
 from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
-from reproduction.common import ROOT, Section, Summary, fmt
 
 BASE = ROOT / "results" / "baseline"
 #: "about equal": the two means within this relative distance
