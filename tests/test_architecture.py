@@ -42,6 +42,8 @@ LAYERS: dict[str, int] = {
     "plot": 4,
     "runner": 5,
     "report": 5,
+    "baseline": 5,
+    "baseline.format": 1,
     "cli": 6,
     "__init__": 6,
 }

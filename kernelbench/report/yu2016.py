@@ -2,7 +2,7 @@
 and Fig. 5(c) (SORF blocks), each claim checked on our committed numbers.
 
 Inputs: results/baseline/yu2016_fig2.csv and yu2016_fig4.csv (summaries made by
-scripts/make_yu_yang_baseline.py from `kernelbench run experiment=yu2016_fig2`,
+`kernelbench baseline` from `kernelbench run experiment=yu2016_fig2`,
 `yu2016_fig4` and `yu2016_fig4_cifar`) and their figures. The criteria of "about
 equal" and "much worse" are fixed here, before the numbers: within 10% of each other,
 and at least 1.5 times the error.
@@ -167,7 +167,7 @@ def build() -> Section | None:
         "Yu et al. report figures only (no tables), so their claims are checked on our "
         "numbers. Commands: `kernelbench run experiment=yu2016_fig2`, "
         "`experiment=yu2016_fig4`, `experiment=yu2016_fig4_cifar`, then "
-        "`python scripts/make_yu_yang_baseline.py`.",
+        "`kernelbench baseline yu2016_fig2 results/runs` (and yu2016_fig4).",
         "",
         "### Fig. 2: variance ratio against z = ‖x − y‖/σ",
         "",

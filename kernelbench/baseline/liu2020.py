@@ -1,9 +1,9 @@
 """Aggregate Liu et al. 2020 Table 3 results (protocol=krr) into our committed baseline.
 
-    python scripts/make_liu2020_baseline.py RESULTS_DIR [...] --out results/baseline
+    kernelbench baseline liu2020_table3 RESULTS_DIR [...] [--out results/baseline]
 
 Writes ``<out>/liu2020_table3_baseline.csv``: per cell (dataset, kernel, method_label,
-s/d = n) the accuracy statistics of :func:`make_baseline.baseline_table` (runs, mean,
+s/d = n) the accuracy statistics of :func:`kernelbench.baseline.format.cell_table` (runs, mean,
 std, sem, quantiles, seed, ...) plus ``s`` (frequencies of the map), the mean feature
 time and its ratio to rff's at the same (dataset, n) in the same results
 (``feature_time_vs_rff``; absolute seconds depend on the machine and its load), and the
@@ -13,17 +13,12 @@ REPRODUCTION.md (kernelbench/report/liu2020.py) read it.
 
 from __future__ import annotations
 
-import argparse
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from make_baseline import baseline_table  # noqa: E402
-
-from kernelbench.results import read_results  # noqa: E402
+from kernelbench.baseline.format import cell_table, int_n, write_table
 
 NAME = "liu2020_table3_baseline.csv"
 
@@ -31,7 +26,7 @@ NAME = "liu2020_table3_baseline.csv"
 def table3_baseline(df: pd.DataFrame) -> pd.DataFrame:
     """Accuracy statistics per cell plus s, feature time (ratio to rff) and peak memory."""
     df = df[df["protocol"] == "krr"]
-    out = baseline_table(df, "accuracy_pct")
+    out = cell_table(df, "accuracy_pct")
     keys = ["dataset", "kernel", "method_label", "n"]
     per = df.groupby(keys).agg(
         s=("s", "first"),
@@ -47,23 +42,18 @@ def table3_baseline(df: pd.DataFrame) -> pd.DataFrame:
     out["n"] = out["n"].astype(float)
     per["n"] = per["n"].astype(float)
     out = out.merge(per, on=keys, how="left")
-    out["n"] = out["n"].map(lambda n: int(n) if float(n).is_integer() else n)
+    out["n"] = int_n(out["n"])
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results", type=Path, nargs="+")
-    ap.add_argument("--out", type=Path, default=Path("results/baseline"))
-    ap.add_argument("--experiment", default="liu2020_table3")
-    args = ap.parse_args(argv)
-    df = pd.concat([read_results(p, args.experiment) for p in args.results], ignore_index=True)
+def write(
+    df: pd.DataFrame,
+    out: Path,
+    update: str | None = None,
+    figure: bool = True,
+    echo: Callable[[str], None] = print,
+) -> None:
+    """Write ``liu2020_table3_baseline.csv`` from the results ``df`` (no figure)."""
     table = table3_baseline(df)
-    args.out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.out / NAME, index=False, float_format="%.6g")
-    print(f"wrote {args.out / NAME} ({len(table)} cells)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    path = write_table(table, out / NAME, float_format="%.6g")
+    echo(f"wrote {path} ({len(table)} cells)")
