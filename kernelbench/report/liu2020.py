@@ -2,7 +2,7 @@
 
 Inputs: the paper's EEG and cod-RNA rows (results/reference/liu2020_table3_krr_accuracy.csv),
 our aggregated results (results/baseline/liu2020_table3_baseline.csv, written by
-scripts/make_liu2020_baseline.py), the readings measurement
+`kernelbench baseline liu2020_table3`), the readings measurement
 (results/baseline/liu2020_readings.csv, scripts/liu2020_readings.py) and the known
 deviations of configs/verify/liu2020_table3.yaml. Verdicts are those of
 ``kernelbench verify --config liu2020_table3`` (same code, same tolerance).

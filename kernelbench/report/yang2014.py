@@ -4,7 +4,7 @@
 data.download=true`, and the other yang2014_table* files), not run here (no network).
 
 Inputs: results/baseline/yang2014_fig2.csv, yang2014_fig4.csv and yang2014_fig4_nn50.csv
-(summaries made by scripts/make_yu_yang_baseline.py from `kernelbench run
+(summaries made by `kernelbench baseline` from `kernelbench run
 experiment=yang2014_fig2`, `yang2014_fig4` and `yang2014_fig4_nn50`) and their figures.
 """
 
@@ -129,7 +129,7 @@ def build() -> Section | None:
         "Yang et al. give Fig. 2 and Fig. 4 as figures only: their claims are checked on "
         "our numbers. Commands: `kernelbench run experiment=yang2014_fig2`, "
         "`experiment=yang2014_fig4`, `experiment=yang2014_fig4_nn50`, then "
-        "`python scripts/make_yu_yang_baseline.py`.",
+        "`kernelbench baseline EXPERIMENT results/runs` for each.",
         "",
         "### Fig. 2: relative spectral Gram error against s",
         "",
