@@ -1,4 +1,4 @@
-"""The ``kernelbench`` command line: run, plot, verify and datasets."""
+"""The ``kernelbench`` command line: run, plot, verify, report, baseline and datasets."""
 
 from __future__ import annotations
 
@@ -39,11 +39,13 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from kernelbench.baseline.command import baseline
     from kernelbench.datasets.cli import datasets
     from kernelbench.plot import plot
+    from kernelbench.report.command import report
     from kernelbench.runner import run
 
-    commands = [run, plot, datasets]
+    commands = [run, plot, datasets, report, baseline]
     try:
         from kernelbench.verify import verify
     except ModuleNotFoundError as err:

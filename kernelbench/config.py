@@ -1,4 +1,5 @@
-"""Locate and read the Hydra config tree, from a checkout or an installed wheel."""
+"""Locate and read the Hydra config tree, from a checkout or an installed wheel, plus
+the config directories of plug-in packages (:func:`config_dirs`)."""
 
 from __future__ import annotations
 
@@ -33,9 +34,37 @@ def config_dir() -> Path:
     raise FileNotFoundError("kernelbench configs not found (looked next to the package)")
 
 
+def config_dirs() -> list[Path]:
+    """The config search path: kernelbench's :func:`config_dir`, then the ``CONFIG_DIR``
+    of each plug-in module that has one (:func:`kernelbench.plugins.config_dirs`)."""
+    from kernelbench.plugins import config_dirs as plugin_dirs
+
+    main = config_dir()
+    return [main, *(p for p in plugin_dirs() if p != main)]
+
+
+def searchpath_overrides() -> list[str]:
+    """The Hydra override that adds the plug-ins' config directories to Hydra's search
+    path (``hydra.searchpath``, after kernelbench's own); [] when no plug-in has one."""
+    extra = config_dirs()[1:]
+    if not extra:
+        return []
+    return ["hydra.searchpath=[" + ",".join(f"'file://{p}'" for p in extra) + "]"]
+
+
 def group_options(group: str) -> list[str]:
     """The option names of a config group (``method``, ``kernel``, ``dataset``, ...)."""
-    return sorted(p.stem for p in (config_dir() / group).glob("*.yaml"))
+    return sorted({p.stem for d in config_dirs() for p in (d / group).glob("*.yaml")})
+
+
+def config_file(group: str, name: str, kind: str | None = None) -> Path:
+    """``<group>/<name>.yaml`` in the first directory of :func:`config_dirs` that has it;
+    an unknown name raises one line naming the valid ones."""
+    for d in config_dirs():
+        path = d / group / f"{name}.yaml"
+        if path.is_file():
+            return path
+    raise choices_error(kind or group, name, group_options(group))
 
 
 def load_group(group: str, name: str) -> dict[str, Any]:
@@ -43,10 +72,7 @@ def load_group(group: str, name: str) -> dict[str, Any]:
 
     Each file is parsed once per process; callers get their own deep copy.
     """
-    path = config_dir() / group / f"{name}.yaml"
-    if not path.is_file():
-        raise choices_error(group, name, group_options(group))
-    return copy.deepcopy(_parse(path))
+    return copy.deepcopy(_parse(config_file(group, name)))
 
 
 @cache
@@ -62,10 +88,7 @@ def experiment_sweep(name: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
     override strings, in file order."""
     from omegaconf import OmegaConf
 
-    path = config_dir() / "experiment" / f"{name}.yaml"
-    if not path.is_file():
-        raise choices_error("experiment", name, group_options("experiment"))
-    raw = OmegaConf.load(path)
+    raw = OmegaConf.load(config_file("experiment", name))
     params = OmegaConf.select(raw, "hydra.sweeper.params") or {}
     sweep = {str(k): [s.strip() for s in str(v).split(",")] for k, v in params.items()}
     top = OmegaConf.to_container(raw, resolve=False)
@@ -96,7 +119,9 @@ def _compose(overrides: tuple[str, ...]) -> dict[str, Any]:
         GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(config_dir()), version_base=None):
-            cfg = hydra_compose(config_name="config", overrides=list(overrides))
+            cfg = hydra_compose(
+                config_name="config", overrides=[*searchpath_overrides(), *overrides]
+            )
     except HydraException as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise KernelbenchError(first) from None

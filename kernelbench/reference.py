@@ -37,7 +37,12 @@ def reference_names() -> list[str]:
 
 
 def load_reference(name: str = DEFAULT_REFERENCE) -> pd.DataFrame:
-    """Read the reference table ``<name>.csv`` (``name`` may also carry the ``.csv``)."""
+    """Read the reference table ``<name>.csv`` (``name`` may also carry the ``.csv``), or
+    the CSV file at the absolute path ``name`` (a plug-in's own table)."""
+    if Path(name).is_absolute():
+        if not Path(name).is_file():
+            raise KernelbenchError(f"reference table {name!r} does not exist")
+        return pd.read_csv(name)
     stem = name.removesuffix(".csv")
     path = reference_dir() / f"{stem}.csv"
     if not path.is_file():

@@ -1,4 +1,5 @@
-"""A tiny name -> object registry shared by methods, kernels and datasets."""
+"""A tiny name -> object registry shared by methods, kernels, datasets, protocols and
+learners; its entries come from the plug-in modules (:mod:`kernelbench.plugins`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ T = TypeVar("T")
 class Registry(Generic[T]):
     """Map ids to objects; unknown ids raise one line naming the valid choices.
 
-    Adding an entry is one decorator (``@REGISTRY.register("id")``) in the new
-    module plus, for the runner, one YAML file in the matching config group.
+    Adding an entry is one decorator (``@REGISTRY.register("id")``) in a plug-in
+    module (an entry point of ``kernelbench.plugins``) plus, for the runner, one YAML
+    file in the matching config group. The plug-in modules are imported the first time
+    a registry is queried.
     """
 
     def __init__(self, kind: str) -> None:
@@ -33,23 +36,34 @@ class Registry(Generic[T]):
             raise ValueError(f"{self.kind} {name!r} is registered twice")
         self._items[name] = obj
 
+    def _all(self) -> dict[str, T]:
+        """The entries, once every plug-in module is imported."""
+        from kernelbench.plugins import load
+
+        load()
+        return self._items
+
     def get(self, name: str) -> T:
         try:
             return self._items[name]
         except (KeyError, TypeError):
+            pass
+        try:
+            return self._all()[name]
+        except (KeyError, TypeError):
             raise choices_error(self.kind, name, self._items) from None
 
     def __contains__(self, name: object) -> bool:
-        return name in self._items
+        return name in self._all()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
+        return iter(list(self._all()))
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._all())
 
     def names(self) -> list[str]:
-        return list(self._items)
+        return list(self._all())
 
     def items(self) -> list[tuple[str, T]]:
-        return list(self._items.items())
+        return list(self._all().items())

@@ -181,9 +181,9 @@ def _grid_params(experiment: str | None) -> dict[str, list[str]]:
         return {}
     from omegaconf import OmegaConf
 
-    from kernelbench.config import config_dir
+    from kernelbench.config import config_file
 
-    raw = OmegaConf.load(config_dir() / "experiment" / f"{experiment}.yaml")
+    raw = OmegaConf.load(config_file("experiment", experiment))
     params = OmegaConf.select(raw, "hydra.sweeper.params") or {}
     return {str(k): [s.strip() for s in str(v).split(",")] for k, v in params.items()}
 
@@ -304,9 +304,11 @@ def launch(args: list[str], multirun: bool = False) -> None:
     import hydra
     from hydra.errors import HydraException
 
-    from kernelbench.config import config_dir
+    from kernelbench.config import config_dir, searchpath_overrides
 
     hydra_args, multirun, cells = plan(list(args), multirun)
+    if not any(a.startswith("hydra.searchpath") for a in hydra_args):
+        hydra_args += searchpath_overrides()  # the plug-ins' config directories
     task = hydra.main(version_base=None, config_path=str(config_dir()), config_name="config")(_job)
     # HYDRA_FULL_ERROR makes Hydra re-raise job errors instead of printing a stack
     # trace and exiting 1: the CLI then shows them as one line.

@@ -1,6 +1,8 @@
 """Statistics shared by the protocols, ``verify`` and the figures.
 
-* per-cell summaries of runs (:func:`t_interval`, :func:`aggregate`);
+* per-cell summaries of runs: :func:`cell_stats` (mean, std, sem: the one helper
+  behind :func:`t_interval`, :func:`aggregate`, ``plotting.summarise`` and the baseline
+  tables of ``kernelbench.baseline.format``);
 * the family-wise thresholds of ``verify`` (:func:`sidak_rate`, :func:`sidak_z`) at
   Welch-Satterthwaite degrees of freedom (:func:`welch_df`);
 * :func:`z_score`, a difference over its standard error that treats a noiseless
@@ -25,18 +27,29 @@ from kernelbench.errors import KernelbenchError
 EXACT_RTOL = 1e-9
 
 
-def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
-    """Mean, std (ddof=1), sem and half-width of the t-interval of ``values``.
+def cell_stats(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean, std (ddof=1) and sem = std / sqrt(r) of the r runs of a cell.
 
-    With fewer than two values std, sem and the half-width are NaN.
+    With fewer than two values std and sem are NaN (no values: all NaN).
     """
     values = np.asarray(values, dtype=float)
     r = values.size
     mean = float(values.mean()) if r else math.nan
     if r < 2:
-        return mean, math.nan, math.nan, math.nan
+        return mean, math.nan, math.nan
     std = float(values.std(ddof=1))
-    sem = std / math.sqrt(r)
+    return mean, std, std / math.sqrt(r)
+
+
+def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
+    """Mean, std (ddof=1), sem and half-width of the t-interval of ``values``.
+
+    With fewer than two values std, sem and the half-width are NaN.
+    """
+    mean, std, sem = cell_stats(values)
+    r = np.size(values)
+    if r < 2:
+        return mean, math.nan, math.nan, math.nan
     half = float(stats.t.ppf(0.5 + level / 2, r - 1)) * sem
     return mean, std, sem, half
 
@@ -56,16 +69,16 @@ def aggregate(
         v = g[column].dropna().to_numpy(dtype=float) * scale
         if v.size == 0:
             continue
-        std = float(v.std(ddof=1)) if v.size > 1 else float("nan")
+        mean, std, sem = cell_stats(v)
         src = g["data_source"].dropna() if "data_source" in g else pd.Series(dtype=object)
         rows.append(
             {
                 **dict(zip(keys, key, strict=True)),
                 "seed": int(g["seed"].iloc[0]) if "seed" in g else 0,
                 "runs": int(v.size),
-                "mean": float(v.mean()),
+                "mean": mean,
                 "std": std,
-                "sem": std / math.sqrt(v.size) if v.size > 1 else float("nan"),
+                "sem": sem,
                 "data_source": str(src.iloc[0]) if len(src) else None,
             }
         )

@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "registry": 0,
     "seeding": 0,
     "config": 0,
+    "plugins": 0,
     "validation": 0,
     "kernels": 1,
     "transforms": 1,
@@ -40,6 +41,9 @@ LAYERS: dict[str, int] = {
     "verify": 4,
     "plot": 4,
     "runner": 5,
+    "report": 5,
+    "baseline": 5,
+    "baseline.format": 1,
     "cli": 6,
     "__init__": 6,
 }

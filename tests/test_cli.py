@@ -69,7 +69,7 @@ def test_help_lists_methods_kernels_datasets(capsys):
         assert name in out
     # the protocols and learners a cell can name
     assert "Protocols: downstream, kernel_approx, krr" in out
-    assert "Learners:  svm_precomputed, linear" in out
+    assert "Learners:  linear, svm_precomputed" in out
     for cmd in ("run", "plot", "datasets", "verify"):
         assert cmd in out
     # each command's short help is a whole sentence, not cut at an abbreviation

@@ -13,7 +13,6 @@ import pytest
 from click.testing import CliRunner
 
 from kernelbench.datasets import (
-    DATASET_MODULES,
     DATASETS,
     clear_cache,
     dataset_config,
@@ -25,6 +24,7 @@ from kernelbench.datasets import (
 )
 from kernelbench.datasets.cli import datasets as datasets_cli
 from kernelbench.errors import DataUnavailableError, KernelbenchError
+from kernelbench.plugins import entry_points
 
 # name: (OpenML id, d, rows, target column), checked against OpenML's listings
 YANG = {"cpu": (197, 21, 8192, "usr"), "census": (574, 16, 22784, "price")}
@@ -49,7 +49,7 @@ def fake_table(name: str, n_rows: int = 40, seed: int = 0, drop: int = 0) -> pd.
 def test_specs(name):
     openml_id, d, rows, _ = YANG[name]
     spec = DATASETS.get(name)
-    assert name in DATASET_MODULES
+    assert f"kernelbench.datasets.{name}" in {ep.value for ep in entry_points()}
     assert spec.task == "regression" and spec.n_classes is None
     assert (spec.d, spec.n_total, spec.openml_id) == (d, rows, openml_id)
     assert spec.source.startswith(f"OpenML {openml_id} ")

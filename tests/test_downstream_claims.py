@@ -1,17 +1,12 @@
-"""The Fig. 2 claim tests of REPRODUCTION.md (scripts/reproduction/fig2.py) can fail:
+"""The Fig. 2 claim tests of REPRODUCTION.md (kernelbench/report/fig2.py) can fail:
 synthetic baselines where B is clearly worse, or where the best approximant loses."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-
-fig2 = pytest.importorskip("reproduction.fig2")
+from kernelbench.report import fig2
 
 METHODS = ["rff", "orf", "sr33"]
 

@@ -1,4 +1,4 @@
-"""The helpers of the maintenance scripts (scripts/): baseline update, tau tables, sr33 study."""
+"""The helpers of the maintenance scripts (scripts/): tau tables, sr33 study."""
 
 from __future__ import annotations
 
@@ -13,59 +13,8 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
 import fig1_floor  # noqa: E402
-import make_baseline  # noqa: E402
 import measure_sample_variation  # noqa: E402
 import measure_sr33_rotation  # noqa: E402
-
-
-def _table(rows: list[tuple[str, str, str, int, float]]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=["dataset", "kernel", "method_label", "n", "mean"])
-
-
-def test_baseline_update_replaces_only_the_rerun_datasets() -> None:
-    old = _table(
-        [
-            ("letter", "rbf", "rff", 1, 0.1),
-            ("leukemia", "rbf", "rff", 1, 9.0),
-            ("leukemia", "rbf", "orf", 1, 8.0),
-            ("usps", "rbf", "rff", 1, 0.3),
-        ]
-    )
-    new = _table([("leukemia", "rbf", "sr33", 1, 0.5), ("leukemia", "rbf", "rff", 1, 0.4)])
-    out = make_baseline.update_table(old, new)
-    assert list(zip(out["dataset"], out["method_label"], out["mean"], strict=True)) == [
-        ("letter", "rff", 0.1),
-        ("leukemia", "rff", 0.4),
-        ("leukemia", "sr33", 0.5),
-        ("usps", "rff", 0.3),
-    ]
-
-
-def test_baseline_update_cells_replaces_only_the_rerun_cells() -> None:
-    old = _table(
-        [
-            ("cifar100", "arccos1", "orf", 1, 8.0),
-            ("cifar100", "arccos1", "orf", 2, 7.0),
-            ("cifar100", "arccos1", "rff", 1, 9.0),
-        ]
-    )
-    new = _table([("cifar100", "arccos1", "orf", 1, 0.5), ("cifar100", "arccos1", "sr33", 1, 0.4)])
-    new["n"] = new["n"].astype(float)  # rows store n as a float
-    out = make_baseline.update_table(old, new, by="cell")
-    assert list(zip(out["method_label"], out["n"], out["mean"], strict=True)) == [
-        ("orf", 1, 0.5),
-        ("orf", 2, 7.0),
-        ("rff", 1, 9.0),
-        ("sr33", 1, 0.4),
-    ]
-
-
-def test_baseline_table_summary_has_t_intervals() -> None:
-    t = _table([("letter", "rbf", "rff", 1, 1.0), ("letter", "rbf", "rff", 2, 2.0)])
-    t = t.assign(runs=[10, 1], sem=[0.1, np.nan])
-    s = make_baseline.table_summary(t)
-    assert s["ci_high"].iloc[0] - 1.0 == pytest.approx(2.262157 * 0.1, rel=1e-5)
-    assert np.isnan(s["ci_low"].iloc[1])
 
 
 def test_sample_variation_append_keeps_the_other_pairs(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from click.testing import CliRunner  # noqa: E402
 from kernelbench.errors import KernelbenchError  # noqa: E402
 from kernelbench.experiment import make_cell, resolve_cell, run_and_store, run_cell  # noqa: E402
 from kernelbench.plot import plot  # noqa: E402
-from kernelbench.protocols import PROTOCOL_MODULES, get_protocol  # noqa: E402
+from kernelbench.protocols import PROTOCOLS, get_protocol  # noqa: E402
 from kernelbench.protocols.base import FigureOptions  # noqa: E402
 from kernelbench.protocols.walltime import draw_fig3, fig3_panels, median_summary  # noqa: E402
 from kernelbench.results import read_results  # noqa: E402
@@ -28,7 +28,7 @@ def walltime_cell(method="sr33", points=7, repeats=4, runs=None, **kw):
 
 
 def test_registered_with_its_config():
-    assert "walltime" in PROTOCOL_MODULES
+    assert "walltime" in PROTOCOLS
     cell = resolve_cell(walltime_cell())
     assert cell["protocol"]["data"] == "kernel_approx"
     assert cell["runs"] == 1  # the protocol's runs, not Fig. 1's error runs

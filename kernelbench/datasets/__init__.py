@@ -18,14 +18,12 @@ census     regression     OpenML 574 (house_16H)    no (optional; stand-in)
 digits     classification bundled (scikit-learn)    not needed
 ========== ============== ========================= =====================
 
-Adding a dataset is one module here (a :class:`DatasetSpec` passed to
-``register``, with its downloader), its name in ``DATASET_MODULES``, and
-``configs/dataset/<name>.yaml``.
+Adding a dataset is one module (a :class:`DatasetSpec` passed to ``register``, with
+its downloader), named by an entry point of ``kernelbench.plugins``
+(:mod:`kernelbench.plugins`), and ``configs/dataset/<name>.yaml``.
 """
 
 from __future__ import annotations
-
-from importlib import import_module
 
 from kernelbench.datasets.protocol import (
     Split,
@@ -38,28 +36,8 @@ from kernelbench.datasets.protocol import (
 from kernelbench.datasets.sources import fetch_dataset, load_dataset, where
 from kernelbench.datasets.spec import DATASETS, Dataset, DatasetSpec, register
 
-#: Dataset modules, in the order ``datasets list`` shows them; each registers its spec.
-DATASET_MODULES = (
-    "powerplant",
-    "letter",
-    "usps",
-    "mnist",
-    "cifar100",
-    "leukemia",
-    "eeg",
-    "codrna",
-    "magic04",
-    "covtype",
-    "cpu",
-    "census",
-    "digits",
-)
-for _module in DATASET_MODULES:
-    import_module(f"kernelbench.datasets.{_module}")
-
 __all__ = [
     "DATASETS",
-    "DATASET_MODULES",
     "Dataset",
     "DatasetSpec",
     "Split",

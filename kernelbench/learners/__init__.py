@@ -40,7 +40,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import import_module
 from typing import Any, ClassVar
 
 import numpy as np
@@ -94,6 +93,7 @@ class Learner:
         raise NotImplementedError
 
 
+#: Learners by id; each plug-in module registers its own (:mod:`kernelbench.plugins`).
 LEARNERS: Registry[type[Learner]] = Registry("learner")
 
 
@@ -156,14 +156,8 @@ def predict_in_chunks(
     return np.concatenate(parts) if parts else np.empty(0)
 
 
-#: Learner modules; each registers its learner.
-LEARNER_MODULES = ("svm", "linear")
-for _module in LEARNER_MODULES:
-    import_module(f"kernelbench.learners.{_module}")
-
 __all__ = [
     "LEARNERS",
-    "LEARNER_MODULES",
     "LOWER_IS_BETTER",
     "TASKS",
     "TASK_METRICS",

@@ -17,29 +17,21 @@ krr             KRR test accuracy and feature time (Liu et al. 2020, Table 3, Fi
 downstream      test accuracy / R^2 of a learner on the features (Munkhoeva et al., Fig. 2)
 =============== ==================================================================
 
-Adding a protocol is one module here (a :class:`Protocol` subclass registered in
-:data:`PROTOCOLS`; every module of this package but ``base`` is imported) and
-``configs/protocol/<name>.yaml`` with its settings.
+Adding a protocol is one module (a :class:`Protocol` subclass registered in
+:data:`PROTOCOLS`), named by an entry point of ``kernelbench.plugins``
+(:mod:`kernelbench.plugins`), and ``configs/protocol/<name>.yaml`` with its settings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import import_module
-from pkgutil import iter_modules
 from typing import Any
 
 from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
 from kernelbench.registry import Registry
 
+#: Protocols by name; each plug-in module registers its own (:mod:`kernelbench.plugins`).
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
-
-#: Protocol modules (every module of this package but ``base``); each registers its protocol.
-PROTOCOL_MODULES = tuple(
-    sorted(m.name for m in iter_modules(__path__) if m.name != "base" and not m.ispkg)
-)
-for _module in PROTOCOL_MODULES:
-    import_module(f"kernelbench.protocols.{_module}")
 
 
 def get_protocol(cell_or_name: Mapping[str, Any] | str) -> Protocol:
@@ -53,7 +45,6 @@ def get_protocol(cell_or_name: Mapping[str, Any] | str) -> Protocol:
 
 __all__ = [
     "PROTOCOLS",
-    "PROTOCOL_MODULES",
     "Figure",
     "FigureOptions",
     "FigureOutput",

@@ -15,6 +15,7 @@ from typing import Any
 import click
 import pandas as pd
 
+from kernelbench.baseline.format import read_table
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.protocols import Protocol, get_protocol
 from kernelbench.stats import aggregate
@@ -25,17 +26,8 @@ from kernelbench.verify.report import display_frame, format_text, summary_line, 
 
 
 def load_baseline(path: Path, keys: list[str]) -> pd.DataFrame:
-    """Our committed baseline table (one row per cell: keys, runs, mean, std, seed)."""
-    if not path.is_file():
-        raise KernelbenchError(
-            f"baseline table {str(path)!r} not found (scripts/make_baseline.py writes it; "
-            "--no-baseline skips the check)"
-        )
-    base = pd.read_csv(path)
-    missing = {*keys, "runs", "mean", "std"} - set(base.columns)
-    if missing:
-        raise KernelbenchError(f"{path}: missing columns {sorted(missing)}")
-    return base
+    """Our committed baseline table (:mod:`kernelbench.baseline.format`)."""
+    return read_table(path, keys)
 
 
 def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import get_protocol
 
 DEFAULT_CONFIG = "munkhoeva2018_fig1"
@@ -146,18 +146,14 @@ def parse_known(items: Iterable[Mapping[str, Any]]) -> list[KnownDeviation]:
 
 def config_path(name: str | Path = DEFAULT_CONFIG) -> Path:
     """A verify config: a path to a YAML file, or a name in ``configs/verify/``."""
-    from kernelbench.config import config_dir
+    from kernelbench.config import config_file
 
     p = Path(name)
     if p.suffix in (".yaml", ".yml") or p.is_file():
         if not p.is_file():
             raise KernelbenchError(f"verify config {str(p)!r} does not exist")
         return p
-    path = config_dir() / "verify" / f"{name}.yaml"
-    if not path.is_file():
-        found = sorted(q.stem for q in (config_dir() / "verify").glob("*.yaml"))
-        raise choices_error("verify config", str(name), found)
-    return path
+    return config_file("verify", str(name), kind="verify config")
 
 
 def _grid_entry(entry: Any, path: Path) -> tuple[str, tuple[str, ...]]:
@@ -173,9 +169,12 @@ def _grid_entry(entry: Any, path: Path) -> tuple[str, tuple[str, ...]]:
 
 
 def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
-    """Read and check a verify config; relative table paths resolve from the repo root,
-    or from the config's own directory for a config given by path."""
+    """Read and check a verify config; relative table paths resolve from the repo root
+    for kernelbench's own configs, else from the config's own directory (a config given
+    by path, or a plug-in's)."""
     import yaml
+
+    from kernelbench.config import config_dir
 
     path = config_path(name)
     try:
@@ -184,7 +183,8 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         raise KernelbenchError(f"cannot parse {path}: {err}".splitlines()[0]) from None
     if not isinstance(raw, Mapping) or not raw.get("reference"):
         raise KernelbenchError(f"{path}: needs at least `reference:`")
-    base = repo_root() if path.parent.name == "verify" else path.parent
+    own = path.resolve().parent == (config_dir() / "verify").resolve()
+    base = repo_root() if own else path.parent
 
     def resolve(value: Any) -> Path | None:
         if value is None:
@@ -208,9 +208,12 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
     proto = get_protocol(protocol)
     metric = str(raw.get("metric") or proto.headline)
     proto.metric(metric)  # one line naming the protocol's metrics if unknown
+    reference = str(raw["reference"])
+    if reference.endswith(".csv"):  # a table of one's own, beside the config
+        reference = str(resolve(reference))
     return VerifyConfig(
         name=path.stem,
-        reference=str(raw["reference"]),
+        reference=reference,
         protocol=protocol,
         metric=metric,
         scale=float(raw.get("scale", 1.0)),

@@ -15,6 +15,7 @@ import pandas as pd
 
 from kernelbench.plotting import DATASET_NAMES, KERNEL_NAMES
 from kernelbench.reference import load_reference
+from kernelbench.report.common import ROOT, Section, Summary, fmt, rel
 from kernelbench.verify import (
     DEVIATES,
     KNOWN,
@@ -24,7 +25,6 @@ from kernelbench.verify import (
     load_sample_variation,
     verify_table,
 )
-from reproduction.common import ROOT, Section, Summary, fmt, rel
 
 PAPER_LABELS = {"rff": "G", "orf": "Gort", "sorf": "ROM", "qmc": "QMC", "gq": "GQ", "sr33": "B"}
 DS_ORDER = ["powerplant", "letter", "usps", "mnist", "cifar100", "leukemia"]

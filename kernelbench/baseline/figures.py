@@ -1,12 +1,12 @@
 """Aggregate the Yu et al. 2016 and Yang et al. 2014 experiments into results/baseline/.
 
-Reads the shards of each experiment under ``--runs`` (results/runs by default), draws
-its figure with ``kernelbench plot``'s code (:func:`kernelbench.plot.make_plots`) and
-keeps two files per experiment: the figure as ``<experiment>.png`` and the summary
-table (mean, std, sem, 95% t-interval per cell) as ``<experiment>.csv``.
+Reads the shards of one experiment under a results directory, draws its figure with
+``kernelbench plot``'s code (:func:`kernelbench.plot.make_plots`) and keeps two files:
+the figure as ``<experiment>.png`` and the summary table (mean, std, sem, 95%
+t-interval per cell) as ``<experiment>.csv``.
 
     kernelbench run experiment=yu2016_fig2          # and the others below
-    python scripts/make_yu_yang_baseline.py [--runs results/runs] [--out results/baseline]
+    kernelbench baseline yu2016_fig2 results/runs [--out results/baseline]
 
 ``--methods`` updates only those methods' rows of an experiment's committed table, from
 shards of those methods alone (e.g. `kernelbench run experiment=yu2016_fig4
@@ -16,9 +16,9 @@ so does the figure, which needs every method's shards).
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from kernelbench.plot import make_plots
@@ -59,37 +59,36 @@ EXPERIMENTS = {
 }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=Path, default=Path("results/runs"))
-    parser.add_argument("--out", type=Path, default=Path("results/baseline"))
-    parser.add_argument("--only", nargs="*", choices=sorted(EXPERIMENTS))
-    parser.add_argument("--methods", nargs="*", help="replace only these method labels' rows")
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    for exp, (figure, metric, table, png) in EXPERIMENTS.items():
-        if args.only and exp not in args.only:
-            continue
-        if not (args.runs / exp).is_dir():
-            print(f"{exp}: no results under {args.runs / exp}; skipped")
-            continue
-        with tempfile.TemporaryDirectory() as tmp:
-            make_plots(
-                args.runs, tmp, figure=figure, metric=metric, formats=["png"], experiment=exp
-            )
-            if args.methods:
-                _replace_rows(Path(tmp) / exp / table, args.out / f"{exp}.csv", args.methods)
-                print(f"{exp}: replaced the rows of {', '.join(args.methods)} in {exp}.csv")
-                continue
-            shutil.copyfile(Path(tmp) / exp / table, args.out / f"{exp}.csv")
-            shutil.copyfile(Path(tmp) / exp / png, args.out / f"{exp}.png")
-        print(f"{exp}: wrote {args.out / exp}.csv and .png")
+def write(
+    results: Path,
+    experiment: str,
+    out: Path,
+    echo: Callable[[str], None] = print,
+    rows_of: str | None = None,
+    methods: list[str] | None = None,
+) -> None:
+    """Write ``<experiment>.csv`` and ``<experiment>.png`` from the shards under ``results``
+    (of experiment ``rows_of`` if given); with ``methods``, replace only their rows."""
+    figure, metric, table, png = EXPERIMENTS[experiment]
+    source = rows_of or experiment
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        make_plots(results, tmp, figure=figure, metric=metric, formats=["png"], experiment=source)
+        if methods:
+            _replace_rows(Path(tmp) / source / table, out / f"{experiment}.csv", methods)
+            echo(f"{experiment}: replaced the rows of {', '.join(methods)} in {experiment}.csv")
+            return
+        shutil.copyfile(Path(tmp) / source / table, out / f"{experiment}.csv")
+        shutil.copyfile(Path(tmp) / source / png, out / f"{experiment}.png")
+    echo(f"{experiment}: wrote {out / experiment}.csv and .png")
 
 
 def _replace_rows(new: Path, committed: Path, methods: list[str]) -> None:
     """``committed`` with the rows of ``methods`` taken from ``new``, in place (same
     cell keys and columns; every replaced row must have a fresh counterpart)."""
     import pandas as pd
+
+    from kernelbench.errors import KernelbenchError
 
     keys = ["experiment", "dataset", "kernel", "method_label", "n", "metric"]
     fresh = pd.read_csv(new).set_index(keys)
@@ -98,11 +97,7 @@ def _replace_rows(new: Path, committed: Path, methods: list[str]) -> None:
     index = pd.MultiIndex.from_frame(old.loc[mine, keys])
     missing = index.difference(fresh.index)
     if len(missing):
-        raise SystemExit(f"no fresh rows for {len(missing)} cells, e.g. {missing[0]}")
+        raise KernelbenchError(f"no fresh rows for {len(missing)} cells, e.g. {missing[0]}")
     values = fresh.loc[index, [c for c in old.columns if c not in keys]]
     old.loc[mine, values.columns] = values.to_numpy()
     old.to_csv(committed, index=False)
-
-
-if __name__ == "__main__":
-    main()

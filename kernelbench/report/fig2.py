@@ -2,7 +2,7 @@
 two claims (Sec. 4.3); both are tested on our committed numbers.
 
 Inputs: our aggregated downstream results (results/baseline/fig2_baseline.csv, made by
-scripts/make_fig2_baseline.py) and, for the kernel approximation error of the same
+kernelbench baseline munkhoeva2018_fig2) and, for the kernel approximation error of the same
 cells, the Fig. 1 baseline (results/baseline/fig1_baseline.csv).
 
 The tests (fixed before the grid was computed):
@@ -34,8 +34,8 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.plotting import DATASET_NAMES, KERNEL_NAMES
+from kernelbench.report.common import ROOT, Section, Summary, fmt, rel
 from kernelbench.stats import sidak_z, welch_df
-from reproduction.common import ROOT, Section, Summary, fmt, rel
 
 BASELINE = ROOT / "results" / "baseline" / "fig2_baseline.csv"
 FIG1_BASELINE = ROOT / "results" / "baseline" / "fig1_baseline.csv"
@@ -238,12 +238,12 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
         f"methods {', '.join(methods)}; n in {{{n_list}}}; "
         f"runs per cell {'/'.join(map(str, runs))}), made by "
         "`kernelbench run -m experiment=fig2_reduced` and "
-        "scripts/make_fig2_baseline.py; the Fig. 1 errors of the same cells from "
+        "`kernelbench baseline munkhoeva2018_fig2`; the Fig. 1 errors of the same cells from "
         f"`{rel(fig1_path)}`. Protocol: the whole train part mapped, test = the rows after "
         "it (docs/downstream.md); the learner is the paper's SVC/SVR on K_hat with "
         "default C; `exact` is the same learner on the exact kernel.",
         "",
-        "Tests (decided before the grid was computed; scripts/reproduction/fig2.py): "
+        "Tests (decided before the grid was computed; kernelbench/report/fig2.py): "
         "the methods' run-to-run variances pooled within a cell, two-sided Student t "
         f"thresholds at family-wise alpha = {ALPHA} (Sidak) over each claim's comparisons; "
         "Fig. 1 errors compared by Welch z with their standard errors.",

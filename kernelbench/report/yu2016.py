@@ -2,7 +2,7 @@
 and Fig. 5(c) (SORF blocks), each claim checked on our committed numbers.
 
 Inputs: results/baseline/yu2016_fig2.csv and yu2016_fig4.csv (summaries made by
-scripts/make_yu_yang_baseline.py from `kernelbench run experiment=yu2016_fig2`,
+`kernelbench baseline` from `kernelbench run experiment=yu2016_fig2`,
 `yu2016_fig4` and `yu2016_fig4_cifar`) and their figures; yu2016_fig4_qmc.csv (the QMC
 sequences in Fig. 4's setting, `experiment=yu2016_fig4_qmc`). The criteria of "about
 equal" and "much worse" are fixed here, before the numbers: within 10% of each other,
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kernelbench.report.common import ROOT, Section, Summary, fmt
 from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
-from reproduction.common import ROOT, Section, Summary, fmt
 
 BASE = ROOT / "results" / "baseline"
 #: "about equal": the two means within this relative distance
@@ -214,7 +214,7 @@ def build() -> Section | None:
         "numbers. Commands: `kernelbench run experiment=yu2016_fig2`, "
         "`experiment=yu2016_fig4`, `experiment=yu2016_fig4_cifar`, "
         "`experiment=yu2016_fig4_qmc`, then "
-        "`python scripts/make_yu_yang_baseline.py`.",
+        "`kernelbench baseline EXPERIMENT results/runs` for each.",
         "",
         "### Fig. 2: variance ratio against z = ‖x − y‖/σ",
         "",
@@ -290,7 +290,8 @@ def build() -> Section | None:
         'and the CBC lattice are as good or better, so "the best QMC method" holds only '
         "on USPS from D/d = 2 on. The figure's digital-net line is the earlier shift-only "
         "net (redrawing it needs every method's shards; the table and claims are the new "
-        "net's, `make_yu_yang_baseline.py --methods qmc_digital_net`). One HD block (H D₁: "
+        "net's, `kernelbench baseline yu2016_fig4 results/runs --methods qmc_digital_net`). "
+        "One HD block (H D₁: "
         "the signs first, as in their Eq. (5)) is worse than three on the image datasets, "
         "by the factors listed above, but not by the large "
         'margin their text describes ("leads to large error").',

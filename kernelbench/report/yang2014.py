@@ -6,15 +6,15 @@ data.download=true`, and the other yang2014_table* files), not run here (no netw
 
 Inputs: results/baseline/yang2014_fig2_pca_reduced.csv (or yang2014_fig2_pca.csv, their
 setup), yang2014_fig2.csv, yang2014_fig3.csv, yang2014_fig3_half.csv, yang2014_fig4.csv and
-yang2014_fig4_nn50.csv (summaries made by scripts/make_yu_yang_baseline.py from `kernelbench
-run experiment=<name>`) and their figures.
+yang2014_fig4_nn50.csv (summaries made by `kernelbench baseline EXPERIMENT results/runs`
+from `kernelbench run experiment=<name>`) and their figures.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from reproduction.common import ROOT, Section, Summary, fmt
+from kernelbench.report.common import ROOT, Section, Summary, fmt
 
 BASE = ROOT / "results" / "baseline"
 #: Their four sequences (Sec. 6.1): MATLAB's RR2 Halton and scrambled Sobol', Nuyens'
@@ -242,7 +242,8 @@ def build() -> Section | None:
         "`kernelbench run experiment=yang2014_fig2_pca_reduced` (or `yang2014_fig2_pca`, "
         "the full grid, about an hour), `experiment=yang2014_fig2`, `experiment=yang2014_fig3`,"
         " `experiment=yang2014_fig3_half`, `experiment=yang2014_fig4`, "
-        "`experiment=yang2014_fig4_nn50`, then `python scripts/make_yu_yang_baseline.py`.",
+        "`experiment=yang2014_fig4_nn50`, then `kernelbench baseline EXPERIMENT "
+        "results/runs` for each.",
         "",
         "Their sequences (Sec. 6.1): MATLAB's Halton with the deterministic RR2 scrambling "
         "(`qmc_halton_rr2`, written here: no Python library has RR2; it reproduces MATLAB's "

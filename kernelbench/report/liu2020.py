@@ -4,7 +4,7 @@ Two readings of the setup are compared with the paper (docs/liu2020.md): the aut
 code (``protocol.reading=code``, the default; results/baseline/liu2020_table3_baseline.csv,
 configs/verify/liu2020_table3.yaml) and the paper's text (``reading=paper``;
 results/baseline/liu2020_table3_paper_baseline.csv, configs/verify/liu2020_table3_paper.yaml).
-Both tables are written by scripts/make_liu2020_baseline.py. Other inputs: the paper's
+Both tables are written by `kernelbench baseline liu2020_table3[_paper]`. Other inputs: the paper's
 EEG and cod-RNA rows (results/reference/liu2020_table3_krr_accuracy.csv) and the earlier
 readings measurement (results/baseline/liu2020_readings.csv, scripts/liu2020_readings.py).
 Verdicts are those of ``kernelbench verify --config liu2020_table3[_paper]`` (same code,
@@ -21,8 +21,8 @@ import pandas as pd
 from kernelbench.plotting import DATASET_NAMES
 from kernelbench.protocols import get_protocol
 from kernelbench.reference import load_reference
+from kernelbench.report.common import ROOT, Section, Summary, fmt
 from kernelbench.verify import DEVIATES, KNOWN, REPRODUCED, load_config, verify_table
-from reproduction.common import ROOT, Section, Summary, fmt
 
 CONFIG = "liu2020_table3"
 BASELINE = ROOT / "results" / "baseline" / "liu2020_table3_baseline.csv"
@@ -76,6 +76,7 @@ def cell_rows(
                 "dataset": r.dataset,
                 "n": r.n,
                 "method": r.method,
+                "label": label,
                 "s": int(o["s"].iloc[0]) if "s" in o and len(o) else np.nan,
                 "ours": _pm(m["mean"], m["std"]),
                 "paper": _pm(r.mean, r.std),
@@ -110,9 +111,9 @@ def md(df: pd.DataFrame, cols: list[tuple[str, str]]) -> str:
                 v = "yes" if v else "no"
             elif isinstance(v, float):
                 v = fmt(v, ".4g")
-            elif key == "verdict" and v == DEVIATES:
+            elif key.startswith("verdict") and v == DEVIATES:
                 v = "**deviates**"
-            elif key == "verdict" and str(v).startswith(KNOWN):
+            elif key.startswith("verdict") and str(v).startswith(KNOWN):
                 v = KNOWN
             cells.append(str(v))
         lines.append("| " + " | ".join(cells) + " |")
@@ -226,6 +227,8 @@ def build() -> Section | None:
             how="left",
             suffixes=("", "_paper"),
         )
+        stand_in = both["label"].notna() & (both["label"] != both["method"])
+        both.loc[stand_in, "method"] = both["method"] + " (" + both["label"] + ")"
         body += [
             f"**The paper's text:** `results/baseline/{PAPER_BASELINE.name}` ({len(pours)} "
             "cells), from `kernelbench run -m experiment=liu2020_table3_paper`. "

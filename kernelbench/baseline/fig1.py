@@ -1,0 +1,81 @@
+"""Munkhoeva et al. 2018 Fig. 1: aggregate results into our committed baseline.
+
+Reads the shards under one or more results directories (e.g. the full protocol run
+of ``kernelbench run -m experiment=fig1`` and ``experiment=fig1_noqmc``), and writes
+
+    <out>/fig1_baseline.csv        per cell (kernelbench.baseline.format.cell_table):
+                                   dataset, d, kernel, method_label, method,
+                                   paper_label, n, seed, runs, mean, std, sem, median,
+                                   q025, q975, data_source, experiment
+    <out>/fig1_kernel_error_fro.png  the figure of ``kernelbench plot --reference``
+
+``kernelbench verify`` compares the reduced grid with this table (same data seed, so
+tau = 0; see docs/verification.md). With ``--update`` only the datasets found in the
+results are replaced and the other rows of the table are kept (e.g. LEUKEMIA rerun on a
+new version of the data), with ``--update-cells`` only the cells found (e.g. a method
+added on the same data); the figure is always drawn from the whole table. Usage:
+
+    kernelbench baseline munkhoeva2018_fig1 RESULTS_DIR [RESULTS_DIR ...] \\
+        [--out results/baseline] [--update | --update-cells]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+from scipy import stats
+
+from kernelbench.baseline.format import cell_table, update_table, write_table
+
+METRIC = "rel_fro_error"
+NAME = "fig1_baseline.csv"
+
+
+def table_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """The baseline table as the Fig. 1 summary (metric ``fro``, 95% t-intervals)."""
+    s = table.copy()
+    s["metric"] = "fro"
+    half = stats.t.ppf(0.975, (s["runs"] - 1).clip(lower=1)) * s["sem"]
+    half = half.where(s["runs"] > 1)
+    s["ci_low"] = s["mean"] - half
+    s["ci_high"] = s["mean"] + half
+    return s
+
+
+def draw_figure(table: pd.DataFrame, out: Path, echo: Callable[[str], None] = print) -> list[Path]:
+    """``fig1_kernel_error_fro.png``: the table drawn as ``kernelbench plot --reference``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from kernelbench.plotting import save_figure
+    from kernelbench.protocols.kernel_approx import FIG1_REFERENCE, fig1_summary_panels
+    from kernelbench.reference import load_reference
+
+    panels, notes = fig1_summary_panels(
+        table_summary(table), "fro", load_reference(FIG1_REFERENCE), log=True
+    )
+    for note in notes:
+        echo(f"note: {note}")
+    return save_figure(panels.figure, out, "fig1_kernel_error_fro", ["png"])
+
+
+def write(
+    df: pd.DataFrame,
+    out: Path,
+    update: str | None = None,
+    figure: bool = True,
+    echo: Callable[[str], None] = print,
+) -> None:
+    """Write ``fig1_baseline.csv`` (and its figure) from the results ``df``; ``update``:
+    None (replace the table), ``dataset`` or ``cell`` (replace only those found)."""
+    table = cell_table(df, METRIC)
+    csv = out / NAME
+    if update and csv.is_file():
+        table = update_table(pd.read_csv(csv), table, by=update)
+    write_table(table, csv)
+    echo(f"wrote {csv} ({len(table)} cells, runs {sorted(int(r) for r in table['runs'].unique())})")
+    if figure:
+        for path in draw_figure(table, out, echo):
+            echo(f"wrote {path}")

@@ -1,0 +1,131 @@
+"""The format of our baseline tables (``results/baseline/<name>.csv``), in one place.
+
+A baseline table has one row per cell: the cell keys (a protocol's ``cell_keys``,
+``n`` written as an int when integral), then ``seed``, ``runs``, ``mean``, ``std``
+(ddof 1) and ``sem`` of the metric over the cell's runs, computed by
+:func:`kernelbench.stats.aggregate` (the one per-cell statistics helper), plus
+descriptive columns (``d``, ``method``, ``paper_label``, median and 2.5/97.5%
+quantiles, ``data_source``, ``experiment``). ``kernelbench baseline`` writes it
+(:func:`cell_table`, :func:`write_table`); ``kernelbench verify`` reads it
+(:func:`read_table`) and needs the keys plus :data:`REQUIRED`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.stats import aggregate
+
+#: The cell of a kernel-approximation baseline (and of most protocols).
+CELL = ("dataset", "kernel", "method_label", "n")
+#: Columns every baseline table has besides its cell keys (what ``verify`` reads).
+REQUIRED = ("runs", "mean", "std")
+#: The columns of :func:`cell_table`, in order (for the ``CELL`` keys).
+COLUMNS = (
+    "dataset",
+    "d",
+    "kernel",
+    "method_label",
+    "method",
+    "paper_label",
+    "n",
+    "seed",
+    "runs",
+    "mean",
+    "std",
+    "sem",
+    "median",
+    "q025",
+    "q975",
+    "data_source",
+    "experiment",
+)
+
+
+def int_n(n: pd.Series) -> pd.Series:
+    """``n`` as the tables write it: 1 for 1.0, 0.5 for 0.5."""
+    return n.map(lambda v: int(v) if float(v).is_integer() else v)
+
+
+def cell_table(
+    df: pd.DataFrame, metric: str, keys: Sequence[str] = CELL, scale: float = 1.0
+) -> pd.DataFrame:
+    """One row per cell of ``df`` (a results frame): :data:`COLUMNS`. A cell whose runs
+    come from more than one config (seed, settings) is an error: pick one directory."""
+    keys = list(keys)
+    for key, g in df.groupby(keys, sort=True, dropna=False):
+        if g["seed"].nunique() != 1 or g["config_hash"].nunique() != 1:
+            raise KernelbenchError(
+                f"cell {key}: results from more than one config; pick one directory"
+            )
+    out = aggregate(df, keys, metric, scale)
+    first = df.groupby(keys, sort=True, dropna=False)[["d", "method", "paper_label"]].first()
+    first["d"] = first["d"].astype(int)
+    values = df.assign(_v=df[metric].astype(float) * scale).groupby(keys, sort=True, dropna=False)[
+        "_v"
+    ]
+    extra = pd.DataFrame(
+        {
+            "median": values.apply(lambda v: float(np.median(v.dropna()))),
+            "q025": values.apply(lambda v: float(np.quantile(v.dropna(), 0.025))),
+            "q975": values.apply(lambda v: float(np.quantile(v.dropna(), 0.975))),
+            "experiment": df.groupby(keys, sort=True, dropna=False)["experiment"].first(),
+        }
+    )
+    stats = first.join(extra).reset_index()
+    if "n" in keys:
+        stats["n"] = stats["n"].astype(float)
+    out = out.merge(stats, on=keys, how="left")
+    if "n" in keys:
+        out["n"] = int_n(out["n"])
+    order = [c for c in COLUMNS if c in out.columns and c not in keys]
+    cols = [*keys, *order] if tuple(keys) != CELL else [c for c in COLUMNS if c in out.columns]
+    return out[cols]
+
+
+def update_table(
+    old: pd.DataFrame, new: pd.DataFrame, by: str = "dataset", keys: Sequence[str] = CELL
+) -> pd.DataFrame:
+    """``old`` without the datasets (``by="dataset"``) or the cells (``by="cell"``) of
+    ``new``, plus ``new``, in cell order."""
+    keys = list(keys)
+    if by == "dataset":
+        keep = old[~old["dataset"].isin(set(new["dataset"]))]
+    else:
+
+        def cells(t: pd.DataFrame) -> pd.Series:
+            cols = [t[k].astype(float) if k == "n" else t[k] for k in keys]
+            return pd.Series(list(zip(*cols, strict=True)), index=t.index)
+
+        keep = old[~cells(old).isin(set(cells(new)))]
+    out = pd.concat([keep, new], ignore_index=True)
+    out = out.sort_values(keys, kind="stable").reset_index(drop=True)
+    out["n"] = int_n(out["n"])
+    return out
+
+
+def read_table(path: Path, keys: Sequence[str]) -> pd.DataFrame:
+    """A baseline table, checked for its cell keys and :data:`REQUIRED` columns."""
+    if not path.is_file():
+        raise KernelbenchError(
+            f"baseline table {str(path)!r} not found (kernelbench baseline writes it; "
+            "--no-baseline skips the check)"
+        )
+    base = pd.read_csv(path)
+    missing = {*keys, *REQUIRED} - set(base.columns)
+    if missing:
+        raise KernelbenchError(f"{path}: missing columns {sorted(missing)}")
+    return base
+
+
+def write_table(table: pd.DataFrame, path: Path, float_format: str | None = None) -> Path:
+    """Write a baseline table (full precision unless ``float_format``: the check of
+    ``verify`` against it can then be exact)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path, index=False, float_format=float_format)
+    return path

@@ -1,0 +1,60 @@
+"""Aggregate Liu et al. 2020 Table 3 results (protocol=krr) into our committed baseline.
+
+    kernelbench baseline liu2020_table3 RESULTS_DIR [...] [--out results/baseline]
+    kernelbench baseline liu2020_table3_paper RESULTS_DIR [...]
+
+Writes ``<out>/<experiment>_baseline.csv`` (liu2020_table3: the reading of the authors'
+code, the default; liu2020_table3_paper: the paper's text): per cell (dataset, kernel, method_label,
+s/d = n) the accuracy statistics of :func:`kernelbench.baseline.format.cell_table` (runs, mean,
+std, sem, quantiles, seed, ...) plus ``s`` (frequencies of the map), the mean feature
+time and its ratio to rff's at the same (dataset, n) in the same results
+(``feature_time_vs_rff``; absolute seconds depend on the machine and its load), and the
+mean peak memory of a run. ``kernelbench verify --config liu2020_table3`` and
+REPRODUCTION.md (kernelbench/report/liu2020.py) read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from kernelbench.baseline.format import cell_table, int_n, write_table
+
+
+def table3_baseline(df: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy statistics per cell plus s, feature time (ratio to rff) and peak memory."""
+    df = df[df["protocol"] == "krr"]
+    out = cell_table(df, "accuracy_pct")
+    keys = ["dataset", "kernel", "method_label", "n"]
+    per = df.groupby(keys).agg(
+        s=("s", "first"),
+        feature_seconds=("feature_seconds", "mean"),
+        peak_memory_mb=("peak_memory_mb", "mean"),
+        rel_spec_error=("rel_spec_error", "mean"),
+    )
+    per = per.reset_index()
+    rff = per[per["method_label"] == "rff"][["dataset", "kernel", "n", "feature_seconds"]]
+    per = per.merge(rff, on=["dataset", "kernel", "n"], how="left", suffixes=("", "_rff"))
+    per["feature_time_vs_rff"] = per["feature_seconds"] / per["feature_seconds_rff"]
+    per = per.drop(columns=["feature_seconds_rff"])
+    out["n"] = out["n"].astype(float)
+    per["n"] = per["n"].astype(float)
+    out = out.merge(per, on=keys, how="left")
+    out["n"] = int_n(out["n"])
+    return out
+
+
+def write(
+    df: pd.DataFrame,
+    out: Path,
+    update: str | None = None,
+    figure: bool = True,
+    echo: Callable[[str], None] = print,
+    experiment: str = "liu2020_table3",
+) -> None:
+    """Write ``<experiment>_baseline.csv`` from the results ``df`` (no figure)."""
+    table = table3_baseline(df)
+    path = write_table(table, out / f"{experiment}_baseline.csv", float_format="%.6g")
+    echo(f"wrote {path} ({len(table)} cells)")

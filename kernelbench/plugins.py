@@ -1,0 +1,118 @@
+"""Plug-ins: modules named by entry points of the group ``kernelbench.plugins``.
+
+kernelbench's own feature maps, kernels, datasets, protocols and learners are found
+the same way as those of other installed packages (as pytest and benchopt find
+theirs): each entry point names a module that registers what it defines when it is
+imported (``@FEATURE_MAPS.register("id")``, ``register(DatasetSpec(...))``,
+``PROTOCOLS.add(...)``, ``@LEARNERS.register("id")``, ``KERNELS.add(...)``). A
+package declares them in its ``pyproject.toml``::
+
+    [project.entry-points."kernelbench.plugins"]
+    toy_rff = "toy_rff"
+
+The modules are imported once, the first time any registry is queried
+(:meth:`kernelbench.registry.Registry.get`, ``names``, ...): kernelbench's own
+first, then the other packages' (sorted by distribution, then by entry-point name).
+A module imported earlier (``from kernelbench.features.rff import RFF``) has
+registered its entries already and is not imported twice.
+
+A plug-in module may set ``CONFIG_DIR`` (a path) to a directory laid out like
+kernelbench's ``configs/`` (``method/<id>.yaml``, ``dataset/<id>.yaml``,
+``experiment/<name>.yaml``, ``verify/<name>.yaml``, ...): it is appended to the
+config search path (:func:`kernelbench.config.config_dirs`, Hydra's
+``hydra.searchpath``), after kernelbench's own, so a plug-in adds options and does
+not replace built-in ones.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+from types import ModuleType
+
+from kernelbench.errors import KernelbenchError
+
+#: The entry-point group scanned for plug-in modules.
+GROUP = "kernelbench.plugins"
+#: The distribution whose entry points are the built-in plug-ins.
+BUILTIN = "kernelbench"
+
+_loaded: list[tuple[metadata.EntryPoint, ModuleType]] | None = None
+_loading = False
+
+
+def _dist_name(ep: metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    name = getattr(dist, "name", None) or ""
+    return name.lower().replace("_", "-")
+
+
+def entry_points() -> list[metadata.EntryPoint]:
+    """The entry points of :data:`GROUP`: kernelbench's, then the others, each sorted by
+    distribution and entry-point name."""
+    return sorted(metadata.entry_points(group=GROUP), key=_sort_key)
+
+
+def _sort_key(ep: metadata.EntryPoint) -> tuple[bool, str, str]:
+    return _dist_name(ep) != BUILTIN, _dist_name(ep), ep.name
+
+
+def load() -> list[tuple[metadata.EntryPoint, ModuleType]]:
+    """Import every plug-in module once (re-entrant: a query made while the modules are
+    being imported sees what is registered so far) and return them with their entry
+    points."""
+    global _loaded, _loading
+    if _loaded is not None:
+        return _loaded
+    if _loading:
+        return []
+    _loading = True
+    try:
+        eps = entry_points()
+        if not any(_dist_name(ep) == BUILTIN for ep in eps):
+            raise KernelbenchError(
+                f"no {GROUP!r} entry points of kernelbench found: install the package "
+                "(pip install -e .) so that its metadata lists its built-in plug-ins"
+            )
+        loaded = []
+        for ep in eps:
+            try:
+                module = ep.load()
+            except KernelbenchError:
+                raise
+            except Exception as err:
+                where = _dist_name(ep) or "?"
+                raise KernelbenchError(
+                    f"plug-in {ep.name} = {ep.value} (from {where}) failed to load: "
+                    f"{type(err).__name__}: {err}"
+                ) from err
+            if not isinstance(module, ModuleType):
+                raise KernelbenchError(
+                    f"plug-in {ep.name} = {ep.value}: an entry point of {GROUP!r} names a "
+                    "module, not an object"
+                )
+            loaded.append((ep, module))
+        _loaded = loaded
+    finally:
+        _loading = False
+    return _loaded
+
+
+def config_dirs() -> list[Path]:
+    """The ``CONFIG_DIR`` of every plug-in module that sets one, in load order."""
+    out: list[Path] = []
+    for ep, module in load():
+        value = getattr(module, "CONFIG_DIR", None)
+        if value is None:
+            continue
+        path = Path(value).resolve()
+        if not path.is_dir():
+            raise KernelbenchError(
+                f"plug-in {ep.name}: CONFIG_DIR {str(path)!r} is not a directory"
+            )
+        if path not in out:
+            out.append(path)
+    return out
+
+
+__all__ = ["BUILTIN", "GROUP", "config_dirs", "entry_points", "load"]

@@ -1,0 +1,1 @@
+"""The sections of REPRODUCTION.md, one module per paper experiment (see ``command``)."""

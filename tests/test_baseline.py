@@ -1,0 +1,138 @@
+"""``kernelbench baseline``: the baseline tables' format (one module, read by ``verify``)
+and their per-cell statistics (:func:`kernelbench.stats.cell_stats`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from kernelbench.baseline.command import EXPERIMENTS, baseline
+from kernelbench.baseline.fig1 import table_summary, write
+from kernelbench.baseline.format import CELL, COLUMNS, cell_table, read_table, update_table
+from kernelbench.errors import KernelbenchError
+from kernelbench.stats import aggregate
+
+
+def _table(rows: list[tuple[str, str, str, int, float]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["dataset", "kernel", "method_label", "n", "mean"])
+
+
+def test_baseline_update_replaces_only_the_rerun_datasets() -> None:
+    old = _table(
+        [
+            ("letter", "rbf", "rff", 1, 0.1),
+            ("leukemia", "rbf", "rff", 1, 9.0),
+            ("leukemia", "rbf", "orf", 1, 8.0),
+            ("usps", "rbf", "rff", 1, 0.3),
+        ]
+    )
+    new = _table([("leukemia", "rbf", "sr33", 1, 0.5), ("leukemia", "rbf", "rff", 1, 0.4)])
+    out = update_table(old, new)
+    assert list(zip(out["dataset"], out["method_label"], out["mean"], strict=True)) == [
+        ("letter", "rff", 0.1),
+        ("leukemia", "rff", 0.4),
+        ("leukemia", "sr33", 0.5),
+        ("usps", "rff", 0.3),
+    ]
+
+
+def test_baseline_update_cells_replaces_only_the_rerun_cells() -> None:
+    old = _table(
+        [
+            ("cifar100", "arccos1", "orf", 1, 8.0),
+            ("cifar100", "arccos1", "orf", 2, 7.0),
+            ("cifar100", "arccos1", "rff", 1, 9.0),
+        ]
+    )
+    new = _table([("cifar100", "arccos1", "orf", 1, 0.5), ("cifar100", "arccos1", "sr33", 1, 0.4)])
+    new["n"] = new["n"].astype(float)  # rows store n as a float
+    out = update_table(old, new, by="cell")
+    assert list(zip(out["method_label"], out["n"], out["mean"], strict=True)) == [
+        ("orf", 1, 0.5),
+        ("orf", 2, 7.0),
+        ("rff", 1, 9.0),
+        ("sr33", 1, 0.4),
+    ]
+
+
+def test_baseline_table_summary_has_t_intervals() -> None:
+    t = _table([("letter", "rbf", "rff", 1, 1.0), ("letter", "rbf", "rff", 2, 2.0)])
+    t = t.assign(runs=[10, 1], sem=[0.1, np.nan])
+    s = table_summary(t)
+    assert s["ci_high"].iloc[0] - 1.0 == pytest.approx(2.262157 * 0.1, rel=1e-5)
+    assert np.isnan(s["ci_low"].iloc[1])
+
+
+def results_frame(seed: int = 0) -> pd.DataFrame:
+    """Shards' rows of two cells: rff at n = 1 (7 runs) and sr33 at n = 0.5 (1 run)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for label, n, runs in (("rff", 1.0, 7), ("sr33", 0.5, 1)):
+        for run in range(runs):
+            rows.append(
+                {
+                    "experiment": "munkhoeva2018_fig1",
+                    "dataset": "letter",
+                    "d": 16,
+                    "kernel": "rbf",
+                    "method": label,
+                    "method_label": label,
+                    "paper_label": {"rff": "G", "sr33": "B"}[label],
+                    "n": n,
+                    "run": run,
+                    "seed": 0,
+                    "config_hash": f"h-{label}",
+                    "data_source": "mirror",
+                    "rel_fro_error": rng.uniform(0.01, 0.2),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_cell_table_statistics_and_format():
+    df = results_frame()
+    t = cell_table(df, "rel_fro_error")
+    assert list(t.columns) == list(COLUMNS)
+    assert list(t["n"]) == [1, 0.5]  # n written as an int when integral
+    v = df[df["method_label"] == "rff"]["rel_fro_error"].to_numpy()
+    rff = t.iloc[0]
+    assert rff["runs"] == 7 and rff["mean"] == v.mean()
+    assert rff["std"] == v.std(ddof=1) and rff["sem"] == v.std(ddof=1) / np.sqrt(7)
+    assert (rff["median"], rff["q025"]) == (np.median(v), np.quantile(v, 0.025))
+    assert np.isnan(t.iloc[1]["std"]) and np.isnan(t.iloc[1]["sem"])  # one run
+    # verify's statistics of the same rows are the same numbers
+    agg = aggregate(df, list(CELL), "rel_fro_error")
+    assert np.array_equal(agg["mean"], t["mean"]) and agg["std"].equals(t["std"])
+
+
+def test_cell_table_refuses_mixed_configs():
+    df = results_frame()
+    df.loc[0, "config_hash"] = "other"
+    with pytest.raises(KernelbenchError, match="more than one config"):
+        cell_table(df, "rel_fro_error")
+
+
+def test_a_written_baseline_is_what_verify_reads(tmp_path: Path):
+    df = results_frame()
+    write(df, tmp_path, figure=False, echo=lambda s: None)
+    back = read_table(tmp_path / "fig1_baseline.csv", list(CELL))
+    pd.testing.assert_frame_equal(
+        back[["mean", "std"]], cell_table(df, "rel_fro_error")[["mean", "std"]]
+    )
+    pd.DataFrame({"dataset": ["x"]}).to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(KernelbenchError, match="missing columns"):
+        read_table(tmp_path / "bad.csv", list(CELL))
+
+
+def test_the_command_names_the_experiments_with_a_baseline(tmp_path: Path):
+    r = CliRunner().invoke(baseline, ["nope", str(tmp_path)], standalone_mode=False)
+    assert isinstance(r.exception, KernelbenchError)
+    assert all(e in str(r.exception) for e in EXPERIMENTS)
+    r = CliRunner().invoke(
+        baseline, ["liu2020_table3", str(tmp_path), "--update"], standalone_mode=False
+    )
+    assert "munkhoeva2018_fig1 only" in str(r.exception)
