@@ -3,7 +3,10 @@
 Every cell (experiment, dataset, kernel, method label, n and the protocol's own keys)
 of a grid is stored as one Parquet file, one row per run::
 
-    <output_dir>/<experiment>/<dataset>/<kernel>/<method_label>[/<protocol parts>]/n=<n>.parquet
+    <output_dir>/<experiment>/<dataset>/<kernel>/<method_label>[/<protocol parts>][/<variant>]/n=<n>.parquet
+
+where the variant names what differs from the defaults (``seed=1,gamma=0.1``; see
+:func:`kernelbench.experiment.shard_variant`); a default cell has none.
 
 Its columns are the common cell columns (:data:`CELL_FIELDS`), the protocol's own
 measurements and the provenance (:data:`PROVENANCE_FIELDS`): :func:`make_schema`.
@@ -97,7 +100,8 @@ def shard_path(
     *extra: str,
 ) -> Path:
     """Where the shard of one cell lives; ``extra`` are the protocol's own path parts
-    (e.g. ``learner=linear``) between the method label and the ``n=`` file."""
+    (e.g. ``learner=linear``) and the cell's variant, between the method label and the
+    ``n=`` file."""
     return (
         Path(output_dir).joinpath(experiment, dataset, kernel, method_label, *extra)
         / f"n={format_n(n)}.parquet"
@@ -186,7 +190,8 @@ def write_shard(df: pd.DataFrame, path: str | os.PathLike, schema: pa.Schema) ->
 
 
 def shard_config_hash(path: str | os.PathLike) -> str | None:
-    """The config hash stored in a shard, or None if it is missing or unreadable."""
+    """The config hash stored in a shard, or None if the shard is corrupt: unreadable,
+    without the column, or empty."""
     try:
         col = pq.read_table(path, columns=["config_hash"]).column("config_hash")
     except (OSError, pa.ArrowException, KeyError):
@@ -194,6 +199,17 @@ def shard_config_hash(path: str | os.PathLike) -> str | None:
     if len(col) == 0:
         return None
     return col[0].as_py()
+
+
+def set_shard_config_hash(path: str | os.PathLike, value: str) -> Path:
+    """Rewrite a shard with ``value`` in its config_hash column, every other column
+    unchanged (atomically, as :func:`write_shard`)."""
+    path = Path(path)
+    table = pq.read_table(path)
+    i = table.schema.get_field_index("config_hash")
+    column = pa.array([value] * len(table), type=table.schema.field(i).type)
+    table = table.set_column(i, table.schema.field(i), column)
+    return atomic_write(path, lambda f: pq.write_table(table, f))
 
 
 def _is_hidden(path: Path, root: Path) -> bool:
