@@ -198,9 +198,7 @@ def _experiment_fixed(experiment: str) -> dict[str, Any]:
         found.append(fixed)
     if not found:
         return {}
-    return {
-        k: v for k, v in found[0].items() if all(k in f and f[k] == v for f in found[1:])
-    }
+    return {k: v for k, v in found[0].items() if all(k in f and f[k] == v for f in found[1:])}
 
 
 def _group_file(group: str, name: Any) -> dict[str, Any] | None:

@@ -3,7 +3,8 @@
 Every cell (experiment, dataset, kernel, method label, n and the protocol's own keys)
 of a grid is stored as one Parquet file, one row per run::
 
-    <output_dir>/<experiment>/<dataset>/<kernel>/<method_label>[/<protocol parts>][/<variant>]/n=<n>.parquet
+    <output_dir>/<experiment>/<dataset>/<kernel>/<method_label>[/<protocol parts>]
+        [/<variant>]/n=<n>.parquet
 
 where the variant names what differs from the defaults (``seed=1,gamma=0.1``; see
 :func:`kernelbench.experiment.shard_variant`); a default cell has none.

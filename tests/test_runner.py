@@ -20,7 +20,7 @@ from kernelbench.experiment import (
     run_grid,
 )
 from kernelbench.protocols import get_protocol
-from kernelbench.results import read_results, shard_path
+from kernelbench.results import read_results
 from kernelbench.runner import plan
 
 SAMPLES = 60
