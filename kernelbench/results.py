@@ -258,6 +258,51 @@ def read_results(
     return df.sort_values(keys, kind="stable").reset_index(drop=True)
 
 
+#: Row columns that tell apart cells sharing experiment, dataset, kernel, label and n
+#: (JSON objects but ``seed``): what :func:`variant_labels` reads.
+VARIANT_COLUMNS: tuple[str, ...] = ("seed", "kernel_params", "method_params", "protocol_params")
+
+
+def variant_labels(df: pd.DataFrame, keys: list[str], exclude: tuple[str, ...] = ()) -> pd.Series:
+    """Per row, what differs between the cells of ``df`` that share the ``keys`` columns:
+    ``seed=1 gamma=0.1`` ('' where nothing differs), so that figures and tables do not
+    pool such cells. Reads :data:`VARIANT_COLUMNS` (protocol settings named in
+    ``exclude`` left out: the protocol's own cell keys, drawn apart already)."""
+    cols = [c for c in VARIANT_COLUMNS if c in df.columns]
+    keys = [k for k in keys if k in df.columns]
+    out = pd.Series("", index=df.index, dtype=object)
+    if not cols or df.empty:
+        return out
+    combos = df[keys + cols].astype(str).drop_duplicates()
+
+    def settings(row: pd.Series) -> dict[str, str]:
+        found: dict[str, str] = {"seed": str(row["seed"])} if "seed" in cols else {}
+        for col in cols:
+            if col == "seed":
+                continue
+            try:
+                items = json.loads(row[col]) if row[col] not in ("", "None", "nan") else {}
+            except ValueError:
+                items = {"?": row[col]}
+            for name, value in sorted((items or {}).items()):
+                if col == "protocol_params" and name in exclude:
+                    continue
+                text = value if isinstance(value, str) else dumps(value)
+                found[name if name not in found else f"{col.split('_')[0]}.{name}"] = text
+        return found
+
+    labels: dict[tuple, str] = {}
+    for _, group in combos.groupby(keys, sort=False, dropna=False) if keys else [(0, combos)]:
+        parsed = [settings(row) for _, row in group.iterrows()]
+        names = list(dict.fromkeys(n for p in parsed for n in p))
+        varying = [n for n in names if len({p.get(n, "-") for p in parsed}) > 1]
+        for (_, row), p in zip(group.iterrows(), parsed, strict=True):
+            text = " ".join(f"{n}={p.get(n, '-')}" for n in varying)
+            labels[tuple(row[keys + cols])] = text
+    index = df[keys + cols].astype(str).apply(tuple, axis=1)
+    return pd.Series([labels.get(t, "") for t in index], index=df.index, dtype=object)
+
+
 # -- provenance -------------------------------------------------------------------
 
 
