@@ -147,8 +147,8 @@ class Board:
         self.printed: dict[str, int] = {}
         self.bar = tqdm(
             total=cells,
-            desc="progress",
-            bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} [{elapsed}<{remaining}]",
+            desc=f"0/{cells} cells",
+            bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
             leave=False,
             file=sys.stderr,
         )
@@ -175,7 +175,7 @@ class Board:
             elif state.get("total"):
                 fraction += min(1.0, state["done"] / state["total"])
         self.bar.n = min(self.cells, finished + fraction)
-        self.bar.set_postfix_str(f"{finished}/{self.cells} cells, {done}/{total} runs", False)
+        self.bar.set_description_str(f"{finished}/{self.cells} cells, {done}/{total} runs", False)
         self.bar.refresh()
 
     def _loop(self) -> None:

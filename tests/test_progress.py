@@ -67,13 +67,13 @@ def test_board_is_one_bar_over_the_jobs_reports(tmp_path, capsys):
     b.update(5, 10)
     board.poll()
     assert board.bar.n == 0.5
-    assert board.bar.postfix == "0/4 cells, 5/20 runs"
+    assert board.bar.desc == "0/4 cells, 5/20 runs"
     a.update(10, 10)
     a.echo("[1/4] digits rbf rff n=1: rel_fro 0.1 ± 0.01 (10 runs) [1.0 s]")
     a.finish()
     board.poll()
     board.poll()  # a line is printed once
-    assert board.bar.n == 1.5 and board.bar.postfix == "1/4 cells, 15/20 runs"
+    assert board.bar.n == 1.5 and board.bar.desc == "1/4 cells, 15/20 runs"
     board.close()
     assert capsys.readouterr().out.splitlines() == [
         "[1/4] digits rbf rff n=1: rel_fro 0.1 ± 0.01 (10 runs) [1.0 s]"
