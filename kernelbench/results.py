@@ -280,10 +280,14 @@ def variant_labels(df: pd.DataFrame, keys: list[str], exclude: tuple[str, ...] =
         for col in cols:
             if col == "seed":
                 continue
+            text = row[col]
             try:
-                items = json.loads(row[col]) if row[col] not in ("", "None", "nan") else {}
+                ok = isinstance(text, str) and text not in ("", "None", "nan", "<NA>")
+                items = json.loads(text) if ok else {}
             except ValueError:
-                items = {"?": row[col]}
+                items = {"?": text}
+            if not isinstance(items, dict):
+                items = {"?": str(items)}
             for name, value in sorted((items or {}).items()):
                 if col == "protocol_params" and name in exclude:
                     continue
