@@ -17,7 +17,7 @@ import pandas as pd
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.plotting import FORMATS, parse_formats
 from kernelbench.protocols import PROTOCOLS, FigureOptions, Protocol, get_protocol
-from kernelbench.results import read_results
+from kernelbench.results import read_results, variant_labels
 
 DEFAULT_RESULTS = Path("results") / "runs"
 
@@ -53,6 +53,21 @@ def experiment_protocol(df: pd.DataFrame, experiment: str) -> Protocol:
             "give each protocol its own experiment name"
         )
     return get_protocol(names[0])
+
+
+def split_variants(rows: pd.DataFrame, proto: Protocol) -> tuple[pd.DataFrame, list[str]]:
+    """``rows`` with what differs between cells of one method label (seed, kernel and
+    method parameters, other protocol settings: :func:`variant_labels`) appended to
+    ``method_label``, so that figures and tables draw such cells apart; and the names
+    of the settings that differ."""
+    fixed = ("experiment", "dataset", "kernel", "method_label")
+    keys = [*fixed, *(k for k in proto.cell_keys if k not in (*fixed, "n"))]
+    variant = variant_labels(rows, keys, exclude=(*proto.cell_keys, "runs"))
+    if not (variant != "").any():
+        return rows, []
+    varied = sorted({part.split("=")[0] for text in variant for part in text.split() if part})
+    labels = [f"{m} {v}" if v else m for m, v in zip(rows["method_label"], variant, strict=True)]
+    return rows.assign(method_label=labels), varied
 
 
 @dataclass
@@ -96,6 +111,12 @@ def make_plots(
         proto = experiment_protocol(rows, exp)
         own = set(proto.schema().names)
         rows = rows[[c for c in rows.columns if c in own]]  # not other protocols' columns
+        rows, varied = split_variants(rows, proto)
+        if varied:
+            report.notes.append(
+                f"{exp}: cells differ in {', '.join(varied)}; each is its own line "
+                "(its method label followed by what differs)"
+            )
         names = [figure] if figure is not None else list(proto.default_figures)
         if figure is not None and figure not in proto.figures:
             report.notes.append(

@@ -3,7 +3,11 @@
 Every cell (experiment, dataset, kernel, method label, n and the protocol's own keys)
 of a grid is stored as one Parquet file, one row per run::
 
-    <output_dir>/<experiment>/<dataset>/<kernel>/<method_label>[/<protocol parts>]/n=<n>.parquet
+    <output_dir>/<experiment>/<dataset>/<kernel>/<method_label>[/<protocol parts>]
+        [/<variant>]/n=<n>.parquet
+
+where the variant names what differs from the defaults (``seed=1,gamma=0.1``; see
+:func:`kernelbench.experiment.shard_variant`); a default cell has none.
 
 Its columns are the common cell columns (:data:`CELL_FIELDS`), the protocol's own
 measurements and the provenance (:data:`PROVENANCE_FIELDS`): :func:`make_schema`.
@@ -97,7 +101,8 @@ def shard_path(
     *extra: str,
 ) -> Path:
     """Where the shard of one cell lives; ``extra`` are the protocol's own path parts
-    (e.g. ``learner=linear``) between the method label and the ``n=`` file."""
+    (e.g. ``learner=linear``) and the cell's variant, between the method label and the
+    ``n=`` file."""
     return (
         Path(output_dir).joinpath(experiment, dataset, kernel, method_label, *extra)
         / f"n={format_n(n)}.parquet"
@@ -186,7 +191,8 @@ def write_shard(df: pd.DataFrame, path: str | os.PathLike, schema: pa.Schema) ->
 
 
 def shard_config_hash(path: str | os.PathLike) -> str | None:
-    """The config hash stored in a shard, or None if it is missing or unreadable."""
+    """The config hash stored in a shard, or None if the shard is corrupt: unreadable,
+    without the column, or empty."""
     try:
         col = pq.read_table(path, columns=["config_hash"]).column("config_hash")
     except (OSError, pa.ArrowException, KeyError):
@@ -194,6 +200,17 @@ def shard_config_hash(path: str | os.PathLike) -> str | None:
     if len(col) == 0:
         return None
     return col[0].as_py()
+
+
+def set_shard_config_hash(path: str | os.PathLike, value: str) -> Path:
+    """Rewrite a shard with ``value`` in its config_hash column, every other column
+    unchanged (atomically, as :func:`write_shard`)."""
+    path = Path(path)
+    table = pq.read_table(path)
+    i = table.schema.get_field_index("config_hash")
+    column = pa.array([value] * len(table), type=table.schema.field(i).type)
+    table = table.set_column(i, table.schema.field(i), column)
+    return atomic_write(path, lambda f: pq.write_table(table, f))
 
 
 def _is_hidden(path: Path, root: Path) -> bool:
@@ -239,6 +256,55 @@ def read_results(
             )
     keys = ["experiment", "dataset", "kernel", "method_label", "n", "run"]
     return df.sort_values(keys, kind="stable").reset_index(drop=True)
+
+
+#: Row columns that tell apart cells sharing experiment, dataset, kernel, label and n
+#: (JSON objects but ``seed``): what :func:`variant_labels` reads.
+VARIANT_COLUMNS: tuple[str, ...] = ("seed", "kernel_params", "method_params", "protocol_params")
+
+
+def variant_labels(df: pd.DataFrame, keys: list[str], exclude: tuple[str, ...] = ()) -> pd.Series:
+    """Per row, what differs between the cells of ``df`` that share the ``keys`` columns:
+    ``seed=1 gamma=0.1`` ('' where nothing differs), so that figures and tables do not
+    pool such cells. Reads :data:`VARIANT_COLUMNS` (protocol settings named in
+    ``exclude`` left out: the protocol's own cell keys, drawn apart already)."""
+    cols = [c for c in VARIANT_COLUMNS if c in df.columns]
+    keys = [k for k in keys if k in df.columns]
+    out = pd.Series("", index=df.index, dtype=object)
+    if not cols or df.empty:
+        return out
+    combos = df[keys + cols].astype(str).drop_duplicates()
+
+    def settings(row: pd.Series) -> dict[str, str]:
+        found: dict[str, str] = {"seed": str(row["seed"])} if "seed" in cols else {}
+        for col in cols:
+            if col == "seed":
+                continue
+            text = row[col]
+            try:
+                ok = isinstance(text, str) and text not in ("", "None", "nan", "<NA>")
+                items = json.loads(text) if ok else {}
+            except ValueError:
+                items = {"?": text}
+            if not isinstance(items, dict):
+                items = {"?": str(items)}
+            for name, value in sorted((items or {}).items()):
+                if col == "protocol_params" and name in exclude:
+                    continue
+                text = value if isinstance(value, str) else dumps(value)
+                found[name if name not in found else f"{col.split('_')[0]}.{name}"] = text
+        return found
+
+    labels: dict[tuple, str] = {}
+    for _, group in combos.groupby(keys, sort=False, dropna=False) if keys else [(0, combos)]:
+        parsed = [settings(row) for _, row in group.iterrows()]
+        names = list(dict.fromkeys(n for p in parsed for n in p))
+        varying = [n for n in names if len({p.get(n, "-") for p in parsed}) > 1]
+        for (_, row), p in zip(group.iterrows(), parsed, strict=True):
+            text = " ".join(f"{n}={p.get(n, '-')}" for n in varying)
+            labels[tuple(row[keys + cols])] = text
+    index = df[keys + cols].astype(str).apply(tuple, axis=1)
+    return pd.Series([labels.get(t, "") for t in index], index=df.index, dtype=object)
 
 
 # -- provenance -------------------------------------------------------------------

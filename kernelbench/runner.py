@@ -30,30 +30,6 @@ DEFAULT_EXPERIMENT = "quick"
 _CELL_KEYS = ("method", "kernel", "dataset", "protocol", "n", "experiment")
 
 _ENV_TOTAL = "KERNELBENCH_GRID_CELLS"
-_ENV_PID = "KERNELBENCH_LAUNCH_PID"
-
-#: A progress bar over the cells of a sweep whose jobs run in this process (the
-#: basic launcher); workers of parallel launchers print their [k/N] lines instead.
-_cells_bar: Any = None
-
-
-def _advance_cells_bar(total: int) -> None:
-    global _cells_bar
-    if os.environ.get(_ENV_PID) != str(os.getpid()) or total <= 1:
-        return
-    if _cells_bar is None:
-        from tqdm.auto import tqdm
-
-        _cells_bar = tqdm(total=total, desc="cells", unit="cell", disable=None, leave=False)
-    _cells_bar.update(1)
-
-
-def _close_cells_bar() -> None:
-    global _cells_bar
-    if _cells_bar is not None:
-        _cells_bar.close()
-        _cells_bar = None
-
 
 # -- the Hydra task (one job = one cell) ---------------------------------------------
 
@@ -66,7 +42,7 @@ def _job(cfg: Any) -> None:
 
     cell = OmegaConf.to_container(cfg, resolve=True)
     prefix = ""
-    total = None
+    hc = None
     try:
         from hydra.core.hydra_config import HydraConfig
 
@@ -76,21 +52,45 @@ def _job(cfg: Any) -> None:
             prefix = f"[{hc.job.num + 1}/{total}] " if total else f"[{hc.job.num + 1}] "
     except ValueError:  # not under Hydra
         pass
+    report, beat = _job_progress(cell, prefix, hc.job.num if prefix else 0)
+    echo = report.echo if report is not None else (lambda line: click.echo(line))
+
+    def on_run(done: int, total: int) -> None:
+        for sink in (report, beat):
+            if sink is not None:
+                sink.update(done, total)
+
     try:
         run_and_store(
             cell,
             output_dir=cell["output_dir"],
             overwrite=bool(cell["overwrite"]),
             blas_threads=cell.get("blas_threads"),
-            progress=True,
-            echo=lambda line: click.echo(line),
+            echo=echo,
             prefix=prefix,
+            on_run=on_run,
         )
     except KernelbenchError as err:
         # name the cell: in a sweep the error reaches the user after the other jobs
         raise KernelbenchError(f"{_cell_name(cell)}: {err}") from None
-    if prefix and total:
-        _advance_cells_bar(int(total))
+    finally:
+        if beat is not None:
+            beat.close()
+        if report is not None:
+            report.finish()
+
+
+def _job_progress(cell: dict[str, Any], prefix: str, num: int) -> tuple[Any, Any]:
+    """Where a job reports progress: the launching process's board (a terminal), else
+    heartbeat lines on stderr (logs)."""
+    from pathlib import Path
+
+    from kernelbench.progress import ENV_BOARD, Heartbeat, JobReport
+
+    board = os.environ.get(ENV_BOARD)
+    if board and Path(board).is_dir():  # not on another machine (SLURM)
+        return JobReport(Path(board), num), None
+    return None, Heartbeat(prefix + _cell_name(cell))
 
 
 def _cell_name(cell: dict[str, Any]) -> str:
@@ -301,10 +301,15 @@ def _patched_env(argv: list[str], env: dict[str, str]) -> Iterator[_HideJobError
 
 def launch(args: list[str], multirun: bool = False) -> None:
     """Run ``kernelbench run [args]`` in this process (what the click command does)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
     import hydra
     from hydra.errors import HydraException
 
     from kernelbench.config import config_dir, searchpath_overrides
+    from kernelbench.progress import ENV_BOARD, Board
 
     hydra_args, multirun, cells = plan(list(args), multirun)
     if not any(a.startswith("hydra.searchpath") for a in hydra_args):
@@ -312,7 +317,11 @@ def launch(args: list[str], multirun: bool = False) -> None:
     task = hydra.main(version_base=None, config_path=str(config_dir()), config_name="config")(_job)
     # HYDRA_FULL_ERROR makes Hydra re-raise job errors instead of printing a stack
     # trace and exiting 1: the CLI then shows them as one line.
-    env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells), _ENV_PID: str(os.getpid())}
+    env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells)}
+    board = None
+    if sys.stderr.isatty() and "--cfg" not in hydra_args and "--help" not in hydra_args:
+        board = Board(Path(tempfile.mkdtemp(prefix="kernelbench-progress-")), cells)
+        env[ENV_BOARD] = str(board.directory)
     with _patched_env(["kernelbench run", *hydra_args], env) as stderr:
         try:
             task()
@@ -327,7 +336,9 @@ def launch(args: list[str], multirun: bool = False) -> None:
                 stderr._stream.write(text)
             raise
         finally:
-            _close_cells_bar()
+            if board is not None:
+                board.close()
+                shutil.rmtree(board.directory, ignore_errors=True)
 
 
 _HELP_EPILOG = """\b

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "metrics": 1,
     "stats": 1,
     "results": 1,
+    "progress": 1,
     "reference": 1,
     "bandwidth": 1,
     "theory": 1,

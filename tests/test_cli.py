@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,15 @@ REPO = Path(__file__).resolve().parent.parent
 SCHEMA = get_protocol("kernel_approx").schema()
 # digits with 60 samples per subset: every cell takes a fraction of a second
 SMALL = "dataset.protocols.kernel_approx.samples=60"
+
+
+def _starts(text: str, expected: str) -> bool:
+    """Whether ``text`` starts with ``expected``, where ``h=*`` stands for a shard's hash
+    part (``h=`` and 8 hex digits: SMALL's samples differ from digits' default)."""
+    pattern = re.escape(expected).replace(re.escape("h=*"), "h=[0-9a-f]{8}")
+    return re.match(pattern, text) is not None
+
+
 ERRORS = ["dataset", "kernel", "method_label", "n", "run", "D", "rel_fro_error", "rel_spec_error"]
 
 
@@ -87,11 +97,12 @@ def test_default_run_is_the_quick_grid(work):
     proc = kb("run", "runs=2", SMALL, cwd=work)
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 12
-    assert lines[0].startswith("[1/12] digits rbf rff n=1: rel_fro ")
+    # samples=60 (SMALL) is not digits' default: the cell's hash part is named
+    assert _starts(lines[0], "[1/12] digits rbf rff h=* n=1: rel_fro ")
     assert all("(2 runs)" in line for line in lines)
     files = shard_files(work / "results" / "runs")
     assert len(files) == 12
-    assert {f.parts[-5] for f in files} == {"quick"}
+    assert {f.parts[-6] for f in files} == {"quick"}  # quick/digits/kernel/method/h=*/n
     # nothing else in the working directory: no outputs/, multirun/, logs; user results
     # in results/runs/, apart from the committed results/reference/ and results/baseline/
     assert sorted(os.listdir(work)) == ["results"]
@@ -104,8 +115,9 @@ def test_single_cell(tmp_path, work):
     proc = kb(
         "run", "method=sr33", "kernel=arccos1", "runs=3", SMALL, f"output_dir={out}", cwd=work
     )
-    assert proc.stdout.startswith("digits arccos1 sr33 n=1: rel_fro ")
-    assert _rel(shard_files(out), out) == ["kernel_approx/digits/arccos1/sr33/n=1.parquet"]
+    assert _starts(proc.stdout, "digits arccos1 sr33 h=* n=1: rel_fro ")
+    (shard,) = _rel(shard_files(out), out)
+    assert _starts(shard, "kernel_approx/digits/arccos1/sr33/h=*/n=1.parquet")
     assert os.listdir(work) == []  # no .hydra, outputs/ or logs in the working directory
     df = read_results(out)
     assert len(df) == 3 and set(df["method"]) == {"sr33"} and set(df["kernel"]) == {"arccos1"}
@@ -130,11 +142,13 @@ def test_multirun_2x2_and_joblib_gives_identical_rows(tmp_path, work):
     seq, par = tmp_path / "seq", tmp_path / "par"
     proc = kb("run", *grid, f"output_dir={seq}", cwd=work)
     assert len(proc.stdout.strip().splitlines()) == 4
-    assert _rel(shard_files(seq), seq) == [
-        f"kernel_approx/digits/{k}/{m}/n=1.parquet"
+    expected = [
+        f"kernel_approx/digits/{k}/{m}/h=*/n=1.parquet"
         for k in ("arccos0", "rbf")
         for m in ("rff", "sr33")
     ]
+    got = _rel(shard_files(seq), seq)
+    assert len(got) == 4 and all(_starts(g, e) for g, e in zip(got, expected, strict=True))
     kb(
         "run",
         *grid,
@@ -228,11 +242,12 @@ def test_resume_after_a_killed_sweep(tmp_path, work):
         (["runs=-5", "method=rff"], "Error: runs must be a positive integer, got -5"),
         (
             ["method=sorf", "method.params.n_blocks=7", "runs=1", SMALL],
-            "Error: digits rbf sorf n=1: n_blocks must be an integer in 1..3, got 7",
+            "Error: digits rbf sorf n_blocks=7 h=* n=1: n_blocks must be an integer in 1..3, got 7",
         ),
         (
             ["method=qmc", "+method.params.order=2", "runs=1", SMALL],
-            "Error: digits rbf qmc n=1: unknown parameter(s) order for method 'qmc'; valid: ",
+            "Error: digits rbf qmc order=2 h=* n=1: unknown parameter(s) order for method 'qmc'; "
+            "valid: ",
         ),
     ],
 )
@@ -242,7 +257,7 @@ def test_bad_input_is_one_line(tmp_path, capsys, monkeypatch, args, message):
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1, captured.err
-    assert lines[0].startswith(message)
+    assert _starts(lines[0], message)
     assert not (tmp_path / "res").exists() or not shard_files(tmp_path / "res")
 
 
@@ -252,7 +267,7 @@ def test_bad_input_is_one_line(tmp_path, capsys, monkeypatch, args, message):
         (["-m", "method=rff,foo"], "Error: unknown method 'foo'; valid choices: gq, lev_rff, "),
         (
             ["-m", "method=sorf", "method.params.n_blocks=0,1", "runs=1", SMALL],
-            "Error: digits rbf sorf n=1: n_blocks must be an integer in 1..3, got 0",
+            "Error: digits rbf sorf n_blocks=0 h=* n=1: n_blocks must be an integer in 1..3, got 0",
         ),
     ],
 )
@@ -260,7 +275,7 @@ def test_bad_input_in_a_subprocess_has_no_traceback(tmp_path, work, args, messag
     proc = kb("run", *args, f"output_dir={tmp_path / 'res'}", cwd=work, check=False)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
-    assert proc.stderr.startswith(message)
+    assert _starts(proc.stderr, message)
     assert "Traceback" not in proc.stderr and "HYDRA_FULL_ERROR" not in proc.stderr
 
 
@@ -284,8 +299,9 @@ def test_method_that_cannot_handle_the_input(tmp_path, monkeypatch, capsys):
         )
     assert info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [
-        "Error: digits rbf qmc n=1: qmc sequence 'sobol' supports at most 10 dimensions, got "
-        "d=64; use sequence=halton or sequence=lattice"
-    ]
+    assert len(err) == 1 and _starts(
+        err[0],
+        "Error: digits rbf qmc sequence=sobol h=* n=1: qmc sequence 'sobol' supports at most "
+        "10 dimensions, got d=64; use sequence=halton or sequence=lattice",
+    )
     assert "HYDRA_FULL_ERROR" not in os.environ

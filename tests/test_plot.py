@@ -64,7 +64,7 @@ def make_results(
                                 "d": d,
                                 "samples": 50,
                                 "run": run,
-                                "seed": run,
+                                "seed": seed,  # one seed per cell, as in real shards
                                 "rel_fro_error": err,
                                 "rel_spec_error": 1.5 * err,
                                 "fit_seconds": 0.0,

@@ -135,7 +135,8 @@ def test_nn50_through_kernelbench_run(tmp_path):
     small = "dataset.protocols.kernel_approx.samples=60"
     ok = kb("kernel.params.gamma=nn50", small, f"output_dir={tmp_path / 'runs'}")
     assert ok.returncode == 0, ok.stderr
-    assert "digits rbf rff n=1: rel_fro" in ok.stdout
+    # the line names what differs: gamma, and a hash part for samples=60
+    assert ok.stdout.startswith("digits rbf rff gamma=nn50 h=") and " n=1: rel_fro" in ok.stdout
     bad = kb("kernel.params.gamma=knn5", small)
     assert bad.returncode != 0
     assert "invalid bandwidth rule 'knn5'; valid: a positive number or nn<k>" in bad.stderr

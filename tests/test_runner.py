@@ -8,6 +8,8 @@ import pytest
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import (
+    cell_name,
+    cell_shard_path,
     check_n,
     check_runs,
     config_hash,
@@ -18,7 +20,7 @@ from kernelbench.experiment import (
     run_grid,
 )
 from kernelbench.protocols import get_protocol
-from kernelbench.results import read_results, shard_path
+from kernelbench.results import read_results
 from kernelbench.runner import plan
 
 SAMPLES = 60
@@ -124,32 +126,38 @@ def test_config_hash_covers_what_determines_the_numbers():
     assert h not in hashes and len(hashes) == len(changed)
 
 
+def _where(cell, root):
+    """The shard path and the printed name of a cell."""
+    cell = resolve_cell(cell)
+    return cell_shard_path(cell, root), cell_name(cell)
+
+
 def test_resume_skips_finished_cells(tmp_path):
     lines = []
     df = run_and_store(_cell(), tmp_path, echo=lines.append)
-    path = shard_path(tmp_path, "kernel_approx", "digits", "rbf", "rff", 1)
+    path, name = _where(_cell(), tmp_path)
     assert len(df) == 3 and path.is_file()
-    assert lines[-1].startswith("digits rbf rff n=1: rel_fro ") and "(3 runs)" in lines[-1]
+    assert lines[-1].startswith(f"{name}: rel_fro ") and "(3 runs)" in lines[-1]
     stamp = path.stat().st_mtime_ns
     assert run_and_store(_cell(), tmp_path, echo=lines.append) is None
-    assert lines[-1] == "digits rbf rff n=1: skipped (done)"
+    assert lines[-1] == f"{name}: skipped (done)"
     assert path.stat().st_mtime_ns == stamp
     # overwrite recomputes the same numbers
     again = run_and_store(_cell(), tmp_path, overwrite=True, echo=lines.append)
     assert again["rel_fro_error"].equals(df["rel_fro_error"])
     # another config of the same cell replaces the stale shard
     run_and_store(_cell(runs=2), tmp_path, echo=lines.append)
-    assert lines[-2] == "digits rbf rff n=1: config changed, recomputing"
+    assert lines[-2] == f"{name}: config changed, recomputing"
     assert len(read_results(tmp_path)) == 2
 
 
 def test_resume_extends_a_shard_with_fewer_runs(tmp_path):
     lines = []
     run_and_store(_cell(runs=2), tmp_path, echo=lines.append)
-    path = shard_path(tmp_path, "kernel_approx", "digits", "rbf", "rff", 1)
+    path, name = _where(_cell(), tmp_path)
     first = read_results(tmp_path)
     extended = run_and_store(_cell(runs=5), tmp_path, echo=lines.append)
-    assert lines[-2] == "digits rbf rff n=1: extending 2 runs to 5"
+    assert lines[-2] == f"{name}: extending 2 runs to 5"
     assert "(5 runs)" in lines[-1]
     fresh = run_cell(_cell(runs=5))
     stored = read_results(tmp_path)
@@ -160,12 +168,14 @@ def test_resume_extends_a_shard_with_fewer_runs(tmp_path):
     assert (stored["started_at"].iloc[:2] == first["started_at"]).all()
     assert (stored["started_at"].iloc[2:] > first["started_at"].iloc[0]).all()
     assert run_and_store(_cell(runs=5), tmp_path, echo=lines.append) is None
-    # fewer runs, or another config, recompute the cell
+    # fewer runs recompute the cell; another seed is another cell with its own shard
     run_and_store(_cell(runs=4), tmp_path, echo=lines.append)
-    assert lines[-2] == "digits rbf rff n=1: config changed, recomputing"
+    assert lines[-2] == f"{name}: config changed, recomputing"
     run_and_store(_cell(runs=6, seed=1), tmp_path, echo=lines.append)
-    assert lines[-2] == "digits rbf rff n=1: config changed, recomputing"
-    assert path.is_file() and len(read_results(tmp_path)) == 6
+    other, other_name = _where(_cell(seed=1), tmp_path)
+    assert other != path and other_name.startswith("digits rbf rff seed=1 h=")
+    assert lines[-1].startswith(f"{other_name}: rel_fro ")
+    assert path.is_file() and other.is_file() and len(read_results(tmp_path)) == 4 + 6
 
 
 def test_run_cell_from_a_later_run():

@@ -12,7 +12,13 @@ import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
 from kernelbench.errors import KernelbenchError  # noqa: E402
-from kernelbench.experiment import make_cell, resolve_cell, run_and_store, run_cell  # noqa: E402
+from kernelbench.experiment import (  # noqa: E402
+    make_cell,
+    resolve_cell,
+    run_and_store,
+    run_cell,
+    shard_variant,
+)
 from kernelbench.plot import plot  # noqa: E402
 from kernelbench.protocols import PROTOCOLS, get_protocol  # noqa: E402
 from kernelbench.protocols.base import FigureOptions  # noqa: E402
@@ -55,7 +61,9 @@ def test_points_are_reproducible_and_a_path_part(tmp_path):
     np.testing.assert_array_equal(a.X, b.X)
     assert a.X.shape == (5, 64)
     run_and_store(walltime_cell(points=5), tmp_path, echo=None)
-    assert (tmp_path / "walltime/digits/rbf/sr33/points=5/n=1.parquet").exists()
+    variant = ",".join(shard_variant(cell))
+    assert variant.startswith("h=")  # repeats=4 differs from configs/protocol/walltime.yaml
+    assert (tmp_path / f"walltime/digits/rbf/sr33/points=5/{variant}/n=1.parquet").exists()
 
 
 def test_more_runs_remeasure_every_run(tmp_path):

@@ -174,6 +174,9 @@ class Protocol:
     figures: ClassVar[dict[str, Figure]] = {}
     #: figures drawn when ``kernelbench plot`` is given no --figure
     default_figures: ClassVar[tuple[str, ...]] = ()
+    #: settings shown in the shard path by :meth:`path_parts` (the rest of the settings
+    #: that differ from the protocol's file go into the path's hash part)
+    path_settings: ClassVar[tuple[str, ...]] = ()
     #: whether a shard stored with fewer runs may be extended by the missing runs (run
     #: r's row depends on r alone); False where rows are measurements of the moment
     extendable: ClassVar[bool] = True
@@ -204,9 +207,14 @@ class Protocol:
                 del out["budget"]
         return out
 
+    def data_key(self, cell: Mapping[str, Any]) -> str:
+        """The entry of ``dataset.protocols`` the cell reads: ``protocol.data``, default
+        the protocol's name."""
+        return str(cell["protocol"].get("data") or self.name)
+
     def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]:
         """The dataset's settings for this protocol: ``dataset.protocols.<data>``."""
-        key = cell["protocol"].get("data") or self.name
+        key = self.data_key(cell)
         protocols = cell["dataset"].get("protocols") or {}
         if key not in protocols:
             name = cell["dataset"].get("name")

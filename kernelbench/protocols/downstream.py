@@ -148,6 +148,8 @@ class Downstream(Protocol):
         except KernelbenchError as err:
             raise KernelbenchError(f"dataset {cell['dataset']['name']!r}: {err}") from None
 
+    path_settings = ("learner",)
+
     def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
         return (f"learner={self.learner_name(cell)}",)
 

@@ -90,6 +90,8 @@ class VarianceRatio(Protocol):
         protocols = cell["dataset"].get("protocols") or {}
         return dict(protocols.get(self.name) or {})
 
+    path_settings = ("d",)
+
     def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
         return (f"d={int(cell['protocol']['d'])}",)
 

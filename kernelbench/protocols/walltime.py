@@ -98,6 +98,8 @@ class Walltime(Protocol):
         self.data_settings(cell)
         return cell["protocol"].get("runs")
 
+    path_settings = ("points",)
+
     def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
         return (f"points={int(cell['protocol'].get('points', 10))}",)
 

@@ -18,6 +18,7 @@ import pandas as pd
 from kernelbench.baseline.format import read_table
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.protocols import Protocol, get_protocol
+from kernelbench.results import dumps
 from kernelbench.stats import aggregate
 from kernelbench.verify.compare import counts, failed, verify_table
 from kernelbench.verify.config import DEFAULT_CONFIG, load_config
@@ -40,6 +41,48 @@ def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
         **proto.row_keys(cell),
     }
     return tuple(values[k] for k in proto.cell_keys)
+
+
+def cell_variant(cell: Mapping[str, Any]) -> tuple:
+    """A composed cell's seed, kernel and method parameters as its rows store them: two
+    cells with one cell key but other values are different cells (not pooled)."""
+    return (
+        int(cell.get("seed", 0)),
+        dumps(dict(cell["kernel"].get("params") or {})),
+        dumps(dict(cell["method"].get("params") or {})),
+    )
+
+
+def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) -> pd.DataFrame:
+    """The rows of the grid's cells. Where a cell key holds several cells (another seed,
+    other kernel or method parameters: a sweep stored in the same directory), only the
+    grid's own is kept, and the others are named on stderr, never pooled."""
+    keys = list(proto.cell_keys)
+    grid = {cell_key(proto, c): cell_variant(c) for c in cells}
+    have = df[keys].assign(n=df["n"].astype(float)) if "n" in keys else df[keys]
+    key = pd.Series([tuple(k) for k in have.itertuples(index=False)], index=df.index)
+    variant = pd.Series(
+        list(
+            zip(
+                df["seed"].astype(int),
+                df["kernel_params"].astype(str),
+                df["method_params"].astype(str),
+                strict=True,
+            )
+        ),
+        index=df.index,
+    )
+    keep = key.isin(set(grid))
+    several = variant[keep].groupby(key[keep]).nunique()
+    mixed = set(several[several > 1].index)
+    other = keep & key.isin(mixed) & (variant != key.map(grid))
+    if other.any():
+        click.echo(
+            f"note: left out {int(other.sum())} rows of {key[other].nunique()} cells with "
+            "another seed or other kernel or method parameters than the grid's",
+            err=True,
+        )
+    return df[keep & ~other]
 
 
 @click.command("verify", short_help="Check a paper's grid cell by cell against its numbers.")
@@ -129,9 +172,7 @@ def verify(
     df = read_results(results_dir)
     df = df[df["experiment"].isin(grid_experiments(cfg, grid))]
     df = df[df["protocol"] == proto.name] if "protocol" in df else df
-    want = {cell_key(proto, c) for c in cells}
-    have = df[keys].assign(n=df["n"].astype(float)) if "n" in keys else df[keys]
-    df = df[[tuple(k) in want for k in have.itertuples(index=False)]]
+    df = grid_rows(df, proto, cells)
     if df.empty:
         raise KernelbenchError(f"no results of the {grid} grid under {str(results_dir)!r}")
     if runs is not None:
@@ -139,7 +180,7 @@ def verify(
     ours = aggregate(df, keys, proto.metric(cfg.metric).column, cfg.scale)
     dims = df.groupby("dataset")["d"].first()
     ours["d"] = ours["dataset"].map(dims)  # orders the table's datasets by d
-    missing_cells = len(want) - len(ours)
+    missing_cells = len({cell_key(proto, c) for c in cells}) - len(ours)
 
     base = None
     if use_baseline is None:

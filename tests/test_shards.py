@@ -1,0 +1,261 @@
+"""Shard identity: every setting that changes a cell's rows is part of its shard path;
+the config hash covers only what the cell's protocol reads; corrupt and earlier shards."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kernelbench.experiment import (
+    CELL_KEYS,
+    cell_name,
+    cell_shard_path,
+    config_hash,
+    legacy_config_hash,
+    legacy_shard_path,
+    make_cell,
+    protocol_dataset,
+    resolve_cell,
+    run_and_store,
+    shard_variant,
+)
+from kernelbench.results import dumps, read_results, shard_config_hash, shard_files
+
+SAMPLES = 40
+
+
+def _identity(cell: dict) -> str:
+    """Everything that tells two resolved cells apart, but runs (a shard is extended)."""
+    payload = {k: cell[k] for k in CELL_KEYS if k != "runs"}
+    payload["dataset"] = protocol_dataset(cell)
+    return dumps(payload)
+
+
+# -- no two different cells share a path -------------------------------------------
+
+_VALUES = st.sampled_from([None, 0.1, 1, 1.0, 2.5, "nn50", "0.1", "true", True, "a,b", [1, 2]])
+
+
+@st.composite
+def cells(draw: st.DrawFn) -> dict:
+    protocol = draw(st.sampled_from(["kernel_approx", "downstream"]))
+    cell = make_cell(
+        method=draw(st.sampled_from(["rff", "sorf", "sr33"])),
+        kernel=draw(st.sampled_from(["rbf", "arccos1"])),
+        dataset=draw(st.sampled_from(["digits", "letter"])),
+        n=draw(st.sampled_from([1, 2, 0.5])),
+        runs=draw(st.sampled_from([2, 3])),
+        seed=draw(st.sampled_from([0, 1, 12])),
+        experiment=draw(st.sampled_from([None, "quick", "yang2014_table1", "kernel_approx"])),
+        protocol=protocol,
+    )
+    for group in ("kernel", "method"):
+        for key in draw(st.lists(st.sampled_from(["gamma", "n_blocks", "seed", "h", "x"]))):
+            cell[group]["params"][key] = draw(_VALUES)
+        if draw(st.booleans()) and cell[group]["params"]:
+            del cell[group]["params"][sorted(cell[group]["params"])[0]]
+    if draw(st.booleans()):
+        cell["method"]["paper_label"] = "other"
+    data = cell["dataset"]["protocols"][protocol]
+    for key in draw(st.lists(st.sampled_from(["samples", "train_rows", "scaling"]))):
+        data[key] = draw(st.sampled_from([100, 300, None, "max"]))
+    other = "downstream" if protocol == "kernel_approx" else "kernel_approx"
+    if draw(st.booleans()):  # another protocol's data settings: not part of the identity
+        cell["dataset"]["protocols"][other]["runs"] = 99
+    if protocol == "downstream" and draw(st.booleans()):
+        cell["protocol"]["learner"] = "linear"
+    return resolve_cell(cell)
+
+
+@settings(max_examples=150, deadline=None)
+@given(cells(), cells())
+def test_distinct_cells_have_distinct_shard_paths(a, b):
+    same = _identity(a) == _identity(b)
+    assert (cell_shard_path(a, "out") == cell_shard_path(b, "out")) == same
+    assert (config_hash(a) == config_hash(b)) == (same and a["runs"] == b["runs"])
+
+
+def test_default_cells_keep_the_path_of_earlier_versions():
+    cell = resolve_cell(make_cell("sr33", "arccos1", "digits", n=2, runs=3))
+    assert shard_variant(cell) == ()
+    assert cell_shard_path(cell, "out") == legacy_shard_path(cell, "out")
+    assert cell_shard_path(cell, "out") == Path("out/kernel_approx/digits/arccos1/sr33/n=2.parquet")
+    assert cell_name(cell) == "digits arccos1 sr33 n=2"
+
+
+def test_readable_parts_name_what_differs():
+    cell = make_cell("sorf", "rbf", "digits", runs=2, seed=1)
+    cell["kernel"]["params"]["gamma"] = 0.1
+    cell["method"]["params"]["n_blocks"] = 2
+    cell = resolve_cell(cell)
+    assert shard_variant(cell) == ("seed=1", "gamma=0.1", "n_blocks=2")
+    assert cell_shard_path(cell, "out").parent.name == "seed=1,gamma=0.1,n_blocks=2"
+    assert cell_name(cell) == "digits rbf sorf seed=1 gamma=0.1 n_blocks=2 n=1"
+
+
+def test_paper_grid_settings_are_their_experiments_defaults():
+    """yang2014_table1 fixes gamma=nn50, data, learner, metric and budget: no variant."""
+    cell = make_cell("rff", "rbf", "cpu", n=100, runs=2, experiment="yang2014_table1")
+    cell["protocol"] = {
+        **make_cell(protocol="downstream")["protocol"],
+        "data": "yang2014",
+        "learner": "linear",
+        "metric": "rel_error",
+        "budget": "s",
+    }
+    cell["kernel"]["params"]["gamma"] = "nn50"
+    cell = resolve_cell(cell)
+    assert shard_variant(cell) == ()
+    cell["kernel"]["params"]["gamma"] = "nn20"
+    assert shard_variant(cell) == ("gamma=nn20",)
+
+
+# -- the config hash covers what the protocol reads --------------------------------
+
+
+def test_other_protocols_data_settings_leave_the_hash_alone():
+    cell = resolve_cell(make_cell("rff", "rbf", "digits", runs=2))
+    edited = copy.deepcopy(cell)
+    edited["dataset"]["protocols"]["downstream"]["train_rows"] = 1000
+    assert config_hash(edited) == config_hash(cell)
+    assert cell_shard_path(edited, "out") == cell_shard_path(cell, "out")
+    assert legacy_config_hash(edited) != legacy_config_hash(cell)  # what earlier versions did
+    own = copy.deepcopy(cell)
+    own["dataset"]["protocols"]["kernel_approx"]["samples"] = 100
+    assert config_hash(own) != config_hash(cell)
+
+
+def test_hash_unchanged_where_the_dataset_has_one_protocol():
+    cell = resolve_cell(make_cell("rff", "rbf", "leukemia", runs=2))
+    assert list(cell["dataset"]["protocols"]) == ["kernel_approx"]
+    assert config_hash(cell) == legacy_config_hash(cell)
+
+
+# -- corrupt shards and shards of earlier versions ---------------------------------
+
+
+def _small(**kw) -> dict:
+    cell = make_cell("rff", "rbf", "digits", runs=2, **kw)
+    cell["dataset"]["protocols"]["kernel_approx"]["samples"] = SAMPLES
+    return cell
+
+
+def test_a_corrupt_shard_is_reported_as_corrupt(tmp_path):
+    lines: list[str] = []
+    first = run_and_store(_small(), tmp_path, echo=lines.append)
+    path = cell_shard_path(resolve_cell(_small()), tmp_path)
+    path.write_bytes(path.read_bytes()[:100])  # truncated
+    again = run_and_store(_small(), tmp_path, echo=lines.append)
+    name = cell_name(resolve_cell(_small()))
+    assert lines[-2] == f"{name}: corrupt shard {path} (unreadable), recomputing"
+    assert again["rel_fro_error"].equals(first["rel_fro_error"])
+    assert shard_config_hash(path) == config_hash(resolve_cell(_small()))
+
+
+def test_a_shard_of_an_earlier_version_is_adopted(tmp_path):
+    """An earlier sweep over seed left the last seed's shard at the path without its
+    seed, with the hash over the whole dataset entry: it moves, and is not recomputed."""
+    lines: list[str] = []
+    cell = resolve_cell(_small(seed=2))
+    fresh = run_and_store(cell, tmp_path, echo=None)
+    path, legacy = cell_shard_path(cell, tmp_path), legacy_shard_path(cell, tmp_path)
+    legacy.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(path, legacy)
+    from kernelbench.results import set_shard_config_hash
+
+    set_shard_config_hash(legacy, legacy_config_hash(cell))
+    assert run_and_store(_small(seed=2), tmp_path, echo=lines.append) is None
+    assert lines[0].endswith(f"moved the shard of an earlier version from {legacy} to {path}")
+    assert lines[1].endswith(": skipped (done)")
+    assert not legacy.exists() and shard_config_hash(path) == config_hash(cell)
+    stored = read_results(tmp_path)
+    cols = ["run", "rel_fro_error", "rel_spec_error", "started_at"]
+    assert stored[cols].equals(fresh[cols])
+    # a shard of another cell (seed 0) at the earlier path stays there
+    run_and_store(_small(), tmp_path, echo=None)
+    os.replace(cell_shard_path(resolve_cell(_small()), tmp_path), legacy)
+    run_and_store(_small(seed=3), tmp_path, echo=None)
+    assert legacy.exists() and len(shard_files(tmp_path)) == 3
+    assert run_and_store(_small(), tmp_path, echo=None) is None  # adopted in turn
+    assert not legacy.exists() and len(shard_files(tmp_path)) == 3
+
+
+# -- a sweep keeps every shard -----------------------------------------------------
+
+
+def _kb(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernelbench.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
+    out = tmp_path / "res"
+    args = [
+        "run",
+        "-m",
+        "method=sorf",
+        "seed=0,1",
+        "kernel.params.gamma=0.1,nn50",
+        "method.params.n_blocks=1,2",
+        "dataset=digits",
+        "runs=2",
+        f"dataset.protocols.kernel_approx.samples={SAMPLES}",
+        f"output_dir={out}",
+    ]
+    proc = _kb(*args, cwd=tmp_path)
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 8 and len({line.split(": ")[0][6:] for line in lines}) == 8
+    assert "[1/8] digits rbf sorf gamma=0.1 n_blocks=1 h=" in lines[0]
+    assert not any("recomputing" in line for line in lines)
+    files = shard_files(out)
+    assert len(files) == 8
+    variants = {f.parent.name.rsplit(",h=", 1)[0] for f in files}
+    assert variants == {
+        f"{seed}gamma={g},n_blocks={b}"
+        for seed in ("", "seed=1,")
+        for g in ("0.1", "nn50")
+        for b in (1, 2)
+    }
+    df = read_results(out)
+    assert len(df) == 16
+    assert df.groupby(["seed", "kernel_params", "method_params"]).ngroups == 8
+    again = _kb(*args, cwd=tmp_path).stdout.strip().splitlines()
+    assert len(again) == 8 and all(line.endswith("skipped (done)") for line in again)
+
+
+# -- plot and verify tell such cells apart -------------------------------------------
+
+
+def test_plot_and_verify_do_not_pool_cells_of_another_seed(tmp_path):
+    from kernelbench.plot import make_plots, split_variants
+    from kernelbench.protocols import get_protocol
+    from kernelbench.verify.command import grid_rows
+
+    for seed in (0, 1):
+        run_and_store(_small(seed=seed), tmp_path, echo=None)
+    proto = get_protocol("kernel_approx")
+    df = read_results(tmp_path)
+    rows, varied = split_variants(df, proto)
+    assert varied == ["seed"]
+    assert sorted(set(rows["method_label"])) == ["rff seed=0", "rff seed=1"]
+    report = make_plots(tmp_path, tmp_path / "fig", formats=["png"])
+    assert any("cells differ in seed" in note for note in report.notes)
+    kept = grid_rows(df, proto, [resolve_cell(_small(seed=1))])
+    assert set(kept["seed"]) == {1} and len(kept) == 2
+    alone = df[df["seed"] == 0]  # one cell under the key: kept as before
+    assert len(grid_rows(alone, proto, [resolve_cell(_small(seed=1))])) == 2
