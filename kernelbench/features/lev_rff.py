@@ -35,6 +35,7 @@ from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import check_real
 from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.kernels import get_kernel
+from kernelbench.trig import scaled_cos_sin
 
 #: Rows of X turned into features at once while scoring (memory O(chunk * l)).
 SCORE_CHUNK_ROWS = 4096
@@ -127,10 +128,12 @@ class ResampledRFF(DenseFeatureMap):
         block), each n_chunk x l (times 1/sqrt(l) they are Z_l of Eq. (2))."""
         scale = get_kernel(self.kernel).input_scale(d, self.gamma)
         Ws = W.T * scale
+        l = W.shape[0]
+        ones = np.ones(l)
         for start in range(0, X.shape[0], SCORE_CHUNK_ROWS):
             P = X[start : start + SCORE_CHUNK_ROWS].astype(np.float64) @ Ws
-            C = np.cos(P)
-            yield start, C, np.sin(P, out=P)
+            Z = scaled_cos_sin(P, ones)
+            yield start, Z[:, :l], Z[:, l:]
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         X, y = self._fit_data
