@@ -16,7 +16,21 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0.0.0+unknown"
 
-from kernelbench.features import FEATURE_MAPS, make_feature_map  # noqa: E402
-from kernelbench.kernels import KERNELS, exact_kernel  # noqa: E402
-
 __all__ = ["FEATURE_MAPS", "KERNELS", "__version__", "exact_kernel", "make_feature_map"]
+
+#: The public names, imported on first use (PEP 562): ``import kernelbench`` (and so
+#: every command's start-up) does not pay for scikit-learn, scipy and numba.
+_LAZY = {
+    "FEATURE_MAPS": "kernelbench.features",
+    "make_feature_map": "kernelbench.features",
+    "KERNELS": "kernelbench.kernels",
+    "exact_kernel": "kernelbench.kernels",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'kernelbench' has no attribute {name!r}")

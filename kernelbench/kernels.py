@@ -107,13 +107,10 @@ class RBFKernel(Kernel):
         return np.concatenate([np.cos(P), np.sin(P)], axis=1)
 
     def features(self, P: np.ndarray, scale: np.ndarray) -> np.ndarray:
-        N, D = P.shape
-        Z = np.empty((N, 2 * D), dtype=P.dtype)
-        np.cos(P, out=Z[:, :D])
-        np.sin(P, out=Z[:, D:])
-        Z[:, :D] *= scale
-        Z[:, D:] *= scale
-        return Z
+        """[cos P, sin P], each scaled (:func:`kernelbench.trig.scaled_cos_sin`)."""
+        from kernelbench.trig import scaled_cos_sin
+
+        return scaled_cos_sin(P, scale)
 
     def _exact_block(self, X, Y, ny, gamma):
         g = resolve_gamma(gamma, X.shape[1])

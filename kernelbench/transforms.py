@@ -131,6 +131,25 @@ class HouseholderProduct:
         """The dense m x m matrix Q (for tests and inspection only)."""
         return self.apply_rows(np.eye(self.m)).T
 
+    def reduced(self) -> np.ndarray:
+        """The first k columns of Q (m x k, Fortran order), formed by LAPACK ``dorgqr``
+        from the stored reflectors: about (4/3) k^2 (3m - k) / 2 flops, equal to
+        ``matrix()[:, :k]`` up to rounding."""
+        from scipy.linalg import lapack
+
+        a = np.zeros((self.m, self.k), order="F")
+        tau = np.zeros(self.k)
+        for off, V, T in self.panels:
+            b = V.shape[1]
+            a[off:, off : off + b] = V  # dorgqr reads the part below the diagonal only
+            tau[off : off + b] = np.diag(T)
+        if self.k == 0:
+            return a
+        q, _, info = lapack.dorgqr(a, tau, lwork=max(1, 64 * self.k), overwrite_a=1)
+        if info != 0:  # pragma: no cover - LAPACK argument errors only
+            raise RuntimeError(f"dorgqr failed (info={info})")
+        return q
+
 
 def _wy_panel(off: int, G: np.ndarray, betas: list[np.ndarray]):
     """Reflectors of ``dlarfg`` from the columns of G ((m - off) x b), column c from

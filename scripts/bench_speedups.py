@@ -12,7 +12,15 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
 * the spectral norm of a Fig. 1 error matrix (550 x 550): ARPACK against Golub-Kahan;
 * kernel_approx runs one by one against batched (Powerplant, LETTER, n = 1);
 * butterfly rotations row by row against tiles of 16 rows (d = 3072, N = 1000 and 10);
-* scrambled Halton points: scipy's ``qmc.Halton`` against ``halton_points`` (D x d).
+* scrambled Halton points: scipy's ``qmc.Halton`` against ``halton_points`` (D x d);
+* the Gaussian features' cos/sin: numpy's libm against the fused kernel of
+  ``kernelbench.trig`` (1000 points, d = 784 and 3072, n = 1);
+* orf's map: the Householder panels at transform time against W formed in ``fit``
+  (``dense_limit_mb``), d = 784 and 3072, 10 and 1000 points, and what forming costs;
+* the Fig. 3 goals as ratios of map times (transform, and fit + transform) measured
+  here: rff / sr33, rff / sorf and orf / rff, with numpy's and the fused cos/sin.
+
+``--only trig orf_map fig3`` runs some of them.
 
 Times depend on the machine and its load; the ratios are what to compare.
 """
@@ -21,6 +29,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
+from collections.abc import Callable
 
 import numpy as np
 from benchtiming import best_time
@@ -167,19 +177,120 @@ def halton(repeats: int) -> None:
         )
 
 
+def interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """Best time of each function, timed round-robin (a load change hits them alike)."""
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
+
+
+def _numpy_trig(fn: Callable[[], object]) -> Callable[[], object]:
+    """fn with every cos/sin of kernelbench.trig on numpy (as before the fused kernel)."""
+    from kernelbench import trig as T
+
+    def run():
+        limit = T.MIN_SIZE
+        T.MIN_SIZE = np.iinfo(np.int64).max
+        try:
+            return fn()
+        finally:
+            T.MIN_SIZE = limit
+
+    return run
+
+
+def trig(repeats: int) -> None:
+    from kernelbench.trig import scaled_cos_sin
+
+    rng = np.random.default_rng(0)
+    for d in (784, 3072):
+        D = 2 * (d + 1)
+        P = rng.standard_normal((1000, D)) * 3.0
+        scale = np.full(D, np.sqrt(1.0 / D))
+
+        def fused(P=P, scale=scale):
+            return scaled_cos_sin(P, scale)
+
+        assert np.max(np.abs(_numpy_trig(fused)() - fused())) <= 4e-16
+        t = interleaved({"numpy": _numpy_trig(fused), "fused": fused}, repeats)
+        report(f"cos/sin features 1000 x {D}: numpy vs fused", t["numpy"], t["fused"])
+
+
+def _fitted(d: int, specs: dict[str, tuple[str, dict]], N: int, repeats: int):
+    """The points, each map fitted to them (n = 1, Gaussian) and its best fit time."""
+    from kernelbench import make_feature_map
+
+    X = np.random.default_rng(0).uniform(size=(N, d))
+    maps = {
+        name: make_feature_map(method, n=1, random_state=0, **params)
+        for name, (method, params) in specs.items()
+    }
+    fits = interleaved({k: (lambda fm=fm: fm.fit(X)) for k, fm in maps.items()}, repeats)
+    for fm in maps.values():
+        fm.transform(X)
+    return X, maps, fits
+
+
+def orf_map(repeats: int) -> None:
+    specs = {
+        "panels": ("orf", {"dense_limit_mb": 0}),
+        "dense": ("orf", {"dense_limit_mb": 1e6}),
+        "rff": ("rff", {}),
+    }
+    for d in (784, 3072):
+        for N in (10, 1000):
+            X, maps, fits = _fitted(d, specs, N, 1 if d > 1000 else repeats)
+            t = interleaved(
+                {k: (lambda fm=fm, X=X: fm.transform(X)) for k, fm in maps.items()}, repeats
+            )
+            report(f"orf map d={d}, N={N}: panels vs W formed in fit", t["panels"], t["dense"])
+            print(
+                f"    orf/rff map: panels {t['panels'] / t['rff']:.2f}, "
+                f"dense {t['dense'] / t['rff']:.2f}; fit s: panels {fits['panels']:.3f}, "
+                f"dense {fits['dense']:.3f}, rff {fits['rff']:.3f}",
+                flush=True,
+            )
+
+
+def fig3(repeats: int) -> None:
+    specs = {m: (m, {}) for m in ("rff", "sr33", "sorf")}
+    X, maps, fits = _fitted(3072, specs, 1000, 1)
+    fns = {}
+    for k, fm in maps.items():
+        fns[k] = lambda fm=fm: fm.transform(X)
+        fns[k + " numpy"] = _numpy_trig(fns[k])
+    t = interleaved(fns, repeats)
+    for label in ("numpy", "fused"):
+        sfx = " numpy" if label == "numpy" else ""
+        for m in ("sr33", "sorf"):
+            rff, other = t["rff" + sfx], t[m + sfx]
+            print(
+                f"Fig. 3 d=3072, N=1000, {label} cos/sin: rff/{m} map {rff / other:.2f}, "
+                f"fit+map {(rff + fits['rff']) / (other + fits[m]):.2f} "
+                f"(map: rff {rff:.3f} s, {m} {other:.3f} s)",
+                flush=True,
+            )
+
+
+SECTIONS = ("butterfly", "spectral", "batching", "orf_blocks", "halton", "trig", "orf_map", "fig3")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--big", action="store_true", help="also the tall QR at d = 7129")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS)
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; one BLAS thread; seconds")
     print(f"{'':58s} {'before':>10s} {'after':>10s} {'ratio':>9s}")
     with threadpool_limits(limits=1, user_api="blas"):
-        butterfly(args.repeats)
-        spectral(args.repeats)
-        batching(args.repeats)
-        orf_blocks(args.repeats, args.big)
-        halton(args.repeats)
+        for name in args.only:
+            fn = globals()[name]
+            fn(args.repeats, args.big) if name == "orf_blocks" else fn(args.repeats)
 
 
 if __name__ == "__main__":

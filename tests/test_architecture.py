@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "validation": 0,
     "kernels": 1,
     "transforms": 1,
+    "trig": 1,
     "metrics": 1,
     "stats": 1,
     "results": 1,

@@ -545,3 +545,40 @@ def test_fast_projections_equal_dense_weight_matrix(method, kernel, d):
     assert W.shape == (fm.n_projections_, d)
     s = fm.input_scale_
     np.testing.assert_allclose(fm.projections(X), (X * s) @ W.T, atol=1e-10)
+
+
+@pytest.mark.parametrize("construction", ["stacked", "tall_qr"])
+@pytest.mark.parametrize("d, n", [(6, 0.2), (6, 2.5), (50, 1), (37, 3)])
+def test_orf_dense_w_formed_in_fit_equals_the_panels(construction, d, n):
+    """dense_limit_mb: W formed once (dorgqr) maps as the Householder panels do, up to
+    rounding; 0 keeps the panels."""
+    X = np.random.default_rng(4).standard_normal((30, d))
+    dense = make_feature_map("orf", n=n, random_state=1, construction=construction).fit(X)
+    panels = make_feature_map(
+        "orf", n=n, random_state=1, construction=construction, dense_limit_mb=0
+    ).fit(X)
+    assert dense.W_ is not None and dense.W_.shape == (dense.n_projections_, d)
+    assert panels.W_ is None
+    P, ref = dense.projections(X), panels.projections(X)
+    assert np.max(np.abs(P - ref)) <= 1e-14 * np.max(np.abs(ref))
+    X32 = X.astype(np.float32)
+    assert dense.transform(X32).dtype == np.float32
+    np.testing.assert_allclose(dense.transform(X32), panels.transform(X32), atol=1e-5)
+    too_small = make_feature_map("orf", n=n, random_state=1, construction=construction)
+    too_small.set_params(dense_limit_mb=(d * dense.n_projections_ * 8 - 1) / 2**20)
+    assert too_small.fit(X).W_ is None
+    with pytest.raises(KernelbenchError, match="dense_limit_mb must be a number >= 0"):
+        make_feature_map("orf", dense_limit_mb=-1).fit(X)
+
+
+def test_orf_dense_w_changes_a_cell_at_rounding_level_only():
+    from kernelbench.experiment import make_cell, run_cell
+
+    rows = {}
+    for label, limit in (("dense", 64.0), ("panels", 0.0)):
+        cell = make_cell("orf", dataset="digits", n=3, runs=3)
+        cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 80
+        cell["method"]["params"]["dense_limit_mb"] = limit
+        rows[label] = run_cell(cell)
+    for c in ("rel_fro_error", "rel_spec_error"):
+        np.testing.assert_allclose(rows["dense"][c], rows["panels"][c], rtol=1e-12, atol=0)

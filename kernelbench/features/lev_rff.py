@@ -48,6 +48,7 @@ from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import check_choice, check_real
 from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.kernels import get_kernel
+from kernelbench.trig import scaled_cos_sin
 
 #: Rows of X turned into features at once while scoring (memory O(chunk * l)).
 SCORE_CHUNK_ROWS = 4096
@@ -166,12 +167,14 @@ class ResampledRFF(DenseFeatureMap):
         ``phase`` b, the blocks are cos(X W^T + b) and sin(X W^T + b)."""
         scale = get_kernel(self.kernel).input_scale(d, self.gamma)
         Ws = W.T * scale
+        l = W.shape[0]
+        ones = np.ones(l)
         for start in range(0, X.shape[0], SCORE_CHUNK_ROWS):
             P = X[start : start + SCORE_CHUNK_ROWS].astype(np.float64) @ Ws
             if phase is not None:
                 P += phase
-            C = np.cos(P)
-            yield start, C, np.sin(P, out=P)
+            Z = scaled_cos_sin(P, ones)
+            yield start, Z[:, :l], Z[:, l:]
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         if self.mode == "reweight":

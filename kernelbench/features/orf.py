@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import RandomFeatureMap, check_choice
+from kernelbench.features.base import RandomFeatureMap, check_choice, check_real
 from kernelbench.transforms import HouseholderProduct
 
 CONSTRUCTIONS = ("stacked", "tall_qr")
@@ -32,18 +32,33 @@ class ORF(RandomFeatureMap):
     dense QR of a Gaussian matrix, Stewart 1980) and applied in compact WY
     blocks: the draw is O(D d) instead of a QR's O(D d^2), and mapping N points
     costs O(N D d) as a dense W would, without forming Q.
+
+    ``dense_limit_mb``: where the D x d float64 matrix W takes at most this many MiB,
+    ``fit`` forms it once from the reflectors (LAPACK ``dorgqr``, O(D d^2)) and
+    ``transform`` is one GEMM, as for rff; the numbers are the same up to rounding.
+    Forming W costs about as much as mapping d/2 points through the panels, so the
+    default (64 MiB: d <= 784 at every n of Munkhoeva et al.'s Fig. 1) leaves the wide
+    datasets (CIFAR-100, LEUKEMIA: 20-100 points per map) on the panels. 0: never.
     """
 
     paper_label = "Gort"
 
     def __init__(
-        self, kernel="rbf", n=1, gamma=None, random_state=None, construction: str = "stacked"
+        self,
+        kernel="rbf",
+        n=1,
+        gamma=None,
+        random_state=None,
+        construction: str = "stacked",
+        dense_limit_mb: float = 64.0,
     ) -> None:
         super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
         self.construction = construction
+        self.dense_limit_mb = dense_limit_mb
 
     def _check_params(self) -> None:
         check_choice("construction", self.construction, CONSTRUCTIONS)
+        check_real("dense_limit_mb", self.dense_limit_mb, 0, strict=False)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         if self.construction == "stacked":
@@ -59,9 +74,34 @@ class ORF(RandomFeatureMap):
         else:
             self.blocks_ = [(HouseholderProduct.gaussian(rng, d, D), None)]
             self.row_norms_ = np.sqrt(rng.chisquare(D, size=D))
+        self.W_ = self._dense(d, D) if D * d * 8 <= self.dense_limit_mb * 2**20 else None
         return np.full(D, 1.0 / D), 0.0
 
+    def _dense(self, d: int, D: int) -> np.ndarray:
+        """The D x d matrix W of :meth:`_panels` (the same W up to rounding), formed once
+        from the reflectors (``HouseholderProduct.reduced``)."""
+        if self.construction == "stacked":
+            W = np.empty((D, d))
+            for b, (Q, S) in enumerate(self.blocks_):
+                lo, hi = b * d, min(D, (b + 1) * d)
+                # rows S_r Q_r diag(sign R)
+                W[lo:hi] = Q.reduced()[: hi - lo] * Q.r_signs[None, :]
+                W[lo:hi] *= S[: hi - lo, None]
+            return W
+        Q = self.blocks_[0][0]
+        Qk = Q.reduced()
+        W = np.array(Qk if D >= d else Qk.T, order="C")  # D >= d: S Q[:, :d]; else S Q[:, :D]^T
+        W *= self.row_norms_[:, None]
+        return W
+
     def _project(self, X: np.ndarray) -> np.ndarray:
+        if self.W_ is not None:  # formed in fit: one GEMM
+            W = self.W_ if X.dtype == np.float64 else self.W_.astype(X.dtype)
+            return X @ W.T
+        return self._panels(X)
+
+    def _panels(self, X: np.ndarray) -> np.ndarray:
+        """X W^T by applying the Householder panels (W never formed)."""
         N, d = X.shape
         D = self.n_projections_
         dt = X.dtype
