@@ -284,7 +284,7 @@ def test_method_that_cannot_handle_the_input(tmp_path, monkeypatch, capsys):
     from kernelbench.cli import main
     from kernelbench.features import qmc
 
-    monkeypatch.setitem(qmc.MAX_DIM, "sobol", 10)
+    monkeypatch.setitem(qmc.MAX_DIM, "scipy_joe_kuo", 10)
     monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
     with pytest.raises(SystemExit) as info:
         main(
@@ -301,7 +301,7 @@ def test_method_that_cannot_handle_the_input(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and _starts(
         err[0],
-        "Error: digits rbf qmc sequence=sobol h=* n=1: qmc sequence 'sobol' supports at most "
-        "10 dimensions, got d=64; use sequence=halton or sequence=lattice",
+        "Error: digits rbf qmc sequence=sobol h=* n=1: qmc generator 'scipy_joe_kuo' supports "
+        "at most 10 dimensions, got d=64; use sequence=halton or a generator without a limit",
     )
     assert "HYDRA_FULL_ERROR" not in os.environ

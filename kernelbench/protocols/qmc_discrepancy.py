@@ -71,7 +71,8 @@ class QMCDiscrepancy(Protocol):
 
     @staticmethod
     def box_scale(cell: Mapping[str, Any]) -> float:
-        return float(cell["protocol"].get("box_scale", 1.0))
+        """The box scale (its default: configs/protocol/qmc_discrepancy.yaml)."""
+        return float(cell["protocol"]["box_scale"])
 
     def prepare(self, cell: Mapping[str, Any]) -> Pair:
         return self.exact_pair(cell)
