@@ -532,10 +532,12 @@ def test_sklearn_estimator_checks(sequence):
 
 
 # ------------------------------------------ the default qmc rows are unchanged
-def test_default_qmc_rows_are_the_fig1_baseline_bit_for_bit(tmp_path):
+def test_default_qmc_rows_are_the_fig1_baseline(tmp_path):
     """Munkhoeva Fig. 1's `qmc` (scrambled Halton): LETTER, rbf, n = 1, 500 runs, seed 0,
-    rerun here; its mean error is the committed baseline's to the last bit (the lattice
-    and digital-net options may change numbers, the default Halton may not)."""
+    rerun here; its mean error is the committed baseline's (the lattice and digital-net
+    options may change numbers, the default Halton may not). Equal to the last bit before
+    the fused float64 cos/sin (kernelbench/trig.py), which rounds differently (2 ulp per
+    value at most): the bound is the trig's 1e-12 relative, far below any draw change."""
     import os
     import subprocess
     import sys
@@ -557,5 +559,5 @@ def test_default_qmc_rows_are_the_fig1_baseline_bit_for_bit(tmp_path):
         & (base["n"] == 1)
     ]
     assert len(rows) == int(ref["runs"].iloc[0]) == 500
-    assert rows["rel_fro_error"].mean() == ref["mean"].iloc[0]
+    assert rows["rel_fro_error"].mean() == pytest.approx(ref["mean"].iloc[0], rel=1e-12, abs=0)
     assert rows["method_params"].iloc[0] == '{"scramble":true,"sequence":"halton"}'
