@@ -1,0 +1,49 @@
+"""kernel_approx's ``product=float32``: only the K_hat GEMM in float32 (issue: speed).
+
+The shift of the errors is bounded against verify's tolerance: on LETTER and USPS, every
+kernel, rff and sr33 (whose f(0) constant is folded in float64), the float32 product moves
+each run's relative errors by at most 2e-5 relative... and the default (float64) cell keeps
+its settings and config hash (no ``product`` key)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.experiment import config_hash, make_cell, resolve_cell, run_cell
+from kernelbench.protocols import get_protocol
+
+
+def test_default_product_keeps_the_settings_and_hash() -> None:
+    cell = resolve_cell(make_cell("rff", dataset="digits", n=1, runs=2))
+    assert "product" not in cell["protocol"]
+    explicit = make_cell("rff", dataset="digits", n=1, runs=2)
+    explicit["protocol"]["product"] = "float64"
+    assert config_hash(resolve_cell(explicit)) == config_hash(cell)
+    with pytest.raises(KernelbenchError, match="invalid product 'float16'"):
+        get_protocol("kernel_approx").check_settings(
+            {"name": "kernel_approx", "product": "float16"}
+        )
+
+
+@pytest.mark.skipif(not os.environ.get("KERNELBENCH_DATA"), reason="no dataset mirror")
+@pytest.mark.parametrize("dataset", ["letter", "usps"])
+@pytest.mark.parametrize("kernel", ["rbf", "arccos0", "arccos1"])
+@pytest.mark.parametrize("method", ["rff", "sr33"])
+def test_float32_product_shifts_errors_far_inside_the_tolerance(dataset, kernel, method):
+    """|err32 - err64| / err64 <= 2e-5 per run. verify's tolerance on these cells is a few
+    standard errors of the mean over 500 runs, >= 1e-3 of the mean (docs/verification.md):
+    the shift is at least 50 times smaller."""
+    cells = {}
+    for product in ("float64", "float32"):
+        cell = make_cell(method, kernel=kernel, dataset=dataset, n=2, runs=4)
+        cell["protocol"]["product"] = product
+        cells[product] = run_cell(cell)
+    for col in ("rel_fro_error", "rel_spec_error"):
+        a = cells["float64"][col].to_numpy()
+        b = cells["float32"][col].to_numpy()
+        assert not np.array_equal(a, b)  # the float32 GEMM does change the last digits
+        np.testing.assert_allclose(b, a, rtol=2e-5, atol=0)
