@@ -108,9 +108,7 @@ class KernelApprox(Protocol):
         f32 = self._float32(cell)
         if len(mapped) == 1 or len(shapes) != 1 or not small:
             return [self._errors(ctx, m, _product(m[1], m[2], f32)) for m in mapped]
-        K_hats = _product(
-            np.stack([m[1] for m in mapped]), np.stack([m[2] for m in mapped]), f32
-        )
+        K_hats = _product(np.stack([m[1] for m in mapped]), np.stack([m[2] for m in mapped]), f32)
         return [self._errors(ctx, m, K_hat) for m, K_hat in zip(mapped, K_hats, strict=True)]
 
     def measure_run(self, cell: Mapping[str, Any], ctx: Pair, run: int) -> dict:
