@@ -118,6 +118,11 @@ class Metric:
     short: str = ""
 
 
+#: The relative Gram errors, shared by the protocols that record them.
+REL_FRO = Metric("rel_fro_error", r"$\|K - \hat K\|_F \,/\, \|K\|_F$", short="rel_fro")
+REL_SPEC = Metric("rel_spec_error", r"$\|K - \hat K\|_2 \,/\, \|K\|_2$", short="rel_spec")
+
+
 @dataclass
 class FigureOptions:
     """What ``kernelbench plot`` passes to a figure."""

@@ -32,10 +32,11 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import (
+    REL_FRO,
+    REL_SPEC,
     Figure,
     FigureOptions,
     FigureOutput,
-    Metric,
     Pair,
     Protocol,
 )
@@ -64,8 +65,8 @@ class KernelApprox(Protocol):
         ("rel_spec_error", pa.float64()),
     )
     metrics = {
-        "fro": Metric("rel_fro_error", r"$\|K - \hat K\|_F \,/\, \|K\|_F$", short="rel_fro"),
-        "spec": Metric("rel_spec_error", r"$\|K - \hat K\|_2 \,/\, \|K\|_2$", short="rel_spec"),
+        "fro": REL_FRO,
+        "spec": REL_SPEC,
     }
     headline = "fro"
     budget_label = "n"

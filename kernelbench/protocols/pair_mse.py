@@ -33,6 +33,7 @@ import pyarrow as pa
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import (
+    REL_FRO,
     Figure,
     FigureOptions,
     FigureOutput,
@@ -87,7 +88,7 @@ class PairMSE(Protocol):
     )
     metrics = {
         "mse": Metric("mse", "MSE over pairs", short="mse"),
-        "fro": Metric("rel_fro_error", r"$\|K - \hat K\|_F \,/\, \|K\|_F$", short="rel_fro"),
+        "fro": REL_FRO,
     }
     headline = "mse"
     budget_label = "D / d"

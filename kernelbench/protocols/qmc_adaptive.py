@@ -32,6 +32,7 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import (
+    REL_SPEC,
     Figure,
     FigureOptions,
     FigureOutput,
@@ -59,7 +60,7 @@ class QMCAdaptive(Protocol):
         "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
         "max": Metric("max_sq_error", "max squared error", short="max_sq"),
         "mean": Metric("mean_sq_error", "mean squared error", short="mean_sq"),
-        "norm": Metric("rel_spec_error", r"$\|K - \hat K\|_2 \,/\, \|K\|_2$", short="rel_spec"),
+        "norm": REL_SPEC,
     }
     headline = "norm"
 

@@ -29,6 +29,8 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import (
+    REL_FRO,
+    REL_SPEC,
     Figure,
     FigureOptions,
     FigureOutput,
@@ -52,8 +54,8 @@ class QMCDiscrepancy(Protocol):
     )
     metrics = {
         "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
-        "fro": Metric("rel_fro_error", r"$\|K - \hat K\|_F \,/\, \|K\|_F$", short="rel_fro"),
-        "spec": Metric("rel_spec_error", r"$\|K - \hat K\|_2 \,/\, \|K\|_2$", short="rel_spec"),
+        "fro": REL_FRO,
+        "spec": REL_SPEC,
     }
     headline = "discrepancy"
     settings_keys = ("box_scale",)
