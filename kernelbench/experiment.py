@@ -288,11 +288,12 @@ def run_and_store(
             if done is not None:
                 start = int(done["runs"].iloc[0])
             if echo is not None:
-                echo(
-                    f"{prefix}{label}: config changed, recomputing"
-                    if done is None
-                    else f"{prefix}{label}: extending {start} runs to {cell['runs']}"
-                )
+                if done is not None:
+                    echo(f"{prefix}{label}: extending {start} runs to {cell['runs']}")
+                elif stored is None:  # unreadable, or no config hash: not a finished cell
+                    echo(f"{prefix}{label}: corrupt shard {path}, recomputing")
+                else:
+                    echo(f"{prefix}{label}: config changed, recomputing")
     t0 = time.perf_counter()
     with blas_limit(blas_threads):
         df = run_cell(cell, progress=progress, start=start)

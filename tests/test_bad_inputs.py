@@ -170,3 +170,18 @@ def test_which_overrides_make_one_cell(args, multirun, cells):
     hydra_args, got_multirun, got_cells = plan(args[1:] if m else args, m)
     assert (got_multirun, got_cells) == (multirun, cells)
     assert ("experiment=quick" in hydra_args) == (cells == 12)
+
+
+def test_a_corrupt_shard_is_reported_as_corrupt(tmp_path):
+    """Not as "config changed": a shard that cannot be read is named and recomputed."""
+    from kernelbench.experiment import cell_shard_path, make_cell, resolve_cell, run_and_store
+
+    cell = make_cell("rff", runs=2)
+    cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 60
+    lines: list[str] = []
+    first = run_and_store(cell, tmp_path, echo=lines.append)
+    path = cell_shard_path(resolve_cell(cell), tmp_path)
+    path.write_bytes(b"PAR1 not a parquet file")
+    again = run_and_store(cell, tmp_path, echo=lines.append)
+    assert lines[-2] == f"digits rbf rff n=1: corrupt shard {path}, recomputing"
+    assert again["rel_fro_error"].equals(first["rel_fro_error"])
