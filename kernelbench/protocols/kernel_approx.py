@@ -296,7 +296,7 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
         notes = list(dict.fromkeys(notes))
     intro = (
         "Mean over runs, sample std, standard error and 95% t-interval "
-        "(mean ± t_{0.975, runs-1} · std / √runs)."
+        "(ci_low, ci_high = mean -/+ t_{0.975, runs-1} · std / √runs)."
     )
     title = "Figure 1 summary: relative kernel approximation error"
     written += write_table(summary, out, "fig1_summary", title, intro, notes)
