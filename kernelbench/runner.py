@@ -422,6 +422,18 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
         _check_key(ov, selected)
     if "output_dir" not in swept:
         _check_setting("output_dir", base_config()["output_dir"])
+    # --cfg, --info and --shell-completion show things instead of running: Hydra allows
+    # none of them together with --multirun (an experiment's grid shows its first job)
+    shows = {f.split("=", 1)[0] for f in flags} & {
+        "--cfg",
+        "-c",
+        "--info",
+        "-i",
+        "--shell-completion",
+        "-sc",
+    }
+    if shows:
+        multirun = False
     cells = 1
     if multirun:
         for values in swept.values():

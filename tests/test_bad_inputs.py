@@ -159,6 +159,9 @@ def test_read_only_output_dir(tmp_path, monkeypatch):
         (["seed=1"], True, 12),  # settings alone: the quick grid
         (["dataset.protocols.kernel_approx.samples=60"], True, 12),
         (["-m", "kernel.params.gamma=0.1,1,nn50"], True, 3),
+        # showing the config of a grid: Hydra takes --cfg/--info only without --multirun
+        (["--cfg", "job", "experiment=fig1_reduced"], False, 1),
+        (["-m", "experiment=fig1_reduced", "--info", "defaults"], False, 1),
     ],
 )
 def test_which_overrides_make_one_cell(args, multirun, cells):
