@@ -350,9 +350,8 @@ def draw_panels(
                 handles.setdefault(str(lab), ln)
                 if np.isfinite(lo).any():
                     low = np.where(lo > 0, lo, y) if log else lo
-                    if len(xs) == 1:  # one n: the interval as an error bar, not a band
-                        err = [np.abs(y - low), np.abs(hi - y)]
-                        ax.errorbar(xs, y, yerr=err, color=colour, capsize=3, lw=1, fmt="none")
+                    if len(xs) == 1:  # one n: the interval as a bar, not a band
+                        ax.vlines(xs, low, hi, color=colour, lw=2, alpha=0.4)
                     else:
                         ax.fill_between(xs, low, hi, color=colour, alpha=0.2, lw=0)
                 positive += [v for v in (*y, *lo) if np.isfinite(v) and v > 0]
