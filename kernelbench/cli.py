@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -25,7 +26,27 @@ def _catalogue() -> str:
     )
 
 
+class OneLineError(click.ClickException):
+    """A :class:`~kernelbench.errors.KernelbenchError` on its way out of click: shown as
+    ``Error: <message>`` on one line, exit code 2 (also under click's ``CliRunner``)."""
+
+    exit_code = 2
+
+
 class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        from kernelbench.errors import KernelbenchError
+
+        try:
+            return super().invoke(ctx)
+        except KernelbenchError as err:
+            raise OneLineError(str(err)) from None
+        except click.UsageError as err:  # click's own: one line too, with where to look
+            where = err.ctx.command_path if err.ctx is not None else ctx.command_path
+            raise OneLineError(
+                f"{err.format_message().rstrip('.')} (see '{where} --help')"
+            ) from None
+
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Registered"):
             for line in _catalogue().split("\n\n"):
@@ -36,6 +57,13 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="kernelbench")
 def cli() -> None:
     """Benchmark and experiment runner for random-feature kernel approximation."""
+
+
+def app() -> click.Group:
+    """The ``kernelbench`` group with every command registered (e.g. for ``CliRunner``)."""
+    if not cli.commands:
+        _register()
+    return cli
 
 
 def _register() -> None:
@@ -61,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2."""
     from kernelbench.errors import KernelbenchError
 
-    _register()
+    app()
     try:
         # standalone_mode=False returns the exit code of ctx.exit(n) instead of exiting
         rv = cli.main(args=argv, prog_name="kernelbench", standalone_mode=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 
 
@@ -17,3 +18,14 @@ def choices_error(kind: str, value: object, valid: Iterable[str]) -> Kernelbench
     """Build the one-line error for an unknown ``kind`` naming the valid choices."""
     names = ", ".join(sorted(valid))
     return KernelbenchError(f"unknown {kind} {value!r}; valid choices: {names}")
+
+
+def unknown_setting_error(key: str, valid: Iterable[str], where: str = "") -> KernelbenchError:
+    """The one-line error for an unknown setting: the closest valid one (difflib), else
+    the valid ones; ``where`` says whose settings they are (e.g. " for kernel 'arccos0'")."""
+    names = sorted(set(valid))
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+    if close:
+        return KernelbenchError(f"unknown setting {key!r}{where}; did you mean {close[0]!r}?")
+    listed = ", ".join(names) if names else "none"
+    return KernelbenchError(f"unknown setting {key!r}{where}; valid settings: {listed}")

@@ -6,6 +6,8 @@ import numpy as np
 
 #: Relative residual at which :func:`spectral_norm` accepts its Ritz value.
 SPECTRAL_RTOL = 1e-13
+#: alpha or beta below this times the largest so far: a (near) breakdown of Golub-Kahan.
+BREAKDOWN = 1e3 * np.finfo(np.float64).eps
 
 
 def spectral_norm(A: np.ndarray) -> float:
@@ -18,9 +20,12 @@ def spectral_norm(A: np.ndarray) -> float:
     |beta_k p_k|, which bounds the distance from sigma to a singular value of A.
     It stops when that residual is below ``SPECTRAL_RTOL`` sigma (checked every
     few steps); each step costs two matrix-vector products, O(m n), so a few tens
-    of steps replace ARPACK's reverse-communication loop. Small matrices, and a
-    start vector orthogonal to every top singular vector (no convergence within
-    min(m, n) steps), use LAPACK's subset eigensolver on the smaller Gram matrix.
+    of steps replace ARPACK's reverse-communication loop. Small matrices, a start
+    vector orthogonal to every top singular vector (no convergence within min(m, n)
+    steps) and a near breakdown (an alpha or beta below ``BREAKDOWN`` times the
+    largest so far: an almost invariant Krylov subspace, e.g. the near-permutation
+    K of an RBF kernel with a huge gamma on data with duplicate rows) use LAPACK's
+    subset eigensolver on the smaller Gram matrix.
     Reruns are bit-identical (fixed start, fixed operations).
     """
     A = np.asarray(A, dtype=np.float64)
@@ -46,15 +51,22 @@ def _golub_kahan_top(A: np.ndarray, check_every: int = 4) -> float | None:
     beta = np.empty(k_max)
     V[0] = 1.0 / np.sqrt(n)
     u = A @ V[0]
+    scale = 0.0
     for j in range(k_max):
         a = float(np.linalg.norm(u))
         if a == 0.0:  # an invariant subspace: B_j holds the answer
             return _bidiag_top(alpha[:j], beta[: max(j - 1, 0)]) if j else None
+        if a <= BREAKDOWN * scale:  # near breakdown: 1/a would amplify rounding
+            return None
+        scale = max(scale, a)
         alpha[j] = a
         U[j] = u / a
         r = A.T @ U[j] - a * V[j]
         r -= V[: j + 1].T @ (V[: j + 1] @ r)  # full reorthogonalisation
         b = float(np.linalg.norm(r))
+        if 0.0 < b <= BREAKDOWN * scale:
+            return None
+        scale = max(scale, b)
         beta[j] = b
         last = j + 1 == k_max or b == 0.0
         if last or (j + 1) % check_every == 0:

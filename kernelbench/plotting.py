@@ -57,6 +57,15 @@ METHOD_STYLES: dict[str, tuple[str, str]] = {
     "lev_rff": ("#1b9e77", "h"),
     "slw_rff": ("#d95f02", "p"),
 }
+#: Legend names of labels that share a paper label with another construction: the
+#: paper's Gort is the published tall-QR code (orf_tallqr), not Yu et al.'s ORF (orf);
+#: its B is the butterfly rotation (sr33), sr33_haar a Haar-rotated variant.
+PAPER_VARIANTS: dict[str, str] = {
+    "orf": "ORF, Yu et al.",
+    "orf_tallqr": "Gort, QR, published",
+    "sr33": "B, butterfly",
+    "sr33_haar": "B, Haar",
+}
 _FALLBACK_COLOURS: tuple[str, ...] = (
     "#7570b3",
     "#e7298a",
@@ -79,6 +88,23 @@ def method_style(label: str) -> tuple[str, str]:
     return _FALLBACK_COLOURS[h % len(_FALLBACK_COLOURS)], _FALLBACK_MARKERS[
         (h // len(_FALLBACK_COLOURS)) % len(_FALLBACK_MARKERS)
     ]
+
+
+def legend_label(label: str, paper: str = "") -> str:
+    """``orf_tallqr (Gort, QR, published)``: the method label and its paper label, told
+    apart where two constructions share one (:data:`PAPER_VARIANTS`)."""
+    paper = PAPER_VARIANTS.get(label, paper)
+    return f"{label} ({paper})" if paper else str(label)
+
+
+def runs_caption(summary: pd.DataFrame, band: str = "95% t-interval") -> str:
+    """``lines: mean over 3 runs per cell; bands: 95% t-interval (few runs: wide)``."""
+    if "runs" not in summary or summary.empty:
+        return ""
+    lo, hi = int(summary["runs"].min()), int(summary["runs"].max())
+    runs = f"{lo}" if lo == hi else f"{lo}-{hi}"
+    few = "; few runs: wide bands" if lo < 5 else ""
+    return f"lines: mean over {runs} runs per cell; bands: {band}{few}"
 
 
 def kernel_name(kernel: str) -> str:
@@ -250,13 +276,15 @@ def draw_panels(
     reference_name: str = "paper",
     hlines: pd.DataFrame | None = None,
     line: str = "method_label",
+    caption: str = "",
 ) -> Panels:
     """One panel per (row value, column value); one line per ``line`` value against ``x``.
 
     ``summary`` has columns row, col, line, x, mean, ci_low, ci_high (and paper_label).
     ``reference`` (row, col, ``line``, x, mean and optionally paper_label) is drawn
     dashed in the colour of the matching label; ``hlines`` (row, col, label, value)
-    as grey horizontal lines.
+    as grey horizontal lines; ``caption`` (e.g. :func:`runs_caption`) under the title
+    row. A linear x axis with a few integer values gets exactly those as ticks.
     """
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -307,6 +335,7 @@ def draw_panels(
                     f"{', '.join(map(str, absent))}; skipped"
                 )
             positive: list[float] = []
+            xvals: list[float] = []
             for lab in labels:
                 g = cell[cell[line] == lab].sort_values(x)
                 if g.empty:
@@ -316,16 +345,21 @@ def draw_panels(
                 y = g["mean"].to_numpy(dtype=float)
                 lo = g["ci_low"].to_numpy(dtype=float)
                 hi = g["ci_high"].to_numpy(dtype=float)
+                xvals += list(xs)
                 (ln,) = ax.plot(xs, y, color=colour, marker=marker, ms=5, lw=1.5, label=lab)
                 handles.setdefault(str(lab), ln)
                 if np.isfinite(lo).any():
                     low = np.where(lo > 0, lo, y) if log else lo
-                    ax.fill_between(xs, low, hi, color=colour, alpha=0.2, lw=0)
+                    if len(xs) == 1:  # one n: the interval as a bar, not a band
+                        ax.vlines(xs, low, hi, color=colour, lw=2, alpha=0.4)
+                    else:
+                        ax.fill_between(xs, low, hi, color=colour, alpha=0.2, lw=0)
                 positive += [v for v in (*y, *lo) if np.isfinite(v) and v > 0]
             if reference is not None:
                 r_cell = reference[(reference[row] == rv) & (reference[col] == cv)]
                 for lab, r in r_cell.groupby(line, sort=False):
                     r = r.sort_values(x)
+                    xvals += list(r[x].to_numpy(dtype=float))
                     colour, marker = method_style(str(lab))
                     (rl,) = ax.plot(
                         r[x].to_numpy(dtype=float),
@@ -354,7 +388,7 @@ def draw_panels(
             if logx:
                 ax.set_xscale("log")
             else:
-                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+                _integer_ticks(ax, xvals, MaxNLocator)
             ax.grid(True, which="major", alpha=0.3)
 
     legend_handles: list[Line2D] = []
@@ -362,7 +396,7 @@ def draw_panels(
     for lab in labels:
         if str(lab) in handles:
             legend_handles.append(handles[str(lab)])
-            legend_labels.append(f"{lab} ({paper[lab]})" if paper[lab] else str(lab))
+            legend_labels.append(legend_label(str(lab), paper[lab]))
     for name, h in ref_handles.items():
         legend_handles.append(h)
         legend_labels.append(f"{reference_name}: {name}")
@@ -371,7 +405,21 @@ def draw_panels(
         legend_labels.append(name)
     ncol = max(1, min(len(legend_handles), 2 * len(cols) + 1))
     fig.legend(legend_handles, legend_labels, loc="outside lower center", ncol=ncol, fontsize=9)
+    if caption:
+        fig.suptitle(caption, fontsize=9, color="0.3")
     return Panels(fig, rows, cols, notes)
+
+
+def _integer_ticks(ax: Any, xs: Sequence[float], locator: Any) -> None:
+    """Ticks at the integer x values themselves when there are few (one n: one tick,
+    not fractions around it), else integer ticks chosen by matplotlib."""
+    values = sorted({float(v) for v in xs if np.isfinite(v)})
+    if values and len(values) <= 8 and all(v.is_integer() for v in values):
+        ax.set_xticks(values, [str(int(v)) for v in values])
+        if len(values) == 1:
+            ax.set_xlim(values[0] - 1, values[0] + 1)
+    else:
+        ax.xaxis.set_major_locator(locator(integer=True))
 
 
 def save_figure(fig: Figure, out: Path, stem: str, formats: Sequence[str]) -> list[Path]:

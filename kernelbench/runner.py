@@ -28,6 +28,30 @@ DEFAULT_EXPERIMENT = "quick"
 
 #: Overrides that select a cell; without any of them (and without -m) a run is the quick grid.
 _CELL_KEYS = ("method", "kernel", "dataset", "protocol", "n", "experiment")
+#: Groups whose settings name one option (``kernel.params.gamma=0.5``, ``method.params.
+#: n_blocks=2``): overriding one of them also makes a single cell, not the quick grid.
+_CELL_PARAM_GROUPS = ("method", "kernel")
+
+#: Hydra's own command-line flags (``-m/--multirun`` and ``--help`` are click's).
+_HYDRA_FLAGS = (
+    "--cfg",
+    "-c",
+    "--resolve",
+    "--package",
+    "-p",
+    "--info",
+    "-i",
+    "--config-path",
+    "-cp",
+    "--config-name",
+    "-cn",
+    "--config-dir",
+    "-cd",
+    "--experimental-rerun",
+    "--shell-completion",
+    "-sc",
+    "--hydra-help",
+)
 
 _ENV_TOTAL = "KERNELBENCH_GRID_CELLS"
 
@@ -164,6 +188,8 @@ def _split(args: list[str]) -> tuple[list[str], list[str]]:
         if pending_info and arg in info_values:
             flags.append(arg)
         elif arg.startswith("-"):
+            if arg.split("=", 1)[0] not in _HYDRA_FLAGS:
+                raise _unknown_option(arg, next(it, None))
             flags.append(arg)
             if arg in takes_value:
                 nxt = next(it, None)
@@ -173,6 +199,147 @@ def _split(args: list[str]) -> tuple[list[str], list[str]]:
             overrides.append(arg)
         pending_info = arg in ("--info", "-i")
     return flags, overrides
+
+
+def _unknown_option(arg: str, following: str | None) -> KernelbenchError:
+    """``--runs 3``: settings are overrides (``runs=3``), not options."""
+    name, _, value = arg.lstrip("-").partition("=")
+    value = value or (following if following is not None and "=" not in following else "")
+    if name in _settings():
+        hint = f"{name}={value}" if value else f"{name}=VALUE"
+        return KernelbenchError(f"unknown option {arg!r}; settings are overrides: write {hint!r}")
+    flags = ", ".join(["-m/--multirun", *_HYDRA_FLAGS])
+    return KernelbenchError(f"unknown option {arg!r}; valid options: {flags}")
+
+
+def _settings() -> dict[str, Any]:
+    """The top-level settings of ``configs/config.yaml`` and the config groups."""
+    from kernelbench.experiment import base_config
+
+    return {**base_config(), **{g: None for g in GROUPS}, "hydra": None}
+
+
+def _default_option(group: str, experiment: str | None) -> str | None:
+    """The option of ``group`` a cell gets without an override: the experiment file's
+    ``override /group``, else the defaults list of ``configs/config.yaml``."""
+    from omegaconf import OmegaConf
+
+    from kernelbench.config import config_dir
+
+    files = [config_dir() / "config.yaml"]
+    if experiment is not None:
+        files.insert(0, config_dir() / "experiment" / f"{experiment}.yaml")
+    for path in files:
+        for entry in OmegaConf.to_container(OmegaConf.load(path)).get("defaults") or []:
+            if isinstance(entry, dict):
+                for k, v in entry.items():
+                    if k.removeprefix("override ").strip("/ ") == group:
+                        return None if v is None else str(v)
+    return None
+
+
+def _launchers() -> list[str]:
+    """The options of ``hydra/launcher``: Hydra's installed plugins and configs/hydra/."""
+    from hydra.core.config_store import ConfigStore
+    from hydra.core.plugins import Plugins
+
+    from kernelbench.config import config_dir
+
+    Plugins.instance()  # registers the plugins' configs
+    names = {p.removesuffix(".yaml") for p in ConfigStore.instance().list("hydra/launcher")}
+    names |= {p.stem for p in (config_dir() / "hydra" / "launcher").glob("*.yaml")}
+    return sorted(names)
+
+
+def _check_launcher(value: Any) -> None:
+    """A launcher that exists; a SLURM one only where SLURM's ``sbatch`` is on PATH."""
+    import shutil
+
+    valid = _launchers()
+    if value not in valid:
+        raise choices_error("launcher", value, valid)
+    if value in ("slurm", "submitit_slurm") and shutil.which("sbatch") is None:
+        raise KernelbenchError(
+            f"hydra/launcher={value} needs SLURM, but sbatch is not on PATH (not a cluster "
+            "node?); run it on the cluster, or here with hydra/launcher=joblib or "
+            "submitit_local"
+        )
+
+
+def _check_key(ov: Any, selected: dict[str, list[str]]) -> None:
+    """An override's key must exist: ``metod=rff`` and ``+metod=rff`` are typos (one
+    line with the closest setting); ``kernel.params.gamma`` must exist in every kernel
+    the run selects (``+`` adds new keys below a known top-level setting)."""
+    from kernelbench.config import load_group
+    from kernelbench.errors import unknown_setting_error
+
+    key = ov.key_or_group
+    settings = _settings()
+    root = key.split("/")[0].split(".")[0]
+    if root not in settings:
+        raise unknown_setting_error(root, settings)
+    parts = key.split(".")
+    if "/" in key or len(parts) == 1 or root == "hydra" or ov.is_add() or ov.is_force_add():
+        return
+    if root in GROUPS and root != "experiment":
+        trees = [(f" for {root} {opt!r}", load_group(root, opt)) for opt in selected.get(root, ())]
+    else:
+        trees = [("", settings[root])]
+    for where, node in trees:
+        for i, part in enumerate(parts[1:], start=1):
+            if not isinstance(node, dict) or part not in node:
+                prefix = ".".join(parts[:i])
+                valid = [f"{prefix}.{k}" for k in node] if isinstance(node, dict) else []
+                others = _options_with(root, parts[1:]) if where else []
+                if others:  # method.params.n_blocks on rff: name the methods that have it
+                    raise KernelbenchError(
+                        f"unknown setting {key!r}{where}; it is a setting of {root} "
+                        f"{', '.join(others)} (add {root}={others[0]})"
+                    )
+                raise unknown_setting_error(key, valid, where)
+            node = node[part]
+
+
+def _options_with(group: str, path: list[str]) -> list[str]:
+    """The options of ``group`` whose config has the setting ``path`` (e.g. the methods
+    with ``params.n_blocks``)."""
+    from kernelbench.config import group_options, load_group
+
+    found = []
+    for opt in group_options(group):
+        node: Any = load_group(group, opt)
+        for part in path:
+            node = node.get(part, _MISSING) if isinstance(node, dict) else _MISSING
+        if node is not _MISSING:
+            found.append(opt)
+    return found
+
+
+_MISSING = object()
+
+
+def _check_setting(key: str, value: Any) -> None:
+    """Values of the top-level settings that Hydra does not type-check."""
+    from kernelbench.validation import check_bool, check_int, check_output_dir, check_seed
+
+    if key == "seed":
+        check_seed(value)
+    elif key in ("overwrite", "data.download"):
+        check_bool(key, value)
+    elif key == "blas_threads" and value is not None:
+        check_int(key, value, 1)
+    elif key == "output_dir":
+        check_output_dir(value)
+    elif key == "hydra/launcher":
+        _check_launcher(value)
+    elif key == "kernel.params.gamma" and value is not None:
+        from kernelbench.bandwidth import parse_rule
+        from kernelbench.kernels import resolve_gamma
+
+        if isinstance(value, str):
+            parse_rule(value)
+        else:
+            resolve_gamma(value, 1)
 
 
 def _grid_params(experiment: str | None) -> dict[str, list[str]]:
@@ -191,15 +358,22 @@ def _grid_params(experiment: str | None) -> dict[str, list[str]]:
 def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
     """Validate ``args`` and return (Hydra arguments, multirun, number of cells).
 
-    Raises :class:`KernelbenchError` (one line) for unknown group options,
-    n <= 0 and runs <= 0.
+    Raises :class:`KernelbenchError` (one line), before any compute, for unknown
+    options, settings and group options, bad values (n, runs, seed, overwrite, ...),
+    an unusable ``output_dir`` and a launcher that cannot run here.
+
+    Without ``-m`` a run is one cell if it names one (an override of method, kernel,
+    dataset, protocol or n, or a setting below method or kernel, such as
+    ``kernel.params.gamma``), else the quick grid; ``experiment=`` is always a grid.
     """
     from kernelbench.config import group_options
+    from kernelbench.experiment import base_config
 
     flags, overrides = _split(args)
     parsed = _parse(overrides)
     keys = {ov.key_or_group.lstrip("+~") for ov in parsed}
-    if not multirun and not (keys & set(_CELL_KEYS)):
+    names_cell = {k for k in keys if k.split(".")[0] in _CELL_PARAM_GROUPS}
+    if not multirun and not (keys & set(_CELL_KEYS)) and not names_cell:
         # a bare `kernelbench run` (possibly with settings like output_dir=...) runs the quick grid
         overrides = [f"experiment={DEFAULT_EXPERIMENT}", *overrides]
         parsed = _parse(overrides)
@@ -224,6 +398,9 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
         elif key == "runs":
             for v in values:
                 _check_runs(v)
+        else:
+            for v in values:
+                _check_setting(key, v)
         if values:
             swept[key] = values
 
@@ -237,6 +414,26 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
                 for v in values:
                     if v not in valid:
                         raise choices_error(key, v, valid)
+    selected = {
+        g: [str(v) for v in swept[g]] if g in swept else [_default_option(g, experiment)]
+        for g in GROUPS
+    }
+    for ov in parsed:
+        _check_key(ov, selected)
+    if "output_dir" not in swept:
+        _check_setting("output_dir", base_config()["output_dir"])
+    # --cfg, --info and --shell-completion show things instead of running: Hydra allows
+    # none of them together with --multirun (an experiment's grid shows its first job)
+    shows = {f.split("=", 1)[0] for f in flags} & {
+        "--cfg",
+        "-c",
+        "--info",
+        "-i",
+        "--shell-completion",
+        "-sc",
+    }
+    if shows:
+        multirun = False
     cells = 1
     if multirun:
         for values in swept.values():
@@ -351,8 +548,17 @@ Examples:
   kernelbench run experiment=fig1 hydra/launcher=slurm   (needs kernelbench[slurm])
 
 \b
+One cell or a grid:
+  one cell   an override of method, kernel, dataset, protocol or n, or of a setting
+             below method or kernel (kernel.params.gamma=0.5, method.params.n_blocks=2
+             with method=sorf); defaults elsewhere
+  a grid     -m (the product of the comma lists), experiment=NAME, or none of the
+             above (kernelbench run seed=1 runs the quick grid with seed 1)
+
+\b
 Settings: n, runs (null = the dataset's), seed, output_dir (results/runs), overwrite,
 blas_threads, data.mirror, data.cache, data.download, protocol.<setting>.
+Settings are key=value overrides, not options (runs=3, not --runs 3).
 Finished cells are skipped.
 """
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -62,3 +64,36 @@ def check_choice(name: str, value: Any, valid: tuple[str, ...]) -> str:
     if value not in valid:
         raise KernelbenchError(f"invalid {name} {value!r}; valid choices: {', '.join(valid)}")
     return value
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """A true/false setting (``overwrite=maybe`` is an error, not true)."""
+    if not isinstance(value, bool):
+        raise KernelbenchError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def check_seed(value: Any) -> int:
+    """A numpy seed: an integer >= 0."""
+    return check_int("seed", value, 0)
+
+
+def check_output_dir(value: Any, name: str = "output_dir") -> Path:
+    """A directory that exists and is writable, or can be created: checked before any
+    compute (the nearest existing ancestor must be a writable directory)."""
+    if not isinstance(value, str | os.PathLike) or not str(value):
+        raise KernelbenchError(f"{name} must be a directory path, got {value!r}")
+    path = Path(value).expanduser()
+    probe = path.absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    shown = f"{name} {str(value)!r}"
+    if not probe.is_dir():
+        if probe == path.absolute():
+            raise KernelbenchError(f"{shown} is a file, not a directory")
+        raise KernelbenchError(f"{shown} cannot be created: {str(probe)!r} is a file")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        if probe == path.absolute():
+            raise KernelbenchError(f"{shown} is not writable")
+        raise KernelbenchError(f"{shown} cannot be created: {str(probe)!r} is not writable")
+    return path

@@ -625,6 +625,28 @@ def test_cli_list(mirror_dir: Path, tmp_path: Path) -> None:
     assert rows["letter"].split()[1:5] == ["classification", "20000", "16", "26"]
 
 
+def test_cli_list_flags_a_mirror_file_that_fails_its_checksum(
+    mirror_dir: Path, tmp_path: Path
+) -> None:
+    fake = tmp_path / "mirror"
+    fake.mkdir()
+    shutil.copy(mirror_dir / "MANIFEST.json", fake)
+    for name in ("powerplant", "eeg"):
+        shutil.copy(mirror_dir / f"{name}.npz", fake)
+    with open(fake / "powerplant.npz", "r+b") as f:
+        f.seek(-1, os.SEEK_END)
+        last = f.read(1)
+        f.seek(-1, os.SEEK_END)
+        f.write(bytes([last[0] ^ 0xFF]))
+    result = CliRunner().invoke(
+        datasets_cli, ["list", "--mirror", str(fake), "--cache", str(tmp_path / "c")]
+    )
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line for line in result.output.splitlines()[1:]}
+    assert rows["powerplant"].endswith("[CORRUPT: fails its checksum; replace the file]")
+    assert "CORRUPT" not in rows["eeg"] and "mirror" in rows["eeg"]
+
+
 def test_cli_info(mirror_dir: Path) -> None:
     result = CliRunner().invoke(datasets_cli, ["info", "usps", "--mirror", str(mirror_dir)])
     assert result.exit_code == 0, result.output

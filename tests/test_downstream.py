@@ -133,7 +133,11 @@ def test_fig2_draws_kernels_by_datasets_with_the_exact_line(tmp_path):
         assert len(hline) == 1 and hline[0].get_ydata()[0] == exact
         assert sorted(ln.get_xdata().tolist() for ln in lines if ln not in hline) == [[1, 2, 3]] * 3
     labels = [t.get_text() for t in panels.figure.legends[0].get_texts()]
-    assert labels == ["rff (G)", "orf (Gort)", "sr33 (B)", "exact kernel"]
+    assert labels == ["rff (G)", "orf (ORF, Yu et al.)", "sr33 (B, butterfly)", "exact kernel"]
+    # Fig. 2's bands come from few runs: the figure says how many
+    runs = df.groupby(["dataset", "kernel", "method_label", "n"]).size()
+    caption = panels.figure._suptitle.get_text()
+    assert caption.startswith(f"lines: mean over {runs.min()}") and "95% t-interval" in caption
     import matplotlib.pyplot as plt
 
     plt.close(panels.figure)

@@ -40,3 +40,16 @@ def test_spectral_norm_of_kernel_errors_matches_lapack_and_arpack(method):
     arpack = svds(E, k=1, v0=v0, return_singular_vectors=False, solver="arpack")[0]
     assert spectral_norm(E) == pytest.approx(np.linalg.norm(E, 2), rel=1e-12)
     assert spectral_norm(E) == pytest.approx(arpack, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_spectral_norm_of_a_near_permutation_kernel(seed):
+    """RBF with a huge gamma (kernel.params.gamma=1e9 on LETTER, which has duplicate
+    rows): K is a partial permutation with entries 1 - O(1e-6), Golub-Kahan breaks down
+    after a few steps (an alpha of 1e-32) and the norm comes from LAPACK."""
+    rng = np.random.default_rng(seed)
+    K = np.zeros((550, 550))
+    rows, cols = rng.choice(550, 43, replace=False), rng.choice(550, 43, replace=False)
+    K[rows, cols] = 1.0 - rng.choice([0.0, 4e-7, 9e-7, 1.8e-6], size=43)
+    assert spectral_norm(K) == pytest.approx(np.linalg.norm(K, 2), rel=1e-12)
+    assert spectral_norm(K.T) == pytest.approx(np.linalg.norm(K, 2), rel=1e-12)

@@ -184,9 +184,13 @@ def test_figure_grid_lines_and_order() -> None:
             assert styles.count("-") == 3
             assert styles.count("--") == 2
             assert ax.get_yscale() == "log"
+            # the paper's Gort (the published tall-QR code) is drawn against orf_tallqr
+            dashed = {ln.get_color() for ln in ax.get_lines() if ln.get_linestyle() == "--"}
+            assert dashed == {method_style("rff")[0], method_style("orf_tallqr")[0]}
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
-        assert labels[:3] == ["rff (G)", "orf (Gort)", "orf_tallqr (Gort)"]
-        assert any(t.endswith(": Gort") for t in labels[3:])
+        # orf and orf_tallqr share the paper label Gort: told apart
+        assert labels[:3] == ["rff (G)", "orf (ORF, Yu et al.)", "orf_tallqr (Gort, QR, published)"]
+        assert sorted(labels[3:5]) == ["paper: G", "paper: Gort"]
         assert notes == []
     finally:
         plt.close(fig)
@@ -430,3 +434,40 @@ def test_reads_shards_written_by_the_runner(tmp_path: Path) -> None:
         .to_numpy()
         .sum()
     )
+
+
+def test_paper_gort_beside_true_orf_is_marked() -> None:
+    """Without orf_tallqr the paper's Gort is drawn beside our true ORF, and says so."""
+    df = make_results(methods=(("rff", "rff", "G"), ("orf", "orf", "Gort")))
+    result, _, _ = fig1_panels(df, "fro", load_reference(), log=True)
+    try:
+        labels = [t.get_text() for t in result.figure.legends[0].get_texts()]
+        assert "paper: Gort (published orf_tallqr, drawn beside our orf)" in labels
+    finally:
+        plt.close(result.figure)
+
+
+def test_one_n_gets_one_integer_tick_and_the_runs_are_said() -> None:
+    df = make_results(ns=(3,), kernels=("rbf",))
+    result, _, _ = fig1_panels(df, "fro", None)
+    try:
+        for ax in result.figure.axes[:2]:
+            assert [t.get_text() for t in ax.get_xticklabels()] == ["3"]
+        assert result.figure._suptitle.get_text() == (
+            f"lines: mean over {RUNS} runs per cell; bands: 95% t-interval; few runs: wide bands"
+        )
+    finally:
+        plt.close(result.figure)
+
+
+def test_sparse_ad_hoc_grid_is_one_figure_per_dataset(tmp_path: Path) -> None:
+    """Ad-hoc cells (experiment kernel_approx) on two datasets and other kernels: only the
+    cells present, one figure per dataset, not a mostly empty kernels x datasets grid."""
+    a = make_results({"letter": 16}, ("rbf",), experiment="kernel_approx")
+    b = make_results({"powerplant": 4}, ("arccos1",), experiment="kernel_approx", seed=1)
+    res = write_shards(pd.concat([a, b], ignore_index=True), tmp_path / "res")
+    code, output, exc = invoke(str(res), "--out", str(tmp_path / "out"), "--format", "png")
+    assert code == 0, (output, exc)
+    names = sorted(p.name for p in (tmp_path / "out" / "kernel_approx").glob("*.png"))
+    assert names == ["fig1_kernel_error_fro_letter.png", "fig1_kernel_error_fro_powerplant.png"]
+    assert "no results" not in output

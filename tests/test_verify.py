@@ -435,8 +435,8 @@ def test_cli_no_run_reproduces(synthetic, capsys, tmp_path):
         "kernel",
         "method",
         "n",
-        "ours (mean ± se)",
-        "paper (mean ± se)",
+        "ours (mean ± std)",
+        "paper (mean ± std)",
         "ratio",
         "verdict",
     ):

@@ -10,7 +10,13 @@ from typing import Any
 import click
 
 from kernelbench.datasets.protocol import dataset_config
-from kernelbench.datasets.sources import Locations, fetch_dataset, read_manifest, where
+from kernelbench.datasets.sources import (
+    Locations,
+    fetch_dataset,
+    mirror_checksum,
+    read_manifest,
+    where,
+)
 from kernelbench.datasets.spec import DATASETS
 from kernelbench.errors import KernelbenchError
 
@@ -71,6 +77,9 @@ def list_cmd(mirror: str | None, cache: str | None) -> None:
         if state == "mirror" and path:
             status = read_manifest(Path(path).parent).get(name, {}).get("status", "ok")
             location += f" [{status}]" if status != "ok" else ""
+            digest, expected = mirror_checksum(spec, Path(path))
+            if expected and digest != expected:
+                location += " [CORRUPT: fails its checksum; replace the file]"
         if spec.optional and state == "missing":
             location += " [optional]"
         click.echo(f"{name:<11}{spec.task:<15}{spec.n_total:>8}{spec.d:>6}{classes:>9}  {location}")

@@ -168,10 +168,16 @@ def _mirror_file(spec: DatasetSpec, locs: Locations) -> Path | None:
     return path if path.is_file() else None
 
 
+def mirror_checksum(spec: DatasetSpec, path: Path) -> tuple[str, str | None]:
+    """(sha256 of the mirror file ``path``, the one its MANIFEST.json or spec expects, or
+    None when neither names one)."""
+    expected = read_manifest(path.parent).get(spec.name, {}).get("npz_sha256") or spec.sha256
+    return sha256_of(path), expected or None
+
+
 def _load_mirror(spec: DatasetSpec, path: Path) -> Dataset:
     assert path.parent is not None
-    expected = read_manifest(path.parent).get(spec.name, {}).get("npz_sha256") or spec.sha256
-    digest = sha256_of(path)
+    digest, expected = mirror_checksum(spec, path)
     if expected and digest != expected:
         raise DataUnavailableError(
             f"mirror file {path} fails its checksum (sha256 {digest[:12]}..., "

@@ -280,6 +280,7 @@ def fig2_panels(df: pd.DataFrame, learner: str, summary: pd.DataFrame | None = N
         draw_panels,
         kernel_name,
         kernel_rank,
+        runs_caption,
     )
 
     summary = fig2_summary(df) if summary is None else summary
@@ -309,6 +310,7 @@ def fig2_panels(df: pd.DataFrame, learner: str, summary: pd.DataFrame | None = N
         col_title=title,
         log=False,
         hlines=hlines,
+        caption=runs_caption(shown),
     )
 
 

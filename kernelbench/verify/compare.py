@@ -95,7 +95,7 @@ def compare_reference(
 ) -> pd.DataFrame:
     """Per our cell: the matched paper cell, ratio, standard error of the difference, z.
 
-    Adds columns paper_method, paper_mean, paper_sem, paper_runs, ratio, tau,
+    Adds columns paper_method, paper_mean, paper_std, paper_sem, paper_runs, ratio, tau,
     tau_source, se_diff, z, df (Welch-Satterthwaite, for the t threshold) and known
     (the matching rules' reasons, '' if none).
     """
@@ -113,6 +113,7 @@ def compare_reference(
         if r is None:
             out.update(
                 paper_mean=np.nan,
+                paper_std=np.nan,
                 paper_sem=np.nan,
                 paper_runs=np.nan,
                 ratio=np.nan,
@@ -137,6 +138,7 @@ def compare_reference(
         diff = cell["mean"] - r_mean
         out.update(
             paper_mean=r_mean,
+            paper_std=r_std,
             paper_sem=paper_sem,
             paper_runs=int(r_runs),
             ratio=cell["mean"] / r_mean if r_mean else np.nan,

@@ -19,10 +19,11 @@ def _num(x: Any, spec: str = ".4g") -> str:
     return format(x, spec)
 
 
-def _pm(mean: Any, sem: Any) -> str:
+def _pm(mean: Any, std: Any) -> str:
+    """``0.0123 ± 0.0045``: ± is the standard deviation over runs, as everywhere."""
     if mean is None or not np.isfinite(mean):
         return "-"
-    return f"{mean:.4g} ± {_num(sem, '.2g')}"
+    return f"{mean:.4g} ± {_num(std, '.2g')}"
 
 
 def display_frame(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
@@ -34,9 +35,9 @@ def display_frame(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
     cols.update(
         {
             "runs": t["runs"].astype(int).astype(str),
-            "ours (mean ± se)": [_pm(m, s) for m, s in zip(t["mean"], t["sem"], strict=True)],
-            "paper (mean ± se)": [
-                _pm(m, s) for m, s in zip(t["paper_mean"], t["paper_sem"], strict=True)
+            "ours (mean ± std)": [_pm(m, s) for m, s in zip(t["mean"], t["std"], strict=True)],
+            "paper (mean ± std)": [
+                _pm(m, s) for m, s in zip(t["paper_mean"], t["paper_std"], strict=True)
             ],
             "ratio": t["ratio"].map(lambda x: _num(x, ".3f")),
             "z": t["z"].map(lambda x: _num(x, "+.2f")),
