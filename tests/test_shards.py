@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import copy
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -26,6 +24,7 @@ from kernelbench.experiment import (
     shard_variant,
 )
 from kernelbench.results import dumps, read_results, shard_config_hash, shard_files
+from tests.test_cli import kb
 
 SAMPLES = 40
 
@@ -189,20 +188,6 @@ def test_a_shard_of_an_earlier_version_is_adopted(tmp_path):
 # -- a sweep keeps every shard -----------------------------------------------------
 
 
-def _kb(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "kernelbench.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
-
-
 def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
     out = tmp_path / "res"
     args = [
@@ -217,7 +202,7 @@ def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
         f"dataset.protocols.kernel_approx.samples={SAMPLES}",
         f"output_dir={out}",
     ]
-    proc = _kb(*args, cwd=tmp_path)
+    proc = kb(*args, cwd=tmp_path)
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 8 and len({line.split(": ")[0][6:] for line in lines}) == 8
     assert "[1/8] digits rbf sorf gamma=0.1 n_blocks=1 h=" in lines[0]
@@ -234,7 +219,7 @@ def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
     df = read_results(out)
     assert len(df) == 16
     assert df.groupby(["seed", "kernel_params", "method_params"]).ngroups == 8
-    again = _kb(*args, cwd=tmp_path).stdout.strip().splitlines()
+    again = kb(*args, cwd=tmp_path).stdout.strip().splitlines()
     assert len(again) == 8 and all(line.endswith("skipped (done)") for line in again)
 
 
