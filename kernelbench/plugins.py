@@ -74,35 +74,43 @@ def load() -> list[tuple[metadata.EntryPoint, ModuleType]]:
                 f"no {GROUP!r} entry points of kernelbench found: install the package "
                 "(pip install -e .) so that its metadata lists its built-in plug-ins"
             )
-        loaded = []
-        for ep in eps:
-            try:
-                module = ep.load()
-            except KernelbenchError:
-                raise
-            except Exception as err:
-                where = _dist_name(ep) or "?"
-                raise KernelbenchError(
-                    f"plug-in {ep.name} = {ep.value} (from {where}) failed to load: "
-                    f"{type(err).__name__}: {err}"
-                ) from err
-            if not isinstance(module, ModuleType):
-                raise KernelbenchError(
-                    f"plug-in {ep.name} = {ep.value}: an entry point of {GROUP!r} names a "
-                    "module, not an object"
-                )
-            loaded.append((ep, module))
-        _loaded = loaded
+        _loaded = [(ep, _import(ep)) for ep in eps]
     finally:
         _loading = False
     return _loaded
 
 
+def _import(ep: metadata.EntryPoint) -> ModuleType:
+    """The module an entry point names, imported (one line if it fails or is no module)."""
+    try:
+        module = ep.load()
+    except KernelbenchError:
+        raise
+    except Exception as err:
+        where = _dist_name(ep) or "?"
+        raise KernelbenchError(
+            f"plug-in {ep.name} = {ep.value} (from {where}) failed to load: "
+            f"{type(err).__name__}: {err}"
+        ) from err
+    if not isinstance(module, ModuleType):
+        raise KernelbenchError(
+            f"plug-in {ep.name} = {ep.value}: an entry point of {GROUP!r} names a "
+            "module, not an object"
+        )
+    return module
+
+
 def config_dirs() -> list[Path]:
-    """The ``CONFIG_DIR`` of every plug-in module that sets one, in load order."""
+    """The ``CONFIG_DIR`` of every plug-in module that sets one, in load order.
+
+    kernelbench's own modules keep their configs in its ``configs/`` and are not
+    imported for this (so that listing config options, e.g. for an argument error,
+    does not import every feature map); the other packages' modules are."""
     out: list[Path] = []
-    for ep, module in load():
-        value = getattr(module, "CONFIG_DIR", None)
+    for ep in entry_points():
+        if _dist_name(ep) == BUILTIN:
+            continue
+        value = getattr(_import(ep), "CONFIG_DIR", None)
         if value is None:
             continue
         path = Path(value).resolve()
