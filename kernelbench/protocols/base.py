@@ -106,6 +106,16 @@ class Pair:
     spec_K: float
     provenance: dict[str, Any]
 
+    def columns(self) -> dict[str, Any]:
+        """The cell columns every protocol on a sample pair records: d, samples, the
+        data's source and deviation note."""
+        return {
+            "d": int(self.X.shape[1]),
+            "samples": int(self.X.shape[0]),
+            "data_source": self.provenance.get("data_source"),
+            "data_deviation": self.provenance.get("data_deviation"),
+        }
+
 
 @dataclass(frozen=True)
 class Metric:

@@ -86,12 +86,7 @@ class KernelApprox(Protocol):
         return self.exact_pair(cell)
 
     def cell_columns(self, cell: Mapping[str, Any], ctx: Pair) -> dict[str, Any]:
-        return {
-            "d": int(ctx.X.shape[1]),
-            "samples": int(ctx.X.shape[0]),
-            "data_source": ctx.provenance.get("data_source"),
-            "data_deviation": ctx.provenance.get("data_deviation"),
-        }
+        return ctx.columns()
 
     def batch_size(self, cell: Mapping[str, Any]) -> int:
         """Runs measured together: their K_hat in one stacked product (``BATCH_BYTES``)."""

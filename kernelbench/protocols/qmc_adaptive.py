@@ -77,12 +77,7 @@ class QMCAdaptive(Protocol):
         return self.exact_pair(cell)
 
     def cell_columns(self, cell: Mapping[str, Any], ctx: Pair) -> dict[str, Any]:
-        return {
-            "d": int(ctx.X.shape[1]),
-            "samples": int(ctx.X.shape[0]),
-            "data_source": ctx.provenance.get("data_source"),
-            "data_deviation": ctx.provenance.get("data_deviation"),
-        }
+        return ctx.columns()
 
     def measure(self, cell: Mapping[str, Any], ctx: Pair, runs: Sequence[int]) -> list[dict]:
         rows: list[dict] = []

@@ -80,13 +80,7 @@ class QMCDiscrepancy(Protocol):
         return self.exact_pair(cell)
 
     def cell_columns(self, cell: Mapping[str, Any], ctx: Pair) -> dict[str, Any]:
-        return {
-            "d": int(ctx.X.shape[1]),
-            "samples": int(ctx.X.shape[0]),
-            "box_scale": self.box_scale(cell),
-            "data_source": ctx.provenance.get("data_source"),
-            "data_deviation": ctx.provenance.get("data_deviation"),
-        }
+        return {**ctx.columns(), "box_scale": self.box_scale(cell)}
 
     def measure(self, cell: Mapping[str, Any], ctx: Pair, runs: Sequence[int]) -> list[dict]:
         from kernelbench.kernels import get_kernel
