@@ -160,9 +160,7 @@ def run_rows(name: str, out: Path) -> dict[str, dict]:
     for path in sorted(out.rglob("*.parquet")):
         df = pd.read_parquet(path).sort_values("run", kind="stable")
         hashes = sorted(set(df["config_hash"]))
-        columns = {
-            c: [_plain(v) for v in df[c].tolist()] for c in df.columns if not _volatile(c)
-        }
+        columns = {c: [_plain(v) for v in df[c].tolist()] for c in df.columns if not _volatile(c)}
         shards[path.relative_to(out).as_posix()] = {"config_hash": hashes, "columns": columns}
     return shards
 
@@ -198,7 +196,11 @@ def test_rows_unchanged(name, golden, tmp_path):
         for column, values in rows["columns"].items():
             new = got["columns"][column]
             assert len(new) == len(values), f"{shard}: {column} has other rows"
-            bad = [i for i, (a, b) in enumerate(zip(new, values)) if not _same(a, b, exact)]
+            bad = [
+                i
+                for i, (a, b) in enumerate(zip(new, values, strict=True))
+                if not _same(a, b, exact)
+            ]
             assert not bad, (
                 f"{shard}: {column} changed ({'bitwise' if exact else 'rtol 1e-12'}) in "
                 f"rows {bad[:5]}: {[new[i] for i in bad[:3]]} vs {[values[i] for i in bad[:3]]}"
