@@ -1,7 +1,15 @@
-"""The ``kernelbench`` command line: run, plot, verify, report, baseline and datasets."""
+"""The ``kernelbench`` command line: run, plot, verify, report, baseline, datasets and list.
+
+Every subcommand is registered the same way: one row of :data:`COMMANDS` (its name,
+the module and attribute of its click command, its one-line help). The group imports a
+command's module only when that command is run or asked for its own help, so
+``kernelbench --help`` and an unknown command or option answer without importing
+Hydra, scikit-learn or the plug-ins (docs/performance.md, "Start-up").
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -9,8 +17,48 @@ import click
 
 from kernelbench import __version__
 
+#: name -> (module, attribute of its click command, one-line help shown by ``--help``)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": (
+        "kernelbench.runner",
+        "run",
+        "Run a grid of cells (Hydra overrides, sweeps and launchers).",
+    ),
+    "plot": (
+        "kernelbench.plot_command",
+        "plot",
+        "Draw the papers' figures and tables from results.",
+    ),
+    "verify": (
+        "kernelbench.verify.command",
+        "verify",
+        "Check a paper's grid cell by cell against its numbers.",
+    ),
+    "report": (
+        "kernelbench.report.command",
+        "report",
+        "Write REPRODUCTION.md from the committed results.",
+    ),
+    "baseline": (
+        "kernelbench.baseline.command",
+        "baseline",
+        "Write an experiment's baseline into results/baseline/.",
+    ),
+    "datasets": (
+        "kernelbench.datasets.cli",
+        "datasets",
+        "List, fetch and describe the benchmark datasets.",
+    ),
+    "list": (
+        "kernelbench.cli",
+        "list_cmd",
+        "List the registered methods, kernels, datasets and more.",
+    ),
+}
 
-def _catalogue() -> str:
+
+def catalogue() -> str:
+    """The registered names of every plug-in kind (imports the plug-in modules)."""
     from kernelbench.datasets import DATASETS
     from kernelbench.features import FEATURE_MAPS
     from kernelbench.kernels import KERNELS
@@ -34,6 +82,23 @@ class OneLineError(click.ClickException):
 
 
 class _Group(click.Group):
+    """The commands of :data:`COMMANDS`, each imported when it is looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[cmd_name]
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands with their one-line help from :data:`COMMANDS` (none imported)."""
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def invoke(self, ctx: click.Context) -> Any:
         from kernelbench.errors import KernelbenchError
 
@@ -48,9 +113,11 @@ class _Group(click.Group):
             ) from None
 
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        with formatter.section("Registered"):
-            for line in _catalogue().split("\n\n"):
-                formatter.write_text(line)
+        formatter.write_paragraph()
+        formatter.write_text(
+            "The registered methods, kernels, datasets, protocols and learners (with "
+            "other packages' plug-ins): kernelbench list."
+        )
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -59,37 +126,23 @@ def cli() -> None:
     """Benchmark and experiment runner for random-feature kernel approximation."""
 
 
+@click.command("list")
+def list_cmd() -> None:
+    """List the registered methods, kernels, datasets, protocols and learners: kernelbench's
+    own and those of installed plug-in packages (entry points ``kernelbench.plugins``)."""
+    for line in catalogue().split("\n\n"):
+        click.echo(line)
+
+
 def app() -> click.Group:
-    """The ``kernelbench`` group with every command registered (e.g. for ``CliRunner``)."""
-    if not cli.commands:
-        _register()
+    """The ``kernelbench`` group (e.g. for ``CliRunner``); its commands load on demand."""
     return cli
-
-
-def _register() -> None:
-    from kernelbench.baseline.command import baseline
-    from kernelbench.datasets.cli import datasets
-    from kernelbench.plot import plot
-    from kernelbench.report.command import report
-    from kernelbench.runner import run
-
-    commands = [run, plot, datasets, report, baseline]
-    try:
-        from kernelbench.verify import verify
-    except ModuleNotFoundError as err:
-        if err.name != "kernelbench.verify":
-            raise
-    else:
-        commands.append(verify)
-    for cmd in commands:
-        cli.add_command(cmd)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2."""
     from kernelbench.errors import KernelbenchError
 
-    app()
     try:
         # standalone_mode=False returns the exit code of ctx.exit(n) instead of exiting
         rv = cli.main(args=argv, prog_name="kernelbench", standalone_mode=False)

@@ -16,6 +16,12 @@ first, then the other packages' (sorted by distribution, then by entry-point nam
 A module imported earlier (``from kernelbench.features.rff import RFF``) has
 registered its entries already and is not imported twice.
 
+kernelbench itself has one entry point, ``kernelbench = "kernelbench.builtin"``: that
+module imports every module of its plug-in packages with :func:`import_package`
+(``pkgutil``), so a built-in feature map, dataset, protocol or learner is one module in
+its package plus its YAML file, with nothing to list. Another package may do the same
+from its own plug-in module.
+
 A plug-in module may set ``CONFIG_DIR`` (a path) to a directory laid out like
 kernelbench's ``configs/`` (``method/<id>.yaml``, ``dataset/<id>.yaml``,
 ``experiment/<name>.yaml``, ``verify/<name>.yaml``, ...): it is appended to the
@@ -26,6 +32,8 @@ not replace built-in ones.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -100,6 +108,22 @@ def _import(ep: metadata.EntryPoint) -> ModuleType:
     return module
 
 
+def import_package(name: str) -> list[ModuleType]:
+    """Import the module or package ``name`` and, for a package, every module in it
+    (``pkgutil.iter_modules``, sorted by name; not subpackages, nor names starting with
+    ``_``): each registers what it defines as it is imported."""
+    package = importlib.import_module(name)
+    modules = [package]
+    for info in sorted(pkgutil.iter_modules(getattr(package, "__path__", [])), key=_by_name):
+        if not info.ispkg and not info.name.startswith("_"):
+            modules.append(importlib.import_module(f"{name}.{info.name}"))
+    return modules
+
+
+def _by_name(info: pkgutil.ModuleInfo) -> str:
+    return info.name
+
+
 def config_dirs() -> list[Path]:
     """The ``CONFIG_DIR`` of every plug-in module that sets one, in load order.
 
@@ -123,4 +147,4 @@ def config_dirs() -> list[Path]:
     return out
 
 
-__all__ = ["BUILTIN", "GROUP", "config_dirs", "entry_points", "load"]
+__all__ = ["BUILTIN", "GROUP", "config_dirs", "entry_points", "import_package", "load"]

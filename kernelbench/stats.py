@@ -1,7 +1,7 @@
 """Statistics shared by the protocols, ``verify`` and the figures.
 
 * per-cell summaries of runs: :func:`cell_stats` (mean, std, sem: the one helper
-  behind :func:`t_interval`, :func:`aggregate`, ``plotting.summarise`` and the baseline
+  behind :func:`t_interval`, :func:`aggregate`, ``drawing.summarise`` and the baseline
   tables of ``kernelbench.baseline.format``);
 * the family-wise thresholds of ``verify`` (:func:`sidak_rate`, :func:`sidak_z`) at
   Welch-Satterthwaite degrees of freedom (:func:`welch_df`);
@@ -18,7 +18,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from kernelbench.errors import KernelbenchError
 
@@ -50,6 +49,8 @@ def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, f
     r = np.size(values)
     if r < 2:
         return mean, math.nan, math.nan, math.nan
+    from scipy import stats  # here: the commands' start-up does not import scipy
+
     half = float(stats.t.ppf(0.5 + level / 2, r - 1)) * sem
     return mean, std, sem, half
 
@@ -101,6 +102,8 @@ def sidak_z(m: int, alpha: float, df: float = math.inf) -> float:
     (jointly normal) statistics, and exact when they are independent. ``df``: the
     quantile of Student's t with that many degrees of freedom (inf: normal).
     """
+    from scipy import stats
+
     per_test = sidak_rate(m, alpha)
     if not np.isfinite(df):
         return float(stats.norm.isf(per_test / 2.0))

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from kernelbench.experiment import make_cell, run_and_store
-from kernelbench.protocols.walltime import median_summary
+from kernelbench.reporting.walltime import median_summary
 from kernelbench.results import read_results
 
 DATASETS = ["powerplant", "letter", "usps", "mnist", "cifar100", "leukemia"]

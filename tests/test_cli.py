@@ -73,14 +73,17 @@ def cli_inprocess(*args: str) -> int:
 
 
 def test_help_lists_methods_kernels_datasets(capsys):
-    assert cli_inprocess("--help") == 0
+    assert cli_inprocess("list") == 0
     out = capsys.readouterr().out
     for name in ("rff", "sr33", "qmc", "rbf", "arccos1", "digits", "letter", "usps"):
         assert name in out
     # the protocols and learners a cell can name
     assert "Protocols: downstream, kernel_approx, krr" in out
     assert "Learners:  linear, svm_precomputed" in out
-    for cmd in ("run", "plot", "datasets", "verify"):
+    assert cli_inprocess("--help") == 0
+    out = capsys.readouterr().out
+    assert "kernelbench list" in out  # where the catalogue is
+    for cmd in ("run", "plot", "datasets", "verify", "report", "baseline", "list"):
         assert cmd in out
     # each command's short help is a whole sentence, not cut at an abbreviation
     for line in out.splitlines():
@@ -91,6 +94,44 @@ def test_help_lists_methods_kernels_datasets(capsys):
     assert cli_inprocess("run", "--help") == 0
     run_help = capsys.readouterr().out
     assert "orf_tallqr" in run_help and "fig1_reduced" in run_help and "--multirun" in run_help
+
+
+def test_every_command_is_one_row_of_the_table():
+    """One registration style: each subcommand is a row of cli.COMMANDS, resolved to the
+    click command of that name; no command module declares its own short help."""
+    import click
+
+    from kernelbench.cli import COMMANDS, app
+
+    group = app()
+    ctx = click.Context(group)
+    assert group.list_commands(ctx) == sorted(COMMANDS)
+    for name in COMMANDS:
+        cmd = group.get_command(ctx, name)
+        assert isinstance(cmd, click.Command) and cmd.name == name
+        assert name == "run" or cmd.short_help is None  # run: kernelbench/runner.py
+    assert group.get_command(ctx, "nope") is None
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["nope"], ["--bogus"], ["plot", "--bogus"], ["verify", "--help"]]
+)
+def test_help_and_argument_errors_import_no_heavy_module(args):
+    """``kernelbench --help`` and argument errors answer before scikit-learn, Hydra, numba
+    or any plug-in module is imported (the start-up of docs/performance.md)."""
+    code = (
+        "import sys\n"
+        "from kernelbench.cli import main\n"
+        "code = 0\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit as e:\n"
+        "    code = e.code\n"
+        "heavy = ('sklearn', 'hydra', 'numba', 'scipy', 'kernelbench.features')\n"
+        "print(sorted(m for m in heavy if m in sys.modules), code, file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.stderr.strip().splitlines()[-1] == f"[] {0 if '--help' in args else 2}"
 
 
 def test_default_run_is_the_quick_grid(work):

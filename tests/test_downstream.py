@@ -12,7 +12,9 @@ import pytest
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import cell_shard_path, make_cell, resolve_cell, run_and_store
 from kernelbench.protocols import get_protocol
-from kernelbench.protocols.downstream import EXACT_DIR, exact_key, fig2_panels
+from kernelbench.protocols.downstream import EXACT_DIR, exact_key
+from kernelbench.reporting import get_reporting
+from kernelbench.reporting.downstream import fig2_panels
 from kernelbench.results import read_results
 from tests.test_cli import kb
 
@@ -29,7 +31,7 @@ def _cell(learner="svm_precomputed", **kw):
 
 def test_registered_with_its_learner_as_a_cell_key():
     proto = get_protocol("downstream")
-    assert "learner" in proto.cell_keys and "fig2" in proto.figures
+    assert "learner" in proto.cell_keys and "fig2" in get_reporting("downstream").figures
     cells = [resolve_cell(_cell(learner)) for learner in ("svm_precomputed", "linear")]
     paths = {cell_shard_path(c, "out") for c in cells}
     assert len(paths) == 2  # the learners' shards do not collide
@@ -117,7 +119,7 @@ def _fake_results() -> pd.DataFrame:
 
 
 def test_fig2_draws_kernels_by_datasets_with_the_exact_line(tmp_path):
-    from kernelbench.protocols import FigureOptions
+    from kernelbench.reporting import FigureOptions
 
     df = _fake_results()
     panels = fig2_panels(df, "svm_precomputed")
@@ -141,9 +143,8 @@ def test_fig2_draws_kernels_by_datasets_with_the_exact_line(tmp_path):
     import matplotlib.pyplot as plt
 
     plt.close(panels.figure)
-    out = (
-        get_protocol("downstream").figure("fig2").draw(df, tmp_path, FigureOptions(formats=["png"]))
-    )
+    fig2 = get_reporting("downstream").figure("fig2")
+    out = fig2.draw(df, tmp_path, FigureOptions(formats=["png"]))
     assert sorted(p.name for p in out.written) == [
         "fig2_summary.csv",
         "fig2_summary.md",

@@ -14,6 +14,7 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_cell
 from kernelbench.learners.ridge import ChunkedRidge
 from kernelbench.protocols import get_protocol
+from kernelbench.reporting import get_reporting
 
 
 def _features(n: int = 157, s: int = 9, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -170,7 +171,7 @@ def test_eeg_rows(eeg_rows) -> None:
 def test_reference_cells_read_table3() -> None:
     from kernelbench.reference import load_reference
 
-    ref = get_protocol("krr").reference_cells("t", load_reference("liu2020_table3_krr_accuracy"))
+    ref = get_reporting("krr").reference_cells("t", load_reference("liu2020_table3_krr_accuracy"))
     row = ref[(ref["dataset"] == "codrna") & (ref["method"] == "slw_rff") & (ref["n"] == 4)]
     assert row[["mean", "std", "runs"]].values.tolist() == [[92.83, 0.33, 10]]
     assert set(ref["dataset"]) == {"eeg", "codrna"} and set(ref["kernel"]) == {"rbf"}
@@ -178,15 +179,15 @@ def test_reference_cells_read_table3() -> None:
 
 def test_figures_from_results(eeg_rows, tmp_path) -> None:
     """liu_table3 puts ours beside the paper's cell; liu_fig1 draws its three panels."""
-    from kernelbench.protocols import FigureOptions
+    from kernelbench.reporting import FigureOptions
 
     _, df = eeg_rows
     rff = run_cell(make_cell("rff", dataset="eeg", n=1, runs=2, protocol="krr"))
     import pandas as pd
 
     both = pd.concat([df, rff], ignore_index=True)
-    proto = get_protocol("krr")
-    out = proto.figure("liu_table3").draw(both, tmp_path, FigureOptions(formats=("png",)))
+    table3 = get_reporting("krr").figure("liu_table3")
+    out = table3.draw(both, tmp_path, FigureOptions(formats=("png",)))
     table = pd.read_csv(tmp_path / "liu_table3.csv")
     row = table[table["method"] == "slw_rff"].iloc[0]
     assert row["paper_acc_mean"] == 68.62 and row["s"] == 14
@@ -197,8 +198,10 @@ def test_figures_from_results(eeg_rows, tmp_path) -> None:
     assert (tmp_path / "liu_table3.md").is_file() and out.written
     assert not any("blank paper" in note for note in out.notes)
     # a dataset the paper's Table 3 has no row for: its paper columns are blank, and why
-    other = proto.figure("liu_table3").draw(
-        both.assign(dataset="magic04"), tmp_path / "magic04", FigureOptions(formats=("png",))
+    other = (
+        get_reporting("krr")
+        .figure("liu_table3")
+        .draw(both.assign(dataset="magic04"), tmp_path / "magic04", FigureOptions(formats=("png",)))
     )
     assert (
         "blank paper_* columns: the paper's Table 3 has rows for cod-RNA, EEG and methods "
@@ -206,5 +209,5 @@ def test_figures_from_results(eeg_rows, tmp_path) -> None:
         "number to compare with"
     ) in other.notes
     assert "blank paper_* columns" in (tmp_path / "magic04" / "liu_table3.md").read_text()
-    proto.figure("liu_fig1").draw(both, tmp_path, FigureOptions(formats=("png",)))
+    get_reporting("krr").figure("liu_fig1").draw(both, tmp_path, FigureOptions(formats=("png",)))
     assert (tmp_path / "liu_fig1.png").stat().st_size > 0

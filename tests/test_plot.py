@@ -17,11 +17,11 @@ import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
 from kernelbench import reference as reference_mod  # noqa: E402
+from kernelbench.drawing import markdown_table, method_style, summarise  # noqa: E402
 from kernelbench.errors import KernelbenchError  # noqa: E402
-from kernelbench.plot import plot  # noqa: E402
-from kernelbench.plotting import markdown_table, method_style, summarise  # noqa: E402
-from kernelbench.protocols.kernel_approx import fig1_panels  # noqa: E402
+from kernelbench.plot_command import plot  # noqa: E402
 from kernelbench.reference import load_reference, reference_dir  # noqa: E402
+from kernelbench.reporting.kernel_approx import fig1_panels  # noqa: E402
 from kernelbench.results import read_results  # noqa: E402
 from kernelbench.stats import t_interval  # noqa: E402
 

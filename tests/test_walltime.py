@@ -19,10 +19,10 @@ from kernelbench.experiment import (  # noqa: E402
     run_cell,
     shard_variant,
 )
-from kernelbench.plot import plot  # noqa: E402
+from kernelbench.plot_command import plot  # noqa: E402
 from kernelbench.protocols import PROTOCOLS, get_protocol  # noqa: E402
-from kernelbench.protocols.base import FigureOptions  # noqa: E402
-from kernelbench.protocols.walltime import draw_fig3, fig3_panels, median_summary  # noqa: E402
+from kernelbench.reporting import FigureOptions  # noqa: E402
+from kernelbench.reporting.walltime import draw_fig3, fig3_panels, median_summary  # noqa: E402
 from kernelbench.results import read_results  # noqa: E402
 from kernelbench.runner import plan  # noqa: E402
 

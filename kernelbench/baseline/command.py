@@ -74,7 +74,7 @@ def write_baseline(
     TABLES[experiment](df, out, update=update, figure=figure, echo=echo)
 
 
-@click.command("baseline", short_help="Write an experiment's baseline into results/baseline/.")
+@click.command("baseline")
 @click.argument("experiment")
 @click.argument(
     "results", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path)

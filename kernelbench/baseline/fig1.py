@@ -25,7 +25,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
-from scipy import stats
 
 from kernelbench.baseline.format import cell_table, update_table, write_table
 
@@ -35,6 +34,8 @@ NAME = "fig1_baseline.csv"
 
 def table_summary(table: pd.DataFrame) -> pd.DataFrame:
     """The baseline table as the Fig. 1 summary (metric ``fro``, 95% t-intervals)."""
+    from scipy import stats
+
     s = table.copy()
     s["metric"] = "fro"
     half = stats.t.ppf(0.975, (s["runs"] - 1).clip(lower=1)) * s["sem"]
@@ -49,9 +50,9 @@ def draw_figure(table: pd.DataFrame, out: Path, echo: Callable[[str], None] = pr
     import matplotlib
 
     matplotlib.use("Agg")
-    from kernelbench.plotting import save_figure
-    from kernelbench.protocols.kernel_approx import FIG1_REFERENCE, fig1_summary_panels
+    from kernelbench.drawing import save_figure
     from kernelbench.reference import load_reference
+    from kernelbench.reporting.kernel_approx import FIG1_REFERENCE, fig1_summary_panels
 
     panels, notes = fig1_summary_panels(
         table_summary(table), "fro", load_reference(FIG1_REFERENCE), log=True

@@ -23,8 +23,9 @@ import pandas as pd
 
 from kernelbench.baseline.format import int_n, write_table
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import FigureOptions, get_protocol
-from kernelbench.protocols.downstream import fig2_summary
+from kernelbench.protocols import get_protocol
+from kernelbench.reporting import FigureOptions, get_reporting
+from kernelbench.reporting.downstream import fig2_summary
 
 TIMES = ("fit_seconds", "transform_seconds", "train_seconds", "predict_seconds")
 KEYS = ["dataset", "kernel", "method_label", "learner", "n"]
@@ -65,7 +66,8 @@ def write(
         matplotlib.use("Agg")
         proto = get_protocol("downstream")
         own = [c for c in proto.schema().names if c in df.columns]
-        result = proto.figure("fig2").draw(df[own], out / ".fig2", FigureOptions(formats=["png"]))
+        fig2 = get_reporting("downstream").figure("fig2")
+        result = fig2.draw(df[own], out / ".fig2", FigureOptions(formats=["png"]))
         for path in result.written:
             if path.suffix == ".png":
                 target = out / path.name

@@ -1,7 +1,7 @@
 """Aggregate the Yu et al. 2016 and Yang et al. 2014 experiments into results/baseline/.
 
 Reads the shards of one experiment under a results directory, draws its figure with
-``kernelbench plot``'s code (:func:`kernelbench.plot.make_plots`) and keeps two files:
+``kernelbench plot``'s code (:func:`kernelbench.plot_command.make_plots`) and keeps two files:
 the figure as ``<experiment>.png`` and the summary table (mean, std, sem, 95%
 t-interval per cell) as ``<experiment>.csv``.
 
@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from kernelbench.plot import make_plots
+from kernelbench.plot_command import make_plots
 
 #: experiment -> (figure, metric, the figure's summary table, the figure file)
 EXPERIMENTS = {

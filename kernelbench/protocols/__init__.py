@@ -18,8 +18,10 @@ downstream      test accuracy / R^2 of a learner on the features (Munkhoeva et a
 =============== ==================================================================
 
 Adding a protocol is one module (a :class:`Protocol` subclass registered in
-:data:`PROTOCOLS`), named by an entry point of ``kernelbench.plugins``
-(:mod:`kernelbench.plugins`), and ``configs/protocol/<name>.yaml`` with its settings.
+:data:`PROTOCOLS`: how a cell is measured), its reporting side
+(``kernelbench/reporting/<name>.py``: metrics, figures, reference cells; registered in
+:data:`kernelbench.reporting.REPORTING` under the same name), and
+``configs/protocol/<name>.yaml`` with its settings.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
+from kernelbench.protocols.base import Protocol
 from kernelbench.registry import Registry
 
 #: Protocols by name; each plug-in module registers its own (:mod:`kernelbench.plugins`).
@@ -45,10 +47,6 @@ def get_protocol(cell_or_name: Mapping[str, Any] | str) -> Protocol:
 
 __all__ = [
     "PROTOCOLS",
-    "Figure",
-    "FigureOptions",
-    "FigureOutput",
-    "Metric",
     "Protocol",
     "get_protocol",
 ]

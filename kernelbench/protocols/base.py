@@ -1,4 +1,4 @@
-"""The protocol plug-in: what one experiment measures, stores, compares and draws.
+"""The protocol plug-in, measurement side: what one experiment measures and stores.
 
 A protocol (as an Objective in benchopt) is one module in ``kernelbench/protocols/``
 with a :class:`Protocol` subclass registered in :data:`PROTOCOLS`, plus its settings
@@ -7,14 +7,15 @@ in ``configs/protocol/<name>.yaml``. It owns
 * how a cell is measured: :meth:`Protocol.prepare` (data and what every run shares)
   and :meth:`Protocol.measure` (the rows of a batch of runs);
 * its row schema: the common cell and provenance columns of
-  :mod:`kernelbench.results` around its own :attr:`Protocol.columns`;
-* how its results are compared with a reference: :attr:`Protocol.cell_keys`,
-  :attr:`Protocol.metrics` and :meth:`Protocol.reference_cells`, read by
-  ``kernelbench verify`` with the statistics of :mod:`kernelbench.stats`;
-* which figures it draws: :attr:`Protocol.figures`, read by ``kernelbench plot``.
+  :mod:`kernelbench.results` around its own :attr:`Protocol.columns`, and the columns
+  that identify a cell (:attr:`Protocol.cell_keys`).
 
-The runner (:mod:`kernelbench.experiment`), ``verify`` and ``plot`` only call these
-hooks; adding a protocol needs no change there.
+What its results are summarised, compared and drawn as (metrics, headline, figures,
+reference cells) is its reporting side, :mod:`kernelbench.reporting` (one module of the
+same name), read by ``kernelbench plot``, ``verify``, ``report`` and ``baseline``.
+
+The runner (:mod:`kernelbench.experiment`) only calls these hooks; adding a protocol
+needs no change there.
 
 A *cell* is the composed config (``configs/config.yaml``) as a plain dict; its
 ``protocol`` entry holds the protocol's settings (``name`` first), and
@@ -23,13 +24,12 @@ A *cell* is the composed config (``configs/config.yaml``) as a plain dict; its
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError, choices_error
@@ -117,55 +117,6 @@ class Pair:
         }
 
 
-@dataclass(frozen=True)
-class Metric:
-    """A measured quantity: its column, axis label and direction."""
-
-    column: str
-    label: str
-    higher_is_better: bool = False
-    #: short name in one-line summaries
-    short: str = ""
-
-
-#: The relative Gram errors, shared by the protocols that record them.
-REL_FRO = Metric("rel_fro_error", r"$\|K - \hat K\|_F \,/\, \|K\|_F$", short="rel_fro")
-REL_SPEC = Metric("rel_spec_error", r"$\|K - \hat K\|_2 \,/\, \|K\|_2$", short="rel_spec")
-
-
-@dataclass
-class FigureOptions:
-    """What ``kernelbench plot`` passes to a figure."""
-
-    metric: str | None = None
-    reference: bool = False
-    log: bool | None = None
-    formats: Sequence[str] = ("png", "pdf")
-
-
-@dataclass
-class FigureOutput:
-    """What a figure wrote, and notes about what it left out."""
-
-    written: list[Any] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
-#: draw(results of one experiment, output directory, options) -> FigureOutput
-DrawFn = Callable[[pd.DataFrame, Any, FigureOptions], FigureOutput]
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A figure or table a protocol draws from its results (``kernelbench plot --figure``)."""
-
-    name: str
-    help: str
-    draw: DrawFn
-    #: metric ids (keys of the protocol's ``metrics``) the figure can show; first = default
-    metrics: tuple[str, ...] = ()
-
-
 class Protocol:
     """Base class of the protocols (see the module docstring)."""
 
@@ -177,18 +128,8 @@ class Protocol:
     columns: ClassVar[tuple[tuple[str, pa.DataType], ...]] = ()
     #: the columns that identify a cell in aggregated tables (verify, figures)
     cell_keys: ClassVar[tuple[str, ...]] = ("dataset", "kernel", "method_label", "n")
-    #: metric id -> Metric
-    metrics: ClassVar[dict[str, Metric]] = {}
-    #: the metric of the one-line summary printed after each cell
-    headline: ClassVar[str] = ""
-    #: what ``n`` means for this protocol (axis label)
-    budget_label: ClassVar[str] = "n"
     #: settings keys allowed in configs/protocol/<name>.yaml (besides name and data)
     settings_keys: ClassVar[tuple[str, ...]] = ()
-    #: figure name -> Figure
-    figures: ClassVar[dict[str, Figure]] = {}
-    #: figures drawn when ``kernelbench plot`` is given no --figure
-    default_figures: ClassVar[tuple[str, ...]] = ()
     #: settings shown in the shard path by :meth:`path_parts` (the rest of the settings
     #: that differ from the protocol's file go into the path's hash part)
     path_settings: ClassVar[tuple[str, ...]] = ()
@@ -385,25 +326,17 @@ class Protocol:
             **method["params"],
         )
 
-    # -- comparison with a reference -----------------------------------------------
-    def reference_cells(self, name: str, table: pd.DataFrame) -> pd.DataFrame:
-        """A reference table as ``cell_keys`` (with ``method`` for ``method_label``) plus
-        mean, std and runs, in the units of :meth:`our_values`."""
-        need = {*(k if k != "method_label" else "method" for k in self.cell_keys)}
-        need |= {"mean", "std", "runs"}
-        missing = sorted(need - set(table.columns))
-        if missing:
-            raise KernelbenchError(f"reference {name!r} lacks the column(s) {', '.join(missing)}")
-        return table
+    # -- the one-line summary after each cell (the reporting side's) ----------------
+    @property
+    def headline(self) -> str:
+        """The headline metric id of :mod:`kernelbench.reporting` for this protocol (the
+        one-line summary after each cell)."""
+        from kernelbench.reporting import get_reporting
 
-    def metric(self, metric_id: str | None) -> Metric:
-        """A metric of this protocol by id (None: the headline)."""
-        metric_id = metric_id or self.headline
-        if metric_id not in self.metrics:
-            raise choices_error(f"metric of protocol {self.name!r}", metric_id, self.metrics)
-        return self.metrics[metric_id]
+        return get_reporting(self.name).headline
 
-    def figure(self, name: str) -> Figure:
-        if name not in self.figures:
-            raise choices_error(f"figure of protocol {self.name!r}", name, self.figures)
-        return self.figures[name]
+    def metric(self, metric_id: str | None) -> Any:
+        """A metric of this protocol's reporting side by id (None: the headline)."""
+        from kernelbench.reporting import get_reporting
+
+        return get_reporting(self.name).metric(metric_id)

@@ -23,21 +23,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import (
-    REL_FRO,
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
     Protocol,
     kernel_approx_pair_cached,
 )
@@ -86,12 +79,6 @@ class PairMSE(Protocol):
         ("mse", pa.float64()),
         ("rel_fro_error", pa.float64()),
     )
-    metrics = {
-        "mse": Metric("mse", "MSE over pairs", short="mse"),
-        "fro": REL_FRO,
-    }
-    headline = "mse"
-    budget_label = "D / d"
 
     def check(self, cell: Mapping[str, Any]) -> None:
         if cell["kernel"]["name"] != "rbf":
@@ -156,63 +143,4 @@ class PairMSE(Protocol):
         }
 
 
-# --------------------------------------------------------------------------- figure
-
-
-def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
-    """Write ``yu_mse_<metric>.<fmt>`` and ``yu_mse_summary.csv``/``.md`` into ``out``."""
-    from kernelbench.plotting import (
-        dataset_name,
-        dataset_order,
-        draw_panels,
-        kernel_name,
-        save_figure,
-        summarise,
-        write_table,
-    )
-
-    proto = PROTOCOLS.get("pair_mse")
-    metric_id = options.metric or "mse"
-    metric = proto.metric(metric_id)
-    keys = ["experiment", "dataset", "kernel", "method_label", "n"]
-    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
-    shown = summary[summary["metric"] == metric_id]
-    dims = df.groupby("dataset")[["d_data", "d", "sigma"]].first()
-
-    def title(ds: str, _cell: pd.DataFrame) -> str:
-        r = dims.loc[ds]
-        return f"{dataset_name(ds)} (d = {int(r.d_data)} → {int(r.d)}, σ = {r.sigma:.3g})"
-
-    panels = draw_panels(
-        shown,
-        row="kernel",
-        col="dataset",
-        x="n",
-        ylabel=metric.label,
-        xlabel="D / d",
-        row_name=kernel_name,
-        cols=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
-        col_name=dataset_name,
-        col_title=title,
-        log=True if options.log is None else options.log,
-    )
-    written = save_figure(panels.figure, out, f"yu_mse_{metric_id}", options.formats)
-    intro = (
-        "Mean over runs, sample std, standard error and 95% t-interval; "
-        "MSE over all pairs (x_i, y_j) of the two subsets; d zero-padded to a power of two."
-    )
-    title_md = "Yu et al. 2016, Fig. 4: kernel approximation MSE against D/d"
-    written += write_table(summary, out, "yu_mse_summary", title_md, intro, panels.notes)
-    return FigureOutput(written, panels.notes)
-
-
-PairMSE.figures = {
-    "yu_mse": Figure(
-        "yu_mse",
-        "Yu Fig. 4 / 5(c): kernel MSE over pairs against D/d (one panel per dataset)",
-        draw_yu_mse,
-        metrics=("mse", "fro"),
-    )
-}
-PairMSE.default_figures = ("yu_mse",)
 PROTOCOLS.add("pair_mse", PairMSE())

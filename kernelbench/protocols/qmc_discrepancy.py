@@ -18,23 +18,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import (
-    REL_FRO,
-    REL_SPEC,
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
     Pair,
     Protocol,
 )
@@ -52,12 +44,6 @@ class QMCDiscrepancy(Protocol):
         ("rel_fro_error", pa.float64()),
         ("rel_spec_error", pa.float64()),
     )
-    metrics = {
-        "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
-        "fro": REL_FRO,
-        "spec": REL_SPEC,
-    }
-    headline = "discrepancy"
     settings_keys = ("box_scale",)
 
     def check(self, cell: Mapping[str, Any]) -> None:
@@ -114,53 +100,4 @@ class QMCDiscrepancy(Protocol):
         return rows
 
 
-# --------------------------------------------------------------------------- figure
-
-
-def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
-    """Write ``yang_discrepancy.<fmt>`` (datasets x {discrepancy, spectral error} against
-    n) and ``yang_discrepancy_summary.csv``/``.md`` (all three metrics)."""
-    from kernelbench.plotting import (
-        dataset_name,
-        dataset_order,
-        draw_panels,
-        save_figure,
-        summarise,
-        write_table,
-    )
-
-    proto = PROTOCOLS.get("qmc_discrepancy")
-    keys = ["experiment", "dataset", "kernel", "method_label", "n"]
-    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
-    shown = summary[summary["metric"].isin(["discrepancy", options.metric or "spec"])]
-    metric_ids = [m for m in proto.metrics if m in set(shown["metric"])]
-    panels = draw_panels(
-        shown,
-        row="dataset",
-        col="metric",
-        x="n",
-        ylabel="",
-        xlabel="n (s = 2n(d + 1) points)",
-        rows=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
-        cols=metric_ids,
-        row_name=dataset_name,
-        col_name=lambda m: proto.metrics[m].label,
-        log=True if options.log is None else options.log,
-    )
-    written = save_figure(panels.figure, out, "yang_discrepancy", options.formats)
-    intro = "Mean over runs with 95% t-interval per (dataset, method, n)."
-    title = "Yang et al. 2014, Fig. 3: box discrepancy beside the Gram error"
-    written += write_table(summary, out, "yang_discrepancy_summary", title, intro, panels.notes)
-    return FigureOutput(written, panels.notes)
-
-
-QMCDiscrepancy.figures = {
-    "yang_discrepancy": Figure(
-        "yang_discrepancy",
-        "Yang Fig. 3: box discrepancy and Gram error against n",
-        draw_yang_discrepancy,
-        metrics=tuple(QMCDiscrepancy.metrics),
-    )
-}
-QMCDiscrepancy.default_figures = ("yang_discrepancy",)
 PROTOCOLS.add("qmc_discrepancy", QMCDiscrepancy())

@@ -25,16 +25,14 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
+from kernelbench.protocols.base import Protocol
 from kernelbench.seeding import derive_rng
 from kernelbench.validation import check_int
 
@@ -65,12 +63,6 @@ class VarianceRatio(Protocol):
         ("ratio", pa.float64()),
     )
     cell_keys = ("dataset", "kernel", "method_label", "n", "d", "z")
-    metrics = {
-        "ratio": Metric("ratio", r"MSE / Var$_{\mathrm{RFF}}$", short="ratio"),
-        "mse": Metric("sq_error", "MSE of the kernel value", short="mse"),
-    }
-    headline = "ratio"
-    budget_label = "D / d"
     settings_keys = ("d", "z_max", "z_step", "pairs", "runs")
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -169,78 +161,4 @@ class VarianceRatio(Protocol):
         return 50
 
 
-# --------------------------------------------------------------------------- figure
-
-
-def theory_curves(summary: pd.DataFrame) -> pd.DataFrame:
-    """Yu et al.'s Eq. (3) and the exact ORF ratio on the z and D of ``summary`` (per d)."""
-    from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
-
-    rows = []
-    for (kernel, d, D), _ in summary.groupby(["kernel", "d", "D"]):
-        z = np.linspace(0.1, float(summary["z"].max()), 40)
-        d, D = int(d), int(D)
-        for label, paper, values in (
-            ("orf", "Yu et al. Eq. (3)", orf_variance_ratio(z, d, D)),
-            ("orf exact", "exact ORF ratio (all orders)", orf_variance_ratio_exact(z, d, D)),
-        ):
-            rows += [
-                {"kernel": kernel, "d": d, "method_label": label, "z": zi, "mean": v,
-                 "paper_label": paper}
-                for zi, v in zip(z, values, strict=True)
-            ]  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
-    """Write ``yu_variance_<metric>.<fmt>`` and ``yu_variance_summary.csv``/``.md``."""
-    from kernelbench.plotting import draw_panels, kernel_name, save_figure, summarise, write_table
-
-    proto = PROTOCOLS.get("variance_ratio")
-    metric_id = options.metric or "ratio"
-    metric = proto.metric(metric_id)
-    keys = ["experiment", "kernel", "d", "D", "method_label", "n", "z"]
-    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
-    shown = summary[summary["metric"] == metric_id]
-    reference = None
-    if metric_id == "ratio" and (shown["method"] == "orf").any():
-        reference = theory_curves(shown[shown["method"] == "orf"])
-    log = False if options.log is None else options.log
-    panels = draw_panels(
-        shown,
-        row="kernel",
-        col="d",
-        x="z",
-        ylabel=metric.label,
-        xlabel=r"$z = \|x - y\| / \sigma$",
-        row_name=kernel_name,
-        cols=sorted(shown["d"].unique()),
-        col_name=lambda d: f"d = {int(d)}",
-        log=log,
-        reference=reference,
-        reference_name="theory",
-    )
-    if not log and metric_id == "ratio":
-        for ax in panels.figure.axes:
-            ax.set_ylim(0.0, 1.6)
-            ax.axhline(1.0, color="0.5", lw=0.8, ls=":")
-    written = save_figure(panels.figure, out, f"yu_variance_{metric_id}", options.formats)
-    intro = (
-        "ratio = MSE of the kernel value / Var K_RFF(z, D) (Yu et al. 2016, Lemma 1), "
-        "mean over runs with 95% t-interval; D = n d projections."
-    )
-    title = "Yu et al. 2016, Fig. 2: variance ratio against z"
-    written += write_table(summary, out, "yu_variance_summary", title, intro, panels.notes)
-    return FigureOutput(written, panels.notes)
-
-
-VarianceRatio.figures = {
-    "yu_variance": Figure(
-        "yu_variance",
-        "Yu Fig. 2: Var(method)/Var(RFF) against z = ||x - y|| / sigma, one panel per d",
-        draw_yu_variance,
-        metrics=("ratio", "mse"),
-    )
-}
-VarianceRatio.default_figures = ("yu_variance",)
 PROTOCOLS.add("variance_ratio", VarianceRatio())

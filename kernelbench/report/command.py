@@ -84,7 +84,7 @@ def render(sections: list[Section]) -> str:
     return "\n".join(doc).rstrip() + "\n"
 
 
-@click.command("report", short_help="Write REPRODUCTION.md from the committed results.")
+@click.command("report")
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.plotting import DATASET_NAMES, KERNEL_NAMES
+from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES
 from kernelbench.reference import load_reference
 from kernelbench.report.common import ROOT, Section, Summary, fmt, rel
 from kernelbench.verify import (

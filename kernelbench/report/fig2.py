@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.plotting import DATASET_NAMES, KERNEL_NAMES
+from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES
 from kernelbench.report.common import ROOT, Section, Summary, fmt, rel
 from kernelbench.stats import sidak_z, welch_df
 

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernelbench.plotting import DATASET_NAMES
-from kernelbench.protocols import get_protocol
+from kernelbench.drawing import DATASET_NAMES
 from kernelbench.reference import load_reference
 from kernelbench.report.common import ROOT, Section, Summary, fmt
+from kernelbench.reporting import get_reporting
 from kernelbench.verify import DEVIATES, KNOWN, REPRODUCED, load_config, verify_table
 
 CONFIG = "liu2020_table3"
@@ -148,7 +148,7 @@ def compare(config: str, baseline) -> tuple[Summary, pd.DataFrame, pd.DataFrame,
     if "sem" not in ours:
         ours["sem"] = ours["std"] / np.sqrt(ours["runs"])
     ref_raw = load_reference(cfg.reference)
-    ref = get_protocol("krr").reference_cells(cfg.reference, ref_raw)
+    ref = get_reporting("krr").reference_cells(cfg.reference, ref_raw)
     t, _, m = verify_table(ours.assign(n=ours["n"].astype(float)), cfg, ref=ref_raw)
     cells = cell_rows(t, ref, ours, cfg.compare)
     v = cells["verdict"].astype(str)

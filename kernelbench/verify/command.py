@@ -18,6 +18,7 @@ import pandas as pd
 from kernelbench.baseline.format import read_table
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.protocols import Protocol, get_protocol
+from kernelbench.reporting import get_reporting
 from kernelbench.results import dumps
 from kernelbench.stats import aggregate
 from kernelbench.verify.compare import counts, failed, verify_table
@@ -40,7 +41,7 @@ def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
         "n": float(cell["n"]),
         **proto.row_keys(cell),
     }
-    return tuple(values[k] for k in proto.cell_keys)
+    return tuple(values[k] for k in get_reporting(proto.name).cell_keys)
 
 
 def cell_variant(cell: Mapping[str, Any]) -> tuple:
@@ -57,7 +58,7 @@ def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) ->
     """The rows of the grid's cells. Where a cell key holds several cells (another seed,
     other kernel or method parameters: a sweep stored in the same directory), only the
     grid's own is kept, and the others are named on stderr, never pooled."""
-    keys = list(proto.cell_keys)
+    keys = list(get_reporting(proto.name).cell_keys)
     grid = {cell_key(proto, c): cell_variant(c) for c in cells}
     have = df[keys].assign(n=df["n"].astype(float)) if "n" in keys else df[keys]
     key = pd.Series([tuple(k) for k in have.itertuples(index=False)], index=df.index)
@@ -85,7 +86,7 @@ def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) ->
     return df[keep & ~other]
 
 
-@click.command("verify", short_help="Check a paper's grid cell by cell against its numbers.")
+@click.command("verify")
 @click.option(
     "--grid",
     default="reduced",
@@ -159,7 +160,8 @@ def verify(
             raise KernelbenchError(f"--alpha must be in (0, 1), got {alpha}")
         cfg.alpha = alpha
     proto = get_protocol(cfg.protocol)
-    keys = list(proto.cell_keys)
+    rep = get_reporting(proto.name)
+    keys = list(rep.cell_keys)
     if grid not in cfg.grids:
         raise choices_error(f"grid of verify config {cfg.name!r}", grid, cfg.grids)
     default_dir = f"verify-{grid}" if cfg.name == DEFAULT_CONFIG else f"verify-{cfg.name}-{grid}"
@@ -177,7 +179,7 @@ def verify(
         raise KernelbenchError(f"no results of the {grid} grid under {str(results_dir)!r}")
     if runs is not None:
         df = df[df["runs"] == runs]
-    ours = aggregate(df, keys, proto.metric(cfg.metric).column, cfg.scale)
+    ours = aggregate(df, keys, rep.metric(cfg.metric).column, cfg.scale)
     dims = df.groupby("dataset")["d"].first()
     ours["d"] = ours["dataset"].map(dims)  # orders the table's datasets by d
     missing_cells = len({cell_key(proto, c) for c in cells}) - len(ours)

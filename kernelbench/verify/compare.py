@@ -240,15 +240,16 @@ def verify_table(
 ) -> tuple[pd.DataFrame, float, int]:
     """The whole comparison of aggregated results (:func:`kernelbench.stats.aggregate`
     over the protocol's cell keys), against the reference table in the protocol's
-    reading (:meth:`Protocol.reference_cells`) and optionally our baseline."""
-    from kernelbench.protocols import get_protocol
+    reading (:meth:`kernelbench.reporting.Reporting.reference_cells`) and optionally our
+    baseline."""
     from kernelbench.reference import load_reference
+    from kernelbench.reporting import get_reporting
 
-    proto = get_protocol(cfg.protocol)
-    keys = list(proto.cell_keys)
+    rep = get_reporting(cfg.protocol)
+    keys = list(rep.cell_keys)
     if ref is None:
         ref = load_reference(cfg.reference)
-    ref = proto.reference_cells(cfg.reference, ref)
+    ref = rep.reference_cells(cfg.reference, ref)
     t = compare_reference(ours, ref, cfg, load_sample_variation(cfg.sample_variation), keys)
     if baseline is not None:
         t = t.merge(compare_baseline(ours, baseline, keys), on=keys, how="left")
@@ -259,7 +260,7 @@ def verify_table(
 def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
     """Rows ordered as the figures order them: datasets by d, kernels, methods, then the
     other keys."""
-    from kernelbench.plotting import dataset_order, kernel_rank, label_rank
+    from kernelbench.drawing import dataset_order, kernel_rank, label_rank
 
     if t.empty:
         return t

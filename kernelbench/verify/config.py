@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import get_protocol
+from kernelbench.reporting import get_reporting
 
 DEFAULT_CONFIG = "munkhoeva2018_fig1"
 
@@ -205,9 +205,9 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
     if unknown:
         raise KernelbenchError(f"{path}: unknown keys {unknown}; valid: {sorted(known)}")
     protocol = str(raw.get("protocol", "kernel_approx"))
-    proto = get_protocol(protocol)
-    metric = str(raw.get("metric") or proto.headline)
-    proto.metric(metric)  # one line naming the protocol's metrics if unknown
+    rep = get_reporting(protocol)
+    metric = str(raw.get("metric") or rep.headline)
+    rep.metric(metric)  # one line naming the protocol's metrics if unknown
     reference = str(raw["reference"])
     if reference.endswith(".csv"):  # a table of one's own, beside the config
         reference = str(resolve(reference))

@@ -73,7 +73,7 @@ def summary_line(c: Mapping[str, int]) -> str:
 
 def write_table(t: pd.DataFrame, path: Path, keys: Sequence[str] = CELL) -> None:
     """``.csv``: every column of the comparison; ``.md``: the printed table as Markdown."""
-    from kernelbench.plotting import markdown_table
+    from kernelbench.drawing import markdown_table
 
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".md":

@@ -1,8 +1,9 @@
 """``kernelbench plot``: the papers' figures and tables from a results directory.
 
-Every experiment found is drawn with the figures of its protocol (each protocol
-declares them, :attr:`kernelbench.protocols.Protocol.figures`), one set of files per
-experiment under ``<out>/<experiment>/``. ``--figure`` picks one figure by name.
+Every experiment found is drawn with the figures of its protocol's reporting side
+(:attr:`kernelbench.reporting.Reporting.figures`, found by the protocol's name), one set
+of files per experiment under ``<out>/<experiment>/``. ``--figure`` picks one figure by
+name. The drawing helpers the figures share are :mod:`kernelbench.drawing`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from kernelbench.drawing import FORMATS, parse_formats
 from kernelbench.errors import KernelbenchError, choices_error
-from kernelbench.plotting import FORMATS, parse_formats
-from kernelbench.protocols import PROTOCOLS, FigureOptions, Protocol, get_protocol
+from kernelbench.protocols import Protocol, get_protocol
+from kernelbench.reporting import REPORTING, FigureOptions, get_reporting
 from kernelbench.results import read_results, variant_labels
 
 DEFAULT_RESULTS = Path("results") / "runs"
@@ -36,8 +38,8 @@ def default_out(results_dir: str | Path) -> Path:
 def all_figures() -> dict[str, list[str]]:
     """Figure name -> the protocols that draw it."""
     out: dict[str, list[str]] = {}
-    for name, proto in PROTOCOLS.items():
-        for fig in proto.figures:
+    for name, rep in REPORTING.items():
+        for fig in rep.figures:
             out.setdefault(fig, []).append(name)
     return out
 
@@ -61,8 +63,9 @@ def split_variants(rows: pd.DataFrame, proto: Protocol) -> tuple[pd.DataFrame, l
     ``method_label``, so that figures and tables draw such cells apart; and the names
     of the settings that differ."""
     fixed = ("experiment", "dataset", "kernel", "method_label")
-    keys = [*fixed, *(k for k in proto.cell_keys if k not in (*fixed, "n"))]
-    variant = variant_labels(rows, keys, exclude=(*proto.cell_keys, "runs"))
+    cell_keys = get_reporting(proto.name).cell_keys
+    keys = [*fixed, *(k for k in cell_keys if k not in (*fixed, "n"))]
+    variant = variant_labels(rows, keys, exclude=(*cell_keys, "runs"))
     if not (variant != "").any():
         return rows, []
     varied = sorted({part.split("=")[0] for text in variant for part in text.split() if part})
@@ -117,14 +120,15 @@ def make_plots(
                 f"{exp}: cells differ in {', '.join(varied)}; each is its own line "
                 "(its method label followed by what differs)"
             )
-        names = [figure] if figure is not None else list(proto.default_figures)
-        if figure is not None and figure not in proto.figures:
+        rep = get_reporting(proto.name)
+        names = [figure] if figure is not None else list(rep.default_figures)
+        if figure is not None and figure not in rep.figures:
             report.notes.append(
                 f"experiment {exp!r} ({proto.name}) has no figure {figure!r}; skipped"
             )
             continue
         for name in names:
-            fig = proto.figure(name)
+            fig = rep.figure(name)
             if metric is not None and fig.metrics and metric not in fig.metrics:
                 raise choices_error(f"metric of figure {name!r}", metric, fig.metrics)
             opts = FigureOptions(metric=metric, reference=reference, log=log, formats=formats)
@@ -143,8 +147,8 @@ def make_plots(
 
 def _figure_help() -> str:
     lines = []
-    for name, proto in PROTOCOLS.items():
-        for fig_name, fig in proto.figures.items():
+    for name, rep in REPORTING.items():
+        for fig_name, fig in rep.figures.items():
             lines.append(f"  {fig_name:<14}{fig.help} [{name}]")
     return "\n".join(lines)
 
@@ -155,9 +159,7 @@ class _PlotCommand(click.Command):
         formatter.write_text("\b\nFigures (--figure):\n" + _figure_help())
 
 
-@click.command(
-    "plot", cls=_PlotCommand, short_help="Draw the papers' figures and tables from results."
-)
+@click.command("plot", cls=_PlotCommand)
 @click.argument(
     "results_dir",
     type=click.Path(file_okay=False, path_type=Path),

@@ -1,0 +1,127 @@
+"""The reporting contract of a protocol: what its results are summarised, compared and
+drawn as.
+
+A protocol's measurement (:class:`kernelbench.protocols.Protocol`: settings, ``prepare``,
+``measure``, its row schema and its cell keys) and its reporting are two plug-ins of
+the same name. The reporting one is a :class:`Reporting` subclass in
+``kernelbench/reporting/<protocol>.py``, registered in
+:data:`kernelbench.reporting.REPORTING`, holding
+
+* the measured quantities: :attr:`Reporting.metrics` and the :attr:`Reporting.headline`
+  of the one-line summary after each cell;
+* how a reference table reads as cells: :meth:`Reporting.reference_cells`, compared by
+  ``kernelbench verify`` with the statistics of :mod:`kernelbench.stats`;
+* the figures: :attr:`Reporting.figures` and :attr:`Reporting.default_figures`, drawn by
+  ``kernelbench plot`` and ``kernelbench baseline``.
+
+Per-cell statistics (mean, std with ddof 1, sem) are :func:`kernelbench.stats.cell_stats`
+for both halves. ``kernelbench plot``, ``verify``, ``report`` and ``baseline`` read only
+this contract and never branch on the protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from kernelbench.errors import KernelbenchError, choices_error
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measured quantity: its column, axis label and direction."""
+
+    column: str
+    label: str
+    higher_is_better: bool = False
+    #: short name in one-line summaries
+    short: str = ""
+
+
+#: The relative Gram errors, shared by the protocols that record them.
+REL_FRO = Metric("rel_fro_error", r"$\|K - \hat K\|_F \,/\, \|K\|_F$", short="rel_fro")
+REL_SPEC = Metric("rel_spec_error", r"$\|K - \hat K\|_2 \,/\, \|K\|_2$", short="rel_spec")
+
+
+@dataclass
+class FigureOptions:
+    """What ``kernelbench plot`` passes to a figure."""
+
+    metric: str | None = None
+    reference: bool = False
+    log: bool | None = None
+    formats: Sequence[str] = ("png", "pdf")
+
+
+@dataclass
+class FigureOutput:
+    """What a figure wrote, and notes about what it left out."""
+
+    written: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+#: draw(results of one experiment, output directory, options) -> FigureOutput
+DrawFn = Callable[[pd.DataFrame, Any, FigureOptions], FigureOutput]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure or table drawn from a protocol's results (``kernelbench plot --figure``)."""
+
+    name: str
+    help: str
+    draw: DrawFn
+    #: metric ids (keys of the reporting's ``metrics``) the figure can show; first = default
+    metrics: tuple[str, ...] = ()
+
+
+class Reporting:
+    """Base class of the protocols' reporting side (see the module docstring)."""
+
+    #: the protocol's registry id
+    name: ClassVar[str] = ""
+    #: metric id -> Metric
+    metrics: ClassVar[dict[str, Metric]] = {}
+    #: the metric of the one-line summary printed after each cell
+    headline: ClassVar[str] = ""
+    #: what ``n`` means for this protocol (axis label)
+    budget_label: ClassVar[str] = "n"
+    #: figure name -> Figure
+    figures: ClassVar[dict[str, Figure]] = {}
+    #: figures drawn when ``kernelbench plot`` is given no --figure
+    default_figures: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def cell_keys(self) -> tuple[str, ...]:
+        """The columns that identify a cell in aggregated tables: the protocol's own
+        declaration (:attr:`kernelbench.protocols.Protocol.cell_keys`)."""
+        from kernelbench.protocols import get_protocol
+
+        return tuple(get_protocol(self.name).cell_keys)
+
+    def reference_cells(self, name: str, table: pd.DataFrame) -> pd.DataFrame:
+        """A reference table as ``cell_keys`` (with ``method`` for ``method_label``) plus
+        mean, std and runs, in the units of our rows."""
+        need = {*(k if k != "method_label" else "method" for k in self.cell_keys)}
+        need |= {"mean", "std", "runs"}
+        missing = sorted(need - set(table.columns))
+        if missing:
+            raise KernelbenchError(f"reference {name!r} lacks the column(s) {', '.join(missing)}")
+        return table
+
+    def metric(self, metric_id: str | None) -> Metric:
+        """A metric by id (None: the headline)."""
+        metric_id = metric_id or self.headline
+        if metric_id not in self.metrics:
+            raise choices_error(f"metric of protocol {self.name!r}", metric_id, self.metrics)
+        return self.metrics[metric_id]
+
+    def figure(self, name: str) -> Figure:
+        """A figure by name (one line naming the figures if unknown)."""
+        if name not in self.figures:
+            raise choices_error(f"figure of protocol {self.name!r}", name, self.figures)
+        return self.figures[name]

@@ -1,0 +1,244 @@
+"""Reporting of ``krr`` (Liu et al. 2020, Table 3 and Fig. 1): accuracy, feature time and
+spectral error; the paper's Table 3 read as cells; figures ``liu_table3`` (ours beside the
+paper's, Markdown and CSV) and ``liu_fig1`` (spectral error, accuracy and feature time
+against s).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.reporting import REPORTING
+from kernelbench.reporting.base import (
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Reporting,
+)
+
+#: Reference table of Liu et al. 2020, Table 3 (results/reference/).
+TABLE3_REFERENCE = "liu2020_table3_krr_accuracy"
+#: Dataset names of the paper's table -> kernelbench dataset ids.
+PAPER_DATASETS = {"EEG": "eeg", "cod-RNA": "codrna", "covtype": "covtype", "magic04": "magic04"}
+
+
+class KRRReporting(Reporting):
+    """What ``krr``'s results are summarised, compared and drawn as."""
+
+    name = "krr"
+    metrics = {
+        "accuracy": Metric("accuracy_pct", "test accuracy (%)", higher_is_better=True, short="acc"),
+        "time": Metric("feature_seconds", "feature time (s)", short="feat_s"),
+        "spec": Metric("rel_spec_error", r"$\|K - ZZ^\top\|_2 \,/\, \|K\|_2$", short="rel_spec"),
+    }
+    headline = "accuracy"
+    budget_label = "s/d"
+
+    def reference_cells(self, name: str, table: pd.DataFrame) -> pd.DataFrame:
+        """Liu et al.'s Table 3 (dataset, s_over_d, method, accuracy_pct_mean/std) as
+        cells: dataset ids, kernel rbf, n = s/d, mean/std in percent, 10 runs."""
+        if "accuracy_pct_mean" not in table.columns:
+            return super().reference_cells(name, table)
+        out = pd.DataFrame(
+            {
+                "dataset": table["dataset"].map(lambda v: PAPER_DATASETS.get(v, str(v).lower())),
+                "kernel": "rbf",
+                "method": table["method"],
+                "n": table["s_over_d"].astype(float),
+                "mean": table["accuracy_pct_mean"].astype(float),
+                "std": table["accuracy_pct_std"].astype(float),
+                "runs": table["runs"] if "runs" in table else 10,
+                "feature_time_mean": table.get("feature_time_s_mean"),
+            }
+        )
+        return out
+
+
+def _summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean/std/95% CI per (dataset, method_label, n) of every metric, plus s and the
+    feature time as a ratio to rff's at the same (dataset, n) of the same results."""
+    from kernelbench.drawing import summarise
+
+    proto = REPORTING.get("krr")
+    keys = ["dataset", "kernel", "method_label", "n"]
+    summ = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    s = df.groupby(keys)["s"].first().rename("s").reset_index()
+    return summ.merge(s, on=keys, how="left")
+
+
+def table3(df: pd.DataFrame, reference: pd.DataFrame | None) -> pd.DataFrame:
+    """Table 3: per (dataset, s/d, method) our accuracy and feature time (and its ratio
+    to rff within our results) beside the paper's."""
+    summ = _summary(df)
+    acc = summ[summ["metric"] == "accuracy"]
+    tim = summ[summ["metric"] == "time"][["dataset", "n", "method_label", "mean"]]
+    tim = tim.rename(columns={"mean": "time_s"})
+    t = acc.merge(tim, on=["dataset", "n", "method_label"], how="left")
+    rff = tim[tim["method_label"] == "rff"][["dataset", "n", "time_s"]]
+    t = t.merge(rff.rename(columns={"time_s": "rff_time_s"}), on=["dataset", "n"], how="left")
+    t["time_ratio"] = t["time_s"] / t["rff_time_s"]
+    out = pd.DataFrame(
+        {
+            "dataset": t["dataset"],
+            "s_over_d": t["n"],
+            "s": t["s"],
+            "method": t["method_label"],
+            "runs": t["runs"],
+            "acc_mean": t["mean"],
+            "acc_std": t["std"],
+            "time_s": t["time_s"],
+            "time_vs_rff": t["time_ratio"],
+        }
+    )
+    if reference is not None:
+        proto = REPORTING.get("krr")
+        ref = proto.reference_cells(TABLE3_REFERENCE, reference)
+        ref = ref.rename(columns={"method": "method_ref", "n": "s_over_d"})
+        rt = ref[ref["method_ref"] == "rff"][["dataset", "s_over_d", "feature_time_mean"]]
+        ref = ref.merge(
+            rt.rename(columns={"feature_time_mean": "paper_rff_time"}),
+            on=["dataset", "s_over_d"],
+            how="left",
+        )
+        ref["paper_time_vs_rff"] = ref["feature_time_mean"] / ref["paper_rff_time"]
+        ref = ref[["dataset", "s_over_d", "method_ref", "mean", "std", "paper_time_vs_rff"]]
+        ref = ref.rename(
+            columns={"method_ref": "method", "mean": "paper_acc_mean", "std": "paper_acc_std"}
+        )
+        out = out.merge(ref, on=["dataset", "s_over_d", "method"], how="left")
+        out["acc_diff"] = out["acc_mean"] - out["paper_acc_mean"]
+    from kernelbench.drawing import dataset_order, label_rank
+
+    ds_rank = {ds: i for i, ds in enumerate(dataset_order(df))}
+    order = sorted(
+        range(len(out)),
+        key=lambda i: (
+            ds_rank.get(out["dataset"].iloc[i], len(ds_rank)),
+            out["s_over_d"].iloc[i],
+            label_rank(out["method"].iloc[i]),
+        ),
+    )
+    return out.iloc[order].reset_index(drop=True)
+
+
+def draw_table3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``liu_table3.csv``/``.md``: our Table 3 beside the paper's."""
+    from kernelbench.drawing import write_table
+    from kernelbench.reference import load_reference
+
+    ref = load_reference(TABLE3_REFERENCE)
+    t = table3(df, ref)
+    intro = (
+        "Test accuracy (%) mean and std over runs, feature time (fit + transform of the "
+        "train and test rows, seconds) and its ratio to rff at the same s within these "
+        "results; the paper's accuracy and time ratio beside (Liu et al. 2020, Table 3)."
+    )
+    notes = ["feature times are compared only as ratios to rff of the same run set"]
+    if "paper_acc_mean" in t and t["paper_acc_mean"].isna().any():
+        cells = REPORTING.get("krr").reference_cells(TABLE3_REFERENCE, ref)
+        from kernelbench.drawing import dataset_name
+
+        notes.append(
+            "blank paper_* columns: the paper's Table 3 has rows for "
+            f"{', '.join(dataset_name(d) for d in sorted(cells['dataset'].unique()))} and "
+            f"methods {', '.join(sorted(cells['method'].unique()))} only; our other "
+            "datasets and methods have no published number to compare with"
+        )
+    written = write_table(t, out, "liu_table3", "Liu et al. 2020, Table 3", intro, notes)
+    return FigureOutput(written, notes)
+
+
+def reweighted_labels(df: pd.DataFrame) -> list[str]:
+    """Method labels of rows whose map re-weights its columns (``sampler: reweight`` on a
+    map with a ``mode``): their spectral error is of that map, not of an estimate of K."""
+    from kernelbench.features import FEATURE_MAPS
+
+    labels = []
+    for (label, method), g in df.groupby(["method_label", "method"]):
+        cls = FEATURE_MAPS.get(method)
+        if "mode" not in cls._get_param_names():
+            continue
+        for proto_json, method_json in zip(g["protocol_params"], g["method_params"], strict=True):
+            mode = json.loads(method_json).get("mode") or json.loads(proto_json).get("sampler")
+            if mode == "reweight":
+                labels.append(str(label))
+                break
+    return sorted(labels)
+
+
+def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``liu_fig1.<fmt>``: spectral error, accuracy and feature time versus s
+    (one row of three panels per dataset; Liu et al. 2020, Fig. 1 is EEG)."""
+    import matplotlib.pyplot as plt
+
+    from kernelbench.drawing import (
+        dataset_name,
+        dataset_order,
+        label_rank,
+        method_style,
+        save_figure,
+    )
+
+    summ = _summary(df)
+    proto = REPORTING.get("krr")
+    panels = [("spec", True), ("accuracy", False), ("time", True)]
+    reweighted = reweighted_labels(df)
+    datasets = [ds for ds in dataset_order(df) if ds in set(summ["dataset"])]
+    if not datasets:
+        raise KernelbenchError("results hold no krr cells to plot")
+    fig, axes = plt.subplots(len(datasets), 3, figsize=(13, 3.6 * len(datasets)), squeeze=False)
+    notes: list[str] = []
+    for i, ds in enumerate(datasets):
+        for j, (metric, logy) in enumerate(panels):
+            ax = axes[i, j]
+            part = summ[(summ["dataset"] == ds) & (summ["metric"] == metric)]
+            if part.empty:
+                notes.append(f"{ds}: no {metric} values")
+                ax.set_visible(False)
+                continue
+            for lab in sorted(part["method_label"].unique(), key=label_rank):
+                g = part[part["method_label"] == lab].sort_values("s")
+                colour, marker = method_style(lab)
+                ax.plot(g["s"], g["mean"], marker=marker, color=colour, label=lab)
+                ax.fill_between(g["s"], g["ci_low"], g["ci_high"], color=colour, alpha=0.2)
+            ax.set_xscale("log", base=2)
+            if logy:
+                ax.set_yscale("log")
+            ax.set_xlabel("s (random features)")
+            ax.set_ylabel(proto.metrics[metric].label)
+            ax.set_title(f"{dataset_name(ds)}")
+            if metric == "spec" and reweighted:
+                ax.set_title(
+                    f"{dataset_name(ds)}: error of each map's Z Z^T\n"
+                    f"{', '.join(reweighted)}: re-weighted columns (reading=code), "
+                    "not an unbiased estimate of K",
+                    fontsize=8,
+                )
+            ax.grid(True, alpha=0.3)
+        axes[i, 0].legend(fontsize=8)
+    fig.tight_layout()
+    written = save_figure(fig, out, "liu_fig1", options.formats)
+    return FigureOutput(written, notes)
+
+
+KRRReporting.figures = {
+    "liu_table3": Figure(
+        "liu_table3",
+        "Liu et al. 2020 Table 3: KRR accuracy and feature time, ours beside the paper's",
+        draw_table3,
+        metrics=("accuracy",),
+    ),
+    "liu_fig1": Figure(
+        "liu_fig1",
+        "Liu et al. 2020 Fig. 1: spectral error, accuracy and feature time vs s",
+        draw_fig1,
+        metrics=("spec", "accuracy", "time"),
+    ),
+}
+KRRReporting.default_figures = ("liu_table3", "liu_fig1")
+REPORTING.add("krr", KRRReporting())

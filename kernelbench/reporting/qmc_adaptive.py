@@ -1,0 +1,86 @@
+"""Reporting of ``qmc_adaptive`` (Yang et al. 2014, Fig. 4): discrepancy and Gram errors
+per CG iteration; figure ``yang_adaptive``: the metrics against the iteration.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from kernelbench.reporting import REPORTING
+from kernelbench.reporting.base import (
+    REL_SPEC,
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Reporting,
+)
+
+
+class QMCAdaptiveReporting(Reporting):
+    """What ``qmc_adaptive``'s results are summarised, compared and drawn as."""
+
+    name = "qmc_adaptive"
+    metrics = {
+        "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
+        "max": Metric("max_sq_error", "max squared error", short="max_sq"),
+        "mean": Metric("mean_sq_error", "mean squared error", short="mean_sq"),
+        "norm": REL_SPEC,
+    }
+    headline = "norm"
+
+
+def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``yang_adaptive.<fmt>`` (datasets x metrics against the iteration) and
+    ``yang_adaptive_summary.csv``/``.md``."""
+    from kernelbench.drawing import (
+        dataset_name,
+        dataset_order,
+        draw_panels,
+        save_figure,
+        summarise,
+        write_table,
+    )
+
+    proto = REPORTING.get("qmc_adaptive")
+    keys = ["experiment", "dataset", "kernel", "method_label", "n", "iteration"]
+    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    if options.metric is not None:
+        proto.metric(options.metric)  # one line naming the metrics if unknown
+        summary = summary[summary["metric"] == options.metric]
+    metric_ids = [m for m in proto.metrics if m in set(summary["metric"])]
+    panels = draw_panels(
+        summary,
+        row="dataset",
+        col="metric",
+        x="iteration",
+        ylabel="",
+        xlabel="CG iteration (0 = Halton)",
+        rows=[ds for ds in dataset_order(df) if ds in set(summary["dataset"])],
+        cols=metric_ids,
+        row_name=dataset_name,
+        col_name=lambda m: proto.metrics[m].label,
+        log=True if options.log is None else options.log,
+    )
+    written = save_figure(panels.figure, out, "yang_adaptive", options.formats)
+    intro = (
+        "Mean over runs with 95% t-interval, per CG iteration of the box-discrepancy "
+        "minimisation (iteration 0 = the Halton start, scrambled or RR2)."
+    )
+    title = "Yang et al. 2014, Fig. 4: adaptive QMC over the iterations"
+    written += write_table(summary, out, "yang_adaptive_summary", title, intro, panels.notes)
+    return FigureOutput(written, panels.notes)
+
+
+QMCAdaptiveReporting.figures = {
+    "yang_adaptive": Figure(
+        "yang_adaptive",
+        "Yang Fig. 4: discrepancy, max/mean squared and norm errors over CG iterations",
+        draw_yang_adaptive,
+        metrics=tuple(QMCAdaptiveReporting.metrics),
+    )
+}
+QMCAdaptiveReporting.default_figures = ("yang_adaptive",)
+REPORTING.add("qmc_adaptive", QMCAdaptiveReporting())

@@ -1,0 +1,81 @@
+"""Reporting of ``qmc_discrepancy`` (Yang et al. 2014, Fig. 3): box discrepancy beside
+the Gram errors; figure ``yang_discrepancy``: both against n, one row per dataset.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from kernelbench.reporting import REPORTING
+from kernelbench.reporting.base import (
+    REL_FRO,
+    REL_SPEC,
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Reporting,
+)
+
+
+class QMCDiscrepancyReporting(Reporting):
+    """What ``qmc_discrepancy``'s results are summarised, compared and drawn as."""
+
+    name = "qmc_discrepancy"
+    metrics = {
+        "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
+        "fro": REL_FRO,
+        "spec": REL_SPEC,
+    }
+    headline = "discrepancy"
+
+
+def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``yang_discrepancy.<fmt>`` (datasets x {discrepancy, spectral error} against
+    n) and ``yang_discrepancy_summary.csv``/``.md`` (all three metrics)."""
+    from kernelbench.drawing import (
+        dataset_name,
+        dataset_order,
+        draw_panels,
+        save_figure,
+        summarise,
+        write_table,
+    )
+
+    proto = REPORTING.get("qmc_discrepancy")
+    keys = ["experiment", "dataset", "kernel", "method_label", "n"]
+    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    shown = summary[summary["metric"].isin(["discrepancy", options.metric or "spec"])]
+    metric_ids = [m for m in proto.metrics if m in set(shown["metric"])]
+    panels = draw_panels(
+        shown,
+        row="dataset",
+        col="metric",
+        x="n",
+        ylabel="",
+        xlabel="n (s = 2n(d + 1) points)",
+        rows=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
+        cols=metric_ids,
+        row_name=dataset_name,
+        col_name=lambda m: proto.metrics[m].label,
+        log=True if options.log is None else options.log,
+    )
+    written = save_figure(panels.figure, out, "yang_discrepancy", options.formats)
+    intro = "Mean over runs with 95% t-interval per (dataset, method, n)."
+    title = "Yang et al. 2014, Fig. 3: box discrepancy beside the Gram error"
+    written += write_table(summary, out, "yang_discrepancy_summary", title, intro, panels.notes)
+    return FigureOutput(written, panels.notes)
+
+
+QMCDiscrepancyReporting.figures = {
+    "yang_discrepancy": Figure(
+        "yang_discrepancy",
+        "Yang Fig. 3: box discrepancy and Gram error against n",
+        draw_yang_discrepancy,
+        metrics=tuple(QMCDiscrepancyReporting.metrics),
+    )
+}
+QMCDiscrepancyReporting.default_figures = ("yang_discrepancy",)
+REPORTING.add("qmc_discrepancy", QMCDiscrepancyReporting())
