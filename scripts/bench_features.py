@@ -15,9 +15,9 @@ import argparse
 import tracemalloc
 
 import numpy as np
-from benchtiming import best_time
 
 from kernelbench import make_feature_map
+from kernelbench.timing import best_time
 
 DEFAULT_METHODS = ["rff", "orf", "sorf", "qmc", "gq", "sr33"]
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchtiming import best_time
 from threadpoolctl import threadpool_limits
 
 from kernelbench.datasets import dataset_config, protocol_split
 from kernelbench.features import make_feature_map
 from kernelbench.learners import make_learner
+from kernelbench.timing import best_time
 
 
 def _time(model, Z, y, task: str, constant: float, Zt, repeat: int) -> float:

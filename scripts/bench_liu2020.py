@@ -3,7 +3,8 @@
     python scripts/bench_liu2020.py                           # the whole Table 3 grid
     python scripts/bench_liu2020.py --datasets eeg magic04 --ns 1 2 4 8 --runs 10
 
-Runs the grid (datasets x methods x s/d, ``--runs`` each) in this one process into
+Runs the grid of ``configs/experiment/liu2020_table3.yaml`` (``--config``; its datasets,
+methods, s/d and runs unless narrowed by the options) in this one process into
 ``--out`` (shards: finished cells are skipped, so a rerun resumes), and prints
 
 * per cell: wall seconds; in total: the measured wall time, and the extrapolated time
@@ -25,13 +26,14 @@ import time
 import numpy as np
 import pandas as pd
 
+from kernelbench.config import experiment_sweep
 from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.learners.ridge import CHUNK_ROWS
 from kernelbench.protocols import get_protocol
 from kernelbench.results import read_results
 
-METHODS = ["rff", "qmc", "lev_rff", "slw_rff", "orf", "sorf", "sr33"]
-NS = [1, 2, 4, 8, 16, 32, 64, 128]
+#: The experiment config whose grid is measured (configs/experiment/).
+CONFIG = "liu2020_table3"
 
 
 def feature_time(cell: dict, ctx, method: str) -> float:
@@ -81,17 +83,23 @@ def ratio_table(datasets: list[str], ns: list[float], repeats: int) -> pd.DataFr
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--datasets", nargs="+", default=["eeg", "codrna", "magic04"])
-    ap.add_argument("--methods", nargs="+", default=METHODS)
-    ap.add_argument("--ns", nargs="+", type=float, default=NS)
-    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--config", default=CONFIG, help="configs/experiment/<name> (its grid)")
+    ap.add_argument("--datasets", nargs="+", default=None, help="[default: the config's]")
+    ap.add_argument("--methods", nargs="+", default=None, help="[default: the config's]")
+    ap.add_argument("--ns", nargs="+", type=float, default=None, help="[default: the config's]")
+    ap.add_argument("--runs", type=int, default=None, help="[default: the config's]")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--experiment", default="liu2020_table3")
     ap.add_argument("--out", default="results/runs")
     ap.add_argument("--ratio-repeats", type=int, default=0, help="best-of-R ratio (0: skip)")
     ap.add_argument("--ratio-only", action="store_true", help="skip the grid")
     ap.add_argument("--ratio-out", default=None, help="write the ratio table (CSV) here")
     args = ap.parse_args()
+    fixed, sweep = experiment_sweep(args.config)
+    args.datasets = args.datasets or sweep["dataset"]
+    args.methods = args.methods or sweep["method"]
+    args.ns = args.ns or [int(n) if float(n).is_integer() else float(n) for n in sweep["n"]]
+    args.runs = args.runs or fixed["runs"]
+    args.experiment = fixed["experiment"]
     if args.ratio_repeats:
         r = ratio_table(args.datasets, args.ns, args.ratio_repeats)
         print("feature time / rff's, best of", args.ratio_repeats, "(this run):")

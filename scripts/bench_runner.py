@@ -7,8 +7,9 @@
     python scripts/bench_runner.py --full --measure DIR [--jobs 2]            # ... end to end
 
 ``--full`` projects the wall time of the whole Fig. 1 protocol at the paper's run counts
-(6 datasets x 3 kernels x n = 1..5, the methods of ``FULL_GRID``; 500 runs for
-Powerplant, LETTER and USPS, 100 MNIST, 50 CIFAR-100, 10 LEUKEMIA) from measured
+(6 datasets x 3 kernels x n = 1..5, the grids of ``experiment=fig1`` and
+``fig1_noqmc``; 500 runs for Powerplant, LETTER and USPS, 100 MNIST, 50 CIFAR-100,
+10 LEUKEMIA) from measured
 per-run costs: for every (dataset, kernel, method) it times ``--probe-runs`` runs at
 n = 3 (the mean of n = 1..5; the cost of a run is close to linear in n) in this
 process with one BLAS thread, after one untimed warm-up run, through the protocol's
@@ -61,19 +62,21 @@ def run_grid(args: list[str], out: Path, jobs: int, log: Path | None = None) -> 
     return wall
 
 
-#: The whole Fig. 1 grid (issue 11): rff, orf, orf_tallqr, sorf and sr33 everywhere, qmc
-#: and gq where the paper ran them (not on CIFAR-100 and LEUKEMIA).
-FULL_GRID = [
-    (
-        ["powerplant", "letter", "usps", "mnist"],
-        ["rff", "orf", "orf_tallqr", "sorf", "qmc", "gq", "sr33"],
-    ),
-    (["cifar100", "leukemia"], ["rff", "orf", "orf_tallqr", "sorf", "sr33"]),
-]
-FULL_KERNELS = ["rbf", "arccos0", "arccos1"]
-#: The experiment files that hold FULL_GRID (configs/experiment/).
+#: The experiment files of the whole Fig. 1 grid (configs/experiment/): rff, orf,
+#: orf_tallqr, sorf and sr33 everywhere, qmc and gq where the paper ran them (fig1_noqmc:
+#: CIFAR-100 and LEUKEMIA). The grid itself is read from them (:func:`full_grid`).
 FULL_EXPERIMENTS = ["fig1", "fig1_noqmc"]
-FULL_NS = [1, 2, 3, 4, 5]
+
+
+def full_grid() -> list[tuple[list[str], list[str], list[str], list[str]]]:
+    """(datasets, methods, kernels, n values) of each of :data:`FULL_EXPERIMENTS`."""
+    from kernelbench.config import experiment_sweep
+
+    out = []
+    for name in FULL_EXPERIMENTS:
+        sweep = experiment_sweep(name)[1]
+        out.append((sweep["dataset"], sweep["method"], sweep["kernel"], sweep["n"]))
+    return out
 
 
 def probe(dataset: str, kernel: str, method: str, runs: int) -> tuple[float, float, int]:
@@ -115,18 +118,18 @@ def full(probe_runs: int, jobs: int, datasets: list[str] | None) -> None:
     )
     cells: list[float] = []
     per_dataset: dict[str, float] = {}
-    for names, methods in FULL_GRID:
+    for names, methods, kernels, ns in full_grid():
         for ds in names:
             if datasets and ds not in datasets:
                 continue
             total = 0.0
             for method in methods:
                 line = []
-                for kernel in FULL_KERNELS:
+                for kernel in kernels:
                     per_run, overhead, runs = probe(ds, kernel, method, probe_runs)
-                    for _ in FULL_NS:  # n = 1..5 around the n = 3 probe
+                    for _ in ns:  # n = 1..5 around the n = 3 probe
                         cells.append(runs * per_run + overhead)
-                    total += len(FULL_NS) * (runs * per_run + overhead)
+                    total += len(ns) * (runs * per_run + overhead)
                     line.append(f"{kernel} {per_run * 1e3:8.1f}")
                 print(f"  {ds:10s} {method:10s} ms/run at n=3: {'  '.join(line)}  ({runs} runs)")
             per_dataset[ds] = total

@@ -33,8 +33,9 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from benchtiming import best_time
 from threadpoolctl import threadpool_limits
+
+from kernelbench.timing import best_time
 
 ROWS: list[tuple[str, float, float]] = []
 

@@ -1,16 +1,16 @@
-"""Munkhoeva et al. Fig. 3 (``protocol=walltime``) in one process, its summary and goals.
+"""Measured: Munkhoeva et al. Fig. 3 map/fit times (``experiment=fig3``), one process.
 
     KERNELBENCH_DATA=/path/to/mirror python scripts/bench_walltime.py \\
         --out results/runs --csv results/baseline/fig3_walltime.csv
 
-Runs the grid of ``configs/experiment/fig3.yaml`` (Gaussian kernel, n = 1, one BLAS
-thread; 10 and 1000 points of Powerplant .. LEUKEMIA; rff, orf, orf_tallqr, sorf,
-qmc, gq, sr33, sr33_haar), one map per cell, ``--repeats`` timed map calls after
-its first call (``--repeats-large`` at 1000 points, where one call of a dense map
-takes seconds at d = 7129). Finished cells are skipped (delete ``--out`` to
-remeasure). Writes the median summary of ``kernelbench plot --figure fig3``
-(median and quartiles of the map, fit and first-call times) to ``--csv`` and
-prints the issue's goals as ratios measured in this one run:
+Runs ``kernelbench run -m experiment=fig3`` in this process (the grid of
+``configs/experiment/fig3.yaml``, not a copy of it: Gaussian kernel, n = 1, one BLAS
+thread, 10 and 1000 points of its datasets and methods), one map per cell, ``--repeats``
+timed map calls after its first call (``--repeats-large`` at 1000 points, where one call
+of a dense map takes seconds at d = 7129); ``--datasets``/``--methods`` narrow the
+grid. Finished cells are skipped (delete ``--out`` to remeasure). Writes the median
+summary of ``kernelbench plot --figure fig3`` (median and quartiles of the map, fit and
+first-call times) to ``--csv`` and prints the issue's goals as ratios measured in this one run:
 
 * sr33's map vs rff's at 10 points, d = 7129 (goal >= 15x) and d = 3072 (>= 6x);
 * sr33's fit + map vs rff's at 1000 points, d = 3072 (goal >= 5x).
@@ -27,27 +27,28 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.experiment import make_cell, run_and_store
+from kernelbench.config import experiment_sweep
 from kernelbench.reporting.walltime import median_summary
 from kernelbench.results import read_results
+from kernelbench.runner import launch
 
-DATASETS = ["powerplant", "letter", "usps", "mnist", "cifar100", "leukemia"]
-METHODS = ["rff", "orf", "orf_tallqr", "sorf", "qmc", "gq", "sr33", "sr33_haar"]
-EXPERIMENT = "munkhoeva2018_fig3"
+#: The experiment config whose grid is measured (configs/experiment/fig3.yaml).
+CONFIG = "fig3"
 #: (points, d, goal): sr33's speed-up over rff that the issue asks for
 GOALS = [("map", 10, 7129, 15.0), ("map", 10, 3072, 6.0), ("fit+map", 1000, 3072, 5.0)]
 
 
 def run(args: argparse.Namespace) -> pd.DataFrame:
+    """The grid of :data:`CONFIG` through ``kernelbench run``, one sweep per number of
+    points (each with its own repeats); the experiment's rows."""
+    fixed, _ = experiment_sweep(CONFIG)
+    narrow = [f"{key}={','.join(values)}" for key, values in
+              (("dataset", args.datasets), ("method", args.methods)) if values]  # fmt: skip
     for points in args.points:
         repeats = args.repeats if points <= 100 else args.repeats_large
-        for ds in args.datasets:
-            for method in args.methods:
-                cell = make_cell(method, "rbf", ds, 1, runs=None, protocol="walltime")
-                cell["experiment"] = EXPERIMENT
-                cell["protocol"].update(points=points, repeats=repeats)
-                run_and_store(cell, args.out, echo=print)
-    df = read_results(Path(args.out) / EXPERIMENT)
+        overrides = [f"protocol.points={points}", f"protocol.repeats={repeats}", *narrow]
+        launch([f"experiment={CONFIG}", f"output_dir={args.out}", *overrides], multirun=True)
+    df = read_results(Path(args.out) / str(fixed["experiment"]))
     return df[df["protocol"] == "walltime"]
 
 
@@ -79,8 +80,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="results/runs", help="results directory (shards)")
     parser.add_argument("--csv", default=None, help="write the median summary here")
-    parser.add_argument("--datasets", nargs="+", default=DATASETS)
-    parser.add_argument("--methods", nargs="+", default=METHODS)
+    parser.add_argument("--datasets", nargs="+", default=None, help="[default: fig3.yaml's]")
+    parser.add_argument("--methods", nargs="+", default=None, help="[default: fig3.yaml's]")
     parser.add_argument("--points", type=int, nargs="+", default=[10, 1000])
     parser.add_argument("--repeats", type=int, default=50, help="map calls at <= 100 points")
     parser.add_argument("--repeats-large", type=int, default=50, help="map calls at > 100")

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import sys
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -36,10 +35,8 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchtiming import best_time  # noqa: E402
-
 from kernelbench.results import read_results  # noqa: E402
+from kernelbench.timing import best_time
 
 CELL = ["dataset", "kernel", "method_label", "n"]
 DENSE = {"rff", "orf", "orf_tallqr", "qmc", "gq"}

@@ -1,10 +1,10 @@
-"""Measure tau: how much a cell's mean error moves between independent X, Y samples.
+"""Measured: tau, how much a cell's mean error moves between independent X, Y samples.
 
 `kernelbench verify` compares our mean error on one X, Y sample (data seed 0) with the
 paper's mean on its own sample. The two differ by feature-draw noise and by the sample:
 tau^2 = Var over samples of E[error | X, Y]. This script runs the verify grid at K data
 seeds (different seeds = different X, Y and different feature draws), and estimates per
-cell
+cell (the estimate and its pooling: :mod:`kernelbench.verify.sample_variation`)
 
     tau^2 = var_k(mean_k) - mean_k(s_k^2 / R)     (unbiased; may come out negative)
 
@@ -33,93 +33,20 @@ Usage (seed 0 may reuse a verify results directory; seeds run one after the othe
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from kernelbench.protocols import get_protocol
+from kernelbench.reporting import get_reporting
 from kernelbench.results import read_results
-from kernelbench.verify import CELL, aggregate, grid_cells, grid_experiments, load_config, run_cells
+from kernelbench.verify import grid_cells, grid_experiments, load_config, run_cells
+from kernelbench.verify.sample_variation import merge_rows, per_cell, pool
 
 
 def seed_dir(work: Path, seed: int, reuse: dict[int, Path]) -> Path:
     return reuse.get(seed, work / f"seed={seed}")
-
-
-def per_cell(frames: dict[int, pd.DataFrame], metric: str) -> pd.DataFrame:
-    """One row per cell: the seeds' means and the unbiased tau^2 estimate."""
-    aggs = []
-    for seed, df in frames.items():
-        a = aggregate(df, CELL, metric)
-        a["seed"] = seed
-        aggs.append(a)
-    allm = pd.concat(aggs, ignore_index=True)
-    rows = []
-    for key, g in allm.groupby(CELL, sort=True):
-        k = len(g)
-        if k < 2:
-            continue
-        means = g["mean"].to_numpy()
-        within = float(np.mean(g["std"].to_numpy() ** 2 / g["runs"].to_numpy()))
-        between = float(means.var(ddof=1))
-        grand = float(means.mean())
-        tau2 = between - within
-        rows.append(
-            {
-                **dict(zip(CELL, key, strict=True)),
-                "seeds": k,
-                "runs": int(g["runs"].min()),
-                "grand_mean": grand,
-                "between_var": between,
-                "within_var": within,
-                "tau2": tau2,
-                "tau2_rel": tau2 / grand**2,
-                "cv_cell": math.sqrt(max(tau2, 0.0)) / grand,
-                "means": " ".join(f"{m:.6g}" for m in means),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def pool(cells: pd.DataFrame) -> pd.DataFrame:
-    """Pooled cv per (dataset, kernel): sqrt(max(mean + se of tau2_rel, 0)), and the rest."""
-    rows = []
-    for (ds, kern), g in cells.groupby(["dataset", "kernel"], sort=True):
-        rel = g["tau2_rel"].to_numpy()
-        m = float(rel.mean())
-        se = float(rel.std(ddof=1) / math.sqrt(len(rel)))
-        rows.append(
-            {
-                "dataset": ds,
-                "kernel": kern,
-                "cv": math.sqrt(max(m + se, 0.0)),
-                "cv_point": math.sqrt(max(m, 0.0)),
-                "df": int(len(g) * (g["seeds"].min() - 1)),
-                "tau2_rel_mean": m,
-                "tau2_rel_se": se,
-                "cv_cell_median": float(g["cv_cell"].median()),
-                "cv_cell_max": float(g["cv_cell"].max()),
-                "cells": len(g),
-                "seeds": int(g["seeds"].min()),
-                "runs": int(g["runs"].min()),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def merge_rows(path: Path, new: pd.DataFrame) -> pd.DataFrame:
-    """The rows of ``path`` whose (dataset, kernel) ``new`` does not measure, then ``new``."""
-    if not path.is_file():
-        return new
-    old = pd.read_csv(path)
-    measured = set(zip(new["dataset"], new["kernel"], strict=True))
-    keep = [(d, k) not in measured for d, k in zip(old["dataset"], old["kernel"], strict=True)]
-    out = pd.concat([old[keep], new], ignore_index=True)
-    return out.sort_values(["dataset", "kernel"], kind="stable").reset_index(drop=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         df = df[(df["seed"] == seed) & (df["runs"] == args.runs)]
         frames[seed] = df
 
-    cells = per_cell(frames, get_protocol(cfg.protocol).metric(cfg.metric).column)
+    cells = per_cell(frames, get_reporting(cfg.protocol).metric(cfg.metric).column)
     pooled = pool(cells)
     detail = args.out.with_name(args.out.stem + "_cells.csv")
     if args.append:

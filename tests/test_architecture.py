@@ -35,6 +35,7 @@ LAYERS: dict[str, int] = {
     "theory": 1,
     "qmc": 1,
     "drawing": 1,
+    "timing": 1,
     "features": 2,
     "datasets": 2,
     "learners": 2,

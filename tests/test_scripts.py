@@ -1,20 +1,38 @@
-"""The helpers of the maintenance scripts (scripts/): tau tables, sr33 study."""
+"""The scripts' own logic (scripts/: a benchmark and a one-off study), loaded from their
+files, and the sample-variation table they write (:mod:`kernelbench.verify.sample_variation`).
+
+The scripts hold no product logic: what verify reads is computed by the package; a
+script is loaded here by its path, not by putting scripts/ on ``sys.path``.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pandas as pd
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
-sys.path.insert(0, str(SCRIPTS))
+from kernelbench.verify import sample_variation
 
-import fig1_floor  # noqa: E402
-import measure_sample_variation  # noqa: E402
-import measure_sr33_rotation  # noqa: E402
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def load_script(name: str) -> ModuleType:
+    """The module of ``scripts/<name>.py``, imported from its file."""
+    spec = importlib.util.spec_from_file_location(f"_script_{name}", SCRIPTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+fig1_floor = load_script("fig1_floor")
+measure_sr33_rotation = load_script("measure_sr33_rotation")
 
 
 def test_sample_variation_append_keeps_the_other_pairs(tmp_path: Path) -> None:
@@ -23,10 +41,36 @@ def test_sample_variation_append_keeps_the_other_pairs(tmp_path: Path) -> None:
         {"dataset": ["letter", "mnist", "mnist"], "kernel": ["rbf", "rbf", "arccos0"]}
     ).assign(cv=[0.1, 0.2, 0.3]).to_csv(path, index=False)
     new = pd.DataFrame({"dataset": ["mnist"], "kernel": ["rbf"], "cv": [0.5]})
-    out = measure_sample_variation.merge_rows(path, new)
+    out = sample_variation.merge_rows(path, new)
     got = {(d, k): cv for d, k, cv in zip(out["dataset"], out["kernel"], out["cv"], strict=True)}
     assert got == {("letter", "rbf"): 0.1, ("mnist", "arccos0"): 0.3, ("mnist", "rbf"): 0.5}
-    assert measure_sample_variation.merge_rows(tmp_path / "none.csv", new) is new
+    assert sample_variation.merge_rows(tmp_path / "none.csv", new) is new
+
+
+def test_tau_is_the_between_seed_variance_less_the_within_seed_part() -> None:
+    """per_cell: tau^2 = var_k(mean_k) - mean_k(s_k^2 / R), by hand on two cells; pool:
+    cv = sqrt(max(mean + se of tau^2 / mean^2, 0)) per (dataset, kernel)."""
+    rng = np.random.default_rng(0)
+    frames = {}
+    for seed in range(3):
+        rows = []
+        for n in (1, 2):
+            for run in range(4):
+                rows.append(
+                    {"dataset": "digits", "kernel": "rbf", "method_label": "rff", "n": n,
+                     "run": run, "err": 1.0 + 0.1 * seed + 0.01 * rng.standard_normal()}
+                )  # fmt: skip
+        frames[seed] = pd.DataFrame(rows)
+    cells = sample_variation.per_cell(frames, "err")
+    assert len(cells) == 2 and (cells["seeds"] == 3).all()
+    for n, row in cells.set_index("n").iterrows():
+        means = [f[f["n"] == n]["err"].mean() for f in frames.values()]
+        within = np.mean([f[f["n"] == n]["err"].var(ddof=1) / 4 for f in frames.values()])
+        assert row["tau2"] == pytest.approx(np.var(means, ddof=1) - within, rel=1e-12)
+    pooled = sample_variation.pool(cells)
+    rel = cells["tau2_rel"].to_numpy()
+    expected = np.sqrt(max(rel.mean() + rel.std(ddof=1) / np.sqrt(2), 0.0))
+    assert pooled["cv"].iloc[0] == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("d", [2, 5, 8, 13, 100])
@@ -73,3 +117,31 @@ def test_fig1_floor_counts_each_step_where_a_method_needs_it(tmp_path: Path, cap
     assert fig1_floor.normals("orf", 10, 4) == 3 * 10  # three 4 x 4 blocks
     assert fig1_floor.normals("orf_tallqr", 10, 4) == 10 + 9 + 8 + 7
     assert fig1_floor.normals("orf_tallqr", 3, 4) == 4 + 3 + 2  # D < d: a d x D QR
+
+
+@pytest.mark.parametrize("path", sorted(SCRIPTS.glob("*.py")), ids=lambda p: p.name)
+def test_every_script_says_what_it_measured(path: Path) -> None:
+    """A script is thin glue or a one-off study: its docstring opens with one line saying
+    what it measured, and it does not put scripts/ on ``sys.path`` to share code (shared
+    code belongs to the package)."""
+    import ast
+
+    text = path.read_text()
+    doc = ast.get_docstring(ast.parse(text))
+    assert doc, f"{path.name} has no docstring"
+    first = doc.splitlines()[0]
+    assert first.endswith((".", "?")) and len(first) <= 100, first
+    assert "sys.path" not in text
+
+
+def test_no_test_puts_scripts_on_sys_path() -> None:
+    tests = Path(__file__).resolve().parent
+    offenders = [
+        p.name
+        for p in tests.glob("*.py")
+        if p.name != Path(__file__).name
+        and any(
+            "sys.path" in line and "script" in line.lower() for line in p.read_text().splitlines()
+        )
+    ]
+    assert not offenders

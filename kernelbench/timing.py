@@ -1,4 +1,5 @@
-"""Timing helper shared by the benchmark scripts (run as ``python scripts/bench_*.py``)."""
+"""Timing helper of the benchmarks (``scripts/bench_*.py``, ``scripts/fig1_floor.py``): the
+best of repeated wall times, the least noisy single figure on a shared machine."""
 
 from __future__ import annotations
 
