@@ -15,7 +15,8 @@ class Registry(Generic[T]):
     """Map ids to objects; unknown ids raise one line naming the valid choices.
 
     Adding an entry is one decorator (``@REGISTRY.register("id")``) in a plug-in
-    module (an entry point of ``kernelbench.plugins``) plus, for the runner, one YAML
+    module (found by :mod:`kernelbench.builtin`, or another package's entry point of
+    ``kernelbench.plugins``) plus, for the runner, one YAML
     file in the matching config group. The plug-in modules are imported the first time
     a registry is queried.
     """

@@ -172,3 +172,21 @@ def test_an_unknown_method_names_the_plugin_one(tmp_path):
     r = kernelbench(env, "run", "method=nope", cwd=tmp_path)
     assert r.returncode == 2
     assert "toy_rff" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_every_protocol_has_its_reporting_side():
+    """Measurement and reporting are two plug-ins of one name: each protocol has a
+    Reporting with its headline among its metrics and its default figures among its
+    figures, and the reporting side holds no measurement member."""
+    from kernelbench.protocols import PROTOCOLS
+    from kernelbench.reporting import REPORTING
+
+    assert set(REPORTING) == set(PROTOCOLS)
+    for name, rep in REPORTING.items():
+        assert rep.name == name
+        assert rep.headline in rep.metrics
+        assert set(rep.default_figures) <= set(rep.figures)
+        assert rep.cell_keys == tuple(PROTOCOLS.get(name).cell_keys)
+        for member in ("figures", "default_figures", "reference_cells", "budget_label"):
+            assert not hasattr(PROTOCOLS.get(name), member), (name, member)
+        assert not hasattr(rep, "measure") and not hasattr(rep, "prepare")

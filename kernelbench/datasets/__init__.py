@@ -18,9 +18,9 @@ census     regression     OpenML 574 (house_16H)    no (optional; stand-in)
 digits     classification bundled (scikit-learn)    not needed
 ========== ============== ========================= =====================
 
-Adding a dataset is one module (a :class:`DatasetSpec` passed to ``register``, with
-its downloader), named by an entry point of ``kernelbench.plugins``
-(:mod:`kernelbench.plugins`), and ``configs/dataset/<name>.yaml``.
+Adding a dataset is one module here (a :class:`DatasetSpec` passed to ``register``,
+with its downloader), found by :mod:`kernelbench.builtin`, and
+``configs/dataset/<name>.yaml``.
 """
 
 from __future__ import annotations

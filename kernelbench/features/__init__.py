@@ -23,8 +23,8 @@ from typing import Any
 from kernelbench.features.base import RandomFeatureMap
 from kernelbench.registry import Registry
 
-#: Feature maps by id; each module above registers its own (entry points of
-#: ``kernelbench.plugins``, imported on the first query: :mod:`kernelbench.plugins`).
+#: Feature maps by id; each module above registers its own (imported on the first query
+#: by :mod:`kernelbench.builtin`, other packages' by their entry points).
 FEATURE_MAPS: Registry[type[RandomFeatureMap]] = Registry("method")
 
 

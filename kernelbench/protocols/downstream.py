@@ -23,6 +23,7 @@ the results reader), recorded in every row as ``exact_score`` and drawn as a lin
 
 Figure ``fig2``: score against n, kernels x datasets, one figure per learner, with
 the exact kernel's score.
+Drawn and compared by its reporting side, :mod:`kernelbench.reporting.downstream`.
 """
 
 from __future__ import annotations

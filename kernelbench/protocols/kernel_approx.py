@@ -15,6 +15,7 @@ constant (folded into K_hat in float64: sr33's f(0) term alone shifts spectral e
 the shift of the errors on the reduced grid's datasets.
 
 Figure ``fig1``: kernels x datasets, error against n, with the paper's means.
+Drawn and compared by its reporting side, :mod:`kernelbench.reporting.kernel_approx`.
 """
 
 from __future__ import annotations

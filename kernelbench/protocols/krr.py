@@ -29,6 +29,7 @@ code), ``center_labels``, ``lambda_times_n`` (n lambda in Eq. (8), or lambda),
 
 Figures: ``liu_table3`` (Table 3, ours beside the paper's: Markdown and CSV) and
 ``liu_fig1`` (Fig. 1: spectral error, accuracy and feature time versus s).
+Drawn and compared by its reporting side, :mod:`kernelbench.reporting.krr`.
 """
 
 from __future__ import annotations

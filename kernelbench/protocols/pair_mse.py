@@ -15,6 +15,7 @@ run a fresh map fitted on X:
 
 Figure ``yu_mse``: MSE against D/d, one panel per dataset (Fig. 4; with sorf's
 1, 2 and 3 HD blocks it is also Fig. 5(c)).
+Drawn and compared by its reporting side, :mod:`kernelbench.reporting.pair_mse`.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ of every iteration. One row per (run, iteration t = 0..n_cg_iter, 0 = Halton):
 
 Figure ``yang_adaptive``: the four metrics against the iteration (Fig. 4(a)-(c):
 box []b and []b/2 via ``box_scale``).
+Drawn and compared by its reporting side, :mod:`kernelbench.reporting.qmc_adaptive`.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ the box discrepancy of its frequencies and its Gram errors:
     rel_spec_error = ||K - K_hat||_2 / ||K||_2
 
 Figure ``yang_discrepancy``: both against n, one row of panels per dataset.
+Drawn and compared by its reporting side, :mod:`kernelbench.reporting.qmc_discrepancy`.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ The mean of ``ratio`` over runs estimates Var(method)/Var(RFF) for an unbiased m
 
 Figure ``yu_variance``: the ratio against z, one panel per d, with Yu et al.'s
 Eq. (3) and the exact ratio of :mod:`kernelbench.theory` as dashed curves.
+Drawn and compared by its reporting side, :mod:`kernelbench.reporting.variance_ratio`.
 """
 
 from __future__ import annotations

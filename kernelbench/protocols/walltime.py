@@ -14,6 +14,7 @@ train part has fewer rows), BLAS limited to one thread. Per run, a fresh map fro
 
 Figure ``fig3``: time against d (log-log), the median over rows with its
 interquartile band, one line per method, one panel per number of points.
+Drawn and compared by its reporting side, :mod:`kernelbench.reporting.walltime`.
 """
 
 from __future__ import annotations
