@@ -17,6 +17,8 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
   ``kernelbench.trig`` (1000 points, d = 784 and 3072, n = 1);
 * orf's map: the Householder panels at transform time against W formed in ``fit``
   (``dense_limit_mb``), d = 784 and 3072, 10 and 1000 points, and what forming costs;
+* sorf's HD blocks: block by block over the whole batch with a stage-by-stage FWHT
+  (as before) against one fused pass per row (``hd_blocks_rows``), d = 3072, n = 1;
 * the Fig. 3 goals as ratios of map times (transform, and fit + transform) measured
   here: rff / sr33, rff / sorf and orf / rff, with numpy's and the fused cos/sin.
 
@@ -256,6 +258,46 @@ def orf_map(repeats: int) -> None:
             )
 
 
+def sorf(repeats: int) -> None:
+    import numba
+
+    from kernelbench import make_feature_map
+
+    @numba.njit(cache=True, nogil=True)
+    def stagewise(X):  # the FWHT kernel used before, one stage at a time
+        n, m = X.shape
+        for r in range(n):
+            h = 1
+            while h < m:
+                for i in range(0, m, 2 * h):
+                    for j in range(i, i + h):
+                        a, b = X[r, j], X[r, j + h]
+                        X[r, j], X[r, j + h] = a + b, a - b
+                h *= 2
+
+    def blockwise(fm, X):  # sorf's projections as computed before
+        (N, d), m, D = X.shape, fm.padded_dim_, fm.n_projections_
+        out = np.empty((N, D))
+        for b, signs in enumerate(fm.signs_):
+            Y = np.zeros((N, m))
+            Y[:, :d] = X
+            for s in signs[::-1]:
+                Y *= s.astype(float)[None, :]
+                stagewise(Y)
+                Y *= 1.0 / np.sqrt(m)
+            lo, hi = b * m, min(D, (b + 1) * m)
+            out[:, lo:hi] = Y[:, : hi - lo] * np.sqrt(m)
+        return out
+
+    for N in (1000, 10):
+        X = np.random.default_rng(0).uniform(size=(N, 3072))
+        fm = make_feature_map("sorf", n=1, random_state=0).fit(X)
+        assert np.array_equal(blockwise(fm, X), fm._project(X))
+        fns = {"b": lambda fm=fm, X=X: blockwise(fm, X), "f": lambda fm=fm, X=X: fm._project(X)}
+        t = interleaved(fns, repeats)
+        report(f"sorf projections d=3072, N={N}: blockwise vs fused", t["b"], t["f"])
+
+
 def fig3(repeats: int) -> None:
     specs = {m: (m, {}) for m in ("rff", "sr33", "sorf")}
     X, maps, fits = _fitted(3072, specs, 1000, 1)
@@ -276,7 +318,17 @@ def fig3(repeats: int) -> None:
             )
 
 
-SECTIONS = ("butterfly", "spectral", "batching", "orf_blocks", "halton", "trig", "orf_map", "fig3")
+SECTIONS = (
+    "butterfly",
+    "spectral",
+    "batching",
+    "orf_blocks",
+    "halton",
+    "trig",
+    "orf_map",
+    "sorf",
+    "fig3",
+)
 
 
 def main() -> None:
