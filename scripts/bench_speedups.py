@@ -19,6 +19,8 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
   (``dense_limit_mb``), d = 784 and 3072, 10 and 1000 points, and what forming costs;
 * sorf's HD blocks: block by block over the whole batch with a stage-by-stage FWHT
   (as before) against one fused pass per row (``hd_blocks_rows``), d = 3072, n = 1;
+* kernel_approx's K_hat and error matrix in a reused buffer against fresh arrays per
+  run (Powerplant, LETTER, n = 1, 500 runs, batched as the protocol does);
 * the Fig. 3 goals as ratios of map times (transform, and fit + transform) measured
   here: rff / sr33, rff / sorf and orf / rff, with numpy's and the fused cos/sin.
 
@@ -298,6 +300,56 @@ def sorf(repeats: int) -> None:
         report(f"sorf projections d=3072, N={N}: blockwise vs fused", t["b"], t["f"])
 
 
+def workspace(repeats: int) -> None:
+    import kernelbench.protocols.kernel_approx as KA
+    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.protocols import get_protocol
+
+    if not os.environ.get("KERNELBENCH_DATA"):
+        print("(workspace skipped: KERNELBENCH_DATA is not set)")
+        return
+
+    def fresh_product(Zx, Zy, float32):  # as before: a new K_hat per call
+        return np.matmul(Zx, np.swapaxes(Zy, -1, -2))
+
+    def fresh_errors(ctx, mapped, K_hat):  # as before: a new error matrix per run
+        info = mapped[0]
+        if info["constant"] != 0.0:
+            K_hat += K_hat.dtype.type(info["constant"])
+        E = ctx.K - K_hat
+        return {
+            "rel_fro_error": float(np.linalg.norm(E)) / ctx.fro_K,
+            "rel_spec_error": KA.spectral_norm(E) / ctx.spec_K,
+        }
+
+    runs = 500
+    for ds, method in [("powerplant", "rff"), ("powerplant", "sr33"), ("letter", "rff")]:
+        cell = resolve_cell(make_cell(method, "rbf", ds, 1, runs=runs))
+        proto = get_protocol(cell)
+        ctx = proto.prepare(cell)
+        step = proto.batch_size(cell)
+
+        def all_runs(cell=cell, ctx=ctx, proto=proto, step=step):
+            return [
+                r
+                for lo in range(0, runs, step)
+                for r in proto.measure(cell, ctx, range(lo, min(runs, lo + step)))
+            ]
+
+        def before(all_runs=all_runs):
+            saved = KA._product, KA.KernelApprox._errors
+            KA._product, KA.KernelApprox._errors = fresh_product, staticmethod(fresh_errors)
+            try:
+                return all_runs()
+            finally:
+                KA._product, KA.KernelApprox._errors = saved[0], staticmethod(saved[1])
+
+        a, b = before(), all_runs()
+        assert [r["rel_spec_error"] for r in a] == [r["rel_spec_error"] for r in b]
+        t = interleaved({"before": before, "after": all_runs}, repeats)
+        report(f"{ds} {method} n=1, {runs} runs: fresh K_hat vs buffer", t["before"], t["after"])
+
+
 def fig3(repeats: int) -> None:
     specs = {m: (m, {}) for m in ("rff", "sr33", "sorf")}
     X, maps, fits = _fitted(3072, specs, 1000, 1)
@@ -327,6 +379,7 @@ SECTIONS = (
     "trig",
     "orf_map",
     "sorf",
+    "workspace",
     "fig3",
 )
 
