@@ -21,6 +21,9 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
   (as before) against one fused pass per row (``hd_blocks_rows``), d = 3072, n = 1;
 * kernel_approx's K_hat and error matrix in a reused buffer against fresh arrays per
   run (Powerplant, LETTER, n = 1, 500 runs, batched as the protocol does);
+* the KRR's normal-equation solve (``ChunkedRidge._solve``, Liu et al. 2020 Table 3):
+  a C-ordered Gram copied and transposed inside ``potrf``'s wrapper against a
+  Fortran-ordered one factored in place, s = 1792 and 3584;
 * the Fig. 3 goals as ratios of map times (transform, and fit + transform) measured
   here: rff / sr33, rff / sorf and orf / rff, with numpy's and the fused cos/sin.
 
@@ -350,6 +353,33 @@ def workspace(repeats: int) -> None:
         report(f"{ds} {method} n=1, {runs} runs: fresh K_hat vs buffer", t["before"], t["after"])
 
 
+def ridge(repeats: int) -> None:
+    from scipy.linalg import cho_factor, cho_solve
+
+    from kernelbench.learners.ridge import ChunkedRidge
+
+    def before(G, rhs, lam):  # as before: np.sum's C-ordered Gram, copied by the wrapper
+        A = G.copy()
+        A[np.diag_indices_from(A)] += lam
+        return cho_solve(cho_factor(A, lower=False, check_finite=False), rhs)
+
+    krr = ChunkedRidge(lambda_times_n=False)
+    rng = np.random.default_rng(0)
+    for s in (1792, 3584):
+        Z = rng.standard_normal((s + 100, s))
+        G = np.asfortranarray(np.triu(Z.T @ Z))
+        Gc, rhs = np.ascontiguousarray(G), rng.standard_normal(s)
+        assert np.array_equal(before(Gc, rhs, 0.05), krr._solve(G, rhs, None, 0.0, 1, 0.05)[0])
+        t = interleaved(
+            {
+                "b": lambda Gc=Gc, rhs=rhs: before(Gc, rhs, 0.05),
+                "a": lambda G=G, rhs=rhs: krr._solve(G, rhs, None, 0.0, 1, 0.05),
+            },
+            repeats,
+        )
+        report(f"KRR solve s={s}: C-ordered copy vs Fortran in place", t["b"], t["a"])
+
+
 def fig3(repeats: int) -> None:
     specs = {m: (m, {}) for m in ("rff", "sr33", "sorf")}
     X, maps, fits = _fitted(3072, specs, 1000, 1)
@@ -380,6 +410,7 @@ SECTIONS = (
     "orf_map",
     "sorf",
     "workspace",
+    "ridge",
     "fig3",
 )
 
