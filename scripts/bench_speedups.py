@@ -27,7 +27,7 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
 * the Fig. 3 goals as ratios of map times (transform, and fit + transform) measured
   here: rff / sr33, rff / sorf and orf / rff, with numpy's and the fused cos/sin.
 
-``--only trig orf_map fig3`` runs some of them.
+``--only sorf fig3`` runs some of them.
 
 Times depend on the machine and its load; the ratios are what to compare.
 """
