@@ -14,7 +14,8 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
 * butterfly rotations row by row against tiles of 16 rows (d = 3072, N = 1000 and 10);
 * scrambled Halton points: scipy's ``qmc.Halton`` against ``halton_points`` (D x d);
 * the Gaussian features' cos/sin: numpy's libm against the fused kernel of
-  ``kernelbench.trig`` (1000 points, d = 784 and 3072, n = 1);
+  ``kernelbench.trig`` (1000 points, d = 784 and 3072, n = 1; and lev_rff's
+  re-weighted columns, 4096 x 2048);
 * orf's map: the Householder panels at transform time against W formed in ``fit``
   (``dense_limit_mb``), d = 784 and 3072, 10 and 1000 points, and what forming costs;
 * sorf's HD blocks: block by block over the whole batch with a stage-by-stage FWHT
@@ -211,7 +212,7 @@ def _numpy_trig(fn: Callable[[], object]) -> Callable[[], object]:
 
 
 def trig(repeats: int) -> None:
-    from kernelbench.trig import scaled_cos_sin
+    from kernelbench.trig import scaled_cos_sin, scaled_cos_sin_split
 
     rng = np.random.default_rng(0)
     for d in (784, 3072):
@@ -225,6 +226,17 @@ def trig(repeats: int) -> None:
         assert np.max(np.abs(_numpy_trig(fused)() - fused())) <= 4e-16
         t = interleaved({"numpy": _numpy_trig(fused), "fused": fused}, repeats)
         report(f"cos/sin features 1000 x {D}: numpy vs fused", t["numpy"], t["fused"])
+    # lev_rff / slw_rff (re-weighted columns): cos of one half, sin of the other;
+    # a chunk of the KRR's rows at cod-RNA's s/d = 128 (2s = 2048 columns)
+    P = rng.standard_normal((4096, 2048)) * 3.0
+    scale = rng.uniform(0.5, 2.0, 2048)
+
+    def split(P=P, scale=scale):
+        return scaled_cos_sin_split(P, scale)
+
+    assert np.max(np.abs(_numpy_trig(split)() - split()) / scale) <= 4e-16
+    t = interleaved({"numpy": _numpy_trig(split), "fused": split}, repeats)
+    report("re-weighted cos | sin columns 4096 x 2048: numpy vs fused", t["numpy"], t["fused"])
 
 
 def _fitted(d: int, specs: dict[str, tuple[str, dict]], N: int, repeats: int):
