@@ -184,18 +184,126 @@ def _wy_factor(V: np.ndarray, tau: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- FWHT
 @numba.njit(cache=True, nogil=True)
+def _fwht_inplace(x):  # pragma: no cover - compiled
+    """Unnormalised FWHT of one contiguous vector, stages h = 1, 2, 4, ... in order.
+
+    The first three stages are done together on groups of 8 entries (in registers),
+    the later ones two at a time (radix 4) as contiguous loops over slices (SIMD).
+    Every entry sees the same additions and subtractions in the same order as stage
+    by stage, so the result is the same bit for bit; only the memory passes change.
+    """
+    m = x.shape[0]
+    h = 1
+    if m >= 8:
+        for i in range(0, m, 8):
+            a0 = x[i] + x[i + 1]
+            a1 = x[i] - x[i + 1]
+            a2 = x[i + 2] + x[i + 3]
+            a3 = x[i + 2] - x[i + 3]
+            a4 = x[i + 4] + x[i + 5]
+            a5 = x[i + 4] - x[i + 5]
+            a6 = x[i + 6] + x[i + 7]
+            a7 = x[i + 6] - x[i + 7]
+            b0 = a0 + a2
+            b1 = a1 + a3
+            b2 = a0 - a2
+            b3 = a1 - a3
+            b4 = a4 + a6
+            b5 = a5 + a7
+            b6 = a4 - a6
+            b7 = a5 - a7
+            x[i] = b0 + b4
+            x[i + 1] = b1 + b5
+            x[i + 2] = b2 + b6
+            x[i + 3] = b3 + b7
+            x[i + 4] = b0 - b4
+            x[i + 5] = b1 - b5
+            x[i + 6] = b2 - b6
+            x[i + 7] = b3 - b7
+        h = 8
+        while 4 * h <= m:  # stages h and 2h together
+            for i in range(0, m, 4 * h):
+                q0 = x[i : i + h]
+                q1 = x[i + h : i + 2 * h]
+                q2 = x[i + 2 * h : i + 3 * h]
+                q3 = x[i + 3 * h : i + 4 * h]
+                for j in range(h):
+                    p0 = q0[j]
+                    p1 = q1[j]
+                    p2 = q2[j]
+                    p3 = q3[j]
+                    s0 = p0 + p1
+                    s1 = p0 - p1
+                    s2 = p2 + p3
+                    s3 = p2 - p3
+                    q0[j] = s0 + s2
+                    q1[j] = s1 + s3
+                    q2[j] = s0 - s2
+                    q3[j] = s1 - s3
+            h *= 4
+    while h < m:
+        for i in range(0, m, 2 * h):
+            u = x[i : i + h]
+            v = x[i + h : i + 2 * h]
+            for j in range(h):
+                a = u[j]
+                b = v[j]
+                u[j] = a + b
+                v[j] = a - b
+        h *= 2
+
+
+@numba.njit(cache=True, nogil=True)
 def _fwht_rows_inplace(X):  # pragma: no cover - compiled
-    n, m = X.shape
-    for r in range(n):
-        h = 1
-        while h < m:
-            for i in range(0, m, 2 * h):
-                for j in range(i, i + h):
-                    a = X[r, j]
-                    b = X[r, j + h]
-                    X[r, j] = a + b
-                    X[r, j + h] = a - b
-            h *= 2
+    for r in range(X.shape[0]):
+        _fwht_inplace(X[r])
+
+
+@numba.njit(cache=True, nogil=True)
+def _hd_rows(X, signs, inv, scale, out):  # pragma: no cover - compiled
+    """out[:, b m : (b + 1) m] = scale * (H D_1 ... H D_k) of every zero-padded row of X,
+    block b, H normalised by ``inv`` after each transform; one row at a time in a
+    buffer of length m (in cache), the same operations in the same order as
+    :func:`fwht_rows` applied block by block."""
+    N, d = X.shape
+    n_stack, k, m = signs.shape
+    D = out.shape[1]
+    buf = np.empty(m, dtype=X.dtype)
+    for r in range(N):
+        for b in range(n_stack):
+            s = signs[b, k - 1]
+            for j in range(d):
+                buf[j] = X[r, j] * s[j]
+            for j in range(d, m):
+                buf[j] = 0.0 * s[j]  # a signed zero, as zeros times D_k
+            for t in range(k - 1, -1, -1):
+                if t < k - 1:
+                    s = signs[b, t]
+                    for j in range(m):
+                        buf[j] *= s[j]
+                _fwht_inplace(buf)
+                for j in range(m):
+                    buf[j] *= inv
+            lo = b * m
+            hi = min(D, lo + m)
+            for j in range(hi - lo):
+                out[r, lo + j] = buf[j] * scale
+
+
+def hd_blocks_rows(X: np.ndarray, signs: np.ndarray, D: int) -> np.ndarray:
+    """The rows of sqrt(m) [H D_1 H D_2 ... H D_k]_b x for every row x (zero-padded to
+    m) and every stacked block b, truncated to D columns (Yu et al. 2016, Eq. 7).
+
+    ``signs`` (n_blocks x k x m) holds the Rademacher diagonals D_1..D_k of each block.
+    O(N n_blocks k m log m) time, O(m) extra memory; float32 stays float32.
+    """
+    X = np.ascontiguousarray(X)
+    dt = X.dtype
+    m = signs.shape[2]
+    out = np.empty((X.shape[0], D), dtype=dt)
+    signs = np.ascontiguousarray(signs, dtype=dt)
+    _hd_rows(X, signs, dt.type(1.0 / np.sqrt(m)), dt.type(np.sqrt(m)), out)
+    return out
 
 
 def fwht_rows(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

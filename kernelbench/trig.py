@@ -84,6 +84,50 @@ def _scaled_cos_sin(P, a, Z):  # pragma: no cover - compiled
         _scaled_cos_sin_row(P[i], a, Z[i, :D], Z[i, D:])
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _scaled_cos_sin_split(P, a, Z):  # pragma: no cover - compiled
+    N, D2 = P.shape
+    D = D2 // 2
+    junk = np.empty(D, dtype=np.float64)
+    for i in range(N):  # cos of the left half, sin of the right half
+        _scaled_cos_sin_row(P[i, :D], a[:D], Z[i, :D], junk)
+        _scaled_cos_sin_row(P[i, D:], a[D:], junk, Z[i, D:])
+
+
+def _fused(P: np.ndarray) -> bool:
+    """Whether the vectorised kernel takes P (else numpy: see :func:`scaled_cos_sin`)."""
+    return (
+        P.dtype == np.float64
+        and P.size >= MIN_SIZE
+        and -MAX_ABS <= P.min()  # NaN fails both comparisons: numpy
+        and P.max() <= MAX_ABS
+    )
+
+
+def scaled_cos_sin_split(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """[cos(P_l) * scale_l, sin(P_r) * scale_r] (N x 2D) for P = [P_l, P_r] (N x 2D) and
+    scale = [scale_l, scale_r] (2D): features whose cos and sin columns have their own
+    projections (Liu et al. 2020's public code, ``lev_rff``'s re-weighted columns).
+
+    The same values as ``np.cos(P_l) * scale_l`` and ``np.sin(P_r) * scale_r`` to a few
+    ulp, from the kernel of :func:`scaled_cos_sin` under the same conditions.
+    """
+    N, D2 = P.shape
+    if D2 % 2:
+        raise ValueError(f"P needs an even number of columns, got {D2}")
+    D = D2 // 2
+    if _fused(P):
+        Z = np.empty((N, D2), dtype=np.float64)
+        a = np.ascontiguousarray(scale, dtype=np.float64)
+        _scaled_cos_sin_split(np.ascontiguousarray(P), a, Z)
+        return Z
+    Z = np.empty((N, D2), dtype=P.dtype)
+    np.cos(P[:, :D], out=Z[:, :D])
+    np.sin(P[:, D:], out=Z[:, D:])
+    Z *= scale
+    return Z
+
+
 def scaled_cos_sin(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """[cos(P) * scale, sin(P) * scale] (N x 2D) for projections P (N x D).
 
@@ -93,12 +137,7 @@ def scaled_cos_sin(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
     own SIMD loops; small P: not worth loading the compiled kernel).
     """
     N, D = P.shape
-    if (
-        P.dtype == np.float64
-        and P.size >= MIN_SIZE
-        and -MAX_ABS <= P.min()  # NaN fails both comparisons: numpy
-        and P.max() <= MAX_ABS
-    ):
+    if _fused(P):
         Z = np.empty((N, 2 * D), dtype=np.float64)
         _scaled_cos_sin(np.ascontiguousarray(P), np.ascontiguousarray(scale, dtype=np.float64), Z)
         return Z

@@ -14,13 +14,21 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
 * butterfly rotations row by row against tiles of 16 rows (d = 3072, N = 1000 and 10);
 * scrambled Halton points: scipy's ``qmc.Halton`` against ``halton_points`` (D x d);
 * the Gaussian features' cos/sin: numpy's libm against the fused kernel of
-  ``kernelbench.trig`` (1000 points, d = 784 and 3072, n = 1);
+  ``kernelbench.trig`` (1000 points, d = 784 and 3072, n = 1; and lev_rff's
+  re-weighted columns, 4096 x 2048);
 * orf's map: the Householder panels at transform time against W formed in ``fit``
   (``dense_limit_mb``), d = 784 and 3072, 10 and 1000 points, and what forming costs;
+* sorf's HD blocks: block by block over the whole batch with a stage-by-stage FWHT
+  (as before) against one fused pass per row (``hd_blocks_rows``), d = 3072, n = 1;
+* kernel_approx's K_hat and error matrix in a reused buffer against fresh arrays per
+  run (Powerplant, LETTER, n = 1, 500 runs, batched as the protocol does);
+* the KRR's normal-equation solve (``ChunkedRidge._solve``, Liu et al. 2020 Table 3):
+  a C-ordered Gram copied and transposed inside ``potrf``'s wrapper against a
+  Fortran-ordered one factored in place, s = 1792 and 3584;
 * the Fig. 3 goals as ratios of map times (transform, and fit + transform) measured
   here: rff / sr33, rff / sorf and orf / rff, with numpy's and the fused cos/sin.
 
-``--only trig orf_map fig3`` runs some of them.
+``--only sorf fig3`` runs some of them.
 
 Times depend on the machine and its load; the ratios are what to compare.
 """
@@ -205,7 +213,7 @@ def _numpy_trig(fn: Callable[[], object]) -> Callable[[], object]:
 
 
 def trig(repeats: int) -> None:
-    from kernelbench.trig import scaled_cos_sin
+    from kernelbench.trig import scaled_cos_sin, scaled_cos_sin_split
 
     rng = np.random.default_rng(0)
     for d in (784, 3072):
@@ -219,6 +227,17 @@ def trig(repeats: int) -> None:
         assert np.max(np.abs(_numpy_trig(fused)() - fused())) <= 4e-16
         t = interleaved({"numpy": _numpy_trig(fused), "fused": fused}, repeats)
         report(f"cos/sin features 1000 x {D}: numpy vs fused", t["numpy"], t["fused"])
+    # lev_rff / slw_rff (re-weighted columns): cos of one half, sin of the other;
+    # a chunk of the KRR's rows at cod-RNA's s/d = 128 (2s = 2048 columns)
+    P = rng.standard_normal((4096, 2048)) * 3.0
+    scale = rng.uniform(0.5, 2.0, 2048)
+
+    def split(P=P, scale=scale):
+        return scaled_cos_sin_split(P, scale)
+
+    assert np.max(np.abs(_numpy_trig(split)() - split()) / scale) <= 4e-16
+    t = interleaved({"numpy": _numpy_trig(split), "fused": split}, repeats)
+    report("re-weighted cos | sin columns 4096 x 2048: numpy vs fused", t["numpy"], t["fused"])
 
 
 def _fitted(d: int, specs: dict[str, tuple[str, dict]], N: int, repeats: int):
@@ -257,6 +276,123 @@ def orf_map(repeats: int) -> None:
             )
 
 
+def sorf(repeats: int) -> None:
+    import numba
+
+    from kernelbench import make_feature_map
+
+    @numba.njit(cache=True, nogil=True)
+    def stagewise(X):  # the FWHT kernel used before, one stage at a time
+        n, m = X.shape
+        for r in range(n):
+            h = 1
+            while h < m:
+                for i in range(0, m, 2 * h):
+                    for j in range(i, i + h):
+                        a, b = X[r, j], X[r, j + h]
+                        X[r, j], X[r, j + h] = a + b, a - b
+                h *= 2
+
+    def blockwise(fm, X):  # sorf's projections as computed before
+        (N, d), m, D = X.shape, fm.padded_dim_, fm.n_projections_
+        out = np.empty((N, D))
+        for b, signs in enumerate(fm.signs_):
+            Y = np.zeros((N, m))
+            Y[:, :d] = X
+            for s in signs[::-1]:
+                Y *= s.astype(float)[None, :]
+                stagewise(Y)
+                Y *= 1.0 / np.sqrt(m)
+            lo, hi = b * m, min(D, (b + 1) * m)
+            out[:, lo:hi] = Y[:, : hi - lo] * np.sqrt(m)
+        return out
+
+    for N in (1000, 10):
+        X = np.random.default_rng(0).uniform(size=(N, 3072))
+        fm = make_feature_map("sorf", n=1, random_state=0).fit(X)
+        assert np.array_equal(blockwise(fm, X), fm._project(X))
+        fns = {"b": lambda fm=fm, X=X: blockwise(fm, X), "f": lambda fm=fm, X=X: fm._project(X)}
+        t = interleaved(fns, repeats)
+        report(f"sorf projections d=3072, N={N}: blockwise vs fused", t["b"], t["f"])
+
+
+def workspace(repeats: int) -> None:
+    import kernelbench.protocols.kernel_approx as KA
+    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.protocols import get_protocol
+
+    if not os.environ.get("KERNELBENCH_DATA"):
+        print("(workspace skipped: KERNELBENCH_DATA is not set)")
+        return
+
+    def fresh_product(Zx, Zy, float32):  # as before: a new K_hat per call
+        return np.matmul(Zx, np.swapaxes(Zy, -1, -2))
+
+    def fresh_errors(ctx, mapped, K_hat):  # as before: a new error matrix per run
+        info = mapped[0]
+        if info["constant"] != 0.0:
+            K_hat += K_hat.dtype.type(info["constant"])
+        E = ctx.K - K_hat
+        return {
+            "rel_fro_error": float(np.linalg.norm(E)) / ctx.fro_K,
+            "rel_spec_error": KA.spectral_norm(E) / ctx.spec_K,
+        }
+
+    runs = 500
+    for ds, method in [("powerplant", "rff"), ("powerplant", "sr33"), ("letter", "rff")]:
+        cell = resolve_cell(make_cell(method, "rbf", ds, 1, runs=runs))
+        proto = get_protocol(cell)
+        ctx = proto.prepare(cell)
+        step = proto.batch_size(cell)
+
+        def all_runs(cell=cell, ctx=ctx, proto=proto, step=step):
+            return [
+                r
+                for lo in range(0, runs, step)
+                for r in proto.measure(cell, ctx, range(lo, min(runs, lo + step)))
+            ]
+
+        def before(all_runs=all_runs):
+            saved = KA._product, KA.KernelApprox._errors
+            KA._product, KA.KernelApprox._errors = fresh_product, staticmethod(fresh_errors)
+            try:
+                return all_runs()
+            finally:
+                KA._product, KA.KernelApprox._errors = saved[0], staticmethod(saved[1])
+
+        a, b = before(), all_runs()
+        assert [r["rel_spec_error"] for r in a] == [r["rel_spec_error"] for r in b]
+        t = interleaved({"before": before, "after": all_runs}, repeats)
+        report(f"{ds} {method} n=1, {runs} runs: fresh K_hat vs buffer", t["before"], t["after"])
+
+
+def ridge(repeats: int) -> None:
+    from scipy.linalg import cho_factor, cho_solve
+
+    from kernelbench.learners.ridge import ChunkedRidge
+
+    def before(G, rhs, lam):  # as before: np.sum's C-ordered Gram, copied by the wrapper
+        A = G.copy()
+        A[np.diag_indices_from(A)] += lam
+        return cho_solve(cho_factor(A, lower=False, check_finite=False), rhs)
+
+    krr = ChunkedRidge(lambda_times_n=False)
+    rng = np.random.default_rng(0)
+    for s in (1792, 3584):
+        Z = rng.standard_normal((s + 100, s))
+        G = np.asfortranarray(np.triu(Z.T @ Z))
+        Gc, rhs = np.ascontiguousarray(G), rng.standard_normal(s)
+        assert np.array_equal(before(Gc, rhs, 0.05), krr._solve(G, rhs, None, 0.0, 1, 0.05)[0])
+        t = interleaved(
+            {
+                "b": lambda Gc=Gc, rhs=rhs: before(Gc, rhs, 0.05),
+                "a": lambda G=G, rhs=rhs: krr._solve(G, rhs, None, 0.0, 1, 0.05),
+            },
+            repeats,
+        )
+        report(f"KRR solve s={s}: C-ordered copy vs Fortran in place", t["b"], t["a"])
+
+
 def fig3(repeats: int) -> None:
     specs = {m: (m, {}) for m in ("rff", "sr33", "sorf")}
     X, maps, fits = _fitted(3072, specs, 1000, 1)
@@ -277,7 +413,19 @@ def fig3(repeats: int) -> None:
             )
 
 
-SECTIONS = ("butterfly", "spectral", "batching", "orf_blocks", "halton", "trig", "orf_map", "fig3")
+SECTIONS = (
+    "butterfly",
+    "spectral",
+    "batching",
+    "orf_blocks",
+    "halton",
+    "trig",
+    "orf_map",
+    "sorf",
+    "workspace",
+    "ridge",
+    "fig3",
+)
 
 
 def main() -> None:

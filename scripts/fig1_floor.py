@@ -5,7 +5,8 @@
 Every run of every method must form K_hat = z(X) z(Y)^T, an (N x F) (F x N) product
 with N = the cell's samples and F its features, to score the relative Frobenius error
 (Munkhoeva et al. 2018, Sec. 6: ||K - K_hat||_F / ||K||_F); the Gaussian kernel's
-features are also cos and sin of 2N x D projections (F = 2D). The dense methods (rff,
+features are also cos and sin of 2N x D projections (F = 2D; timed with
+``kernelbench.trig.scaled_cos_sin``, the fused float64 kernel the maps use). The dense methods (rff,
 orf, orf_tallqr, qmc, gq) also project the 2N points with a D x d matrix, a
 (2N x d) (d x D) product (orf's Householder panels do at least these flops), and rff,
 orf and orf_tallqr draw standard normals: D d (rff), d (d + 1) / 2 per d x d block
@@ -78,9 +79,11 @@ class Timer:
             N, F = shape
             A, B = g((N, F)), g((N, F))
             return lambda: A @ B.T
-        if step == "trig":  # cos and sin of (2N x D)
-            P = g(shape)
-            return lambda: (np.cos(P), np.sin(P))
+        if step == "trig":  # cos and sin of (2N x D), as the maps compute them
+            from kernelbench.trig import scaled_cos_sin
+
+            P, a = g(shape), np.ones(shape[1])
+            return lambda: scaled_cos_sin(P, a)
         if step == "proj":  # (2N x d) (d x D)
             M, d, D = shape
             X, W = g((M, d)), g((D, d))

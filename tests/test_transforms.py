@@ -14,6 +14,7 @@ from kernelbench.transforms import (
     butterfly_plan,
     fwht_rows,
     haar_orthogonal,
+    hd_blocks_rows,
     next_pow2,
     simplex_rows,
     simplex_vertices,
@@ -232,3 +233,54 @@ def test_butterfly_tiled_rows_are_bit_identical_to_row_by_row(d, n, dtype):
     off, d1, d2, ptr = butterfly_plan(d)
     _rotate_rows(X, ref, off, d1, d2, ptr, B.cos.astype(dtype), B.sin.astype(dtype), B.perms)
     np.testing.assert_array_equal(B.rotate_rows(X), ref)
+
+
+def _fwht_stagewise(X: np.ndarray) -> np.ndarray:
+    """The textbook radix-2 FWHT, stage h = 1, 2, 4, ... at a time (numpy; unnormalised)."""
+    Y = np.array(X, dtype=X.dtype, copy=True)
+    m = Y.shape[1]
+    h = 1
+    while h < m:
+        Z = Y.reshape(len(Y), m // (2 * h), 2, h)
+        a, b = Z[:, :, 0, :].copy(), Z[:, :, 1, :].copy()
+        Z[:, :, 0, :] = a + b
+        Z[:, :, 1, :] = a - b
+        h *= 2
+    return Y
+
+
+@pytest.mark.parametrize("m", [1, 2, 4, 8, 16, 32, 64, 512, 4096])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fwht_same_bits_as_stagewise(m, dtype):
+    """The fused stages (radix 8, then radix 4) do every entry's additions in the
+    stage-by-stage order: equal bit for bit, not only up to rounding."""
+    X = np.random.default_rng(m).standard_normal((3, m)).astype(dtype)
+    ref = _fwht_stagewise(X) * dtype(1.0 / np.sqrt(m))
+    out = fwht_rows(X)
+    assert out.dtype == dtype
+    assert np.array_equal(out, ref) and np.array_equal(np.signbit(out), np.signbit(ref))
+
+
+@pytest.mark.parametrize(
+    ("d", "n_stack", "k", "D"), [(1, 1, 3, 1), (5, 2, 3, 13), (100, 3, 2, 300)]
+)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_hd_blocks_rows_same_bits_as_blockwise(d, n_stack, k, D, dtype):
+    """One fused pass per row equals zero-padding, D_k, H, ..., D_1, H block by block
+    (each H normalised, then sqrt(m)) bit for bit, signed zeros included."""
+    rng = np.random.default_rng(d)
+    m = next_pow2(d)
+    X = rng.standard_normal((7, d)).astype(dtype)
+    signs = rng.choice(np.array([-1, 1], dtype=np.int8), size=(n_stack, k, m))
+    ref = np.empty((7, D), dtype=dtype)
+    for b in range(n_stack):
+        Y = np.zeros((7, m), dtype=dtype)
+        Y[:, :d] = X
+        for s in signs[b][::-1]:
+            Y *= s.astype(dtype)[None, :]
+            Y = _fwht_stagewise(Y) * dtype(1.0 / np.sqrt(m))
+        lo, hi = b * m, min(D, (b + 1) * m)
+        ref[:, lo:hi] = Y[:, : hi - lo] * dtype(np.sqrt(m))
+    out = hd_blocks_rows(X, signs, D)
+    assert out.dtype == dtype
+    assert np.array_equal(out, ref) and np.array_equal(np.signbit(out), np.signbit(ref))

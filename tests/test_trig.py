@@ -9,7 +9,7 @@ import pytest
 
 from kernelbench import trig
 from kernelbench.experiment import make_cell, run_cell
-from kernelbench.trig import scaled_cos_sin
+from kernelbench.trig import scaled_cos_sin, scaled_cos_sin_split
 
 ULP = np.finfo(np.float64).eps
 
@@ -62,6 +62,37 @@ def test_non_contiguous_projections():
     np.testing.assert_allclose(
         scaled_cos_sin(P, scale), _numpy_features(P, scale), rtol=0, atol=4 * ULP
     )
+
+
+def _numpy_split(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    D = P.shape[1] // 2
+    return np.hstack([np.cos(P[:, :D]) * scale[:D], np.sin(P[:, D:]) * scale[D:]])
+
+
+@pytest.mark.parametrize("spread", [1e-3, 1.0, 300.0, 5e4])
+def test_split_columns_agree_with_numpy_to_a_few_ulp(spread):
+    """cos of the left half, sin of the right half, each column its own scale."""
+    rng = np.random.default_rng(3)
+    P = rng.standard_normal((41, 2 * 150)) * spread
+    scale = rng.uniform(0.5, 2.0, 300)
+    Z = scaled_cos_sin_split(P, scale)
+    assert np.max(np.abs(Z - _numpy_split(P, scale)) / scale) <= 2 * ULP
+    np.testing.assert_allclose(Z[:, :150], scaled_cos_sin(P[:, :150], scale[:150])[:, :150])
+
+
+def test_split_columns_fall_back_to_numpy_and_reject_odd_widths():
+    rng = np.random.default_rng(4)
+    scale = rng.uniform(0.5, 2.0, 200)
+    big = rng.standard_normal((40, 200))
+    big[1, 2] = -2 * trig.MAX_ABS
+    for P in (big, rng.standard_normal((3, 200))):  # out of range; below MIN_SIZE
+        np.testing.assert_array_equal(scaled_cos_sin_split(P, scale), _numpy_split(P, scale))
+    P32 = rng.standard_normal((60, 200)).astype(np.float32)
+    Z32 = scaled_cos_sin_split(P32, scale.astype(np.float32))
+    assert Z32.dtype == np.float32
+    np.testing.assert_array_equal(Z32, _numpy_split(P32, scale.astype(np.float32)))
+    with pytest.raises(ValueError, match="even"):
+        scaled_cos_sin_split(np.zeros((2, 3)), np.ones(3))
 
 
 # --------------------------------------------------- one Gaussian cell of each protocol

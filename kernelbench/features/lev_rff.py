@@ -48,7 +48,7 @@ from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import check_choice, check_real
 from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.kernels import get_kernel
-from kernelbench.trig import scaled_cos_sin
+from kernelbench.trig import scaled_cos_sin, scaled_cos_sin_split
 
 #: Rows of X turned into features at once while scoring (memory O(chunk * l)).
 SCORE_CHUNK_ROWS = 4096
@@ -234,11 +234,7 @@ class ResampledRFF(DenseFeatureMap):
         if self.mode != "reweight":
             return super().transform(X)
         P = self.projections(X)
-        D = self.n_projections_
-        np.cos(P[:, :D], out=P[:, :D])
-        np.sin(P[:, D:], out=P[:, D:])
-        P *= self.column_scale_.astype(P.dtype)
-        return P
+        return scaled_cos_sin_split(P, self.column_scale_.astype(P.dtype))
 
     def weight_matrix(self) -> np.ndarray:
         """The dense matrix of projections (``reweight``: 2s x d, one row per column)."""

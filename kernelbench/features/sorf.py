@@ -6,7 +6,7 @@ import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import RandomFeatureMap, check_int
-from kernelbench.transforms import fwht_rows, next_pow2
+from kernelbench.transforms import hd_blocks_rows, next_pow2
 
 
 @FEATURE_MAPS.register("sorf")
@@ -39,18 +39,4 @@ class SORF(RandomFeatureMap):
         return np.full(D, 1.0 / D), 0.0
 
     def _project(self, X: np.ndarray) -> np.ndarray:
-        N, d = X.shape
-        m = self.padded_dim_
-        D = self.n_projections_
-        out = np.empty((N, D), dtype=X.dtype)
-        scale = X.dtype.type(np.sqrt(m))
-        for b, signs in enumerate(self.signs_):
-            Y = np.zeros((N, m), dtype=X.dtype)
-            Y[:, :d] = X
-            for s in signs[::-1]:  # D_3 first, then H, D_2, H, D_1, H
-                Y *= s.astype(X.dtype)[None, :]
-                fwht_rows(Y, out=Y)
-            lo = b * m
-            hi = min(D, lo + m)
-            out[:, lo:hi] = Y[:, : hi - lo] * scale
-        return out
+        return hd_blocks_rows(X, self.signs_, self.n_projections_)

@@ -98,11 +98,15 @@ class ChunkedRidge:
         """(beta, intercept) of the fit on rows with Gram G, Z^T y = b, column sums zsum."""
         mean = ysum / n if self.center else 0.0
         rhs = b - mean * zsum if self.center else b
-        A = G.copy()
+        # Fortran order, factored in place: LAPACK's layout, so no transposing copy
+        # inside ``potrf``'s wrapper (2-3x the factorisation's time at s = 3584)
+        A = np.array(G, order="F", copy=True)
         A[np.diag_indices_from(A)] += self._penalty(lam, n)
         try:
-            beta = cho_solve(cho_factor(A, lower=False, check_finite=False), rhs)
+            beta = cho_solve(cho_factor(A, lower=False, check_finite=False, overwrite_a=True), rhs)
         except LinAlgError:  # pragma: no cover - lambda > 0 keeps A positive definite
+            A = np.array(G, order="F", copy=True)
+            A[np.diag_indices_from(A)] += self._penalty(lam, n)
             beta = np.linalg.solve(symmetrize_upper(A), rhs)
         return beta, mean
 
@@ -158,7 +162,10 @@ class ChunkedRidge:
         self.accumulator_bytes_ = int(sum(g.nbytes for g in G))
         self.transform_seconds_ = t_transform
         t0 = time.perf_counter()
-        Gt, bt, zt, yt = np.sum(G, axis=0), b.sum(axis=0), zs.sum(axis=0), float(ys.sum())
+        Gt = G[0].copy(order="F")  # = np.sum(G, axis=0) bit for bit, without a k s^2 stack
+        for g in G[1:]:
+            Gt += g
+        bt, zt, yt = b.sum(axis=0), zs.sum(axis=0), float(ys.sum())
         if do_cv:
             self.cv_accuracy_ = self._cross_validate(
                 X, y, transform, folds, G, b, zs, ys, counts, Gt, bt, zt, yt, grid

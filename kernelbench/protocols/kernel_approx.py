@@ -20,6 +20,8 @@ Drawn and compared by its reporting side, :mod:`kernelbench.reporting.kernel_app
 
 from __future__ import annotations
 
+import math
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -128,7 +130,7 @@ class KernelApprox(Protocol):
         info = mapped[0]
         if info["constant"] != 0.0:
             K_hat += K_hat.dtype.type(info["constant"])
-        E = ctx.K - K_hat
+        E = np.subtract(ctx.K, K_hat, out=K_hat)  # K_hat's buffer: no fresh pages per run
         return {
             "D": info["D"],
             "n_features": info["n_features"],
@@ -139,13 +141,31 @@ class KernelApprox(Protocol):
         }
 
 
+#: The last K_hat buffer, per thread: a run's K_hat and error matrix are written into
+#: it. Fresh arrays of a few MiB are new pages from the system on every run (glibc's
+#: mmap threshold), and touching them cost more than the GEMM itself on small-d
+#: datasets (Powerplant: docs/performance.md).
+_WORKSPACE = threading.local()
+
+
+def _workspace(shape: tuple[int, ...]) -> np.ndarray:
+    """A float64 array of ``shape`` in this thread's buffer (grown when too small)."""
+    size = math.prod(shape)
+    buf = getattr(_WORKSPACE, "buf", None)
+    if buf is None or buf.size < size:
+        buf = _WORKSPACE.buf = np.empty(size)
+    return buf[:size].reshape(shape)
+
+
 def _product(Zx: np.ndarray, Zy: np.ndarray, float32: bool) -> np.ndarray:
     """z(X) z(Y)^T (stacked: one per run), in float64, or as a float32 GEMM returned in
-    float64 (the constant is added afterwards, in float64)."""
+    float64 (the constant is added afterwards, in float64). The float64 product is
+    written into the thread's workspace, valid until the next call: the same GEMM, so
+    the same bits."""
+    Zt = np.swapaxes(Zy, -1, -2)
     if float32:
-        Zx, Zy = Zx.astype(np.float32), Zy.astype(np.float32)
-    K = np.matmul(Zx, np.swapaxes(Zy, -1, -2))
-    return K.astype(np.float64) if float32 else K
+        return np.matmul(Zx.astype(np.float32), Zt.astype(np.float32)).astype(np.float64)
+    return np.matmul(Zx, Zt, out=_workspace((*Zx.shape[:-1], Zy.shape[-2])))
 
 
 PROTOCOLS.add("kernel_approx", KernelApprox())
