@@ -35,6 +35,7 @@ import pandas as pd
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import Protocol, get_protocol
 from kernelbench.results import (
+    EARLIER_SCHEMAS,
     SCHEMA_VERSION,
     blas_info,
     dumps,
@@ -115,10 +116,10 @@ def protocol_dataset(cell: Mapping[str, Any]) -> dict[str, Any]:
     return dataset
 
 
-def _hash_payload(cell: Mapping[str, Any], dataset: Any) -> str:
+def _hash_payload(cell: Mapping[str, Any], dataset: Any, version: int = SCHEMA_VERSION) -> str:
     payload = {k: cell[k] for k in CELL_KEYS}
     payload["dataset"] = dataset
-    payload["schema_version"] = SCHEMA_VERSION
+    payload["schema_version"] = version
     return hashlib.sha256(dumps(payload).encode()).hexdigest()[:16]
 
 
@@ -138,6 +139,32 @@ def legacy_config_hash(cell: Mapping[str, Any]) -> str:
     """The config hash of shards written before :func:`protocol_dataset` (the whole
     dataset entry): such a shard is still recognised as done, and its hash updated."""
     return _hash_payload(cell, cell["dataset"])
+
+
+def earlier_config_hashes(cell: Mapping[str, Any]) -> set[str]:
+    """The config hashes of shards of earlier schema versions (:data:`EARLIER_SCHEMAS`)
+    that hold this cell's numbers (:meth:`Protocol.earlier_cell`; either dataset part):
+    such a shard is still recognised as done, and its hash updated. May load the data."""
+    out: set[str] = set()
+    proto = get_protocol(cell)
+    for version in EARLIER_SCHEMAS:
+        old = proto.earlier_cell(cell, version)
+        if old is not None:
+            out |= {
+                _hash_payload(old, protocol_dataset(old), version),
+                _hash_payload(old, old["dataset"], version),
+            }
+    return out
+
+
+def holds_cell(cell: Mapping[str, Any], stored: str | None) -> bool:
+    """Whether a shard's stored hash is this cell's: :func:`config_hash`,
+    :func:`legacy_config_hash` or an earlier version's (checked last: it may load data)."""
+    if stored is None:
+        return False
+    return stored in (config_hash(cell), legacy_config_hash(cell)) or stored in (
+        earlier_config_hashes(cell)
+    )
 
 
 # -- shard identity ------------------------------------------------------------------
@@ -552,7 +579,7 @@ def run_and_store(
             _adopt_legacy(cell, path, legacy_shard_path(cell, output_dir), say)
         if path.exists() and not overwrite:
             stored = shard_config_hash(path)
-            if stored in (config_hash(cell), legacy_config_hash(cell)):
+            if holds_cell(cell, stored):
                 if stored != config_hash(cell):
                     set_shard_config_hash(path, config_hash(cell))
                 say("skipped (done)")
@@ -601,10 +628,8 @@ def _adopt_legacy(
     if stored is None:
         return
     runs = _shard_runs(legacy)
-    hashes = {config_hash(cell), legacy_config_hash(cell)}
-    if runs is not None:
-        hashes |= {config_hash({**cell, "runs": runs}), legacy_config_hash({**cell, "runs": runs})}
-    if stored not in hashes:
+    fewer = None if runs is None else {**cell, "runs": runs}
+    if not holds_cell(cell, stored) and (fewer is None or not holds_cell(fewer, stored)):
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     os.replace(legacy, path)
@@ -632,10 +657,7 @@ def _fewer_runs(path: Path, cell: Mapping[str, Any], stored: str | None) -> pd.D
         return None
     k = int(df["runs"].iloc[0])
     fewer = {**cell, "runs": k}
-    if not 0 < k < cell["runs"] or stored not in (
-        config_hash(fewer),
-        legacy_config_hash(fewer),
-    ):
+    if not 0 < k < cell["runs"] or not holds_cell(fewer, stored):
         return None
     return df if set(df["run"]) == set(range(k)) else None
 

@@ -38,7 +38,14 @@ from kernelbench.errors import KernelbenchError
 #: config hash, so shards of an older version are recomputed rather than mixed).
 # 2: orf draws its blocks as Householder reflectors (same law, other numbers); the
 #    spectral norm is computed by Golub-Kahan-Lanczos (equal to 1e-12, other bits).
-SCHEMA_VERSION = 2
+# 3: kernel_approx draws rff/orf projections in sample space where 2N < d (same law,
+#    other numbers; column ``draws``); shards of version 2 whose numbers did not change
+#    are still recognised (:func:`kernelbench.experiment.earlier_config_hashes`).
+SCHEMA_VERSION = 3
+
+#: Earlier schema versions whose shards may hold a cell's current numbers (where
+#: :meth:`kernelbench.protocols.base.Protocol.earlier_cell` says so).
+EARLIER_SCHEMAS: tuple[int, ...] = (2,)
 
 #: Columns every row has, before the protocol's own: the cell and the map of the run.
 CELL_FIELDS: list[tuple[str, pa.DataType]] = [

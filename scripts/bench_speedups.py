@@ -26,9 +26,14 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
   a C-ordered Gram copied and transposed inside ``potrf``'s wrapper against a
   Fortran-ordered one factored in place, s = 1792 and 3584;
 * the Fig. 3 goals as ratios of map times (transform, and fit + transform) measured
-  here: rff / sr33, rff / sorf and orf / rff, with numpy's and the fused cos/sin.
+  here: rff / sr33, rff / sorf and orf / rff, with numpy's and the fused cos/sin;
+* kernel_approx runs drawing W (``protocol.draws=weights``) against sample-space draws
+  (the default), rff and orf, Gaussian kernel, on the cells ``--draw-cells`` (dataset:n,
+  default CIFAR-100 and LEUKEMIA at n = 1): one run of each kind in turn,
+  ``--draw-runs`` runs (50), the ratio of their total times, and the two-sample KS
+  p-value of their relative Frobenius errors (equal laws: p uniform on [0, 1]).
 
-``--only sorf fig3`` runs some of them.
+``--only sorf fig3 draws`` runs some of them.
 
 Times depend on the machine and its load; the ratios are what to compare.
 """
@@ -413,6 +418,42 @@ def fig3(repeats: int) -> None:
             )
 
 
+def draws(repeats: int, cells: list[str], runs: int = 50) -> None:
+    from scipy.stats import ks_2samp
+
+    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.protocols import get_protocol
+
+    if not os.environ.get("KERNELBENCH_DATA"):
+        print("(draws skipped: KERNELBENCH_DATA is not set)")
+        return
+    for ds, n in (c.split(":") for c in cells):
+        n = int(n) if float(n).is_integer() else float(n)
+        for method in ("rff", "orf"):
+            cell = resolve_cell(make_cell(method, "rbf", ds, n, runs=runs))
+            weights = {**cell, "protocol": {**cell["protocol"], "draws": "weights"}}
+            proto = get_protocol(cell)
+            ctx = proto.prepare(cell)
+            proto.measure_run(cell, ctx, 0)  # load the compiled trig kernel
+            seconds = {"weights": 0.0, "sample_space": 0.0}
+            errors: dict[str, list[float]] = {"weights": [], "sample_space": []}
+            for r in range(runs):
+                for name, c in (("weights", weights), ("sample_space", cell)):
+                    t0 = time.perf_counter()
+                    row = proto.measure_run(c, ctx, r)
+                    seconds[name] += time.perf_counter() - t0
+                    assert row["draws"] == name
+                    errors[name].append(row["rel_fro_error"])
+            report(
+                f"{ds} {method} n={n}, {runs} runs: weights vs sample space",
+                seconds["weights"],
+                seconds["sample_space"],
+            )
+            p = ks_2samp(errors["weights"], errors["sample_space"]).pvalue
+            mean_w, mean_s = np.mean(errors["weights"]), np.mean(errors["sample_space"])
+            print(f"    KS p = {p:.3f}; mean rel_fro {mean_w:.4g} vs {mean_s:.4g}", flush=True)
+
+
 SECTIONS = (
     "butterfly",
     "spectral",
@@ -425,6 +466,7 @@ SECTIONS = (
     "workspace",
     "ridge",
     "fig3",
+    "draws",
 )
 
 
@@ -433,13 +475,22 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--big", action="store_true", help="also the tall QR at d = 7129")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS)
+    parser.add_argument("--draw-runs", type=int, default=50, help="runs per side (draws)")
+    parser.add_argument(
+        "--draw-cells", nargs="+", default=["cifar100:1", "leukemia:1"], help="dataset:n (draws)"
+    )
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; one BLAS thread; seconds")
     print(f"{'':58s} {'before':>10s} {'after':>10s} {'ratio':>9s}")
     with threadpool_limits(limits=1, user_api="blas"):
         for name in args.only:
             fn = globals()[name]
-            fn(args.repeats, args.big) if name == "orf_blocks" else fn(args.repeats)
+            if name == "orf_blocks":
+                fn(args.repeats, args.big)
+            elif name == "draws":
+                fn(args.repeats, args.draw_cells, args.draw_runs)
+            else:
+                fn(args.repeats)
 
 
 if __name__ == "__main__":

@@ -76,6 +76,7 @@ def _frame(rows: int = 3, **over) -> pd.DataFrame:
                 "rel_spec_error": 0.2 + r,
                 "fit_seconds": 0.01,
                 "transform_seconds": 0.02,
+                "draws": "weights",
             }
         )
     return pd.DataFrame(out)[COLUMNS]
@@ -195,7 +196,7 @@ def test_reader_unions_shards_of_different_protocols(tmp_path):
     write_shard(_frame(2), shard_path(tmp_path, "e", "digits", "rbf", "rff", 1), SCHEMA)
     other = make_schema([("score", pa.float64())])
     df = _frame(2, experiment="f", protocol="other").drop(
-        columns=["samples", "rel_fro_error", "rel_spec_error"]
+        columns=["samples", "rel_fro_error", "rel_spec_error", "draws"]
     )
     df["score"] = [0.5, 0.6]
     write_shard(df, shard_path(tmp_path, "f", "digits", "rbf", "rff", 1), other)

@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from kernelbench.errors import KernelbenchError
 from kernelbench.kernels import get_kernel
 from kernelbench.validation import (  # noqa: F401  (re-exported for the feature maps)
     check_choice,
@@ -32,6 +33,17 @@ from kernelbench.validation import (  # noqa: F401  (re-exported for the feature
 def n_projections(n: float, d: int) -> int:
     """D = 2 n (d + 1), rounded to the nearest integer (Munkhoeva et al. 2018, Sec. 2.3)."""
     return max(1, int(round(2.0 * n * (d + 1))))
+
+
+def sample_factor(As: np.ndarray) -> np.ndarray:
+    """R (m x m, float64) of the thin QR A~^T = Q R of m < d scaled rows A~.
+
+    For any W with rows w_j, A~ W^T = R^T (W Q)^T: the projections of the m points
+    depend on W only through W Q (D x m), the coordinates of its rows in the span of
+    the points. Sample-space draws draw W Q directly (:meth:`RandomFeatureMap.
+    fit_sample_space`) at O(d m^2 + m^2 D) instead of O(D d m) plus a D x d draw.
+    """
+    return np.linalg.qr(np.asarray(As, dtype=np.float64).T, mode="r")
 
 
 class RandomFeatureMap(TransformerMixin, BaseEstimator):
@@ -81,35 +93,80 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any = None) -> RandomFeatureMap:
         """Draw the random projections for inputs with X.shape[1] features."""
-        kern = get_kernel(self.kernel)
+        X, rng, d, D = self._start_fit(X)
+        self._finish_fit(D, *self._draw(rng, d, D))
+        return self
+
+    def _start_fit(self, X: Any) -> tuple[np.ndarray, np.random.Generator, int, int]:
+        """Validate the parameters and X; (X, the Generator, d, D)."""
+        self.kernel_ = get_kernel(self.kernel)
         check_n(self.n)
         self._check_params()
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=True)
         d = X.shape[1]
-        rng = check_random_state(self.random_state)
-        D = self._n_projections(d)
-        weights, zero_weight = self._draw(rng, d, D)
-        self.kernel_ = kern
-        self.input_scale_ = kern.input_scale(d, self.gamma)
+        self.input_scale_ = self.kernel_.input_scale(d, self.gamma)
+        self.sample_space_ = False
+        return X, check_random_state(self.random_state), d, self._n_projections(d)
+
+    def _finish_fit(self, D: int, weights: np.ndarray, zero_weight: float) -> None:
+        kern = self.kernel_
         self.n_projections_ = int(D)
         self.weights_ = np.asarray(weights, dtype=np.float64)
         self.zero_weight_ = float(zero_weight)
         self.constant_ = float(kern.constant * kern.f0 * zero_weight)
         self.n_features_out_ = kern.n_outputs * self.n_projections_
         self._feature_scale = np.sqrt(kern.constant * self.weights_)
-        return self
+
+    # -- sample-space draws -------------------------------------------------
+    def supports_sample_space(self, n_points: int, d: int) -> bool:
+        """Whether :meth:`fit_sample_space` can draw the projections of ``n_points``
+        points in d dimensions directly (in law equal to those of a fitted W)."""
+        return False
+
+    def fit_sample_space(self, A: Any) -> np.ndarray:
+        """Fit the map's scalars and draw the projections A~ W^T (m x D) of the m rows
+        of A *only*, from the run's Generator, without drawing W (m < d): they have
+        the joint law of ``fit(A).projections(A)`` (:meth:`_draw_sample_space`). The
+        map cannot transform other points afterwards; the features of A are
+        :meth:`features` of the result."""
+        A, rng, d, D = self._start_fit(A)
+        if not self.supports_sample_space(A.shape[0], d):
+            raise KernelbenchError(
+                f"{type(self).__name__} cannot draw {A.shape[0]} points in d={d} "
+                "in sample space; use fit and transform"
+            )
+        As = A * A.dtype.type(self.input_scale_) if self.input_scale_ != 1.0 else A
+        P, weights, zero_weight = self._draw_sample_space(rng, As, D)
+        self._finish_fit(D, weights, zero_weight)
+        self.sample_space_ = True
+        return P.astype(A.dtype, copy=False)
+
+    def _draw_sample_space(
+        self, rng: np.random.Generator, As: np.ndarray, D: int
+    ) -> tuple[np.ndarray, np.ndarray, float]:
+        """(A~ W^T drawn directly, the weights a_j^2, a_0^2) for scaled rows A~."""
+        raise NotImplementedError
+
+    def features(self, P: np.ndarray) -> np.ndarray:
+        """z from projections P = X~ W^T: the kernel's phi, scaled (the path of
+        :meth:`transform`; may overwrite P)."""
+        return self.kernel_.features(P, self._feature_scale.astype(P.dtype))
 
     def projections(self, X: Any) -> np.ndarray:
         """The projections X~ W^T (N x D), X~ the kernel's scaled input."""
         check_is_fitted(self, "weights_")
+        if self.sample_space_:
+            raise KernelbenchError(
+                f"this {type(self).__name__} was fitted by fit_sample_space: it holds no "
+                "projections W for other points; use fit"
+            )
         X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
         Xs = X * X.dtype.type(self.input_scale_) if self.input_scale_ != 1.0 else X
         return self._project(Xs)
 
     def transform(self, X: Any) -> np.ndarray:
         """Explicit features z(x) with k_hat(x, y) = z(x) . z(y) + constant_."""
-        P = self.projections(X)
-        return self.kernel_.features(P, self._feature_scale.astype(P.dtype))
+        return self.features(self.projections(X))
 
     def approximate_kernel(self, X: Any, Y: Any = None) -> np.ndarray:
         """k_hat(X, Y) = z(X) z(Y)^T + constant_ (the estimate, constants included)."""

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import RandomFeatureMap, check_choice, check_real
+from kernelbench.features.base import (
+    RandomFeatureMap,
+    check_choice,
+    check_real,
+    sample_factor,
+)
 from kernelbench.transforms import HouseholderProduct
 
 CONSTRUCTIONS = ("stacked", "tall_qr")
@@ -76,6 +81,37 @@ class ORF(RandomFeatureMap):
             self.row_norms_ = np.sqrt(rng.chisquare(D, size=D))
         self.W_ = self._dense(d, D) if D * d * 8 <= self.dense_limit_mb * 2**20 else None
         return np.full(D, 1.0 / D), 0.0
+
+    def supports_sample_space(self, n_points: int, d: int) -> bool:
+        """Sample-space draws for the stacked construction where m < d points span
+        less than R^d (the published tall-QR code keeps LAPACK's signs, whose law is
+        not rotation invariant: it draws W)."""
+        return self.construction == "stacked" and n_points < d
+
+    def _draw_sample_space(
+        self, rng: np.random.Generator, As: np.ndarray, D: int
+    ) -> tuple[np.ndarray, np.ndarray, float]:
+        """A~ W^T block by block from random orthonormal d x m frames.
+
+        Block b of W is S H (first rows), H = Q diag(sign R) Haar on O(d) and S the
+        chi(d) norms. With A~^T = Q_A R_A (:func:`sample_factor`), A~ H^T =
+        R_A^T (H Q_A)^T, and H Q_A (d x m) has the law of the first m columns of a
+        Haar matrix (right invariance of the Haar measure: H Q_A = (H U) E for an
+        orthogonal completion U of Q_A): a Haar frame V, the Q factor of the QR of a
+        d x m Gaussian matrix with the sign fix (Mezzadri 2006, Sec. 5). So block b
+        is R_A^T V[:rows]^T diag(S[:rows]), blocks independent and truncated to D
+        rows as in :meth:`_draw` (Yu et al. 2016, Sec. 3).
+        """
+        m, d = As.shape
+        R = sample_factor(As)
+        P = np.empty((m, D))
+        for b in range(-(-D // d)):
+            lo, hi = b * d, min(D, (b + 1) * d)
+            V, T = np.linalg.qr(rng.standard_normal((d, m)))
+            V *= np.where(np.diagonal(T) < 0.0, -1.0, 1.0)[None, :]
+            S = np.sqrt(rng.chisquare(d, size=d))
+            P[:, lo:hi] = (R.T @ V[: hi - lo].T) * S[None, : hi - lo]
+        return P, np.full(D, 1.0 / D), 0.0
 
     def _dense(self, d: int, D: int) -> np.ndarray:
         """The D x d matrix W of :meth:`_panels` (the same W up to rounding), formed once

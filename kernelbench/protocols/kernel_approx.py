@@ -14,6 +14,14 @@ constant (folded into K_hat in float64: sr33's f(0) term alone shifts spectral e
 1e-4 in float32) and the errors stay float64. tests/test_kernel_approx_product.py bounds
 the shift of the errors on the reduced grid's datasets.
 
+Setting ``draws``: ``sample_space`` (the default) or ``weights``. Where the 2N points
+[X; Y] span less than R^d (2N < d: CIFAR-100, LEUKEMIA) and the map supports it (rff,
+orf), ``sample_space`` draws their projections A W^T directly, in law equal to those of
+a drawn W (:meth:`kernelbench.features.base.RandomFeatureMap.fit_sample_space`; other
+numbers, same distribution: tests/test_sample_space.py); elsewhere, and under
+``weights``, the map draws W (``fit``, ``transform``). Column ``draws`` of each row
+says which draw produced it.
+
 Figure ``fig1``: kernels x datasets, error against n, with the paper's means.
 Drawn and compared by its reporting side, :mod:`kernelbench.reporting.kernel_approx`.
 """
@@ -41,6 +49,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Precision of the K_hat product (the ``product`` setting); the first is the default.
 PRODUCTS = ("float64", "float32")
+#: How a run draws its projections (the ``draws`` setting); the first is the default.
+DRAWS = ("sample_space", "weights")
 #: At most this many runs per batch, and their K_hat stack at most this many bytes.
 BATCH_RUNS = 16
 BATCH_BYTES = 64 * 2**20
@@ -58,8 +68,9 @@ class KernelApprox(Protocol):
         ("samples", pa.int64()),
         ("rel_fro_error", pa.float64()),
         ("rel_spec_error", pa.float64()),
+        ("draws", pa.string()),  # the draw that produced the row: weights or sample_space
     )
-    settings_keys = ("product",)
+    settings_keys = ("product", "draws")
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         from kernelbench.validation import check_choice
@@ -69,7 +80,27 @@ class KernelApprox(Protocol):
             check_choice("product", out["product"], PRODUCTS)
             if out["product"] == PRODUCTS[0]:  # the default: settings and hash without it
                 del out["product"]
+        if "draws" in out:
+            check_choice("draws", out["draws"], DRAWS)
+            if out["draws"] == DRAWS[0]:  # the default: settings and hash without it
+                del out["draws"]
         return out
+
+    def earlier_cell(self, cell: Mapping[str, Any], version: int) -> Mapping[str, Any] | None:
+        """Schema 3 changed only the cells drawn in sample space; a ``draws: weights``
+        cell is a schema-2 cell (no such setting then)."""
+        if version != 2 or self._sample_space(cell, self.prepare(cell)):
+            return None
+        protocol = {k: v for k, v in cell["protocol"].items() if k != "draws"}
+        return {**cell, "protocol": protocol}
+
+    def _sample_space(self, cell: Mapping[str, Any], ctx: Pair, fm: Any = None) -> bool:
+        """Whether the cell's runs draw in sample space (``draws`` and the map allow it)."""
+        if cell["protocol"].get("draws", DRAWS[0]) != "sample_space":
+            return False
+        if fm is None:
+            fm = self.feature_map(cell, None, d=ctx.X.shape[1], ctx=ctx)
+        return fm.supports_sample_space(ctx.X.shape[0] + ctx.Y.shape[0], ctx.X.shape[1])
 
     def prepare(self, cell: Mapping[str, Any]) -> Pair:
         return self.exact_pair(cell)
@@ -109,13 +140,21 @@ class KernelApprox(Protocol):
         dropped here, so a batch holds only features (a map's weights can take GBs:
         orf_tallqr on LEUKEMIA at n = 5 stores 71300 x 7129 reflector entries)."""
         fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
+        sample_space = self._sample_space(cell, ctx, fm)
         t0 = time.perf_counter()
-        fm.fit(ctx.X)
-        t1 = time.perf_counter()
-        Zx = fm.transform(ctx.X)
-        Zy = fm.transform(ctx.Y)
+        if sample_space:  # the projections of [X; Y] alone: fit is their draw
+            P = fm.fit_sample_space(np.concatenate([ctx.X, ctx.Y]))
+            t1 = time.perf_counter()
+            Z = fm.features(P)
+            Zx, Zy = Z[: len(ctx.X)], Z[len(ctx.X) :]
+        else:
+            fm.fit(ctx.X)
+            t1 = time.perf_counter()
+            Zx = fm.transform(ctx.X)
+            Zy = fm.transform(ctx.Y)
         t2 = time.perf_counter()
         info = {
+            "draws": DRAWS[0] if sample_space else "weights",
             "D": int(fm.n_projections_),
             "n_features": int(fm.n_features_out_),
             "constant": float(fm.constant_),
@@ -136,6 +175,7 @@ class KernelApprox(Protocol):
             "n_features": info["n_features"],
             "rel_fro_error": float(np.linalg.norm(E)) / ctx.fro_K,
             "rel_spec_error": spectral_norm(E) / ctx.spec_K,
+            "draws": info["draws"],
             "fit_seconds": info["fit_seconds"],
             "transform_seconds": info["transform_seconds"],
         }
