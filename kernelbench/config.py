@@ -77,9 +77,37 @@ def load_group(group: str, name: str) -> dict[str, Any]:
 
 @cache
 def _parse(path: Path) -> dict[str, Any]:
+    """A group file as a dict; a file whose defaults list selects structured configs of
+    its group (``configs/protocol/krr.yaml``: ``[krr_settings, _self_]``, registered in
+    Hydra's ConfigStore by the plug-in that defines them) is merged over them, as
+    Hydra composes it."""
     from omegaconf import OmegaConf
 
-    return OmegaConf.to_container(OmegaConf.load(path), resolve=True)  # type: ignore[return-value]
+    raw = OmegaConf.load(path)
+    defaults = raw.pop("defaults", None) if hasattr(raw, "pop") else None
+    if defaults:
+        parts = []
+        for entry in defaults:
+            parts.append(raw if entry == "_self_" else _stored(path.parent.name, str(entry)))
+        if "_self_" not in defaults:
+            parts.append(raw)
+        raw = OmegaConf.merge(*parts)
+    return OmegaConf.to_container(raw, resolve=True)  # type: ignore[return-value]
+
+
+def _stored(group: str, name: str) -> Any:
+    """The structured config ``<group>/<name>`` of Hydra's ConfigStore (the plug-in
+    modules, which register them, are imported first)."""
+    from hydra.core.config_store import ConfigStore
+
+    from kernelbench.plugins import load
+
+    key = f"{group}/{name}.yaml"
+    try:
+        return ConfigStore.instance().load(key).node
+    except Exception:  # not registered yet: import the plug-ins
+        load()
+    return ConfigStore.instance().load(key).node
 
 
 def experiment_sweep(name: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
@@ -114,7 +142,9 @@ def _compose(overrides: tuple[str, ...]) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     from kernelbench.errors import KernelbenchError
+    from kernelbench.plugins import load
 
+    load()  # the plug-ins register their structured configs (protocol settings)
     if GlobalHydra.instance().is_initialized():  # pragma: no cover - inside a Hydra app
         GlobalHydra.instance().clear()
     try:

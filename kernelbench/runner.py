@@ -59,12 +59,18 @@ _ENV_TOTAL = "KERNELBENCH_GRID_CELLS"
 
 
 def _job(cfg: Any) -> None:
-    """Hydra task function: run one cell and store its shard."""
+    """Hydra task function: build the job's :class:`~kernelbench.cell.Cell` (once) from
+    the composed config, run it and store its shard."""
     from omegaconf import OmegaConf
 
+    from kernelbench.cell import build_cell
     from kernelbench.experiment import run_and_store
 
-    cell = OmegaConf.to_container(cfg, resolve=True)
+    config = OmegaConf.to_container(cfg, resolve=True)
+    try:
+        cell = build_cell(config)
+    except KernelbenchError as err:
+        raise KernelbenchError(f"{_cell_name(config)}: {err}") from None
     prefix = ""
     hc = None
     try:
@@ -506,9 +512,11 @@ def launch(args: list[str], multirun: bool = False) -> None:
     from hydra.errors import HydraException
 
     from kernelbench.config import config_dir, searchpath_overrides
+    from kernelbench.plugins import load
     from kernelbench.progress import ENV_BOARD, Board
 
     hydra_args, multirun, cells = plan(list(args), multirun)
+    load()  # the plug-ins register their structured configs (protocol settings)
     if not any(a.startswith("hydra.searchpath") for a in hydra_args):
         hydra_args += searchpath_overrides()  # the plug-ins' config directories
     task = hydra.main(version_base=None, config_path=str(config_dir()), config_name="config")(_job)

@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "datasets": 2,
     "learners": 2,
     "protocols": 3,
+    "cell": 3,
     "experiment": 4,
     "verify": 4,
     "plot": 4,

@@ -111,7 +111,8 @@ def test_paper_grid_settings_are_their_experiments_defaults():
     cell["kernel"]["params"]["gamma"] = "nn50"
     cell = resolve_cell(cell)
     assert shard_variant(cell) == ()
-    cell["kernel"]["params"]["gamma"] = "nn20"
+    kernel = {**cell["kernel"], "params": {**cell["kernel"]["params"], "gamma": "nn20"}}
+    cell = resolve_cell({**cell, "kernel": kernel})  # a Cell is frozen: build another
     assert shard_variant(cell) == ("gamma=nn20",)
 
 

@@ -33,6 +33,7 @@ import pandas as pd
 import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.protocols.settings import ProtocolSettings, field_names, store, typed
 from kernelbench.results import dumps, make_schema
 from kernelbench.seeding import derive_rng
 
@@ -183,7 +184,11 @@ class Protocol:
     headline: ClassVar[str] = ""
     #: what ``n`` means for this protocol (axis label)
     budget_label: ClassVar[str] = "n"
-    #: settings keys allowed in configs/protocol/<name>.yaml (besides name and data)
+    #: the settings' schema and defaults (:mod:`kernelbench.protocols.settings`);
+    #: None for a plug-in that lists its keys in ``settings_keys`` and its YAML file
+    Settings: ClassVar[type[ProtocolSettings] | None] = None
+    #: settings keys allowed in configs/protocol/<name>.yaml (besides name and data),
+    #: where the protocol has no ``Settings`` dataclass (else its fields)
     settings_keys: ClassVar[tuple[str, ...]] = ()
     #: figure name -> Figure
     figures: ClassVar[dict[str, Figure]] = {}
@@ -196,25 +201,37 @@ class Protocol:
     #: r's row depends on r alone); False where rows are measurements of the moment
     extendable: ClassVar[bool] = True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A protocol with a ``Settings`` dataclass registers it as the structured config
+        ``protocol/<name>_settings`` (the schema ``configs/protocol/<name>.yaml`` selects)."""
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("Settings") is not None and cls.name:
+            store(cls.name, cls.Settings)
+
     # -- schema and settings -------------------------------------------------------
     def schema(self) -> pa.Schema:
         """The Parquet schema of this protocol's shards."""
         return make_schema(list(self.columns))
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate the protocol settings (unknown keys are one-line errors).
+        """Validate the protocol settings (unknown keys are one-line errors) and fill
+        the ones left out from the ``Settings`` dataclass, typed as Hydra types them.
 
         ``budget`` (where a protocol allows it) must be one of :data:`BUDGETS`; the
         default ``n`` is dropped, so a cell's settings and hash are those without it.
+        Called once per cell, when it is built (:func:`kernelbench.cell.build_cell`).
         """
-        valid = {"name", "data", *self.settings_keys}
+        if self.Settings is not None:
+            valid = set(field_names(self.Settings))
+        else:
+            valid = {"name", "data", *self.settings_keys}
         unknown = sorted(set(settings) - valid)
         if unknown:
             raise KernelbenchError(
                 f"unknown setting(s) {', '.join(unknown)} for protocol {self.name!r}; "
                 f"valid: {', '.join(sorted(valid - {'name'}))}"
             )
-        out = dict(settings)
+        out = dict(settings) if self.Settings is None else typed(self.Settings, settings)
         if "budget" in out:
             if out["budget"] not in BUDGETS:
                 raise choices_error(f"budget of protocol {self.name!r}", out["budget"], BUDGETS)
@@ -225,10 +242,15 @@ class Protocol:
     def data_key(self, cell: Mapping[str, Any]) -> str:
         """The entry of ``dataset.protocols`` the cell reads: ``protocol.data``, default
         the protocol's name."""
-        return str(cell["protocol"].get("data") or self.name)
+        key = getattr(cell, "data_key", None)  # a Cell resolved it once
+        return key if isinstance(key, str) else str(cell["protocol"].get("data") or self.name)
 
     def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]:
-        """The dataset's settings for this protocol: ``dataset.protocols.<data>``."""
+        """The dataset's settings for this protocol: ``dataset.protocols.<data>`` (a
+        :class:`~kernelbench.cell.Cell` holds them, resolved when it was built)."""
+        resolved = getattr(cell, "data_settings", None)
+        if isinstance(resolved, dict):
+            return dict(resolved)
         key = self.data_key(cell)
         protocols = cell["dataset"].get("protocols") or {}
         if key not in protocols:
@@ -244,9 +266,7 @@ class Protocol:
         """The cell's samples X, Y (the data settings' entry ``protocol.data``, default
         the protocol's name) and their exact kernel, both cached per process; one line
         if the kernel is zero (relative errors undefined)."""
-        key = cell["protocol"].get("data") or self.name
-        self.data_settings(cell)  # one clear line if the dataset lacks the entry
-        pair_key = (dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key)
+        pair_key = self.pair_key(cell)
         X, Y, prov = kernel_approx_pair_cached(*pair_key)
         K, fro_K, spec_K = exact_kernel_cached(
             pair_key, cell["kernel"]["name"], dumps(self.kernel_params(cell))
@@ -256,6 +276,13 @@ class Protocol:
                 f"the exact kernel of {cell['dataset']['name']!r} is zero; errors are undefined"
             )
         return Pair(X, Y, K, fro_K, spec_K, prov)
+
+    def pair_key(self, cell: Mapping[str, Any]) -> tuple[str, int, str, str]:
+        """The hashable key of the cell's data (dataset entry, seed, data sources, data
+        key) for the per-process caches: :attr:`kernelbench.cell.Cell.pair_key`."""
+        from kernelbench.cell import as_cell
+
+        return as_cell(cell).pair_key
 
     def default_runs(self, cell: Mapping[str, Any]) -> int | None:
         """Runs when the cell says ``runs: null``: the dataset's, else the protocol's."""
@@ -358,11 +385,7 @@ class Protocol:
         from (seed, "bandwidth", dataset), the neighbours over all rows
         (:func:`kernelbench.bandwidth.nn_sigma`). Cached per process.
         """
-        key = cell["protocol"].get("data") or self.name
-        self.data_settings(cell)  # one clear line if the dataset lacks the entry
-        return _bandwidth_gamma(
-            dumps(cell["dataset"]), int(cell["seed"]), dumps(cell.get("data") or {}), key, rule
-        )
+        return _bandwidth_gamma(*self.pair_key(cell), rule)
 
     def feature_map(
         self,

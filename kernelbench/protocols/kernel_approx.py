@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ from kernelbench.protocols.base import (
     Pair,
     Protocol,
 )
+from kernelbench.protocols.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.plotting import Panels
@@ -54,10 +56,27 @@ BATCH_BYTES = 64 * 2**20
 BATCH_Z_BYTES = 2**20
 
 
+@dataclass
+class KernelApproxSettings(ProtocolSettings):
+    """Settings of ``kernel_approx`` (Munkhoeva et al. 2018, Fig. 1).
+
+    ``data``: the entry of the dataset's data recipes (train part, scaling, ``samples``
+    per subset X and Y, default runs). ``product``: the precision of the
+    K_hat = z(X) z(Y)^T product, float64, or float32 for the GEMM alone (features, the
+    f(0) constant and the errors stay float64; the shift is bounded by
+    tests/test_kernel_approx_product.py; docs/performance.md).
+    """
+
+    name: str = "kernel_approx"
+    data: str | None = "kernel_approx"
+    product: str = "float64"
+
+
 class KernelApprox(Protocol):
     """Relative Frobenius and spectral errors of K_hat on two random subsets (Fig. 1)."""
 
     name = "kernel_approx"
+    Settings = KernelApproxSettings
     title = "Munkhoeva et al. 2018, Fig. 1: kernel approximation error"
     columns = (
         ("samples", pa.int64()),
@@ -70,7 +89,6 @@ class KernelApprox(Protocol):
     }
     headline = "fro"
     budget_label = "n"
-    settings_keys = ("product",)
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         from kernelbench.validation import check_choice

@@ -35,6 +35,7 @@ import pyarrow as pa
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
+from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.seeding import derive_rng
 from kernelbench.validation import check_int
 
@@ -51,10 +52,27 @@ class Grid:
     pairs: int
 
 
+@dataclass
+class VarianceRatioSettings(ProtocolSettings):
+    """Settings of ``variance_ratio`` (Yu et al. 2016, Fig. 2): input dimension ``d``
+    (sweep it: ``protocol.d=16,64``), the z grid z_step, 2 z_step, ..., z_max,
+    ``pairs`` directions u per z and run, and the runs when neither the cell nor the
+    dataset sets them."""
+
+    name: str = "variance_ratio"
+    data: str | None = "variance_ratio"
+    d: int = 16
+    z_max: float = 4.0
+    z_step: float = 0.25
+    pairs: int = 8
+    runs: int | None = 1000
+
+
 class VarianceRatio(Protocol):
     """Empirical Var(method)/Var(RFF) for pairs at distance z sigma (Yu et al. 2016, Fig. 2)."""
 
     name = "variance_ratio"
+    Settings = VarianceRatioSettings
     title = "Yu et al. 2016, Fig. 2: variance ratio against z = ||x - y|| / sigma"
     columns = (
         ("z", pa.float64()),
@@ -71,7 +89,6 @@ class VarianceRatio(Protocol):
     }
     headline = "ratio"
     budget_label = "D / d"
-    settings_keys = ("d", "z_max", "z_step", "pairs", "runs")
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         out = super().check_settings(settings)

@@ -33,7 +33,7 @@ import pyarrow as pa
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Figure, FigureOptions, FigureOutput, Metric, Protocol
-from kernelbench.results import dumps
+from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.seeding import derive_rng
 from kernelbench.validation import check_int
 
@@ -65,10 +65,25 @@ def _points_cached(dataset_json: str, seed: int, data_json: str, key: str, point
     return X, {"data_source": ds.source, "data_deviation": deviation or None}
 
 
+@dataclass
+class WalltimeSettings(ProtocolSettings):
+    """Settings of ``walltime`` (Munkhoeva et al. 2018, Fig. 3): ``points`` random rows
+    of the scaled train part that are mapped (10 in the paper), ``repeats`` timed
+    transform calls per drawn map after its first (warm-up) call, and ``runs`` maps
+    drawn per cell (each with its timed fit)."""
+
+    name: str = "walltime"
+    data: str | None = "kernel_approx"
+    points: int = 10
+    repeats: int = 50
+    runs: int | None = 1
+
+
 class Walltime(Protocol):
     """Fit and map time of a feature map on a few points (Fig. 3), one thread."""
 
     name = "walltime"
+    Settings = WalltimeSettings
     title = "Munkhoeva et al. 2018, Fig. 3: walltime of the explicit mapping"
     columns = (
         ("points", pa.int64()),
@@ -83,13 +98,12 @@ class Walltime(Protocol):
         "first": Metric("first_map_seconds", "first map call (s)", short="first_s"),
     }
     headline = "map"
-    settings_keys = ("points", "repeats", "runs")
     extendable = False  # timings of one session are not stitched to another's
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         out = super().check_settings(settings)
-        out["points"] = check_int("points", out.get("points", 10), 1)
-        out["repeats"] = check_int("repeats", out.get("repeats", 50), 1)
+        out["points"] = check_int("points", out["points"], 1)
+        out["repeats"] = check_int("repeats", out["repeats"], 1)
         return out
 
     def default_runs(self, cell: Mapping[str, Any]) -> int | None:
@@ -101,21 +115,13 @@ class Walltime(Protocol):
     path_settings = ("points",)
 
     def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
-        return (f"points={int(cell['protocol'].get('points', 10))}",)
+        return (f"points={int(cell['protocol']['points'])}",)
 
     def row_keys(self, cell: Mapping[str, Any]) -> dict[str, Any]:
         return {"points": int(cell["protocol"]["points"])}
 
     def prepare(self, cell: Mapping[str, Any]) -> Points:
-        key = cell["protocol"].get("data") or self.name
-        self.data_settings(cell)  # one clear line if the dataset lacks the entry
-        X, prov = _points_cached(
-            dumps(cell["dataset"]),
-            cell["seed"],
-            dumps(cell.get("data") or {}),
-            key,
-            int(cell["protocol"]["points"]),
-        )
+        X, prov = _points_cached(*self.pair_key(cell), int(cell["protocol"]["points"]))
         return Points(X, prov)
 
     def cell_columns(self, cell: Mapping[str, Any], ctx: Points) -> dict[str, Any]:
