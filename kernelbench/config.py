@@ -4,6 +4,8 @@ the config directories of plug-in packages (:func:`config_dirs`)."""
 from __future__ import annotations
 
 import copy
+import itertools
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -122,6 +124,40 @@ def experiment_sweep(name: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
     top = OmegaConf.to_container(raw, resolve=False)
     top = {k: v for k, v in top.items() if k not in ("hydra", "defaults")}  # type: ignore[union-attr]
     return top, sweep
+
+
+def expand(sweep: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """The points of a grid: one dict per element of the product of the sweep's value
+    lists, the first key outermost (the order of Hydra's basic sweeper). A key without
+    values (a deletion, an interval sweep left to the sweeper) is left out.
+
+    The one grid expansion: ``kernelbench run`` counts its cells with it before
+    launching, :func:`experiment_grid` (``verify``) and
+    :func:`kernelbench.experiment.run_grid` build their cells from it.
+    """
+    keys = [k for k, values in sweep.items() if len(values)]
+    return [
+        dict(zip(keys, combo, strict=True))
+        for combo in itertools.product(*(sweep[k] for k in keys))
+    ]
+
+
+def experiment_grid(
+    name: str,
+    overrides: Sequence[str] = (),
+    add: Mapping[str, Sequence[str]] | None = None,
+) -> list[list[str]]:
+    """The cells of an experiment file as override lists, one per cell, that compose
+    (:func:`compose`) as ``kernelbench run experiment=<name> OVERRIDES`` composes its
+    jobs: the file's sweep (:func:`experiment_sweep`) with the values of ``add``
+    appended to its lists (a verify grid's ``add_methods``), then ``overrides``."""
+    _, sweep = experiment_sweep(name)
+    for key, values in (add or {}).items():
+        sweep[key] = list(dict.fromkeys([*sweep.get(key, []), *values]))
+    return [
+        [f"experiment={name}", *(f"{k}={v}" for k, v in point.items()), *overrides]
+        for point in expand(sweep)
+    ]
 
 
 def compose(overrides: list[str]) -> dict[str, Any]:

@@ -11,7 +11,6 @@ an experiment's grid (:func:`kernelbench.cell.expand`) in-process.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -46,6 +45,7 @@ from kernelbench.results import (
     shard_config_hash,
     write_shard,
 )
+from kernelbench.validation import check_n, check_runs
 
 #: The cell of a composed config, validated and resolved once (kept name).
 resolve_cell = build_cell
@@ -340,16 +340,28 @@ def run_grid(
     protocol: str = "kernel_approx",
     **extra: Any,
 ) -> pd.DataFrame:
-    """Run the product datasets x kernels x methods x ns in this process.
+    """Run the product datasets x kernels x methods x ns in this process (the grid
+    expansion of ``kernelbench run`` and ``verify``, :func:`kernelbench.config.expand`).
 
     With ``output_dir`` the shards are written (and finished cells skipped and
     read back); without, nothing touches the disk. Returns all rows.
     """
-    from kernelbench.results import read_results
+    from kernelbench.config import expand
 
     frames = []
-    for ds, kern, meth, n in itertools.product(datasets, kernels, methods, ns):
-        cell = make_cell(meth, kern, ds, n, runs, seed, experiment, protocol, **extra)
+    sweep = {"dataset": list(datasets), "kernel": list(kernels), "method": list(methods)}
+    for point in expand({**sweep, "n": list(ns)}):
+        cell = make_cell(
+            point["method"],
+            point["kernel"],
+            point["dataset"],
+            point["n"],
+            runs,
+            seed,
+            experiment,
+            protocol,
+            **extra,
+        )
         df = run_and_store(cell, output_dir, overwrite, blas_threads, echo=echo)
         if df is None:  # skipped: read the stored shard
             df = read_results(cell_shard_path(cell, output_dir))
@@ -367,6 +379,8 @@ __all__ = [
     "build_cell",
     "cell_name",
     "cell_shard_path",
+    "check_n",
+    "check_runs",
     "config_hash",
     "default_cell",
     "legacy_config_hash",

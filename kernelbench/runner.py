@@ -350,15 +350,9 @@ def _check_setting(key: str, value: Any) -> None:
 
 def _grid_params(experiment: str | None) -> dict[str, list[str]]:
     """The sweep of an experiment file (``hydra.sweeper.params``), as lists of strings."""
-    if experiment is None:
-        return {}
-    from omegaconf import OmegaConf
+    from kernelbench.config import experiment_sweep
 
-    from kernelbench.config import config_file
-
-    raw = OmegaConf.load(config_file("experiment", experiment))
-    params = OmegaConf.select(raw, "hydra.sweeper.params") or {}
-    return {str(k): [s.strip() for s in str(v).split(",")] for k, v in params.items()}
+    return {} if experiment is None else experiment_sweep(experiment)[1]
 
 
 def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
@@ -372,7 +366,7 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
     dataset, protocol or n, or a setting below method or kernel, such as
     ``kernel.params.gamma``), else the quick grid; ``experiment=`` is always a grid.
     """
-    from kernelbench.config import group_options
+    from kernelbench.config import expand, group_options
     from kernelbench.experiment import base_config
 
     flags, overrides = _split(args)
@@ -440,10 +434,7 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
     }
     if shows:
         multirun = False
-    cells = 1
-    if multirun:
-        for values in swept.values():
-            cells *= max(1, len(values))
+    cells = len(expand(swept)) if multirun else 1
     hydra_args = [*(["--multirun"] if multirun else []), *flags, *overrides]
     return hydra_args, multirun, cells
 
