@@ -69,9 +69,9 @@ def app() -> click.Group:
 def _register() -> None:
     from kernelbench.baseline.command import baseline
     from kernelbench.datasets.cli import datasets
+    from kernelbench.launch import run
     from kernelbench.plot import plot
     from kernelbench.report.command import report
-    from kernelbench.runner import run
 
     commands = [run, plot, datasets, report, baseline]
     try:

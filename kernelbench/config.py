@@ -190,5 +190,8 @@ def _compose(overrides: tuple[str, ...]) -> dict[str, Any]:
             )
     except HydraException as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        cause = str(err.__cause__ or "").strip().splitlines()
+        if cause:  # a typed setting (OmegaConf): say what is wrong with it
+            first = f"{first}: {cause[0]}"
         raise KernelbenchError(first) from None
     return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]

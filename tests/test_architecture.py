@@ -43,7 +43,7 @@ LAYERS: dict[str, int] = {
     "experiment": 4,
     "verify": 4,
     "plot": 4,
-    "runner": 5,
+    "launch": 5,
     "report": 5,
     "baseline": 5,
     "baseline.format": 1,

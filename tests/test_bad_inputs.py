@@ -167,7 +167,7 @@ def test_read_only_output_dir(tmp_path, monkeypatch):
 def test_which_overrides_make_one_cell(args, multirun, cells):
     """A setting below method or kernel names one cell (issue 18: without adding
     method=); settings that apply to any cell leave the quick grid."""
-    from kernelbench.runner import plan
+    from kernelbench.launch import plan
 
     m = args[0] == "-m"
     hydra_args, got_multirun, got_cells = plan(args[1:] if m else args, m)

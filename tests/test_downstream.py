@@ -184,7 +184,7 @@ def test_cli_run_and_plot_on_digits(tmp_path):
 
 
 def test_fig2_grids_cover_the_figure():
-    from kernelbench.runner import _grid_params, plan
+    from kernelbench.launch import _grid_params, plan
 
     assert plan(["experiment=fig2"], True)[2] == 2 * 3 * 3 * 7 * 5  # learners, ..., n
     full, reduced = _grid_params("fig2"), _grid_params("fig2_reduced")

@@ -19,9 +19,9 @@ from kernelbench.experiment import (
     run_cell,
     run_grid,
 )
+from kernelbench.launch import plan
 from kernelbench.protocols import get_protocol
 from kernelbench.results import read_results
-from kernelbench.runner import plan
 
 SAMPLES = 60
 SCHEMA = get_protocol("kernel_approx").schema()

@@ -1,10 +1,13 @@
-"""``kernelbench run``: Hydra's override grammar, multirun and launchers under click.
+"""``kernelbench run``: the Hydra glue that launches a grid, one job per cell.
 
 The click command validates the overrides it can check up front (group choices,
-n, runs), then forwards the arguments to a ``hydra.main`` task, so multirun,
-sweepers and launchers (basic, joblib, submitit) behave as in any Hydra app. One
-Hydra job is one cell; :func:`kernelbench.experiment.run_and_store` measures it
-and writes its shard.
+n, runs) and counts the cells (:func:`plan`, with the grid expansion
+:func:`kernelbench.config.expand`), then forwards the arguments to a ``hydra.main``
+task, so multirun, sweepers and launchers (basic, joblib, submitit) behave as in any
+Hydra app. One Hydra job is one cell: :func:`_job` builds its
+:class:`~kernelbench.cell.Cell` (:func:`kernelbench.cell.build_cell`) and
+:func:`kernelbench.experiment.run_and_store`, the cell runner, measures it and writes
+its shard.
 """
 
 from __future__ import annotations
@@ -525,6 +528,9 @@ def launch(args: list[str], multirun: bool = False) -> None:
             raise
         except HydraException as err:
             lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
+            cause = str(err.__cause__ or "").strip().splitlines()
+            if cause and lines:  # a typed setting (OmegaConf): say what is wrong with it
+                lines = [f"{lines[0]}: {cause[0]}"]
             # Hydra's first line says what failed, the second (if any) what to do
             raise KernelbenchError(" ".join(lines[:2]) or type(err).__name__) from None
         except Exception:
