@@ -7,7 +7,7 @@ Hydra job's config, :func:`kernelbench.grid.expand`'s cells, ``make_cell``'s dic
     {"experiment": ..., "protocol": {"name": "kernel_approx", "data": ...},
      "n": 1, "runs": None, "seed": 0,
      "method": {"name", "label", "paper_label", "params"},
-     "kernel": {"name", "params"}, "dataset": {"name", "protocols", ...},
+     "kernel": {"name", "params"}, "dataset": {"name", "splits", ...},
      "data": {"mirror", "cache", "download"}}
 
 It validates the protocol's settings (:meth:`Protocol.check_settings`, over the
@@ -70,7 +70,7 @@ class Cell(Mapping[str, Any]):
     seed: int
     #: where the data comes from: ``{"mirror", "cache", "download"}``
     data: dict[str, Any]
-    #: the entry of ``dataset.protocols`` the protocol reads (``protocol.data``)
+    #: the entry of ``dataset.splits`` (data recipes) the protocol reads (``protocol.data``)
     data_key: str
     #: that entry: the dataset's data settings for the protocol
     data_settings: dict[str, Any]
@@ -110,7 +110,9 @@ class Cell(Mapping[str, Any]):
     @cached_property
     def legacy_config_hash(self) -> str:
         """:func:`legacy_config_hash` of this cell."""
-        return _hash_payload(self, self.dataset)
+        from kernelbench.datasets.splits import legacy_entry
+
+        return _hash_payload(self, legacy_entry(self.dataset))
 
     @cached_property
     def variant(self) -> tuple[str, ...]:
@@ -252,11 +254,17 @@ def as_cell(cell: Mapping[str, Any]) -> Cell:
 
 
 def protocol_dataset(cell: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of a cell's dataset entry that its protocol reads: every key but
-    ``protocols``, and of ``protocols`` only the entry ``protocol.data`` (default the
-    protocol's name), so editing another protocol's data settings leaves it alone."""
+    """The part of a cell's dataset entry that its protocol reads: every key but the
+    data recipes (``splits``), and of these only the entry ``protocol.data`` (default the
+    protocol's name), so editing another protocol's data settings leaves it alone.
+
+    The recipes are under ``protocols``, their key in earlier versions
+    (:func:`kernelbench.datasets.splits.legacy_entry`): the config hash and the shard
+    path are those of earlier versions."""
+    from kernelbench.datasets.splits import legacy_entry
+
     cell = as_cell(cell)
-    dataset = dict(cell.dataset)
+    dataset = legacy_entry(cell.dataset)
     protocols = dataset.get("protocols")
     if isinstance(protocols, Mapping):
         key = cell.data_key
@@ -265,8 +273,8 @@ def protocol_dataset(cell: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _hash_payload(cell: Cell, dataset: Any) -> str:
-    """The hash payload. Its dataset entry keeps the key ``protocols`` for the data
-    recipes, the name of earlier versions, so hashes and shard paths do not change."""
+    """The hash payload; ``dataset`` holds the data recipes under ``protocols``, their key
+    in earlier versions (the dataset YAML's ``splits``), so hashes do not change."""
     payload = {k: cell[k] for k in CELL_KEYS}
     payload["dataset"] = dataset
     payload["schema_version"] = SCHEMA_VERSION

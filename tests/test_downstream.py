@@ -17,13 +17,13 @@ from kernelbench.results import read_results
 from tests.test_cli import kb
 
 #: digits' downstream split made small (400 train rows, the 1397 after them to test)
-SMALL = "dataset.protocols.downstream.train_rows=400"
+SMALL = "dataset.splits.downstream.train_rows=400"
 
 
 def _cell(learner="svm_precomputed", **kw):
     cell = make_cell(protocol="downstream", dataset="digits", runs=2, **kw)
     cell["protocol"]["learner"] = learner
-    cell["dataset"]["protocols"]["downstream"]["train_rows"] = 400
+    cell["dataset"]["splits"]["downstream"]["train_rows"] = 400
     return cell
 
 

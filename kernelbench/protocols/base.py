@@ -16,9 +16,11 @@ in ``configs/protocol/<name>.yaml``. It owns
 The runner (:mod:`kernelbench.experiment`), ``verify`` and ``plot`` only call these
 hooks; adding a protocol needs no change there.
 
-A *cell* is the composed config (``configs/config.yaml``) as a plain dict; its
-``protocol`` entry holds the protocol's settings (``name`` first), and
-``dataset.protocols[<settings["data"]>]`` the dataset's data settings for it.
+The hooks take a *cell*: a :class:`kernelbench.cell.Cell`, built once from the
+composed config (``configs/config.yaml``) with the protocol's settings validated and
+resolved (:attr:`Protocol.Settings`, :meth:`Protocol.check_settings`), its data key
+and the dataset's data settings for it (``dataset.splits[<data key>]``). It reads as
+the resolved dict too: ``cell["protocol"]`` holds the settings (``name`` first).
 """
 
 from __future__ import annotations
@@ -54,10 +56,11 @@ def _bandwidth_gamma(dataset_json: str, seed: int, data_json: str, key: str, rul
 
     from kernelbench.bandwidth import nn_sigma, parse_rule
     from kernelbench.datasets import train_part
+    from kernelbench.datasets.splits import recipes
 
     dataset = json.loads(dataset_json)
     name = str(dataset["name"])
-    X = train_part(name, dataset["protocols"][key], json.loads(data_json)).scaled()
+    X = train_part(name, recipes(dataset)[key], json.loads(data_json)).scaled()
     queries = min(BANDWIDTH_QUERIES, len(X))
     rng = derive_rng(seed, "bandwidth", name)
     return nn_sigma(X, k=parse_rule(rule), n_queries=queries, random_state=rng).gamma
@@ -240,25 +243,27 @@ class Protocol:
         return out
 
     def data_key(self, cell: Mapping[str, Any]) -> str:
-        """The entry of ``dataset.protocols`` the cell reads: ``protocol.data``, default
+        """The entry of ``dataset.splits`` the cell reads: ``protocol.data``, default
         the protocol's name."""
         key = getattr(cell, "data_key", None)  # a Cell resolved it once
         return key if isinstance(key, str) else str(cell["protocol"].get("data") or self.name)
 
     def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]:
-        """The dataset's settings for this protocol: ``dataset.protocols.<data>`` (a
+        """The dataset's settings for this protocol: ``dataset.splits.<data>`` (a
         :class:`~kernelbench.cell.Cell` holds them, resolved when it was built)."""
         resolved = getattr(cell, "data_settings", None)
         if isinstance(resolved, dict):
             return dict(resolved)
         key = self.data_key(cell)
-        protocols = cell["dataset"].get("protocols") or {}
+        from kernelbench.datasets.splits import recipes
+
+        protocols = recipes(cell["dataset"])
         if key not in protocols:
             name = cell["dataset"].get("name")
             have = [k for k in protocols]
             raise KernelbenchError(
                 f"dataset {name!r} has no data settings for protocol {self.name!r} "
-                f"(dataset.protocols.{key}); it has: {', '.join(have) or 'none'}"
+                f"(dataset.splits.{key}); it has: {', '.join(have) or 'none'}"
             )
         return dict(protocols[key])
 

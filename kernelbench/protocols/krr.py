@@ -119,9 +119,10 @@ def binary_labels(y: np.ndarray, dataset: str) -> tuple[np.ndarray, list]:
 
 def _has_liu_data(name: str) -> bool:
     from kernelbench.datasets import dataset_config
+    from kernelbench.datasets.splits import recipes
 
     try:
-        return "liu2020" in (dataset_config(name).get("protocols") or {})
+        return "liu2020" in recipes(dataset_config(name))
     except KernelbenchError:
         return False
 
@@ -284,11 +285,13 @@ class KRR(Protocol):
     def _split_key(self, cell: Mapping[str, Any], repeat: int | None = None) -> tuple:
         """The cache key of a split: the dataset with the reading's scaling, and the
         repetition when every run draws its own random half (``split_per_run``)."""
+        from kernelbench.datasets.splits import recipes
+
         key = self.data_key(cell)
         data = self.data_settings(cell)
         dataset = dict(cell["dataset"])
         if cell["protocol"]["row_scaling"]:
-            dataset["protocols"] = {**dataset["protocols"], key: {**data, "scaling": "row_minmax"}}
+            dataset["splits"] = {**recipes(dataset), key: {**data, "scaling": "row_minmax"}}
         if not (cell["protocol"]["split_per_run"] and data.get("test") == "half"):
             repeat = None
         seed = int(cell["seed"])

@@ -66,6 +66,13 @@ def typed(settings: type[ProtocolSettings], values: Mapping[str, Any]) -> dict[s
     try:
         merged = OmegaConf.merge(OmegaConf.structured(settings), dict(values))
     except OmegaConfBaseException as err:
+        key = str(getattr(err, "full_key", "") or "")
+        types = {f.name: f.type for f in dataclasses.fields(settings)}
+        if key in types:
+            raise KernelbenchError(
+                f"{key} must be {types[key]}, got {values.get(key)!r} "
+                f"(protocol {values.get('name')!r})"
+            ) from None
         first = str(err).strip().splitlines()[0]
         raise KernelbenchError(f"protocol {values.get('name')!r}: {first}") from None
     return OmegaConf.to_container(merged, resolve=True)  # type: ignore[return-value]

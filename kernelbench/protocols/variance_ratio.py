@@ -104,7 +104,9 @@ class VarianceRatio(Protocol):
 
     def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]:
         """No data: the dataset entry only names the synthetic pairs (and default runs)."""
-        protocols = cell["dataset"].get("protocols") or {}
+        from kernelbench.datasets.splits import recipes
+
+        protocols = recipes(cell["dataset"])
         return dict(protocols.get(self.name) or {})
 
     path_settings = ("d",)

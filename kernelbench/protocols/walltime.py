@@ -48,7 +48,7 @@ class Points:
 
 @lru_cache(maxsize=4)
 def _points_cached(dataset_json: str, seed: int, data_json: str, key: str, points: int) -> tuple:
-    from kernelbench.datasets.protocol import protocol_config, train_part
+    from kernelbench.datasets.splits import protocol_config, train_part
 
     dataset = json.loads(dataset_json)
     name = str(dataset["name"])
