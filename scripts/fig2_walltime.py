@@ -37,7 +37,7 @@ def exact_seconds(dirs: list[Path]) -> pd.DataFrame:
     for d in dirs:
         for path in sorted((d / ".exact").glob("*.json")):
             info = json.loads(path.read_text())
-            train = info["dataset"]["splits"][info["data"]].get("train_rows")
+            train = info["dataset"]["protocols"][info["data"]].get("train_rows")
             rows.append(
                 {
                     "dataset": info["dataset"]["name"],
