@@ -20,7 +20,7 @@ from kernelbench import __version__
 #: name -> (module, attribute of its click command, one-line help shown by ``--help``)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": (
-        "kernelbench.runner",
+        "kernelbench.launch",
         "run",
         "Run a grid of cells (Hydra overrides, sweeps and launchers).",
     ),

@@ -4,6 +4,8 @@ the config directories of plug-in packages (:func:`config_dirs`)."""
 from __future__ import annotations
 
 import copy
+import itertools
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -77,9 +79,37 @@ def load_group(group: str, name: str) -> dict[str, Any]:
 
 @cache
 def _parse(path: Path) -> dict[str, Any]:
+    """A group file as a dict; a file whose defaults list selects structured configs of
+    its group (``configs/protocol/krr.yaml``: ``[krr_settings, _self_]``, registered in
+    Hydra's ConfigStore by the plug-in that defines them) is merged over them, as
+    Hydra composes it."""
     from omegaconf import OmegaConf
 
-    return OmegaConf.to_container(OmegaConf.load(path), resolve=True)  # type: ignore[return-value]
+    raw = OmegaConf.load(path)
+    defaults = raw.pop("defaults", None) if hasattr(raw, "pop") else None
+    if defaults:
+        parts = []
+        for entry in defaults:
+            parts.append(raw if entry == "_self_" else _stored(path.parent.name, str(entry)))
+        if "_self_" not in defaults:
+            parts.append(raw)
+        raw = OmegaConf.merge(*parts)
+    return OmegaConf.to_container(raw, resolve=True)  # type: ignore[return-value]
+
+
+def _stored(group: str, name: str) -> Any:
+    """The structured config ``<group>/<name>`` of Hydra's ConfigStore (the plug-in
+    modules, which register them, are imported first)."""
+    from hydra.core.config_store import ConfigStore
+
+    from kernelbench.plugins import load
+
+    key = f"{group}/{name}.yaml"
+    try:
+        return ConfigStore.instance().load(key).node
+    except Exception:  # not registered yet: import the plug-ins
+        load()
+    return ConfigStore.instance().load(key).node
 
 
 def experiment_sweep(name: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
@@ -94,6 +124,40 @@ def experiment_sweep(name: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
     top = OmegaConf.to_container(raw, resolve=False)
     top = {k: v for k, v in top.items() if k not in ("hydra", "defaults")}  # type: ignore[union-attr]
     return top, sweep
+
+
+def expand(sweep: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """The points of a grid: one dict per element of the product of the sweep's value
+    lists, the first key outermost (the order of Hydra's basic sweeper). A key without
+    values (a deletion, an interval sweep left to the sweeper) is left out.
+
+    The one grid expansion: ``kernelbench run`` counts its cells with it before
+    launching, :func:`experiment_grid` (``verify``) and
+    :func:`kernelbench.experiment.run_grid` build their cells from it.
+    """
+    keys = [k for k, values in sweep.items() if len(values)]
+    return [
+        dict(zip(keys, combo, strict=True))
+        for combo in itertools.product(*(sweep[k] for k in keys))
+    ]
+
+
+def experiment_grid(
+    name: str,
+    overrides: Sequence[str] = (),
+    add: Mapping[str, Sequence[str]] | None = None,
+) -> list[list[str]]:
+    """The cells of an experiment file as override lists, one per cell, that compose
+    (:func:`compose`) as ``kernelbench run experiment=<name> OVERRIDES`` composes its
+    jobs: the file's sweep (:func:`experiment_sweep`) with the values of ``add``
+    appended to its lists (a verify grid's ``add_methods``), then ``overrides``."""
+    _, sweep = experiment_sweep(name)
+    for key, values in (add or {}).items():
+        sweep[key] = list(dict.fromkeys([*sweep.get(key, []), *values]))
+    return [
+        [f"experiment={name}", *(f"{k}={v}" for k, v in point.items()), *overrides]
+        for point in expand(sweep)
+    ]
 
 
 def compose(overrides: list[str]) -> dict[str, Any]:
@@ -114,7 +178,9 @@ def _compose(overrides: tuple[str, ...]) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     from kernelbench.errors import KernelbenchError
+    from kernelbench.plugins import load
 
+    load()  # the plug-ins register their structured configs (protocol settings)
     if GlobalHydra.instance().is_initialized():  # pragma: no cover - inside a Hydra app
         GlobalHydra.instance().clear()
     try:
@@ -124,5 +190,8 @@ def _compose(overrides: tuple[str, ...]) -> dict[str, Any]:
             )
     except HydraException as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        cause = str(err.__cause__ or "").strip().splitlines()
+        if cause:  # a typed setting (OmegaConf): say what is wrong with it
+            first = f"{first}: {cause[0]}"
         raise KernelbenchError(first) from None
     return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]

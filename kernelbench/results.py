@@ -40,7 +40,7 @@ from kernelbench.errors import KernelbenchError
 #    spectral norm is computed by Golub-Kahan-Lanczos (equal to 1e-12, other bits).
 # 3: kernel_approx draws rff/orf projections in sample space where 2N < d (same law,
 #    other numbers; column ``draws``); shards of version 2 whose numbers did not change
-#    are still recognised (:func:`kernelbench.experiment.earlier_config_hashes`).
+#    are still recognised (:func:`kernelbench.cell.earlier_config_hashes`).
 SCHEMA_VERSION = 3
 
 #: Earlier schema versions whose shards may hold a cell's current numbers (where

@@ -181,8 +181,8 @@ def main() -> None:
         full(ns.probe_runs, ns.jobs[0], ns.datasets)
         return
 
+    from kernelbench.launch import plan
     from kernelbench.results import read_results
-    from kernelbench.runner import plan
 
     args = [f"experiment={ns.experiment}", *ns.extra]
     if ns.runs is not None:

@@ -28,9 +28,9 @@ from pathlib import Path
 import pandas as pd
 
 from kernelbench.config import experiment_sweep
+from kernelbench.launch import launch
 from kernelbench.reporting.walltime import median_summary
 from kernelbench.results import read_results
-from kernelbench.runner import launch
 
 #: The experiment config whose grid is measured (configs/experiment/fig3.yaml).
 CONFIG = "fig3"

@@ -157,7 +157,7 @@ def test_read_only_output_dir(tmp_path, monkeypatch):
         (["method=sorf", "method.params.n_blocks=2"], False, 1),
         (["+method.params.scale=2"], False, 1),
         (["seed=1"], True, 12),  # settings alone: the quick grid
-        (["dataset.protocols.kernel_approx.samples=60"], True, 12),
+        (["dataset.splits.kernel_approx.samples=60"], True, 12),
         (["-m", "kernel.params.gamma=0.1,1,nn50"], True, 3),
         # showing the config of a grid: Hydra takes --cfg/--info only without --multirun
         (["--cfg", "job", "experiment=fig1_reduced"], False, 1),
@@ -167,7 +167,7 @@ def test_read_only_output_dir(tmp_path, monkeypatch):
 def test_which_overrides_make_one_cell(args, multirun, cells):
     """A setting below method or kernel names one cell (issue 18: without adding
     method=); settings that apply to any cell leave the quick grid."""
-    from kernelbench.runner import plan
+    from kernelbench.launch import plan
 
     m = args[0] == "-m"
     hydra_args, got_multirun, got_cells = plan(args[1:] if m else args, m)
@@ -180,7 +180,7 @@ def test_a_corrupt_shard_is_reported_as_corrupt(tmp_path):
     from kernelbench.experiment import cell_shard_path, make_cell, resolve_cell, run_and_store
 
     cell = make_cell("rff", runs=2)
-    cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 60
+    cell["dataset"]["splits"]["kernel_approx"]["samples"] = 60
     lines: list[str] = []
     first = run_and_store(cell, tmp_path, echo=lines.append)
     path = cell_shard_path(resolve_cell(cell), tmp_path)

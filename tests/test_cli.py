@@ -20,7 +20,7 @@ from kernelbench.results import read_results, shard_files
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = get_protocol("kernel_approx").schema()
 # digits with 60 samples per subset: every cell takes a fraction of a second
-SMALL = "dataset.protocols.kernel_approx.samples=60"
+SMALL = "dataset.splits.kernel_approx.samples=60"
 
 
 def _starts(text: str, expected: str) -> bool:
@@ -109,7 +109,7 @@ def test_every_command_is_one_row_of_the_table():
     for name in COMMANDS:
         cmd = group.get_command(ctx, name)
         assert isinstance(cmd, click.Command) and cmd.name == name
-        assert name == "run" or cmd.short_help is None  # run: kernelbench/runner.py
+        assert name == "run" or cmd.short_help is None  # run: kernelbench/launch.py
     assert group.get_command(ctx, "nope") is None
 
 
@@ -226,7 +226,7 @@ def test_resume_after_a_killed_sweep(tmp_path, work):
     out = tmp_path / "res"
     runs = 10
     args = ["run", "-m", "method=rff,orf,sr33", "kernel=rbf,arccos0", "n=1,2,3", f"runs={runs}"]
-    args += ["dataset.protocols.kernel_approx.samples=100", f"output_dir={out}"]
+    args += ["dataset.splits.kernel_approx.samples=100", f"output_dir={out}"]
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "kernelbench.cli", *args],

@@ -112,7 +112,7 @@ def test_registry_holds_every_dataset() -> None:
 def test_every_dataset_has_a_config(name: str) -> None:
     cfg = dataset_config(name)
     assert cfg["name"] == name
-    proto = cfg["protocols"]["kernel_approx"]
+    proto = cfg["splits"]["kernel_approx"]
     assert proto["samples"] > 0 and proto["runs"] > 0
     spec = DATASETS.get(name)
     assert spec.task in ("classification", "regression")
@@ -123,7 +123,7 @@ def test_every_dataset_has_a_config(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(FIG1))
 def test_fig1_protocol_values_are_the_papers(name: str) -> None:
-    proto = dataset_config(name)["protocols"]["kernel_approx"]
+    proto = dataset_config(name)["splits"]["kernel_approx"]
     rows, concat, scaling, samples, runs = FIG1[name]
     assert proto["part"] == "train"
     assert proto["train_rows"] == rows
@@ -134,7 +134,7 @@ def test_fig1_protocol_values_are_the_papers(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["eeg", "codrna", "magic04", "covtype"])
 def test_liu_protocol_values(name: str) -> None:
-    proto = dataset_config(name)["protocols"]["liu2020"]
+    proto = dataset_config(name)["splits"]["liu2020"]
     assert proto["scaling"] == "minmax"
     assert proto["test"] == ("given" if name == "codrna" else "half")
     assert proto["runs"] == 10
@@ -204,7 +204,7 @@ def test_digits_is_bundled() -> None:
 
 
 def test_letter_train_part_scaled_by_global_max(data_cfg: dict, mirror_data: dict) -> None:
-    part = train_part("letter", dataset_config("letter")["protocols"]["kernel_approx"], data_cfg)
+    part = train_part("letter", dataset_config("letter")["splits"]["kernel_approx"], data_cfg)
     assert part.n_rows == 10000
     scaled = part.scaled()
     assert scaled.dtype == np.float64
@@ -214,7 +214,7 @@ def test_letter_train_part_scaled_by_global_max(data_cfg: dict, mirror_data: dic
 
 
 def test_powerplant_standardised_then_scaled(data_cfg: dict, mirror_data: dict) -> None:
-    proto = dataset_config("powerplant")["protocols"]["kernel_approx"]
+    proto = dataset_config("powerplant")["splits"]["kernel_approx"]
     scaled = train_part("powerplant", proto, data_cfg).scaled()
     raw = mirror_data["powerplant"].X[:8500].astype(np.float64)
     z = (raw - raw.mean(axis=0)) / raw.std(axis=0)
@@ -228,7 +228,7 @@ def test_powerplant_standardised_then_scaled(data_cfg: dict, mirror_data: dict) 
 
 
 def test_usps_train_part_is_first_4500_of_train_and_test(data_cfg: dict, mirror_data: dict) -> None:
-    part = train_part("usps", dataset_config("usps")["protocols"]["kernel_approx"], data_cfg)
+    part = train_part("usps", dataset_config("usps")["splits"]["kernel_approx"], data_cfg)
     assert part.n_rows == 4500
     np.testing.assert_array_equal(part.raw, mirror_data["usps"].X[:4500])
     assert part.scaled().max() == 1.0
@@ -239,7 +239,7 @@ def test_usps_train_part_is_first_4500_of_train_and_test(data_cfg: dict, mirror_
     [("mnist", 60000, 255.0), ("cifar100", 10000, 255.0), ("leukemia", 38, None)],
 )
 def test_image_train_parts(name: str, rows: int, scale: float | None, data_cfg: dict) -> None:
-    part = train_part(name, dataset_config(name)["protocols"]["kernel_approx"], data_cfg)
+    part = train_part(name, dataset_config(name)["splits"]["kernel_approx"], data_cfg)
     assert part.n_rows == rows
     assert part.scaler.kind == "max"
     if scale is not None:
@@ -250,7 +250,7 @@ def test_image_train_parts(name: str, rows: int, scale: float | None, data_cfg: 
 @pytest.mark.parametrize("name", [*FIG1, "eeg", "codrna", "magic04"])
 def test_kernel_approx_pair(name: str, data_cfg: dict) -> None:
     cfg = dataset_config(name)
-    proto = cfg["protocols"]["kernel_approx"]
+    proto = cfg["splits"]["kernel_approx"]
     X, Y, prov = kernel_approx_pair(cfg, seed=3, data_cfg=data_cfg)
     spec = DATASETS.get(name)
     assert X.shape == Y.shape == (proto["samples"], spec.d)
@@ -285,7 +285,7 @@ def test_sampling_depends_only_on_dataset_and_seed() -> None:
 
 def test_samples_larger_than_train_part_is_one_line() -> None:
     cfg = dataset_config("digits")
-    cfg["protocols"]["kernel_approx"]["samples"] = 5000
+    cfg["splits"]["kernel_approx"]["samples"] = 5000
     with pytest.raises(KernelbenchError, match="samples=5000 but the train part has 1797 rows"):
         kernel_approx_pair(cfg, seed=0)
 

@@ -67,10 +67,10 @@ def test_specs(name):
 def test_configs(name):
     cfg = dataset_config(name)
     assert cfg["name"] == name
-    proto = cfg["protocols"]["yang2014"]
+    proto = cfg["splits"]["yang2014"]
     assert proto["test"] == "half" and proto["scaling"] == "minmax"
     assert proto["scale_on"] == "train" and proto["runs"] == 10  # "10 independent trials"
-    approx = cfg["protocols"]["kernel_approx"]
+    approx = cfg["splits"]["kernel_approx"]
     assert approx["samples"] > 0 and approx["runs"] > 0
 
 

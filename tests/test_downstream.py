@@ -19,13 +19,13 @@ from kernelbench.results import read_results
 from tests.test_cli import kb
 
 #: digits' downstream split made small (400 train rows, the 1397 after them to test)
-SMALL = "dataset.protocols.downstream.train_rows=400"
+SMALL = "dataset.splits.downstream.train_rows=400"
 
 
 def _cell(learner="svm_precomputed", **kw):
     cell = make_cell(protocol="downstream", dataset="digits", runs=2, **kw)
     cell["protocol"]["learner"] = learner
-    cell["dataset"]["protocols"]["downstream"]["train_rows"] = 400
+    cell["dataset"]["splits"]["downstream"]["train_rows"] = 400
     return cell
 
 
@@ -185,7 +185,7 @@ def test_cli_run_and_plot_on_digits(tmp_path):
 
 
 def test_fig2_grids_cover_the_figure():
-    from kernelbench.runner import _grid_params, plan
+    from kernelbench.launch import _grid_params, plan
 
     assert plan(["experiment=fig2"], True)[2] == 2 * 3 * 3 * 7 * 5  # learners, ..., n
     full, reduced = _grid_params("fig2"), _grid_params("fig2_reduced")

@@ -577,7 +577,7 @@ def test_orf_dense_w_changes_a_cell_at_rounding_level_only():
     rows = {}
     for label, limit in (("dense", 64.0), ("panels", 0.0)):
         cell = make_cell("orf", dataset="digits", n=3, runs=3)
-        cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 80
+        cell["dataset"]["splits"]["kernel_approx"]["samples"] = 80
         cell["method"]["params"]["dense_limit_mb"] = limit
         rows[label] = run_cell(cell)
     for c in ("rel_fro_error", "rel_spec_error"):

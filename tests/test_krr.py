@@ -133,7 +133,7 @@ def test_kernel_other_than_rbf_is_one_line() -> None:
 def test_non_binary_labels_are_one_line() -> None:
     """A multi-class (or regression) dataset under krr names the valid datasets."""
     cell = make_cell("rff", dataset="digits", n=1, protocol="krr", runs=1)
-    cell["dataset"]["protocols"]["liu2020"] = {"test": "half", "scaling": "minmax"}
+    cell["dataset"]["splits"]["liu2020"] = {"test": "half", "scaling": "minmax"}
     with pytest.raises(KernelbenchError, match=r"binary class labels.*valid datasets: .*eeg"):
         run_cell(cell)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kernelbench.datasets.protocol import Scaler, row_minmax
+from kernelbench.datasets.splits import Scaler, row_minmax
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, resolve_cell, run_cell
 from kernelbench.features import make_feature_map

@@ -78,11 +78,11 @@ def test_next_pow2():
 def test_pair_mse_pads_uses_nn50_and_measures_the_pair_mse():
     cell = make_cell("orf", dataset="digits", protocol="pair_mse", runs=2, n=2)
     cell["kernel"]["params"]["gamma"] = "nn50"
-    cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 60
+    cell["dataset"]["splits"]["kernel_approx"]["samples"] = 60
     df = run_cell(cell)
     assert (df["d"] == 64).all() and (df["D"] == 128).all()  # digits: d = 64 already
     # sigma: Yu's rule on the scaled train part, 1000 seeded queries, all rows neighbours
-    X = train_part("digits", cell["dataset"]["protocols"]["kernel_approx"]).scaled()
+    X = train_part("digits", cell["dataset"]["splits"]["kernel_approx"]).scaled()
     rng = derive_rng(0, "bandwidth", "digits")
     ref = nn_sigma(X, 50, n_queries=min(BANDWIDTH_QUERIES, len(X)), random_state=rng)
     assert df["sigma"].iloc[0] == pytest.approx(ref.sigma, rel=1e-12)
@@ -132,7 +132,7 @@ def test_nn50_through_kernelbench_run(tmp_path):
         cmd = [sys.executable, "-m", "kernelbench.cli", "run", "method=rff", "runs=2", *args]
         return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
 
-    small = "dataset.protocols.kernel_approx.samples=60"
+    small = "dataset.splits.kernel_approx.samples=60"
     ok = kb("kernel.params.gamma=nn50", small, f"output_dir={tmp_path / 'runs'}")
     assert ok.returncode == 0, ok.stderr
     # the line names what differs: gamma, and a hash part for samples=60
@@ -148,7 +148,7 @@ def test_nn50_through_kernelbench_run(tmp_path):
 def adaptive():
     cell = make_cell("qmc_adaptive", dataset="digits", protocol="qmc_adaptive", runs=2, n=0.5)
     cell["method"]["params"]["max_cg_iter"] = 6
-    cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 80
+    cell["dataset"]["splits"]["kernel_approx"]["samples"] = 80
     return run_cell(cell)
 
 
@@ -188,7 +188,7 @@ def test_figures_are_drawn(tmp_path, ratios, adaptive):
 # ----------------------------------------------------------------- qmc_discrepancy
 def discrepancy_cell(method: str, **data) -> dict:
     cell = make_cell(method, dataset="digits", protocol="qmc_discrepancy", runs=3, n=2)
-    cell["dataset"]["protocols"]["kernel_approx"].update({"samples": 120, **data})
+    cell["dataset"]["splits"]["kernel_approx"].update({"samples": 120, **data})
     return cell
 
 
@@ -217,14 +217,14 @@ def test_qmc_discrepancy_rows_and_qmc_below_mc():
 def test_yang_data_options_pca_and_one_subset():
     """same_subset: K = k(X, X); pca: k centred principal coordinates (Yang Sec. 6.1)."""
     from kernelbench.datasets import kernel_approx_pair
-    from kernelbench.datasets.protocol import pca_axes
+    from kernelbench.datasets.splits import pca_axes
 
     cfg = make_cell("rff", dataset="digits")["dataset"]
-    cfg["protocols"]["kernel_approx"].update({"samples": 100, "same_subset": True, "pca": 10})
+    cfg["splits"]["kernel_approx"].update({"samples": 100, "same_subset": True, "pca": 10})
     X, Y, prov = kernel_approx_pair(cfg, seed=0)
     assert X.shape == (100, 10) and np.array_equal(X, Y)
     assert prov["pca"] == 10 and prov["same_subset"] is True
-    part = train_part("digits", cfg["protocols"]["kernel_approx"]).scaled()
+    part = train_part("digits", cfg["splits"]["kernel_approx"]).scaled()
     mean, axes = pca_axes(part, 10)
     np.testing.assert_allclose(axes.T @ axes, np.eye(10), atol=1e-12)
     variances = ((part - mean) @ axes).var(axis=0)

@@ -19,9 +19,9 @@ from kernelbench.experiment import (
     run_cell,
     run_grid,
 )
+from kernelbench.launch import plan
 from kernelbench.protocols import get_protocol
 from kernelbench.results import read_results
-from kernelbench.runner import plan
 
 SAMPLES = 60
 SCHEMA = get_protocol("kernel_approx").schema()
@@ -30,7 +30,7 @@ COLUMNS = SCHEMA.names
 
 def _cell(method="rff", kernel="rbf", n=1, runs=3, **kw):
     cell = make_cell(method, kernel, "digits", n=n, runs=runs, **kw)
-    cell["dataset"]["protocols"]["kernel_approx"]["samples"] = SAMPLES
+    cell["dataset"]["splits"]["kernel_approx"]["samples"] = SAMPLES
     return cell
 
 
@@ -98,7 +98,7 @@ def test_validation():
 
 def test_runs_default_to_the_protocol():
     cell = _cell(runs=None)
-    proto_runs = cell["dataset"]["protocols"]["kernel_approx"]["runs"]
+    proto_runs = cell["dataset"]["splits"]["kernel_approx"]["runs"]
     assert resolve_cell(cell)["runs"] == proto_runs
     assert config_hash(resolve_cell(cell)) == config_hash(resolve_cell(_cell(runs=proto_runs)))
 
@@ -117,7 +117,7 @@ def test_config_hash_covers_what_determines_the_numbers():
         _cell(experiment="other"),
     ]
     cell = _cell()
-    cell["dataset"]["protocols"]["kernel_approx"]["samples"] = SAMPLES + 1
+    cell["dataset"]["splits"]["kernel_approx"]["samples"] = SAMPLES + 1
     changed.append(cell)
     cell = _cell("sorf")
     cell["method"]["params"]["n_blocks"] = 2
@@ -194,7 +194,7 @@ def test_run_grid_in_process(tmp_path, monkeypatch):
 
     def small(*args, **kwargs):  # digits with fewer samples, for speed
         cell = make(*args, **kwargs)
-        cell["dataset"]["protocols"]["kernel_approx"]["samples"] = SAMPLES
+        cell["dataset"]["splits"]["kernel_approx"]["samples"] = SAMPLES
         return cell
 
     monkeypatch.setattr(ex, "make_cell", small)

@@ -223,7 +223,7 @@ def _rows(method, samples, draws, runs=2):
         "protocol": {"name": "kernel_approx", "data": "kernel_approx", "draws": draws},
         "dataset": {
             "name": "digits",
-            "protocols": {"kernel_approx": {"part": "train", "scaling": "max", "samples": samples}},
+            "splits": {"kernel_approx": {"part": "train", "scaling": "max", "samples": samples}},
         },
         "kernel": {"name": "rbf"},
         "method": {"name": method},
@@ -271,8 +271,8 @@ def test_bad_draws_setting_names_the_choices():
 def test_schema_2_shards_recognised_where_numbers_unchanged(tmp_path, method, samples, kept):
     """A shard written under schema 2 is still done where the cell's numbers did not
     change (other methods; rff/orf with 2N >= d) and recomputed where they did."""
+    from kernelbench.cell import _hash_payload
     from kernelbench.experiment import (
-        _hash_payload,
         config_hash,
         protocol_dataset,
         resolve_cell,
@@ -284,7 +284,7 @@ def test_schema_2_shards_recognised_where_numbers_unchanged(tmp_path, method, sa
         "protocol": "kernel_approx",
         "dataset": {
             "name": "digits",
-            "protocols": {"kernel_approx": {"part": "train", "scaling": "max", "samples": samples}},
+            "splits": {"kernel_approx": {"part": "train", "scaling": "max", "samples": samples}},
         },
         "kernel": {"name": "rbf"},
         "method": {"name": method},

@@ -89,7 +89,7 @@ def test_fig1_floor_counts_each_step_where_a_method_needs_it(tmp_path: Path, cap
     lines: list[str] = []
     for i, (method, kernel) in enumerate([("rff", "rbf"), ("sr33", "rbf"), ("gq", "arccos1")]):
         cell = make_cell(method, kernel, "digits", n=1, runs=2)
-        cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 40
+        cell["dataset"]["splits"]["kernel_approx"]["samples"] = 40
         run_and_store(cell, tmp_path / "res", echo=lines.append, prefix=f"[{i + 1}/3] ")
     log = tmp_path / "log.txt"
     log.write_text("\n".join(["some other line", *lines]) + "\n")

@@ -61,12 +61,12 @@ def cells(draw: st.DrawFn) -> dict:
             del cell[group]["params"][sorted(cell[group]["params"])[0]]
     if draw(st.booleans()):
         cell["method"]["paper_label"] = "other"
-    data = cell["dataset"]["protocols"][protocol]
+    data = cell["dataset"]["splits"][protocol]
     for key in draw(st.lists(st.sampled_from(["samples", "train_rows", "scaling"]))):
         data[key] = draw(st.sampled_from([100, 300, None, "max"]))
     other = "downstream" if protocol == "kernel_approx" else "kernel_approx"
     if draw(st.booleans()):  # another protocol's data settings: not part of the identity
-        cell["dataset"]["protocols"][other]["runs"] = 99
+        cell["dataset"]["splits"][other]["runs"] = 99
     if protocol == "downstream" and draw(st.booleans()):
         cell["protocol"]["learner"] = "linear"
     return resolve_cell(cell)
@@ -111,7 +111,8 @@ def test_paper_grid_settings_are_their_experiments_defaults():
     cell["kernel"]["params"]["gamma"] = "nn50"
     cell = resolve_cell(cell)
     assert shard_variant(cell) == ()
-    cell["kernel"]["params"]["gamma"] = "nn20"
+    kernel = {**cell["kernel"], "params": {**cell["kernel"]["params"], "gamma": "nn20"}}
+    cell = resolve_cell({**cell, "kernel": kernel})  # a Cell is frozen: build another
     assert shard_variant(cell) == ("gamma=nn20",)
 
 
@@ -121,18 +122,18 @@ def test_paper_grid_settings_are_their_experiments_defaults():
 def test_other_protocols_data_settings_leave_the_hash_alone():
     cell = resolve_cell(make_cell("rff", "rbf", "digits", runs=2))
     edited = copy.deepcopy(cell)
-    edited["dataset"]["protocols"]["downstream"]["train_rows"] = 1000
+    edited["dataset"]["splits"]["downstream"]["train_rows"] = 1000
     assert config_hash(edited) == config_hash(cell)
     assert cell_shard_path(edited, "out") == cell_shard_path(cell, "out")
     assert legacy_config_hash(edited) != legacy_config_hash(cell)  # what earlier versions did
     own = copy.deepcopy(cell)
-    own["dataset"]["protocols"]["kernel_approx"]["samples"] = 100
+    own["dataset"]["splits"]["kernel_approx"]["samples"] = 100
     assert config_hash(own) != config_hash(cell)
 
 
 def test_hash_unchanged_where_the_dataset_has_one_protocol():
     cell = resolve_cell(make_cell("rff", "rbf", "leukemia", runs=2))
-    assert list(cell["dataset"]["protocols"]) == ["kernel_approx"]
+    assert list(cell["dataset"]["splits"]) == ["kernel_approx"]
     assert config_hash(cell) == legacy_config_hash(cell)
 
 
@@ -141,7 +142,7 @@ def test_hash_unchanged_where_the_dataset_has_one_protocol():
 
 def _small(**kw) -> dict:
     cell = make_cell("rff", "rbf", "digits", runs=2, **kw)
-    cell["dataset"]["protocols"]["kernel_approx"]["samples"] = SAMPLES
+    cell["dataset"]["splits"]["kernel_approx"]["samples"] = SAMPLES
     return cell
 
 
@@ -199,7 +200,7 @@ def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
         "method.params.n_blocks=1,2",
         "dataset=digits",
         "runs=2",
-        f"dataset.protocols.kernel_approx.samples={SAMPLES}",
+        f"dataset.splits.kernel_approx.samples={SAMPLES}",
         f"output_dir={out}",
     ]
     proc = kb(*args, cwd=tmp_path)

@@ -107,18 +107,18 @@ def _krr_cell():
 def _cells():
     def kernel_approx():
         cell = make_cell("sr33", dataset="digits", n=2, runs=3)
-        cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 100
+        cell["dataset"]["splits"]["kernel_approx"]["samples"] = 100
         return cell
 
     def pair_mse():
         cell = make_cell("orf", dataset="digits", protocol="pair_mse", runs=2, n=2)
-        cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 60
+        cell["dataset"]["splits"]["kernel_approx"]["samples"] = 60
         return cell
 
     def qmc_adaptive():
         cell = make_cell("qmc_adaptive", dataset="digits", protocol="qmc_adaptive", runs=2)
         cell["method"]["params"]["max_cg_iter"] = 6
-        cell["dataset"]["protocols"]["kernel_approx"]["samples"] = 80
+        cell["dataset"]["splits"]["kernel_approx"]["samples"] = 80
         return cell
 
     def variance_ratio():
@@ -128,7 +128,7 @@ def _cells():
 
     def downstream():
         cell = make_cell("rff", protocol="downstream", dataset="digits", runs=2)
-        cell["dataset"]["protocols"]["downstream"]["train_rows"] = 400
+        cell["dataset"]["splits"]["downstream"]["train_rows"] = 400
         return cell
 
     return {

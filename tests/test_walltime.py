@@ -19,12 +19,12 @@ from kernelbench.experiment import (  # noqa: E402
     run_cell,
     shard_variant,
 )
+from kernelbench.launch import plan  # noqa: E402
 from kernelbench.plot_command import plot  # noqa: E402
 from kernelbench.protocols import PROTOCOLS, get_protocol  # noqa: E402
 from kernelbench.reporting import FigureOptions  # noqa: E402
 from kernelbench.reporting.walltime import draw_fig3, fig3_panels, median_summary  # noqa: E402
 from kernelbench.results import read_results  # noqa: E402
-from kernelbench.runner import plan  # noqa: E402
 
 
 def walltime_cell(method="sr33", points=7, repeats=4, runs=None, **kw):
@@ -99,7 +99,7 @@ def test_fig3_grid(tmp_path, monkeypatch):
     _, _, cells = plan(["experiment=fig3"], True)
     assert cells == 2 * 6 * 8
     # the experiment selects the protocol, so its settings can be overridden
-    from kernelbench.runner import launch
+    from kernelbench.launch import launch
 
     monkeypatch.chdir(tmp_path)
     args = ["experiment=fig3", "dataset=digits", "method=sr33", "protocol.repeats=2"]

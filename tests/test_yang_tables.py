@@ -198,7 +198,7 @@ def _powerplant(metric: str, mirror: Path) -> dict:
     cell = make_cell(protocol="downstream", dataset="powerplant", method="qmc", n=40, runs=2)
     cell["protocol"].update(learner="linear", metric=metric, budget="s")
     cell["kernel"]["params"]["gamma"] = "nn50"
-    cell["dataset"]["protocols"]["downstream"]["train_rows"] = 500
+    cell["dataset"]["splits"]["downstream"]["train_rows"] = 500
     cell["data"] = {"mirror": str(mirror), "cache": None, "download": False}
     return cell
 

@@ -25,7 +25,9 @@ with its downloader), found by :mod:`kernelbench.builtin`, and
 
 from __future__ import annotations
 
-from kernelbench.datasets.protocol import (
+from kernelbench.datasets.sources import fetch_dataset, load_dataset, where
+from kernelbench.datasets.spec import DATASETS, Dataset, DatasetSpec, register
+from kernelbench.datasets.splits import (
     Split,
     clear_cache,
     dataset_config,
@@ -33,8 +35,6 @@ from kernelbench.datasets.protocol import (
     protocol_split,
     train_part,
 )
-from kernelbench.datasets.sources import fetch_dataset, load_dataset, where
-from kernelbench.datasets.spec import DATASETS, Dataset, DatasetSpec, register
 
 __all__ = [
     "DATASETS",

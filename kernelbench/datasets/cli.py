@@ -9,7 +9,6 @@ from typing import Any
 
 import click
 
-from kernelbench.datasets.protocol import dataset_config
 from kernelbench.datasets.sources import (
     Locations,
     fetch_dataset,
@@ -18,6 +17,7 @@ from kernelbench.datasets.sources import (
     where,
 )
 from kernelbench.datasets.spec import DATASETS
+from kernelbench.datasets.splits import dataset_config, recipes
 from kernelbench.errors import KernelbenchError
 
 
@@ -134,7 +134,7 @@ def _protocol_lines(name: str) -> list[str]:
     except KernelbenchError:
         return []
     lines = []
-    for proto, values in (cfg.get("protocols") or {}).items():
+    for proto, values in recipes(cfg).items():
         settings = ", ".join(f"{k}={v}" for k, v in (values or {}).items())
         lines.append(_wrap("protocol", f"{proto}: {settings}"))
     return lines

@@ -17,9 +17,11 @@ same name), read by ``kernelbench plot``, ``verify``, ``report`` and ``baseline`
 The runner (:mod:`kernelbench.experiment`) only calls these hooks; adding a protocol
 needs no change there.
 
-A *cell* is the composed config (``configs/config.yaml``) as a plain dict; its
-``protocol`` entry holds the protocol's settings (``name`` first), and
-``dataset.protocols[<settings["data"]>]`` the dataset's data settings for it.
+The hooks take a *cell*: a :class:`kernelbench.cell.Cell`, built once from the
+composed config (``configs/config.yaml``) with the protocol's settings validated and
+resolved (:attr:`Protocol.Settings`, :meth:`Protocol.check_settings`), its data key
+and the dataset's data settings for it (``dataset.splits[<data key>]``). It reads as
+the resolved dict too: ``cell["protocol"]`` holds the settings (``name`` first).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.protocols.settings import ProtocolSettings, field_names, store, typed
 from kernelbench.results import dumps, make_schema
 from kernelbench.seeding import derive_rng
 
@@ -53,10 +56,11 @@ def _bandwidth_gamma(dataset_json: str, seed: int, data_json: str, key: str, rul
 
     from kernelbench.bandwidth import nn_sigma, parse_rule
     from kernelbench.datasets import train_part
+    from kernelbench.datasets.splits import recipes
 
     dataset = json.loads(dataset_json)
     name = str(dataset["name"])
-    X = train_part(name, dataset["protocols"][key], json.loads(data_json)).scaled()
+    X = train_part(name, recipes(dataset)[key], json.loads(data_json)).scaled()
     queries = min(BANDWIDTH_QUERIES, len(X))
     rng = derive_rng(seed, "bandwidth", name)
     return nn_sigma(X, k=parse_rule(rule), n_queries=queries, random_state=rng).gamma
@@ -128,7 +132,11 @@ class Protocol:
     columns: ClassVar[tuple[tuple[str, pa.DataType], ...]] = ()
     #: the columns that identify a cell in aggregated tables (verify, figures)
     cell_keys: ClassVar[tuple[str, ...]] = ("dataset", "kernel", "method_label", "n")
-    #: settings keys allowed in configs/protocol/<name>.yaml (besides name and data)
+    #: the settings' schema and defaults (:mod:`kernelbench.protocols.settings`);
+    #: None for a plug-in that lists its keys in ``settings_keys`` and its YAML file
+    Settings: ClassVar[type[ProtocolSettings] | None] = None
+    #: settings keys allowed in configs/protocol/<name>.yaml (besides name and data),
+    #: where the protocol has no ``Settings`` dataclass (else its fields)
     settings_keys: ClassVar[tuple[str, ...]] = ()
     #: settings shown in the shard path by :meth:`path_parts` (the rest of the settings
     #: that differ from the protocol's file go into the path's hash part)
@@ -137,25 +145,37 @@ class Protocol:
     #: r's row depends on r alone); False where rows are measurements of the moment
     extendable: ClassVar[bool] = True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A protocol with a ``Settings`` dataclass registers it as the structured config
+        ``protocol/<name>_settings`` (the schema ``configs/protocol/<name>.yaml`` selects)."""
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("Settings") is not None and cls.name:
+            store(cls.name, cls.Settings)
+
     # -- schema and settings -------------------------------------------------------
     def schema(self) -> pa.Schema:
         """The Parquet schema of this protocol's shards."""
         return make_schema(list(self.columns))
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate the protocol settings (unknown keys are one-line errors).
+        """Validate the protocol settings (unknown keys are one-line errors) and fill
+        the ones left out from the ``Settings`` dataclass, typed as Hydra types them.
 
         ``budget`` (where a protocol allows it) must be one of :data:`BUDGETS`; the
         default ``n`` is dropped, so a cell's settings and hash are those without it.
+        Called once per cell, when it is built (:func:`kernelbench.cell.build_cell`).
         """
-        valid = {"name", "data", *self.settings_keys}
+        if self.Settings is not None:
+            valid = set(field_names(self.Settings))
+        else:
+            valid = {"name", "data", *self.settings_keys}
         unknown = sorted(set(settings) - valid)
         if unknown:
             raise KernelbenchError(
                 f"unknown setting(s) {', '.join(unknown)} for protocol {self.name!r}; "
                 f"valid: {', '.join(sorted(valid - {'name'}))}"
             )
-        out = dict(settings)
+        out = dict(settings) if self.Settings is None else typed(self.Settings, settings)
         if "budget" in out:
             if out["budget"] not in BUDGETS:
                 raise choices_error(f"budget of protocol {self.name!r}", out["budget"], BUDGETS)
@@ -171,20 +191,27 @@ class Protocol:
         return cell if version == 2 else None
 
     def data_key(self, cell: Mapping[str, Any]) -> str:
-        """The entry of ``dataset.protocols`` the cell reads: ``protocol.data``, default
+        """The entry of ``dataset.splits`` the cell reads: ``protocol.data``, default
         the protocol's name."""
-        return str(cell["protocol"].get("data") or self.name)
+        key = getattr(cell, "data_key", None)  # a Cell resolved it once
+        return key if isinstance(key, str) else str(cell["protocol"].get("data") or self.name)
 
     def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]:
-        """The dataset's settings for this protocol: ``dataset.protocols.<data>``."""
+        """The dataset's settings for this protocol: ``dataset.splits.<data>`` (a
+        :class:`~kernelbench.cell.Cell` holds them, resolved when it was built)."""
+        resolved = getattr(cell, "data_settings", None)
+        if isinstance(resolved, dict):
+            return dict(resolved)
         key = self.data_key(cell)
-        protocols = cell["dataset"].get("protocols") or {}
+        from kernelbench.datasets.splits import recipes
+
+        protocols = recipes(cell["dataset"])
         if key not in protocols:
             name = cell["dataset"].get("name")
             have = [k for k in protocols]
             raise KernelbenchError(
                 f"dataset {name!r} has no data settings for protocol {self.name!r} "
-                f"(dataset.protocols.{key}); it has: {', '.join(have) or 'none'}"
+                f"(dataset.splits.{key}); it has: {', '.join(have) or 'none'}"
             )
         return dict(protocols[key])
 
@@ -192,9 +219,7 @@ class Protocol:
         """The cell's samples X, Y (the data settings' entry ``protocol.data``, default
         the protocol's name) and their exact kernel, both cached per process; one line
         if the kernel is zero (relative errors undefined)."""
-        key = cell["protocol"].get("data") or self.name
-        self.data_settings(cell)  # one clear line if the dataset lacks the entry
-        pair_key = (dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key)
+        pair_key = self.pair_key(cell)
         X, Y, prov = kernel_approx_pair_cached(*pair_key)
         K, fro_K, spec_K = exact_kernel_cached(
             pair_key, cell["kernel"]["name"], dumps(self.kernel_params(cell))
@@ -204,6 +229,13 @@ class Protocol:
                 f"the exact kernel of {cell['dataset']['name']!r} is zero; errors are undefined"
             )
         return Pair(X, Y, K, fro_K, spec_K, prov)
+
+    def pair_key(self, cell: Mapping[str, Any]) -> tuple[str, int, str, str]:
+        """The hashable key of the cell's data (dataset entry, seed, data sources, data
+        key) for the per-process caches: :attr:`kernelbench.cell.Cell.pair_key`."""
+        from kernelbench.cell import as_cell
+
+        return as_cell(cell).pair_key
 
     def default_runs(self, cell: Mapping[str, Any]) -> int | None:
         """Runs when the cell says ``runs: null``: the dataset's, else the protocol's."""
@@ -306,11 +338,7 @@ class Protocol:
         from (seed, "bandwidth", dataset), the neighbours over all rows
         (:func:`kernelbench.bandwidth.nn_sigma`). Cached per process.
         """
-        key = cell["protocol"].get("data") or self.name
-        self.data_settings(cell)  # one clear line if the dataset lacks the entry
-        return _bandwidth_gamma(
-            dumps(cell["dataset"]), int(cell["seed"]), dumps(cell.get("data") or {}), key, rule
-        )
+        return _bandwidth_gamma(*self.pair_key(cell), rule)
 
     def feature_map(
         self,

@@ -32,7 +32,7 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ import pyarrow as pa
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.results import SCHEMA_VERSION, atomic_write, dumps
 
 #: Directory (under the output directory) of the cached exact-kernel scores.
@@ -79,10 +80,11 @@ def _split_cached(dataset_json: str, key: str, seed: int, data_json: str) -> tup
 
 def exact_key(cell: Mapping[str, Any], proto: Downstream) -> tuple[str, dict[str, Any]]:
     """The hash (16 hex digits) and payload naming a cell's exact-kernel score."""
-    settings = cell["protocol"]
+    from kernelbench.datasets.splits import legacy_entry
+
     payload = {
-        "dataset": cell["dataset"],
-        "data": settings.get("data") or proto.name,
+        "dataset": legacy_entry(cell["dataset"]),  # the key of the exact score's cache
+        "data": proto.data_key(cell),
         "kernel": cell["kernel"]["name"],
         "kernel_params": cell["kernel"]["params"],
         "learner": proto.learner_name(cell),
@@ -94,10 +96,38 @@ def exact_key(cell: Mapping[str, Any], proto: Downstream) -> tuple[str, dict[str
     return hashlib.sha256(dumps(payload).encode()).hexdigest()[:16], payload
 
 
+@dataclass
+class DownstreamSettings(ProtocolSettings):
+    """Settings of ``downstream`` (Munkhoeva et al. 2018, Fig. 2; Yang et al. 2014,
+    Tables 1-2).
+
+    ``data``: the recipe giving the split (train rows, test: rest, scaling fitted on the
+    train part). ``learner``: svm_precomputed (the paper's: SVC/SVR on z(X) z(X')^T plus
+    the f(0) term, default C) or linear (ridge / ridge classifier on z(X), alpha by
+    leave-one-out CV), with ``learner_params`` ({}: its defaults). ``metric``: null for
+    the dataset's task metric (accuracy or r2), or rel_error = ||y_hat - y|| / ||y||
+    (Yang et al. 2014, Tables 1-2; lower is better). ``budget``: what the cell's n counts,
+    n (D = 2 n (d + 1)) or s (Yang et al.: s = D points). ``exact``: also score the learner
+    on the exact kernel (cached under <output_dir>/.exact/). ``runs``: when neither the
+    cell nor the dataset gives them; the run-to-run std of the score is 0.1-1 %
+    (docs/downstream.md), so 10 runs give a 95% band of +-0.7 std.
+    """
+
+    name: str = "downstream"
+    data: str | None = "downstream"
+    learner: str = "svm_precomputed"
+    learner_params: dict[str, Any] = field(default_factory=dict)
+    metric: str | None = None
+    budget: str = "n"
+    exact: bool = True
+    runs: int | None = 10
+
+
 class Downstream(Protocol):
     """Test accuracy / R^2 of a learner on the features, and its exact-kernel ceiling."""
 
     name = "downstream"
+    Settings = DownstreamSettings
     title = "Munkhoeva et al. 2018, Fig. 2: test accuracy / R^2 of a learner on the features"
     columns = (
         ("learner", pa.string()),
@@ -111,11 +141,10 @@ class Downstream(Protocol):
         ("predict_seconds", pa.float64()),
     )
     cell_keys = ("dataset", "kernel", "method_label", "learner", "n")
-    settings_keys = ("learner", "learner_params", "metric", "exact", "runs", "budget")
 
     # -- settings ------------------------------------------------------------------
     def learner_name(self, cell: Mapping[str, Any]) -> str:
-        return str(cell["protocol"].get("learner") or "svm_precomputed")
+        return str(cell["protocol"]["learner"])
 
     def learner(self, cell: Mapping[str, Any]) -> Any:
         """The cell's learner (one line naming the learners if unknown)."""
@@ -156,13 +185,11 @@ class Downstream(Protocol):
         self.data_settings(cell)
 
     def prepare(self, cell: Mapping[str, Any]) -> Context:
-        key = cell["protocol"].get("data") or self.name
-        Xtr, ytr, Xte, yte, prov = _split_cached(
-            dumps(cell["dataset"]), key, cell["seed"], dumps(cell.get("data") or {})
-        )
+        dataset_json, seed, data_json, key = self.pair_key(cell)
+        Xtr, ytr, Xte, yte, prov = _split_cached(dataset_json, key, seed, data_json)
         task, metric = self.task(cell), self.metric_name(cell)
         ctx = Context(Xtr, ytr, Xte, yte, task, metric, self.learner(cell), float("nan"), prov)
-        if cell["protocol"].get("exact", True):
+        if cell["protocol"]["exact"]:
             ctx = replace(ctx, exact_score=self.exact_score(cell, ctx))
         return ctx
 

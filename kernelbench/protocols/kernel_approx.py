@@ -8,7 +8,7 @@ fresh feature map fitted on X:
     rel_fro_error  = ||K - K_hat||_F / ||K||_F
     rel_spec_error = ||K - K_hat||_2 / ||K||_2,     K_hat = z(X) z(Y)^T + constant_.
 
-Setting ``product`` (configs/protocol/kernel_approx.yaml): ``float64`` (the default) or
+Setting ``product`` (:class:`KernelApproxSettings`): ``float64`` (the default) or
 ``float32``: the GEMM z(X) z(Y)^T alone in float32 (1.6-2.2x faster); the features, the
 constant (folded into K_hat in float64: sr33's f(0) term alone shifts spectral errors by
 1e-4 in float32) and the errors stay float64. tests/test_kernel_approx_product.py bounds
@@ -32,6 +32,7 @@ import math
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,6 +44,7 @@ from kernelbench.protocols.base import (
     Pair,
     Protocol,
 )
+from kernelbench.protocols.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     pass
@@ -59,10 +61,32 @@ BATCH_BYTES = 64 * 2**20
 BATCH_Z_BYTES = 2**20
 
 
+@dataclass
+class KernelApproxSettings(ProtocolSettings):
+    """Settings of ``kernel_approx`` (Munkhoeva et al. 2018, Fig. 1).
+
+    ``data``: the entry of the dataset's data recipes (train part, scaling, ``samples``
+    per subset X and Y, default runs). ``product``: the precision of the
+    K_hat = z(X) z(Y)^T product, float64, or float32 for the GEMM alone (features, the
+    f(0) constant and the errors stay float64; the shift is bounded by
+    tests/test_kernel_approx_product.py; docs/performance.md). ``draws``: how a run
+    draws its projections: ``sample_space`` draws those of the 2N points [X; Y] directly
+    where 2N < d and the map supports it (rff, orf: same law, other numbers;
+    tests/test_sample_space.py), else the map draws W; ``weights``: always W. The
+    defaults are left out of a cell's settings and hash.
+    """
+
+    name: str = "kernel_approx"
+    data: str | None = "kernel_approx"
+    product: str = PRODUCTS[0]
+    draws: str = DRAWS[0]
+
+
 class KernelApprox(Protocol):
     """Relative Frobenius and spectral errors of K_hat on two random subsets (Fig. 1)."""
 
     name = "kernel_approx"
+    Settings = KernelApproxSettings
     title = "Munkhoeva et al. 2018, Fig. 1: kernel approximation error"
     columns = (
         ("samples", pa.int64()),
@@ -70,7 +94,6 @@ class KernelApprox(Protocol):
         ("rel_spec_error", pa.float64()),
         ("draws", pa.string()),  # the draw that produced the row: weights or sample_space
     )
-    settings_keys = ("product", "draws")
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         from kernelbench.validation import check_choice

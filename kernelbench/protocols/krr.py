@@ -38,7 +38,7 @@ import json
 import time
 import tracemalloc
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -49,6 +49,7 @@ from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.results import dumps
 from kernelbench.seeding import derive_rng
 
@@ -113,9 +114,10 @@ def binary_labels(y: np.ndarray, dataset: str) -> tuple[np.ndarray, list]:
 
 def _has_liu_data(name: str) -> bool:
     from kernelbench.datasets import dataset_config
+    from kernelbench.datasets.splits import recipes
 
     try:
-        return "liu2020" in (dataset_config(name).get("protocols") or {})
+        return "liu2020" in recipes(dataset_config(name))
     except KernelbenchError:
         return False
 
@@ -166,10 +168,46 @@ class _Timed:
         return out
 
 
+@dataclass
+class KRRSettings(ProtocolSettings):
+    """Settings of ``krr`` (Liu et al. 2020, Table 3 and Fig. 1).
+
+    ``reading`` (docs/liu2020.md): ``code`` is what the authors' public MATLAB code does
+    and reproduces Table 3; ``paper`` is Algorithm 1 and Sec. 5 as printed. It sets the
+    six settings of :data:`READINGS` that are null (row_scaling, sampler, shared_draw,
+    center_labels, cv_folds, split_per_run); set one to override it. ``sigma`` and
+    ``width``: the Gaussian kernel, sigma2 = exp(-|x-x'|^2 / sigma^2) (the paper's text)
+    or 2sigma2 = exp(-|x-x'|^2 / (2 sigma^2)). ``lambda_times_n``: (Z^T Z + n lambda I)
+    as in Eq. (8), or (Z^T Z + lambda I) as in the code (with n lambda every grid value
+    over-regularises). ``lambdas``: the grid of the k-fold inner cross-validation
+    (Sec. 5.1). ``chunk_rows``: rows mapped at once (memory O(k s^2 + chunk_rows s)).
+    ``spectral_points``: Fig. 1(a)'s relative spectral error on this many random
+    training rows (0: skip).
+    """
+
+    name: str = "krr"
+    data: str | None = "liu2020"
+    reading: str = "code"
+    row_scaling: bool | None = None
+    sampler: str | None = None
+    shared_draw: bool | None = None
+    center_labels: bool | None = None
+    cv_folds: int | None = None
+    split_per_run: bool | None = None
+    sigma: float = 1.0
+    width: str = "sigma2"
+    lambda_times_n: bool = False
+    lambdas: list[float] = field(default_factory=lambda: [0.05, 0.1, 0.5, 1.0])
+    chunk_rows: int = 4096
+    spectral_points: int = 1000
+    runs: int | None = 10
+
+
 class KRR(Protocol):
     """KRR test accuracy and feature time versus s = (s/d) d (Liu et al. 2020, Table 3)."""
 
     name = "krr"
+    Settings = KRRSettings
     title = "Liu et al. 2020, Table 3 and Fig. 1: KRR accuracy with random features"
     columns = (
         ("s", pa.int64()),
@@ -184,28 +222,16 @@ class KRR(Protocol):
         ("peak_memory_mb", pa.float64()),
         ("rel_spec_error", pa.float64()),
     )
-    settings_keys = (
-        "reading",
-        *READING_KEYS,
-        "sigma",
-        "width",
-        "lambda_times_n",
-        "lambdas",
-        "chunk_rows",
-        "spectral_points",
-        "runs",
-    )
 
     # -- settings ------------------------------------------------------------------
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
-        """Validate, fill what the cell leaves out from configs/protocol/krr.yaml and the
-        reading's values for the settings left null (:data:`READINGS`)."""
-        from kernelbench.config import load_group
+        """Validate, fill what the cell leaves out from :class:`KRRSettings` and the
+        reading's values for the settings left null (:data:`READINGS`): resolved once,
+        when the cell is built."""
         from kernelbench.learners.ridge import check_lambdas
         from kernelbench.validation import check_choice, check_int
 
         out = super().check_settings(settings)
-        out = {**load_group("protocol", self.name), **out}
         reading = check_choice("reading", out["reading"], tuple(READINGS))
         for key, value in READINGS[reading].items():
             if out[key] is None:
@@ -247,11 +273,13 @@ class KRR(Protocol):
     def _split_key(self, cell: Mapping[str, Any], repeat: int | None = None) -> tuple:
         """The cache key of a split: the dataset with the reading's scaling, and the
         repetition when every run draws its own random half (``split_per_run``)."""
-        key = cell["protocol"]["data"]
-        data = self.data_settings(cell)  # one clear line if the dataset lacks the entry
+        from kernelbench.datasets.splits import recipes
+
+        key = self.data_key(cell)
+        data = self.data_settings(cell)
         dataset = dict(cell["dataset"])
         if cell["protocol"]["row_scaling"]:
-            dataset["protocols"] = {**dataset["protocols"], key: {**data, "scaling": "row_minmax"}}
+            dataset["splits"] = {**recipes(dataset), key: {**data, "scaling": "row_minmax"}}
         if not (cell["protocol"]["split_per_run"] and data.get("test") == "half"):
             repeat = None
         seed = int(cell["seed"])

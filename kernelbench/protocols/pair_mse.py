@@ -35,7 +35,7 @@ from kernelbench.protocols.base import (
     Protocol,
     kernel_approx_pair_cached,
 )
-from kernelbench.results import dumps
+from kernelbench.protocols.settings import ProtocolSettings
 
 
 def next_pow2(d: int) -> int:
@@ -68,10 +68,21 @@ def _padded_pair(dataset_json: str, seed: int, data_json: str, key: str) -> tupl
     return X, Y, d, dict(prov)
 
 
+@dataclass
+class PairMSESettings(ProtocolSettings):
+    """Settings of ``pair_mse`` (Yu et al. 2016, Figs. 4 and 5(c)): the data recipe
+    of Munkhoeva et al.'s Fig. 1 (scaled train part, two random subsets of ``samples``
+    rows)."""
+
+    name: str = "pair_mse"
+    data: str | None = "kernel_approx"
+
+
 class PairMSE(Protocol):
     """MSE of the kernel value over pairs, against D/d (Yu et al. 2016, Figs. 4 and 5(c))."""
 
     name = "pair_mse"
+    Settings = PairMSESettings
     title = "Yu et al. 2016, Fig. 4: kernel approximation MSE against D"
     columns = (
         ("samples", pa.int64()),
@@ -96,11 +107,7 @@ class PairMSE(Protocol):
     def prepare(self, cell: Mapping[str, Any]) -> PaddedPair:
         from kernelbench.kernels import exact_kernel
 
-        key = cell["protocol"].get("data") or self.name
-        self.data_settings(cell)
-        X, Y, d_data, prov = _padded_pair(
-            dumps(cell["dataset"]), cell["seed"], dumps(cell.get("data") or {}), key
-        )
+        X, Y, d_data, prov = _padded_pair(*self.pair_key(cell))
         params = self.kernel_params(cell)
         gamma = params.get("gamma")
         gamma = 1.0 / X.shape[1] if gamma is None else float(gamma)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -34,12 +35,24 @@ from kernelbench.protocols.base import (
     Pair,
     Protocol,
 )
+from kernelbench.protocols.settings import ProtocolSettings
+
+
+@dataclass
+class QMCAdaptiveSettings(ProtocolSettings):
+    """Settings of ``qmc_adaptive`` (Yang et al. 2014, Fig. 4): the data recipe of
+    Munkhoeva et al.'s Fig. 1 (scaled train part, two random subsets of ``samples``
+    rows)."""
+
+    name: str = "qmc_adaptive"
+    data: str | None = "kernel_approx"
 
 
 class QMCAdaptive(Protocol):
     """Discrepancy and Gram errors per CG iteration of adaptive QMC (Yang et al. 2014, Fig. 4)."""
 
     name = "qmc_adaptive"
+    Settings = QMCAdaptiveSettings
     title = "Yang et al. 2014, Fig. 4: adaptive QMC, errors over the iterations"
     columns = (
         ("samples", pa.int64()),

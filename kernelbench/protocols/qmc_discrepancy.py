@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,12 +32,25 @@ from kernelbench.protocols.base import (
     Pair,
     Protocol,
 )
+from kernelbench.protocols.settings import ProtocolSettings
+
+
+@dataclass
+class QMCDiscrepancySettings(ProtocolSettings):
+    """Settings of ``qmc_discrepancy`` (Yang et al. 2014, Fig. 3): the data recipe of
+    Munkhoeva et al.'s Fig. 1; the box []b is ``box_scale`` times X's bounding box
+    (Fig. 3: 1 on cpu, 1/2 on census)."""
+
+    name: str = "qmc_discrepancy"
+    data: str | None = "kernel_approx"
+    box_scale: float = 1.0
 
 
 class QMCDiscrepancy(Protocol):
     """Box discrepancy of the frequencies and the Gram errors per run (Yang Fig. 3)."""
 
     name = "qmc_discrepancy"
+    Settings = QMCDiscrepancySettings
     title = "Yang et al. 2014, Fig. 3: box discrepancy and Gram error against s"
     columns = (
         ("samples", pa.int64()),
@@ -45,7 +59,6 @@ class QMCDiscrepancy(Protocol):
         ("rel_fro_error", pa.float64()),
         ("rel_spec_error", pa.float64()),
     )
-    settings_keys = ("box_scale",)
 
     def check(self, cell: Mapping[str, Any]) -> None:
         if cell["kernel"]["name"] != "rbf" or cell["method"]["name"] not in ("rff", "qmc"):

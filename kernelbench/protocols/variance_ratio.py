@@ -34,6 +34,7 @@ import pyarrow as pa
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.seeding import derive_rng
 from kernelbench.validation import check_int
 
@@ -50,10 +51,27 @@ class Grid:
     pairs: int
 
 
+@dataclass
+class VarianceRatioSettings(ProtocolSettings):
+    """Settings of ``variance_ratio`` (Yu et al. 2016, Fig. 2): input dimension ``d``
+    (sweep it: ``protocol.d=16,64``), the z grid z_step, 2 z_step, ..., z_max,
+    ``pairs`` directions u per z and run, and the runs when neither the cell nor the
+    dataset sets them."""
+
+    name: str = "variance_ratio"
+    data: str | None = "variance_ratio"
+    d: int = 16
+    z_max: float = 4.0
+    z_step: float = 0.25
+    pairs: int = 8
+    runs: int | None = 1000
+
+
 class VarianceRatio(Protocol):
     """Empirical Var(method)/Var(RFF) for pairs at distance z sigma (Yu et al. 2016, Fig. 2)."""
 
     name = "variance_ratio"
+    Settings = VarianceRatioSettings
     title = "Yu et al. 2016, Fig. 2: variance ratio against z = ||x - y|| / sigma"
     columns = (
         ("z", pa.float64()),
@@ -64,7 +82,6 @@ class VarianceRatio(Protocol):
         ("ratio", pa.float64()),
     )
     cell_keys = ("dataset", "kernel", "method_label", "n", "d", "z")
-    settings_keys = ("d", "z_max", "z_step", "pairs", "runs")
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         out = super().check_settings(settings)
@@ -80,7 +97,9 @@ class VarianceRatio(Protocol):
 
     def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]:
         """No data: the dataset entry only names the synthetic pairs (and default runs)."""
-        protocols = cell["dataset"].get("protocols") or {}
+        from kernelbench.datasets.splits import recipes
+
+        protocols = recipes(cell["dataset"])
         return dict(protocols.get(self.name) or {})
 
     path_settings = ("d",)

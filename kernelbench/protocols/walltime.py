@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
-from kernelbench.results import dumps
+from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.seeding import derive_rng
 from kernelbench.validation import check_int
 
@@ -46,7 +46,7 @@ class Points:
 
 @lru_cache(maxsize=4)
 def _points_cached(dataset_json: str, seed: int, data_json: str, key: str, points: int) -> tuple:
-    from kernelbench.datasets.protocol import protocol_config, train_part
+    from kernelbench.datasets.splits import protocol_config, train_part
 
     dataset = json.loads(dataset_json)
     name = str(dataset["name"])
@@ -63,10 +63,25 @@ def _points_cached(dataset_json: str, seed: int, data_json: str, key: str, point
     return X, {"data_source": ds.source, "data_deviation": deviation or None}
 
 
+@dataclass
+class WalltimeSettings(ProtocolSettings):
+    """Settings of ``walltime`` (Munkhoeva et al. 2018, Fig. 3): ``points`` random rows
+    of the scaled train part that are mapped (10 in the paper), ``repeats`` timed
+    transform calls per drawn map after its first (warm-up) call, and ``runs`` maps
+    drawn per cell (each with its timed fit)."""
+
+    name: str = "walltime"
+    data: str | None = "kernel_approx"
+    points: int = 10
+    repeats: int = 50
+    runs: int | None = 1
+
+
 class Walltime(Protocol):
     """Fit and map time of a feature map on a few points (Fig. 3), one thread."""
 
     name = "walltime"
+    Settings = WalltimeSettings
     title = "Munkhoeva et al. 2018, Fig. 3: walltime of the explicit mapping"
     columns = (
         ("points", pa.int64()),
@@ -75,13 +90,12 @@ class Walltime(Protocol):
         ("first_map_seconds", pa.float64()),
     )
     cell_keys = ("dataset", "kernel", "method_label", "n", "points")
-    settings_keys = ("points", "repeats", "runs")
     extendable = False  # timings of one session are not stitched to another's
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         out = super().check_settings(settings)
-        out["points"] = check_int("points", out.get("points", 10), 1)
-        out["repeats"] = check_int("repeats", out.get("repeats", 50), 1)
+        out["points"] = check_int("points", out["points"], 1)
+        out["repeats"] = check_int("repeats", out["repeats"], 1)
         return out
 
     def default_runs(self, cell: Mapping[str, Any]) -> int | None:
@@ -93,21 +107,13 @@ class Walltime(Protocol):
     path_settings = ("points",)
 
     def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
-        return (f"points={int(cell['protocol'].get('points', 10))}",)
+        return (f"points={int(cell['protocol']['points'])}",)
 
     def row_keys(self, cell: Mapping[str, Any]) -> dict[str, Any]:
         return {"points": int(cell["protocol"]["points"])}
 
     def prepare(self, cell: Mapping[str, Any]) -> Points:
-        key = cell["protocol"].get("data") or self.name
-        self.data_settings(cell)  # one clear line if the dataset lacks the entry
-        X, prov = _points_cached(
-            dumps(cell["dataset"]),
-            cell["seed"],
-            dumps(cell.get("data") or {}),
-            key,
-            int(cell["protocol"]["points"]),
-        )
+        X, prov = _points_cached(*self.pair_key(cell), int(cell["protocol"]["points"]))
         return Points(X, prov)
 
     def cell_columns(self, cell: Mapping[str, Any], ctx: Points) -> dict[str, Any]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernelbench.config import compose, experiment_sweep
+from kernelbench.config import compose, experiment_grid, experiment_sweep
 from kernelbench.errors import choices_error
 from kernelbench.verify.config import VerifyConfig
 
@@ -20,27 +19,20 @@ def grid_cells(
 ) -> list[dict[str, Any]]:
     """The cells of a verify grid, composed exactly as ``kernelbench run`` composes them.
 
-    Each grid entry is an experiment file: the product of its sweep lists (with the
-    entry's ``add_methods`` appended to the method list), composed by Hydra with
-    ``experiment=<file>``; ``runs`` and ``seed`` override the file's.
+    Each grid entry is an experiment file: its cells (:func:`kernelbench.config.
+    experiment_grid`, the one grid expansion, with the entry's ``add_methods`` appended
+    to the method list), composed by Hydra with ``experiment=<file>``; ``runs`` and
+    ``seed`` override the file's.
     """
     if grid not in cfg.grids:
         raise choices_error("grid", grid, cfg.grids)
+    fixed = [f"seed={cfg.seed if seed is None else seed}"]
+    if runs is not None:
+        fixed.append(f"runs={runs}")
     cells = []
     for exp, extra in cfg.grids[grid]:
-        _, sweep = experiment_sweep(exp)
-        if extra:
-            sweep["method"] = list(dict.fromkeys([*sweep.get("method", []), *extra]))
-        keys = list(sweep)
-        for combo in itertools.product(*(sweep[k] for k in keys)):
-            overrides = [
-                f"experiment={exp}",
-                *(f"{k}={v}" for k, v in zip(keys, combo, strict=True)),
-            ]
-            overrides.append(f"seed={cfg.seed if seed is None else seed}")
-            if runs is not None:
-                overrides.append(f"runs={runs}")
-            cells.append(compose(overrides))
+        add = {"method": list(extra)} if extra else None
+        cells += [compose(o) for o in experiment_grid(exp, fixed, add)]
     return cells
 
 

@@ -1,4 +1,6 @@
-"""Experiment protocols on a dataset, driven by ``configs/dataset/<name>.yaml``.
+"""Data recipes ("splits") of a dataset for the protocols, driven by the ``splits:``
+entries of ``configs/dataset/<name>.yaml`` (``protocols:`` in earlier versions, still
+read: :func:`recipes`).
 
 Every constant (train rows, scaling, sample sizes, splits, runs) lives in the
 YAML files; this module only interprets them:
@@ -58,9 +60,29 @@ def dataset_config(name: str) -> dict[str, Any]:
         return OmegaConf.to_container(OmegaConf.load(path), resolve=True)  # type: ignore[return-value]
 
 
+#: The key of a dataset entry that holds its data recipes, and its name before.
+SPLITS_KEY, LEGACY_SPLITS_KEY = "splits", "protocols"
+
+
+def recipes(dataset_cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A dataset entry's data recipes, one per data key: ``splits`` (or ``protocols``,
+    the key of earlier versions)."""
+    found = dataset_cfg.get(SPLITS_KEY)
+    if found is None:
+        found = dataset_cfg.get(LEGACY_SPLITS_KEY)
+    return found or {}
+
+
+def legacy_entry(dataset_cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """A dataset entry with its recipes under ``protocols``, the key of earlier versions:
+    what config hashes and cache keys are computed over, so that renaming the key to
+    ``splits`` changed no hash, shard path or cached file."""
+    return {(LEGACY_SPLITS_KEY if k == SPLITS_KEY else k): v for k, v in dataset_cfg.items()}
+
+
 def protocol_config(dataset_cfg: Mapping[str, Any], protocol: str) -> Mapping[str, Any]:
-    """``dataset_cfg["protocols"][protocol]``, or one line naming the protocols defined."""
-    protocols = dataset_cfg.get("protocols") or {}
+    """``dataset_cfg["splits"][protocol]``, or one line naming the recipes defined."""
+    protocols = recipes(dataset_cfg)
     if protocol not in protocols:
         raise choices_error(
             f"protocol for dataset {dataset_cfg.get('name')!r}", protocol, protocols
@@ -227,7 +249,7 @@ def kernel_approx_pair(
     Each subset has ``samples`` distinct rows of the scaled train part (drawn
     independently of each other), float64. The draw depends only on
     ``(seed, dataset)``, so every method of a grid sees the same X and Y.
-    ``protocol`` names the entry of ``dataset_cfg["protocols"]`` with the settings.
+    ``protocol`` names the entry of ``dataset_cfg["splits"]`` with the settings.
     """
     name = str(dataset_cfg["name"])
     proto = protocol_config(dataset_cfg, protocol)

@@ -1,10 +1,13 @@
-"""``kernelbench run``: Hydra's override grammar, multirun and launchers under click.
+"""``kernelbench run``: the Hydra glue that launches a grid, one job per cell.
 
 The click command validates the overrides it can check up front (group choices,
-n, runs), then forwards the arguments to a ``hydra.main`` task, so multirun,
-sweepers and launchers (basic, joblib, submitit) behave as in any Hydra app. One
-Hydra job is one cell; :func:`kernelbench.experiment.run_and_store` measures it
-and writes its shard.
+n, runs) and counts the cells (:func:`plan`, with the grid expansion
+:func:`kernelbench.config.expand`), then forwards the arguments to a ``hydra.main``
+task, so multirun, sweepers and launchers (basic, joblib, submitit) behave as in any
+Hydra app. One Hydra job is one cell: :func:`_job` builds its
+:class:`~kernelbench.cell.Cell` (:func:`kernelbench.cell.build_cell`) and
+:func:`kernelbench.experiment.run_and_store`, the cell runner, measures it and writes
+its shard.
 """
 
 from __future__ import annotations
@@ -59,12 +62,18 @@ _ENV_TOTAL = "KERNELBENCH_GRID_CELLS"
 
 
 def _job(cfg: Any) -> None:
-    """Hydra task function: run one cell and store its shard."""
+    """Hydra task function: build the job's :class:`~kernelbench.cell.Cell` (once) from
+    the composed config, run it and store its shard."""
     from omegaconf import OmegaConf
 
+    from kernelbench.cell import build_cell
     from kernelbench.experiment import run_and_store
 
-    cell = OmegaConf.to_container(cfg, resolve=True)
+    config = OmegaConf.to_container(cfg, resolve=True)
+    try:
+        cell = build_cell(config)
+    except KernelbenchError as err:
+        raise KernelbenchError(f"{_cell_name(config)}: {err}") from None
     prefix = ""
     hc = None
     try:
@@ -344,15 +353,9 @@ def _check_setting(key: str, value: Any) -> None:
 
 def _grid_params(experiment: str | None) -> dict[str, list[str]]:
     """The sweep of an experiment file (``hydra.sweeper.params``), as lists of strings."""
-    if experiment is None:
-        return {}
-    from omegaconf import OmegaConf
+    from kernelbench.config import experiment_sweep
 
-    from kernelbench.config import config_file
-
-    raw = OmegaConf.load(config_file("experiment", experiment))
-    params = OmegaConf.select(raw, "hydra.sweeper.params") or {}
-    return {str(k): [s.strip() for s in str(v).split(",")] for k, v in params.items()}
+    return {} if experiment is None else experiment_sweep(experiment)[1]
 
 
 def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
@@ -366,7 +369,7 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
     dataset, protocol or n, or a setting below method or kernel, such as
     ``kernel.params.gamma``), else the quick grid; ``experiment=`` is always a grid.
     """
-    from kernelbench.config import group_options
+    from kernelbench.config import expand, group_options
     from kernelbench.experiment import base_config
 
     flags, overrides = _split(args)
@@ -434,10 +437,7 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
     }
     if shows:
         multirun = False
-    cells = 1
-    if multirun:
-        for values in swept.values():
-            cells *= max(1, len(values))
+    cells = len(expand(swept)) if multirun else 1
     hydra_args = [*(["--multirun"] if multirun else []), *flags, *overrides]
     return hydra_args, multirun, cells
 
@@ -506,9 +506,11 @@ def launch(args: list[str], multirun: bool = False) -> None:
     from hydra.errors import HydraException
 
     from kernelbench.config import config_dir, searchpath_overrides
+    from kernelbench.plugins import load
     from kernelbench.progress import ENV_BOARD, Board
 
     hydra_args, multirun, cells = plan(list(args), multirun)
+    load()  # the plug-ins register their structured configs (protocol settings)
     if not any(a.startswith("hydra.searchpath") for a in hydra_args):
         hydra_args += searchpath_overrides()  # the plug-ins' config directories
     task = hydra.main(version_base=None, config_path=str(config_dir()), config_name="config")(_job)
@@ -526,6 +528,9 @@ def launch(args: list[str], multirun: bool = False) -> None:
             raise
         except HydraException as err:
             lines = [ln for ln in str(err).strip().splitlines() if ln.strip()]
+            cause = str(err.__cause__ or "").strip().splitlines()
+            if cause and lines:  # a typed setting (OmegaConf): say what is wrong with it
+                lines = [f"{lines[0]}: {cause[0]}"]
             # Hydra's first line says what failed, the second (if any) what to do
             raise KernelbenchError(" ".join(lines[:2]) or type(err).__name__) from None
         except Exception:

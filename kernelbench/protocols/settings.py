@@ -1,0 +1,88 @@
+"""Protocol settings as dataclasses: one schema per protocol, one place per default.
+
+Each protocol declares its settings as a dataclass deriving from
+:class:`ProtocolSettings` (its attribute ``Settings``). Defining the protocol class
+registers the dataclass as a Hydra structured config, ``protocol/<name>_settings`` in
+the :class:`~hydra.core.config_store.ConfigStore`, and ``configs/protocol/<name>.yaml``
+only selects it (``defaults: [<name>_settings, _self_]``). So Hydra and OmegaConf check
+the types of every override (``protocol.sigma=abc`` is one line), and the protocol's
+``check_settings`` checks the choices and ranges, once, when the cell is built
+(:func:`kernelbench.cell.build_cell`).
+
+A plug-in protocol without a ``Settings`` dataclass keeps its settings in its YAML file
+(``settings_keys`` lists them), as before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kernelbench.errors import KernelbenchError
+
+#: Suffix of the ConfigStore entry of a protocol's settings (``protocol/krr_settings``).
+SCHEMA_SUFFIX = "_settings"
+
+
+@dataclass
+class ProtocolSettings:
+    """What every protocol has: its ``name`` and ``data``, the entry of the dataset's
+    ``protocols`` (data recipes) it reads (None: the protocol's name)."""
+
+    name: str = ""
+    data: str | None = None
+
+
+def schema_name(protocol: str) -> str:
+    """The ConfigStore option of a protocol's settings: ``<protocol>_settings``."""
+    return f"{protocol}{SCHEMA_SUFFIX}"
+
+
+def store(protocol: str, settings: type[ProtocolSettings]) -> None:
+    """Register ``settings`` as the structured config ``protocol/<protocol>_settings``."""
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(group="protocol", name=schema_name(protocol), node=settings)
+
+
+def field_names(settings: type[ProtocolSettings]) -> tuple[str, ...]:
+    """The setting keys of a dataclass, ``name`` and ``data`` first."""
+    return tuple(f.name for f in dataclasses.fields(settings))
+
+
+def defaults(settings: type[ProtocolSettings]) -> dict[str, Any]:
+    """The dataclass' defaults as a plain dict (fresh lists and dicts)."""
+    return dataclasses.asdict(settings())
+
+
+def typed(settings: type[ProtocolSettings], values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` over the dataclass' defaults, typed by OmegaConf as Hydra types them
+    (``1`` for a float setting becomes ``1.0``); a wrong type is one line."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        merged = OmegaConf.merge(OmegaConf.structured(settings), dict(values))
+    except OmegaConfBaseException as err:
+        key = str(getattr(err, "full_key", "") or "")
+        types = {f.name: f.type for f in dataclasses.fields(settings)}
+        if key in types:
+            raise KernelbenchError(
+                f"{key} must be {types[key]}, got {values.get(key)!r} "
+                f"(protocol {values.get('name')!r})"
+            ) from None
+        first = str(err).strip().splitlines()[0]
+        raise KernelbenchError(f"protocol {values.get('name')!r}: {first}") from None
+    return OmegaConf.to_container(merged, resolve=True)  # type: ignore[return-value]
+
+
+__all__ = [
+    "ProtocolSettings",
+    "defaults",
+    "field_names",
+    "schema_name",
+    "store",
+    "typed",
+]
