@@ -523,7 +523,7 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
     if base["protocol"] is None:
         rest = True
     else:
-        shown = set(proto.path_settings)
+        shown = set(proto.cell_settings)
         have = {k: v for k, v in cell["protocol"].items() if k not in shown}
         want = {k: v for k, v in base["protocol"].items() if k not in shown}
         rest |= have != want

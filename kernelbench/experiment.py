@@ -157,9 +157,10 @@ def _batch_rows(proto: Protocol, batch: range, measured: list[dict]) -> list[dic
 
 def summary_line(cell: Mapping[str, Any], df: pd.DataFrame, seconds: float) -> str:
     """``letter rbf sr33 n=1: rel_fro 0.0123 ± 0.0045 (30 runs) [2.1 s]``."""
+    from kernelbench.reporting import get_reporting
+
     cell = build_cell(cell)
-    proto = cell.protocol
-    metric = proto.metric(proto.headline)
+    metric = get_reporting(cell.protocol.name).metric(None)
     v = df[metric.column].to_numpy(dtype=float)
     std = float(v.std(ddof=1)) if len(v) > 1 else 0.0
     return (

@@ -1,14 +1,17 @@
 """The protocol plug-in, measurement side: what one experiment measures and stores.
 
 A protocol (as an Objective in benchopt) is one module in ``kernelbench/protocols/``
-with a :class:`Protocol` subclass registered in :data:`PROTOCOLS`, plus its settings
-in ``configs/protocol/<name>.yaml``. It owns
+with a :class:`Protocol` subclass registered in :data:`PROTOCOLS`, its settings a
+dataclass (:attr:`Protocol.Settings`, selected by ``configs/protocol/<name>.yaml``).
+It owns
 
 * how a cell is measured: :meth:`Protocol.prepare` (data and what every run shares)
   and :meth:`Protocol.measure` (the rows of a batch of runs);
 * its row schema: the common cell and provenance columns of
-  :mod:`kernelbench.results` around its own :attr:`Protocol.columns`, and the columns
-  that identify a cell (:attr:`Protocol.cell_keys`).
+  :mod:`kernelbench.results` around its own :attr:`Protocol.columns`;
+* one declaration of the settings that identify a cell beside dataset, kernel, method
+  and n (:attr:`Protocol.cell_settings`), from which its shard path parts, its row
+  keys and its cell keys (:attr:`Protocol.cell_keys`) are derived.
 
 What its results are summarised, compared and drawn as (metrics, headline, figures,
 reference cells) is its reporting side, :mod:`kernelbench.reporting` (one module of the
@@ -40,6 +43,7 @@ from kernelbench.results import dumps, make_schema
 from kernelbench.seeding import derive_rng
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.cell import Cell
     from kernelbench.features import RandomFeatureMap
 
 
@@ -121,6 +125,13 @@ class Pair:
         }
 
 
+def _part(value: Any) -> str:
+    """A setting's value in a shard path: an integral float as an int (``d=16``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 class Protocol:
     """Base class of the protocols (see the module docstring)."""
 
@@ -130,17 +141,19 @@ class Protocol:
     title: ClassVar[str] = ""
     #: the protocol's own columns of a row, between the common cell and provenance ones
     columns: ClassVar[tuple[tuple[str, pa.DataType], ...]] = ()
-    #: the columns that identify a cell in aggregated tables (verify, figures)
-    cell_keys: ClassVar[tuple[str, ...]] = ("dataset", "kernel", "method_label", "n")
+    #: settings that identify a cell beside dataset, kernel, method and n (e.g. the
+    #: learner), declared once: each is a directory level ``<key>=<value>`` of the shard
+    #: path (:meth:`path_parts`), a column of every row (:meth:`row_keys`) and a cell key
+    #: (:attr:`cell_keys`)
+    cell_settings: ClassVar[tuple[str, ...]] = ()
+    #: columns that tell apart the rows of one run (e.g. an iteration): cell keys after n
+    row_index: ClassVar[tuple[str, ...]] = ()
     #: the settings' schema and defaults (:mod:`kernelbench.protocols.settings`);
     #: None for a plug-in that lists its keys in ``settings_keys`` and its YAML file
     Settings: ClassVar[type[ProtocolSettings] | None] = None
     #: settings keys allowed in configs/protocol/<name>.yaml (besides name and data),
     #: where the protocol has no ``Settings`` dataclass (else its fields)
     settings_keys: ClassVar[tuple[str, ...]] = ()
-    #: settings shown in the shard path by :meth:`path_parts` (the rest of the settings
-    #: that differ from the protocol's file go into the path's hash part)
-    path_settings: ClassVar[tuple[str, ...]] = ()
     #: whether a shard stored with fewer runs may be extended by the missing runs (run
     #: r's row depends on r alone); False where rows are measurements of the moment
     extendable: ClassVar[bool] = True
@@ -183,7 +196,7 @@ class Protocol:
                 del out["budget"]
         return out
 
-    def earlier_cell(self, cell: Mapping[str, Any], version: int) -> Mapping[str, Any] | None:
+    def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None:
         """The cell as an earlier schema ``version`` hashed it, where its shard of that
         version holds this version's numbers, else None (recomputed).
         Schema 3 changed only ``kernel_approx``'s sample-space cells: elsewhere a
@@ -215,7 +228,7 @@ class Protocol:
             )
         return dict(protocols[key])
 
-    def exact_pair(self, cell: Mapping[str, Any]) -> Pair:
+    def exact_pair(self, cell: Cell) -> Pair:
         """The cell's samples X, Y (the data settings' entry ``protocol.data``, default
         the protocol's name) and their exact kernel, both cached per process; one line
         if the kernel is zero (relative errors undefined)."""
@@ -230,7 +243,7 @@ class Protocol:
             )
         return Pair(X, Y, K, fro_K, spec_K, prov)
 
-    def pair_key(self, cell: Mapping[str, Any]) -> tuple[str, int, str, str]:
+    def pair_key(self, cell: Cell) -> tuple[str, int, str, str]:
         """The hashable key of the cell's data (dataset entry, seed, data sources, data
         key) for the per-process caches: :attr:`kernelbench.cell.Cell.pair_key`."""
         from kernelbench.cell import as_cell
@@ -244,16 +257,24 @@ class Protocol:
             runs = cell["protocol"].get("runs")
         return runs
 
-    def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
-        """Extra directory levels of the cell's shard (settings that are cell keys)."""
-        return ()
+    @property
+    def cell_keys(self) -> tuple[str, ...]:
+        """The columns that identify a cell in aggregated tables (verify, figures):
+        dataset, kernel, method label, :attr:`cell_settings`, n, :attr:`row_index`."""
+        return ("dataset", "kernel", "method_label", *self.cell_settings, "n", *self.row_index)
 
-    def row_keys(self, cell: Mapping[str, Any]) -> dict[str, Any]:
-        """Per-cell values of protocol columns that are cell keys (e.g. the learner)."""
-        return {}
+    def path_parts(self, cell: Cell) -> tuple[str, ...]:
+        """Extra directory levels of the cell's shard: ``<key>=<value>`` for each of
+        :attr:`cell_settings` (the other settings that differ from the defaults go into
+        the path's hash part)."""
+        return tuple(f"{k}={_part(cell['protocol'][k])}" for k in self.cell_settings)
+
+    def row_keys(self, cell: Cell) -> dict[str, Any]:
+        """The values of :attr:`cell_settings`, columns of every row of the cell."""
+        return {k: cell["protocol"][k] for k in self.cell_settings}
 
     # -- measurement ---------------------------------------------------------------
-    def check(self, cell: Mapping[str, Any]) -> None:
+    def check(self, cell: Cell) -> None:
         """Validate what can be checked before loading data (method, kernel, settings).
 
         A data rule for gamma (``nn50``) is parsed here and resolved later, in
@@ -267,15 +288,15 @@ class Protocol:
             params["gamma"] = 1.0  # stands for the data's value while checking the map
         self.feature_map({**cell, "kernel": {**cell["kernel"], "params": params}}, None)
 
-    def prepare(self, cell: Mapping[str, Any]) -> Any:
+    def prepare(self, cell: Cell) -> Any:
         """Load the data and compute what every run of the cell shares."""
         raise NotImplementedError
 
-    def cell_columns(self, cell: Mapping[str, Any], ctx: Any) -> dict[str, Any]:
+    def cell_columns(self, cell: Cell, ctx: Any) -> dict[str, Any]:
         """Columns with one value per cell: at least d, data_source and data_deviation."""
         raise NotImplementedError
 
-    def measure(self, cell: Mapping[str, Any], ctx: Any, runs: Sequence[int]) -> list[dict]:
+    def measure(self, cell: Cell, ctx: Any, runs: Sequence[int]) -> list[dict]:
         """The rows of ``runs`` (each a fresh map from :meth:`run_rng`), in order.
 
         A row holds D, n_features, fit_seconds, transform_seconds and the protocol's
@@ -286,16 +307,16 @@ class Protocol:
         """
         return [self.measure_run(cell, ctx, r) for r in runs]
 
-    def measure_run(self, cell: Mapping[str, Any], ctx: Any, run: int) -> dict:
+    def measure_run(self, cell: Cell, ctx: Any, run: int) -> dict:
         raise NotImplementedError
 
-    def batch_size(self, cell: Mapping[str, Any]) -> int:
+    def batch_size(self, cell: Cell) -> int:
         """How many runs :meth:`measure` is given at once (progress is per batch)."""
         return 1
 
     # -- feature maps --------------------------------------------------------------
     @staticmethod
-    def run_rng(cell: Mapping[str, Any], run: int) -> np.random.Generator:
+    def run_rng(cell: Cell, run: int) -> np.random.Generator:
         """The Generator of run ``run``: from (seed, dataset, kernel, method label, n, run),
         so a run draws the same map whatever the order, worker or protocol."""
         return derive_rng(
@@ -307,7 +328,7 @@ class Protocol:
             run,
         )
 
-    def map_n(self, cell: Mapping[str, Any], d: int) -> float:
+    def map_n(self, cell: Cell, d: int) -> float:
         """The feature map's budget n for the cell's budget.
 
         ``budget: n`` (the default): the identity, D = 2 n (d + 1) projections.
@@ -318,7 +339,7 @@ class Protocol:
             return float(cell["n"]) / (2.0 * (d + 1))
         return cell["n"]
 
-    def kernel_params(self, cell: Mapping[str, Any], ctx: Any = None) -> dict[str, Any]:
+    def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
         """The kernel parameters the maps and the exact kernel get.
 
         ``gamma`` may name a data rule, ``nn<k>`` (Yu et al. 2016, Sec. 3: sigma =
@@ -330,7 +351,7 @@ class Protocol:
             params["gamma"] = self.bandwidth_gamma(cell, params["gamma"])
         return params
 
-    def bandwidth_gamma(self, cell: Mapping[str, Any], rule: str) -> float:
+    def bandwidth_gamma(self, cell: Cell, rule: str) -> float:
         """gamma of a bandwidth rule (``nn<k>``) on the dataset's scaled train part.
 
         The train part is the one of the protocol's data settings; the mean runs
@@ -342,7 +363,7 @@ class Protocol:
 
     def feature_map(
         self,
-        cell: Mapping[str, Any],
+        cell: Cell,
         random_state: Any,
         d: int | None = None,
         ctx: Any = None,
@@ -360,18 +381,3 @@ class Protocol:
             **self.kernel_params(cell, ctx),
             **method["params"],
         )
-
-    # -- the one-line summary after each cell (the reporting side's) ----------------
-    @property
-    def headline(self) -> str:
-        """The headline metric id of :mod:`kernelbench.reporting` for this protocol (the
-        one-line summary after each cell)."""
-        from kernelbench.reporting import get_reporting
-
-        return get_reporting(self.name).headline
-
-    def metric(self, metric_id: str | None) -> Any:
-        """A metric of this protocol's reporting side by id (None: the headline)."""
-        from kernelbench.reporting import get_reporting
-
-        return get_reporting(self.name).metric(metric_id)

@@ -31,11 +31,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +44,9 @@ from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
 from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.results import SCHEMA_VERSION, atomic_write, dumps
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.cell import Cell
 
 #: Directory (under the output directory) of the cached exact-kernel scores.
 EXACT_DIR = ".exact"
@@ -78,7 +80,7 @@ def _split_cached(dataset_json: str, key: str, seed: int, data_json: str) -> tup
     return (*arrays, dict(s.provenance))
 
 
-def exact_key(cell: Mapping[str, Any], proto: Downstream) -> tuple[str, dict[str, Any]]:
+def exact_key(cell: Cell, proto: Downstream) -> tuple[str, dict[str, Any]]:
     """The hash (16 hex digits) and payload naming a cell's exact-kernel score."""
     from kernelbench.datasets.splits import legacy_entry
 
@@ -140,13 +142,13 @@ class Downstream(Protocol):
         ("train_seconds", pa.float64()),
         ("predict_seconds", pa.float64()),
     )
-    cell_keys = ("dataset", "kernel", "method_label", "learner", "n")
+    cell_settings = ("learner",)
 
     # -- settings ------------------------------------------------------------------
-    def learner_name(self, cell: Mapping[str, Any]) -> str:
+    def learner_name(self, cell: Cell) -> str:
         return str(cell["protocol"]["learner"])
 
-    def learner(self, cell: Mapping[str, Any]) -> Any:
+    def learner(self, cell: Cell) -> Any:
         """The cell's learner (one line naming the learners if unknown)."""
         from kernelbench.learners import make_learner
 
@@ -154,12 +156,12 @@ class Downstream(Protocol):
             self.learner_name(cell), **(cell["protocol"].get("learner_params") or {})
         )
 
-    def task(self, cell: Mapping[str, Any]) -> str:
+    def task(self, cell: Cell) -> str:
         from kernelbench.datasets import DATASETS
 
         return DATASETS.get(str(cell["dataset"]["name"])).task
 
-    def metric_name(self, cell: Mapping[str, Any]) -> str:
+    def metric_name(self, cell: Cell) -> str:
         """``metric`` (null: accuracy for classification, R^2 for regression)."""
         from kernelbench.learners import check_task
 
@@ -169,22 +171,17 @@ class Downstream(Protocol):
         except KernelbenchError as err:
             raise KernelbenchError(f"dataset {cell['dataset']['name']!r}: {err}") from None
 
-    path_settings = ("learner",)
-
-    def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
-        return (f"learner={self.learner_name(cell)}",)
-
-    def row_keys(self, cell: Mapping[str, Any]) -> dict[str, Any]:
-        return {"learner": self.learner_name(cell), "metric": self.metric_name(cell)}
+    def row_keys(self, cell: Cell) -> dict[str, Any]:
+        return {**super().row_keys(cell), "metric": self.metric_name(cell)}
 
     # -- measurement -----------------------------------------------------------------
-    def check(self, cell: Mapping[str, Any]) -> None:
+    def check(self, cell: Cell) -> None:
         super().check(cell)
         self.learner(cell)
         self.metric_name(cell)
         self.data_settings(cell)
 
-    def prepare(self, cell: Mapping[str, Any]) -> Context:
+    def prepare(self, cell: Cell) -> Context:
         dataset_json, seed, data_json, key = self.pair_key(cell)
         Xtr, ytr, Xte, yte, prov = _split_cached(dataset_json, key, seed, data_json)
         task, metric = self.task(cell), self.metric_name(cell)
@@ -193,7 +190,7 @@ class Downstream(Protocol):
             ctx = replace(ctx, exact_score=self.exact_score(cell, ctx))
         return ctx
 
-    def exact_score(self, cell: Mapping[str, Any], ctx: Context) -> float:
+    def exact_score(self, cell: Cell, ctx: Context) -> float:
         """The learner's test score on the exact kernel, from the cache or computed."""
         digest, payload = exact_key(cell, self)
         out = cell.get("output_dir")
@@ -213,7 +210,7 @@ class Downstream(Protocol):
             atomic_write(path, lambda f: f.write(text.encode()))
         return value
 
-    def _compute_exact(self, cell: Mapping[str, Any], ctx: Context) -> tuple[float, dict[str, Any]]:
+    def _compute_exact(self, cell: Cell, ctx: Context) -> tuple[float, dict[str, Any]]:
         """The learner on the exact kernel: its test score and what it chose."""
         from kernelbench.kernels import exact_kernel
         from kernelbench.learners import score
@@ -228,7 +225,7 @@ class Downstream(Protocol):
         value = score(ctx.metric, ctx.y_test, fitted.predict(ctx.X_test))
         return value, {"seconds": time.perf_counter() - t0, **fitted.info}
 
-    def cell_columns(self, cell: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
+    def cell_columns(self, cell: Cell, ctx: Context) -> dict[str, Any]:
         return {
             "d": int(ctx.X_train.shape[1]),
             "train_rows": int(len(ctx.X_train)),
@@ -238,7 +235,7 @@ class Downstream(Protocol):
             "data_deviation": ctx.provenance.get("data_deviation"),
         }
 
-    def measure_run(self, cell: Mapping[str, Any], ctx: Context, run: int) -> dict:
+    def measure_run(self, cell: Cell, ctx: Context, run: int) -> dict:
         from kernelbench.learners import score
 
         fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1], ctx=ctx)

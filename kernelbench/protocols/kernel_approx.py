@@ -47,6 +47,8 @@ from kernelbench.protocols.base import (
 from kernelbench.protocols.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.cell import Cell
+
     pass
 
 #: Precision of the K_hat product (the ``product`` setting); the first is the default.
@@ -109,7 +111,7 @@ class KernelApprox(Protocol):
                 del out["draws"]
         return out
 
-    def earlier_cell(self, cell: Mapping[str, Any], version: int) -> Mapping[str, Any] | None:
+    def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None:
         """Schema 3 changed only the cells drawn in sample space; a ``draws: weights``
         cell is a schema-2 cell (no such setting then)."""
         if version != 2 or self._sample_space(cell, self.prepare(cell)):
@@ -117,7 +119,7 @@ class KernelApprox(Protocol):
         protocol = {k: v for k, v in cell["protocol"].items() if k != "draws"}
         return {**cell, "protocol": protocol}
 
-    def _sample_space(self, cell: Mapping[str, Any], ctx: Pair, fm: Any = None) -> bool:
+    def _sample_space(self, cell: Cell, ctx: Pair, fm: Any = None) -> bool:
         """Whether the cell's runs draw in sample space (``draws`` and the map allow it)."""
         if cell["protocol"].get("draws", DRAWS[0]) != "sample_space":
             return False
@@ -125,18 +127,18 @@ class KernelApprox(Protocol):
             fm = self.feature_map(cell, None, d=ctx.X.shape[1], ctx=ctx)
         return fm.supports_sample_space(ctx.X.shape[0] + ctx.Y.shape[0], ctx.X.shape[1])
 
-    def prepare(self, cell: Mapping[str, Any]) -> Pair:
+    def prepare(self, cell: Cell) -> Pair:
         return self.exact_pair(cell)
 
-    def cell_columns(self, cell: Mapping[str, Any], ctx: Pair) -> dict[str, Any]:
+    def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
         return ctx.columns()
 
-    def batch_size(self, cell: Mapping[str, Any]) -> int:
+    def batch_size(self, cell: Cell) -> int:
         """Runs measured together: their K_hat in one stacked product (``BATCH_BYTES``)."""
         samples = self.data_settings(cell).get("samples") or 1
         return int(max(1, min(BATCH_RUNS, BATCH_BYTES // (8 * int(samples) ** 2))))
 
-    def measure(self, cell: Mapping[str, Any], ctx: Pair, runs: Sequence[int]) -> list[dict]:
+    def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
         """The runs' maps one by one, their estimates K_hat = z(X) z(Y)^T in one stacked
         product when the features are small (``np.matmul`` over the batch: the same
         GEMM per run, so the rows are those of :meth:`measure_run`), then the errors
@@ -150,15 +152,15 @@ class KernelApprox(Protocol):
         K_hats = _product(np.stack([m[1] for m in mapped]), np.stack([m[2] for m in mapped]), f32)
         return [self._errors(ctx, m, K_hat) for m, K_hat in zip(mapped, K_hats, strict=True)]
 
-    def measure_run(self, cell: Mapping[str, Any], ctx: Pair, run: int) -> dict:
+    def measure_run(self, cell: Cell, ctx: Pair, run: int) -> dict:
         m = self._map_run(cell, ctx, run)
         return self._errors(ctx, m, _product(m[1], m[2], self._float32(cell)))
 
     @staticmethod
-    def _float32(cell: Mapping[str, Any]) -> bool:
+    def _float32(cell: Cell) -> bool:
         return cell["protocol"].get("product") == "float32"
 
-    def _map_run(self, cell: Mapping[str, Any], ctx: Pair, run: int) -> tuple:
+    def _map_run(self, cell: Cell, ctx: Pair, run: int) -> tuple:
         """(the map's row values, z(X), z(Y)) of run ``run``. The fitted map itself is
         dropped here, so a batch holds only features (a map's weights can take GBs:
         orf_tallqr on LEUKEMIA at n = 5 stores 71300 x 7129 reflector entries)."""

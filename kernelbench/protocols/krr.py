@@ -40,7 +40,7 @@ import tracemalloc
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -52,6 +52,9 @@ from kernelbench.protocols.base import Protocol
 from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.results import dumps
 from kernelbench.seeding import derive_rng
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.cell import Cell
 
 #: Kernel width conventions: gamma of exp(-gamma |x - x'|^2) for a given sigma.
 WIDTHS = ("sigma2", "2sigma2")
@@ -251,26 +254,26 @@ class KRR(Protocol):
                 raise KernelbenchError(f"{key} must be true or false, got {out[key]!r}")
         return out
 
-    def gamma(self, cell: Mapping[str, Any]) -> float:
+    def gamma(self, cell: Cell) -> float:
         """gamma of exp(-gamma |x - x'|^2): 1/sigma^2 (``sigma2``) or 1/(2 sigma^2)."""
         p = cell["protocol"]
         sigma = float(p["sigma"])
         return 1.0 / (sigma**2 if p["width"] == "sigma2" else 2.0 * sigma**2)
 
-    def kernel_params(self, cell: Mapping[str, Any], ctx: Any = None) -> dict[str, Any]:
+    def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
         return {**cell["kernel"]["params"], "gamma": self.gamma(cell)}
 
-    def map_n(self, cell: Mapping[str, Any], d: int) -> float:
+    def map_n(self, cell: Cell, d: int) -> float:
         """The map's n with D = 2 n (d + 1) = s = (s/d) d frequencies."""
         return float(cell["n"]) * d / (2.0 * (d + 1))
 
     # -- measurement ---------------------------------------------------------------
-    def check(self, cell: Mapping[str, Any]) -> None:
+    def check(self, cell: Cell) -> None:
         if cell["kernel"]["name"] != "rbf":
             raise choices_error("kernel of protocol 'krr'", cell["kernel"]["name"], ["rbf"])
         self.feature_map(cell, random_state=None)
 
-    def _split_key(self, cell: Mapping[str, Any], repeat: int | None = None) -> tuple:
+    def _split_key(self, cell: Cell, repeat: int | None = None) -> tuple:
         """The cache key of a split: the dataset with the reading's scaling, and the
         repetition when every run draws its own random half (``split_per_run``)."""
         from kernelbench.datasets.splits import recipes
@@ -285,14 +288,14 @@ class KRR(Protocol):
         seed = int(cell["seed"])
         return (dumps(dataset), key, seed, dumps(cell.get("data") or {}), repeat)
 
-    def prepare(self, cell: Mapping[str, Any]) -> KRRData:
+    def prepare(self, cell: Cell) -> KRRData:
         split_key = self._split_key(cell)
         Xtr, ytr, Xte, yte, prov = _split_cached(*split_key)
         points = int(cell["protocol"]["spectral_points"])
         Xs, K, norm = _spectral_cached(split_key, points, int(cell["seed"]), self.gamma(cell))
         return KRRData(Xtr, ytr, Xte, yte, Xs, K, norm, prov)
 
-    def run_split(self, cell: Mapping[str, Any], ctx: KRRData, run: int) -> KRRData:
+    def run_split(self, cell: Cell, ctx: KRRData, run: int) -> KRRData:
         """The run's split: its own random half under ``split_per_run`` (the spectral
         subset stays the one of the seed's split), else the cell's."""
         split_key = self._split_key(cell, run)
@@ -301,7 +304,7 @@ class KRR(Protocol):
         Xtr, ytr, Xte, yte, prov = _split_cached(*split_key)
         return KRRData(Xtr, ytr, Xte, yte, ctx.X_spec, ctx.K_spec, ctx.spec_norm, prov)
 
-    def run_rng(self, cell: Mapping[str, Any], run: int) -> np.random.Generator:
+    def run_rng(self, cell: Cell, run: int) -> np.random.Generator:
         """The run's Generator; under ``shared_draw`` the maps of one draw family (rff,
         lev_rff, slw_rff) take the family's stream, so they draw the same W."""
         family = self._method_class(cell).draw_family
@@ -310,7 +313,7 @@ class KRR(Protocol):
         return Protocol.run_rng(cell, run)
 
     @staticmethod
-    def _method_class(cell: Mapping[str, Any]) -> type:
+    def _method_class(cell: Cell) -> type:
         from kernelbench.features import FEATURE_MAPS
 
         return FEATURE_MAPS.get(cell["method"]["name"])
@@ -324,7 +327,7 @@ class KRR(Protocol):
             cell = {**cell, "method": {**cell["method"], "params": params}}
         return super().feature_map(cell, random_state, d=d, ctx=ctx)
 
-    def cell_columns(self, cell: Mapping[str, Any], ctx: KRRData) -> dict[str, Any]:
+    def cell_columns(self, cell: Cell, ctx: KRRData) -> dict[str, Any]:
         return {
             "d": int(ctx.X_train.shape[1]),
             "train_rows": int(len(ctx.y_train)),
@@ -333,7 +336,7 @@ class KRR(Protocol):
             "data_deviation": ctx.provenance.get("data_deviation"),
         }
 
-    def learner(self, cell: Mapping[str, Any], run: int):
+    def learner(self, cell: Cell, run: int):
         """The KRR classifier of a run; its folds depend on (seed, dataset, run) only, so
         every method of a run is cross-validated on the same folds."""
         from kernelbench.learners.ridge import ChunkedRidge
@@ -348,7 +351,7 @@ class KRR(Protocol):
             random_state=derive_rng(cell["seed"], "krr-cv", cell["dataset"]["name"], run),
         )
 
-    def measure_run(self, cell: Mapping[str, Any], ctx: KRRData, run: int) -> dict:
+    def measure_run(self, cell: Cell, ctx: KRRData, run: int) -> dict:
         ctx = self.run_split(cell, ctx, run)
         fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1], ctx=ctx)
         krr = self.learner(cell, run)

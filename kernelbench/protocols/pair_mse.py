@@ -21,10 +21,9 @@ Drawn and compared by its reporting side, :mod:`kernelbench.reporting.pair_mse`.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -36,6 +35,9 @@ from kernelbench.protocols.base import (
     kernel_approx_pair_cached,
 )
 from kernelbench.protocols.settings import ProtocolSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.cell import Cell
 
 
 def next_pow2(d: int) -> int:
@@ -92,7 +94,7 @@ class PairMSE(Protocol):
         ("rel_fro_error", pa.float64()),
     )
 
-    def check(self, cell: Mapping[str, Any]) -> None:
+    def check(self, cell: Cell) -> None:
         if cell["kernel"]["name"] != "rbf":
             raise KernelbenchError(
                 f"protocol pair_mse needs kernel rbf (the Gaussian kernel of Yu et al.), "
@@ -100,11 +102,11 @@ class PairMSE(Protocol):
             )
         super().check(cell)
 
-    def map_n(self, cell: Mapping[str, Any], d: int) -> float:
+    def map_n(self, cell: Cell, d: int) -> float:
         """n of the map for D = (D/d) d projections: D = 2 n (d + 1)."""
         return cell["n"] * d / (2.0 * (d + 1))
 
-    def prepare(self, cell: Mapping[str, Any]) -> PaddedPair:
+    def prepare(self, cell: Cell) -> PaddedPair:
         from kernelbench.kernels import exact_kernel
 
         X, Y, d_data, prov = _padded_pair(*self.pair_key(cell))
@@ -114,7 +116,7 @@ class PairMSE(Protocol):
         K = exact_kernel("rbf", X, Y, gamma=gamma)
         return PaddedPair(X, Y, K, float(np.linalg.norm(K)), gamma, d_data, prov)
 
-    def cell_columns(self, cell: Mapping[str, Any], ctx: PaddedPair) -> dict[str, Any]:
+    def cell_columns(self, cell: Cell, ctx: PaddedPair) -> dict[str, Any]:
         return {
             "d": int(ctx.X.shape[1]),
             "d_data": ctx.d_data,
@@ -124,12 +126,12 @@ class PairMSE(Protocol):
             "data_deviation": ctx.provenance.get("data_deviation"),
         }
 
-    def kernel_params(self, cell: Mapping[str, Any], ctx: Any = None) -> dict[str, Any]:
+    def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
         if isinstance(ctx, PaddedPair):  # resolved once in prepare
             return {**cell["kernel"]["params"], "gamma": ctx.gamma}
         return super().kernel_params(cell, ctx)
 
-    def measure_run(self, cell: Mapping[str, Any], ctx: PaddedPair, run: int) -> dict:
+    def measure_run(self, cell: Cell, ctx: PaddedPair, run: int) -> dict:
         fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
         t0 = time.perf_counter()
         fm.fit(ctx.X)

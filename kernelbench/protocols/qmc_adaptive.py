@@ -22,9 +22,9 @@ Drawn and compared by its reporting side, :mod:`kernelbench.reporting.qmc_adapti
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -36,6 +36,9 @@ from kernelbench.protocols.base import (
     Protocol,
 )
 from kernelbench.protocols.settings import ProtocolSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.cell import Cell
 
 
 @dataclass
@@ -62,9 +65,9 @@ class QMCAdaptive(Protocol):
         ("mean_sq_error", pa.float64()),
         ("rel_spec_error", pa.float64()),
     )
-    cell_keys = ("dataset", "kernel", "method_label", "n", "iteration")
+    row_index = ("iteration",)
 
-    def check(self, cell: Mapping[str, Any]) -> None:
+    def check(self, cell: Cell) -> None:
         method = cell["method"]
         if method["name"] != "qmc" or (method.get("params") or {}).get("sequence") != "adaptive":
             raise KernelbenchError(
@@ -73,13 +76,13 @@ class QMCAdaptive(Protocol):
             )
         super().check(cell)
 
-    def prepare(self, cell: Mapping[str, Any]) -> Pair:
+    def prepare(self, cell: Cell) -> Pair:
         return self.exact_pair(cell)
 
-    def cell_columns(self, cell: Mapping[str, Any], ctx: Pair) -> dict[str, Any]:
+    def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
         return ctx.columns()
 
-    def measure(self, cell: Mapping[str, Any], ctx: Pair, runs: Sequence[int]) -> list[dict]:
+    def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
         rows: list[dict] = []
         for run in runs:
             fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)

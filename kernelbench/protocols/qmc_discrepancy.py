@@ -18,9 +18,9 @@ Drawn and compared by its reporting side, :mod:`kernelbench.reporting.qmc_discre
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +33,9 @@ from kernelbench.protocols.base import (
     Protocol,
 )
 from kernelbench.protocols.settings import ProtocolSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.cell import Cell
 
 
 @dataclass
@@ -60,7 +63,7 @@ class QMCDiscrepancy(Protocol):
         ("rel_spec_error", pa.float64()),
     )
 
-    def check(self, cell: Mapping[str, Any]) -> None:
+    def check(self, cell: Cell) -> None:
         if cell["kernel"]["name"] != "rbf" or cell["method"]["name"] not in ("rff", "qmc"):
             raise KernelbenchError(
                 "protocol qmc_discrepancy needs kernel rbf and a method with Gaussian "
@@ -72,17 +75,17 @@ class QMCDiscrepancy(Protocol):
         super().check(cell)
 
     @staticmethod
-    def box_scale(cell: Mapping[str, Any]) -> float:
+    def box_scale(cell: Cell) -> float:
         """The box scale (its default: configs/protocol/qmc_discrepancy.yaml)."""
         return float(cell["protocol"]["box_scale"])
 
-    def prepare(self, cell: Mapping[str, Any]) -> Pair:
+    def prepare(self, cell: Cell) -> Pair:
         return self.exact_pair(cell)
 
-    def cell_columns(self, cell: Mapping[str, Any], ctx: Pair) -> dict[str, Any]:
+    def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
         return {**ctx.columns(), "box_scale": self.box_scale(cell)}
 
-    def measure(self, cell: Mapping[str, Any], ctx: Pair, runs: Sequence[int]) -> list[dict]:
+    def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
         from kernelbench.kernels import get_kernel
         from kernelbench.qmc import mean_squared_error
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -37,6 +37,9 @@ from kernelbench.protocols.base import Protocol
 from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.seeding import derive_rng
 from kernelbench.validation import check_int
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.cell import Cell
 
 #: sigma = 1: kernelbench's exp(-gamma ||x - y||^2) with gamma = 1 / (2 sigma^2).
 GAMMA = 0.5
@@ -81,7 +84,8 @@ class VarianceRatio(Protocol):
         ("sq_error", pa.float64()),
         ("ratio", pa.float64()),
     )
-    cell_keys = ("dataset", "kernel", "method_label", "n", "d", "z")
+    cell_settings = ("d",)
+    row_index = ("z",)
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         out = super().check_settings(settings)
@@ -95,19 +99,14 @@ class VarianceRatio(Protocol):
             raise KernelbenchError("protocol.z_step must be <= protocol.z_max")
         return out
 
-    def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]:
+    def data_settings(self, cell: Cell) -> dict[str, Any]:
         """No data: the dataset entry only names the synthetic pairs (and default runs)."""
         from kernelbench.datasets.splits import recipes
 
         protocols = recipes(cell["dataset"])
         return dict(protocols.get(self.name) or {})
 
-    path_settings = ("d",)
-
-    def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
-        return (f"d={int(cell['protocol']['d'])}",)
-
-    def check(self, cell: Mapping[str, Any]) -> None:
+    def check(self, cell: Cell) -> None:
         if cell["kernel"]["name"] != "rbf":
             raise KernelbenchError(
                 f"protocol variance_ratio needs kernel rbf (the Gaussian kernel of Yu et al.), "
@@ -115,33 +114,33 @@ class VarianceRatio(Protocol):
             )
         super().check(cell)
 
-    def kernel_params(self, cell: Mapping[str, Any], ctx: Any = None) -> dict[str, Any]:
+    def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
         return {**cell["kernel"]["params"], "gamma": GAMMA}
 
-    def map_n(self, cell: Mapping[str, Any], d: int) -> float:
+    def map_n(self, cell: Cell, d: int) -> float:
         """n of the map for D = (D/d) d projections: D = 2 n (d + 1)."""
         return cell["n"] * d / (2.0 * (d + 1))
 
-    def prepare(self, cell: Mapping[str, Any]) -> Grid:
+    def prepare(self, cell: Cell) -> Grid:
         s = cell["protocol"]
         step, top = float(s["z_step"]), float(s["z_max"])
         z = step * np.arange(1, int(np.floor(top / step + 1e-9)) + 1)
         return Grid(int(s["d"]), z, int(s["pairs"]))
 
-    def cell_columns(self, cell: Mapping[str, Any], ctx: Grid) -> dict[str, Any]:
+    def cell_columns(self, cell: Cell, ctx: Grid) -> dict[str, Any]:
         return {
             "d": ctx.d,
             "data_source": "synthetic: pairs (0, z u), u uniform on the sphere",
             "data_deviation": None,
         }
 
-    def directions(self, cell: Mapping[str, Any], ctx: Grid, run: int) -> np.ndarray:
+    def directions(self, cell: Cell, ctx: Grid, run: int) -> np.ndarray:
         """(len(z), pairs, d) unit vectors of run ``run`` (the same for every method)."""
         rng = derive_rng(cell["seed"], "pairs", ctx.d, run)
         U = rng.standard_normal((len(ctx.z), ctx.pairs, ctx.d))
         return U / np.linalg.norm(U, axis=2, keepdims=True)
 
-    def measure(self, cell: Mapping[str, Any], ctx: Grid, runs: Sequence[int]) -> list[dict]:
+    def measure(self, cell: Cell, ctx: Grid, runs: Sequence[int]) -> list[dict]:
         from kernelbench.theory import rff_variance
 
         rows: list[dict] = []
@@ -177,7 +176,7 @@ class VarianceRatio(Protocol):
                 )
         return rows
 
-    def batch_size(self, cell: Mapping[str, Any]) -> int:
+    def batch_size(self, cell: Cell) -> int:
         return 50
 
 

@@ -24,7 +24,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -34,6 +34,9 @@ from kernelbench.protocols.base import Protocol
 from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.seeding import derive_rng
 from kernelbench.validation import check_int
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.cell import Cell
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ class Walltime(Protocol):
         ("map_seconds", pa.float64()),
         ("first_map_seconds", pa.float64()),
     )
-    cell_keys = ("dataset", "kernel", "method_label", "n", "points")
+    cell_settings = ("points",)
     extendable = False  # timings of one session are not stitched to another's
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,32 +101,24 @@ class Walltime(Protocol):
         out["repeats"] = check_int("repeats", out["repeats"], 1)
         return out
 
-    def default_runs(self, cell: Mapping[str, Any]) -> int | None:
+    def default_runs(self, cell: Cell) -> int | None:
         """Maps drawn per cell: the protocol's ``runs`` (not the data settings' runs,
         which count Fig. 1's error runs)."""
         self.data_settings(cell)
         return cell["protocol"].get("runs")
 
-    path_settings = ("points",)
-
-    def path_parts(self, cell: Mapping[str, Any]) -> tuple[str, ...]:
-        return (f"points={int(cell['protocol']['points'])}",)
-
-    def row_keys(self, cell: Mapping[str, Any]) -> dict[str, Any]:
-        return {"points": int(cell["protocol"]["points"])}
-
-    def prepare(self, cell: Mapping[str, Any]) -> Points:
+    def prepare(self, cell: Cell) -> Points:
         X, prov = _points_cached(*self.pair_key(cell), int(cell["protocol"]["points"]))
         return Points(X, prov)
 
-    def cell_columns(self, cell: Mapping[str, Any], ctx: Points) -> dict[str, Any]:
+    def cell_columns(self, cell: Cell, ctx: Points) -> dict[str, Any]:
         return {
             "d": int(ctx.X.shape[1]),
             "data_source": ctx.provenance.get("data_source"),
             "data_deviation": ctx.provenance.get("data_deviation"),
         }
 
-    def measure(self, cell: Mapping[str, Any], ctx: Points, runs: Sequence[int]) -> list[dict]:
+    def measure(self, cell: Cell, ctx: Points, runs: Sequence[int]) -> list[dict]:
         from threadpoolctl import threadpool_limits
 
         rows: list[dict] = []
@@ -132,7 +127,7 @@ class Walltime(Protocol):
                 rows += self._time_run(cell, ctx, run)
         return rows
 
-    def _time_run(self, cell: Mapping[str, Any], ctx: Points, run: int) -> list[dict]:
+    def _time_run(self, cell: Cell, ctx: Points, run: int) -> list[dict]:
         X = ctx.X
         fm = self.feature_map(cell, self.run_rng(cell, run), d=X.shape[1], ctx=ctx)
         t0 = time.perf_counter()
