@@ -99,13 +99,6 @@ class VarianceRatio(Protocol):
             raise KernelbenchError("protocol.z_step must be <= protocol.z_max")
         return out
 
-    def data_settings(self, cell: Cell) -> dict[str, Any]:
-        """No data: the dataset entry only names the synthetic pairs (and default runs)."""
-        from kernelbench.datasets.splits import recipes
-
-        protocols = recipes(cell["dataset"])
-        return dict(protocols.get(self.name) or {})
-
     def check(self, cell: Cell) -> None:
         if cell["kernel"]["name"] != "rbf":
             raise KernelbenchError(

@@ -101,7 +101,7 @@ class Walltime(Protocol):
         out["repeats"] = check_int("repeats", out["repeats"], 1)
         return out
 
-    def default_runs(self, cell: Cell) -> int | None:
+    def default_runs(self, cell: Mapping[str, Any]) -> int | None:
         """Maps drawn per cell: the protocol's ``runs`` (not the data settings' runs,
         which count Fig. 1's error runs)."""
         self.data_settings(cell)
