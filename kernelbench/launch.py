@@ -55,6 +55,15 @@ _HYDRA_FLAGS = (
     "-sc",
     "--hydra-help",
 )
+#: Those that take a value (``--cfg job``); ``--info`` takes an optional one.
+_HYDRA_VALUE_FLAGS = frozenset(_HYDRA_FLAGS) - {
+    "--resolve",
+    "--info",
+    "-i",
+    "--shell-completion",
+    "-sc",
+    "--hydra-help",
+}
 
 _ENV_TOTAL = "KERNELBENCH_GRID_CELLS"
 
@@ -178,19 +187,6 @@ def _split(args: list[str]) -> tuple[list[str], list[str]]:
     """Hydra flags (``--cfg job``, ``hydra/launcher=...`` stays an override) vs overrides."""
     flags, overrides = [], []
     it = iter(args)
-    takes_value = {
-        "--cfg",
-        "-c",
-        "--package",
-        "-p",
-        "--config-path",
-        "-cp",
-        "--config-name",
-        "-cn",
-        "--config-dir",
-        "-cd",
-        "--experimental-rerun",
-    }
     info_values = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}
     pending_info = False
     for arg in it:
@@ -200,7 +196,7 @@ def _split(args: list[str]) -> tuple[list[str], list[str]]:
             if arg.split("=", 1)[0] not in _HYDRA_FLAGS:
                 raise _unknown_option(arg, next(it, None))
             flags.append(arg)
-            if arg in takes_value:
+            if arg in _HYDRA_VALUE_FLAGS:
                 nxt = next(it, None)
                 if nxt is not None:
                     flags.append(nxt)
