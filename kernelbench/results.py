@@ -379,6 +379,19 @@ def provenance() -> dict[str, Any]:
     }
 
 
+#: Columns that differ between two computations of the same rows (provenance but the
+#: data's source and deviation) or with the schema version (the config hash).
+VOLATILE_COLUMNS = frozenset(
+    name for name, _ in PROVENANCE_FIELDS if name not in ("data_source", "data_deviation")
+)
+
+
+def is_stable(column: str) -> bool:
+    """Whether a row column is a number of the computation, equal bit for bit when the
+    same cell is recomputed: not provenance, the config hash, a timing or a memory peak."""
+    return column not in VOLATILE_COLUMNS and "seconds" not in column and "memory" not in column
+
+
 def dumps(obj: Any) -> str:
     """Canonical JSON (sorted keys, no spaces) used for params columns and hashes."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)

@@ -3,8 +3,8 @@
     python scripts/compare_runs.py BEFORE_DIR AFTER_DIR
 
 Pairs the shards by their path relative to each directory and compares every column
-but timings, memory, provenance and the config hash (the columns of
-tests/test_rows_unchanged.py) bit for bit, rows ordered by run. Prints the number of
+but timings, memory, provenance and the config hash (``kernelbench.results.is_stable``)
+bit for bit, rows ordered by run. Prints the number of
 shards on each side, whether their paths are the same, how many are bit-identical,
 the columns only AFTER has, and for each shard that differs the columns that differ
 and its ``draws`` value.
@@ -23,26 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-#: Columns that differ from run to run or machine to machine (and the config hash,
-#: which changes with the schema version).
-VOLATILE = {
-    "started_at",
-    "kernelbench_version",
-    "git_commit",
-    "python_version",
-    "numpy_version",
-    "scipy_version",
-    "sklearn_version",
-    "blas",
-    "blas_threads",
-    "hostname",
-    "cpu_model",
-    "config_hash",
-}
-
-
-def stable(column: str) -> bool:
-    return column not in VOLATILE and "seconds" not in column and "memory" not in column
+from kernelbench.results import is_stable
 
 
 def shards(root: Path) -> dict[str, Path]:
@@ -65,7 +46,7 @@ def main() -> None:
         x = pd.read_parquet(a[key]).sort_values("run", kind="stable").reset_index(drop=True)
         y = pd.read_parquet(b[key]).sort_values("run", kind="stable").reset_index(drop=True)
         new |= set(y.columns) - set(x.columns)
-        cols = [c for c in x.columns if stable(c)]
+        cols = [c for c in x.columns if is_stable(c)]
         bad = [c for c in cols if c not in y.columns or not x[c].equals(y[c])]
         if bad:
             draws = y["draws"].iloc[0] if "draws" in y.columns else None

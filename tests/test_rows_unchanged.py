@@ -103,25 +103,12 @@ CELLS: dict[str, list[str]] = {
 #: Cells that read the dataset mirror (skipped without KERNELBENCH_DATA).
 NEEDS_MIRROR = {"krr"}
 
-#: Columns that differ from run to run or machine to machine, or are compared apart.
-VOLATILE = {
-    "started_at",
-    "kernelbench_version",
-    "git_commit",
-    "python_version",
-    "numpy_version",
-    "scipy_version",
-    "sklearn_version",
-    "blas",
-    "blas_threads",
-    "hostname",
-    "cpu_model",
-    "config_hash",
-}
-
 
 def _volatile(column: str) -> bool:
-    return column in VOLATILE or "seconds" in column or "memory" in column
+    """Timings, memory, provenance and the config hash (compared apart)."""
+    from kernelbench.results import is_stable
+
+    return not is_stable(column)
 
 
 def _machine() -> dict[str, str]:
