@@ -36,17 +36,23 @@ from kernelbench.registry import Registry
 PROTOCOLS: Registry[Protocol] = Registry("protocol")
 
 
+def protocol_name(cell_or_name: Mapping[str, Any] | str) -> str:
+    """A protocol's name, given as is or as a cell's ``protocol`` (its settings'
+    ``name``, or a name; default ``kernel_approx``)."""
+    if isinstance(cell_or_name, str):
+        return cell_or_name
+    proto = cell_or_name.get("protocol", "kernel_approx")
+    return proto.get("name") if isinstance(proto, Mapping) else proto
+
+
 def get_protocol(cell_or_name: Mapping[str, Any] | str) -> Protocol:
     """The protocol of a cell (its ``protocol.name``) or of a name."""
-    if isinstance(cell_or_name, str):
-        return PROTOCOLS.get(cell_or_name)
-    proto = cell_or_name.get("protocol", "kernel_approx")
-    name = proto.get("name") if isinstance(proto, Mapping) else proto
-    return PROTOCOLS.get(name)
+    return PROTOCOLS.get(protocol_name(cell_or_name))
 
 
 __all__ = [
     "PROTOCOLS",
     "Protocol",
     "get_protocol",
+    "protocol_name",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kernelbench.protocols import protocol_name
 from kernelbench.registry import Registry
 from kernelbench.reporting.base import (
     REL_FRO,
@@ -29,11 +30,7 @@ REPORTING: Registry[Reporting] = Registry("protocol reporting")
 
 def get_reporting(cell_or_name: Mapping[str, Any] | str) -> Reporting:
     """The reporting side of a protocol, by name or by a cell's ``protocol.name``."""
-    if isinstance(cell_or_name, str):
-        return REPORTING.get(cell_or_name)
-    proto = cell_or_name.get("protocol", "kernel_approx")
-    name = proto.get("name") if isinstance(proto, Mapping) else proto
-    return REPORTING.get(name)
+    return REPORTING.get(protocol_name(cell_or_name))
 
 
 __all__ = [
