@@ -248,11 +248,6 @@ def _resolve_protocol(cell: Mapping[str, Any]) -> tuple[Protocol, dict[str, Any]
     return proto, proto.check_settings(settings)
 
 
-def as_cell(cell: Mapping[str, Any]) -> Cell:
-    """``cell`` as a :class:`Cell` (built from a dict)."""
-    return build_cell(cell)
-
-
 def protocol_dataset(cell: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a cell's dataset entry that its protocol reads: every key but the
     data recipes (``splits``), and of these only the entry ``protocol.data`` (default the
@@ -263,7 +258,7 @@ def protocol_dataset(cell: Mapping[str, Any]) -> dict[str, Any]:
     path are those of earlier versions."""
     from kernelbench.datasets.splits import legacy_entry
 
-    cell = as_cell(cell)
+    cell = build_cell(cell)
     dataset = legacy_entry(cell.dataset)
     protocols = dataset.get("protocols")
     if isinstance(protocols, Mapping):
@@ -290,13 +285,13 @@ def config_hash(cell: Mapping[str, Any]) -> str:
     threads. Equal to :func:`legacy_config_hash` when the dataset has data settings for
     this protocol only. Computed once per :class:`Cell`.
     """
-    return as_cell(cell).config_hash
+    return build_cell(cell).config_hash
 
 
 def legacy_config_hash(cell: Mapping[str, Any]) -> str:
     """The config hash of shards written before :func:`protocol_dataset` (the whole
     dataset entry): such a shard is still recognised as done, and its hash updated."""
-    return as_cell(cell).legacy_config_hash
+    return build_cell(cell).legacy_config_hash
 
 
 def earlier_config_hashes(cell: Mapping[str, Any]) -> set[str]:
@@ -305,12 +300,12 @@ def earlier_config_hashes(cell: Mapping[str, Any]) -> set[str]:
     such a shard is still recognised as done, and its hash updated. May load the data."""
     from kernelbench.datasets.splits import legacy_entry
 
-    cell = as_cell(cell)
+    cell = build_cell(cell)
     out: set[str] = set()
     for version in EARLIER_SCHEMAS:
         old = cell.protocol.earlier_cell(cell, version)
         if old is not None:
-            old = as_cell(old)
+            old = build_cell(old)
             out |= {
                 _hash_payload(old, protocol_dataset(old), version),
                 _hash_payload(old, legacy_entry(old.dataset), version),
@@ -323,7 +318,7 @@ def holds_cell(cell: Mapping[str, Any], stored: str | None) -> bool:
     :func:`legacy_config_hash` or an earlier version's (checked last: it may load data)."""
     if stored is None:
         return False
-    cell = as_cell(cell)
+    cell = build_cell(cell)
     return stored in (cell.config_hash, cell.legacy_config_hash) or stored in (
         earlier_config_hashes(cell)
     )
@@ -475,7 +470,7 @@ def shard_variant(cell: Mapping[str, Any]) -> tuple[str, ...]:
     Empty for a default cell: its path is the one of earlier versions. Computed once
     per :class:`Cell` (:attr:`Cell.variant`).
     """
-    return as_cell(cell).variant
+    return build_cell(cell).variant
 
 
 def _shard_variant(cell: Cell) -> tuple[str, ...]:
@@ -570,7 +565,7 @@ _MAX_VARIANT = 120
 def cell_shard_path(cell: Mapping[str, Any], output_dir: str | Path) -> Path:
     """Where a resolved cell's shard lives: :func:`kernelbench.results.shard_path` with
     the cell's variant (:func:`shard_variant`, comma-joined) as the last directory."""
-    cell = as_cell(cell)
+    cell = build_cell(cell)
     variant = ",".join(cell.variant)
     if len(variant) > _MAX_VARIANT:
         variant = _identity_hash(cell)
@@ -579,7 +574,7 @@ def cell_shard_path(cell: Mapping[str, Any], output_dir: str | Path) -> Path:
 
 def legacy_shard_path(cell: Mapping[str, Any], output_dir: str | Path) -> Path:
     """Where earlier versions stored a cell's shard (no variant directory)."""
-    return _layout_path(as_cell(cell), output_dir)
+    return _layout_path(build_cell(cell), output_dir)
 
 
 def _layout_path(cell: Cell, output_dir: str | Path, *variant: str) -> Path:

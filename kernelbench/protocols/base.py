@@ -246,9 +246,9 @@ class Protocol:
     def pair_key(self, cell: Cell) -> tuple[str, int, str, str]:
         """The hashable key of the cell's data (dataset entry, seed, data sources, data
         key) for the per-process caches: :attr:`kernelbench.cell.Cell.pair_key`."""
-        from kernelbench.cell import as_cell
+        from kernelbench.cell import build_cell
 
-        return as_cell(cell).pair_key
+        return build_cell(cell).pair_key
 
     def default_runs(self, cell: Mapping[str, Any]) -> int | None:
         """Runs when the cell says ``runs: null``: the dataset's, else the protocol's."""
