@@ -40,16 +40,11 @@ import pyarrow as pa
 
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import (
-    Pair,
-    Protocol,
-)
+from kernelbench.protocols.base import Pair, Protocol, kernel_approx_pair_cached
 from kernelbench.protocols.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
-
-    pass
 
 #: Precision of the K_hat product (the ``product`` setting); the first is the default.
 PRODUCTS = ("float64", "float32")
@@ -101,31 +96,31 @@ class KernelApprox(Protocol):
         from kernelbench.validation import check_choice
 
         out = super().check_settings(settings)
-        if "product" in out:
-            check_choice("product", out["product"], PRODUCTS)
-            if out["product"] == PRODUCTS[0]:  # the default: settings and hash without it
-                del out["product"]
-        if "draws" in out:
-            check_choice("draws", out["draws"], DRAWS)
-            if out["draws"] == DRAWS[0]:  # the default: settings and hash without it
-                del out["draws"]
+        for key, choices in (("product", PRODUCTS), ("draws", DRAWS)):
+            if key in out:
+                check_choice(key, out[key], choices)
+                if out[key] == choices[0]:  # the default: settings and hash without it
+                    del out[key]
         return out
 
     def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None:
         """Schema 3 changed only the cells drawn in sample space; a ``draws: weights``
         cell is a schema-2 cell (no such setting then)."""
-        if version != 2 or self._sample_space(cell, self.prepare(cell)):
+        if version != 2:
             return None
+        if cell["protocol"].get("draws", DRAWS[0]) == "sample_space":
+            X, Y, _ = kernel_approx_pair_cached(*self.pair_key(cell))  # the samples alone
+            fm = self.feature_map(cell, None, d=X.shape[1])
+            if self._sample_space(cell, fm, len(X) + len(Y), X.shape[1]):
+                return None
         protocol = {k: v for k, v in cell["protocol"].items() if k != "draws"}
         return {**cell, "protocol": protocol}
 
-    def _sample_space(self, cell: Cell, ctx: Pair, fm: Any = None) -> bool:
+    @staticmethod
+    def _sample_space(cell: Cell, fm: Any, n_points: int, d: int) -> bool:
         """Whether the cell's runs draw in sample space (``draws`` and the map allow it)."""
-        if cell["protocol"].get("draws", DRAWS[0]) != "sample_space":
-            return False
-        if fm is None:
-            fm = self.feature_map(cell, None, d=ctx.X.shape[1], ctx=ctx)
-        return fm.supports_sample_space(ctx.X.shape[0] + ctx.Y.shape[0], ctx.X.shape[1])
+        draws = cell["protocol"].get("draws", DRAWS[0])
+        return draws == "sample_space" and fm.supports_sample_space(n_points, d)
 
     def prepare(self, cell: Cell) -> Pair:
         return self.exact_pair(cell)
@@ -165,7 +160,7 @@ class KernelApprox(Protocol):
         dropped here, so a batch holds only features (a map's weights can take GBs:
         orf_tallqr on LEUKEMIA at n = 5 stores 71300 x 7129 reflector entries)."""
         fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
-        sample_space = self._sample_space(cell, ctx, fm)
+        sample_space = self._sample_space(cell, fm, len(ctx.X) + len(ctx.Y), ctx.X.shape[1])
         t0 = time.perf_counter()
         if sample_space:  # the projections of [X; Y] alone: fit is their draw
             P = fm.fit_sample_space(np.concatenate([ctx.X, ctx.Y]))
