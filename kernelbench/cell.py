@@ -80,7 +80,7 @@ class Cell(Mapping[str, Any]):
     extra: dict[str, Any] = field(default_factory=dict)
 
     # -- typed views ---------------------------------------------------------------
-    @property
+    @cached_property
     def options(self) -> ProtocolSettings | None:
         """The settings as the protocol's ``Settings`` dataclass (defaults filled), or
         None for a protocol without one."""
