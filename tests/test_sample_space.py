@@ -216,11 +216,10 @@ def test_unsupported_draws_refuse(method, params, shape):
 # ---------------------------------------------------------------- the protocol
 
 
-def _rows(method, samples, draws, runs=2):
-    from kernelbench.experiment import run_cell
-
-    cell = {
-        "protocol": {"name": "kernel_approx", "data": "kernel_approx", "draws": draws},
+def _digits_cell(method, samples, protocol, runs=2):
+    """A kernel_approx cell on ``samples`` + ``samples`` rows of digits (d = 64)."""
+    return {
+        "protocol": protocol,
         "dataset": {
             "name": "digits",
             "splits": {"kernel_approx": {"part": "train", "scaling": "max", "samples": samples}},
@@ -230,7 +229,13 @@ def _rows(method, samples, draws, runs=2):
         "n": 1,
         "runs": runs,
     }
-    return run_cell(cell)
+
+
+def _rows(method, samples, draws, runs=2):
+    from kernelbench.experiment import run_cell
+
+    protocol = {"name": "kernel_approx", "data": "kernel_approx", "draws": draws}
+    return run_cell(_digits_cell(method, samples, protocol, runs))
 
 
 STABLE = ["D", "rel_fro_error", "rel_spec_error", "draws", "config_hash", "protocol_params"]
@@ -280,17 +285,7 @@ def test_schema_2_shards_recognised_where_numbers_unchanged(tmp_path, method, sa
     )
     from kernelbench.results import set_shard_config_hash, shard_config_hash
 
-    cell = {
-        "protocol": "kernel_approx",
-        "dataset": {
-            "name": "digits",
-            "splits": {"kernel_approx": {"part": "train", "scaling": "max", "samples": samples}},
-        },
-        "kernel": {"name": "rbf"},
-        "method": {"name": method},
-        "n": 1,
-        "runs": 2,
-    }
+    cell = _digits_cell(method, samples, "kernel_approx")
     said: list[str] = []
     df = run_and_store(cell, tmp_path, echo=said.append)
     path = next(tmp_path.rglob("*.parquet"))
