@@ -14,8 +14,8 @@ page of another kind (a leaderboard) is one call.
 
 from __future__ import annotations
 
-import html
 import json
+import os
 import platform
 import shutil
 from collections.abc import Sequence
@@ -181,10 +181,15 @@ class Page:
     counts: dict[str, str] = field(default_factory=dict)
 
 
-def _figures(fig_data: list[FigureData], out: Path, page: str) -> list[PageFigure]:
+def _figures(
+    fig_data: list[FigureData], out: Path, page: str, jobs: list | None
+) -> list[PageFigure]:
     figs = []
     for f in fig_data:
-        static.draw(f, out / "figures" / page)
+        if jobs is None:
+            static.draw(f, out / "figures" / page)
+        else:
+            jobs.append((f, out / "figures" / page))
         figs.append(
             PageFigure(
                 key=f.key,
@@ -212,15 +217,17 @@ def results_page(
     section: Section | None = None,
     intro: str = "",
     pages: Sequence[tuple[str, str]] = (),
+    jobs: list[tuple[FigureData, Path]] | None = None,
 ) -> Path:
     """Write ``<out>/<key>.html``: the figures of each (spec, results table), the view
     relative to rff, the explorer of every cell and, with a report ``section``, its
-    verdict table, claims and text. ``pages`` (key, title) are the site's navigation."""
+    verdict table, claims and text. ``pages`` (key, title) are the site's navigation; the
+    static figures are drawn now, or appended to ``jobs`` (for :func:`draw_static`)."""
     page = Page(key=key, title=title, intro=intro)
     ratios = []
     for i, (spec, df) in enumerate(tables):
         figs = build_figures(df, spec, f"{key}-{i}")
-        page.figures += _figures(figs, out, key)
+        page.figures += _figures(figs, out, key, jobs)
         for f in figs:
             page.methods += [m for m in f.methods if m not in page.methods]
             page.kernels += [k for k in f.kernels if k not in page.kernels]
@@ -340,6 +347,7 @@ def build_site(
     out.mkdir(parents=True, exist_ok=True)
     write_assets(out)
     report = SiteReport()
+    jobs: list[tuple[FigureData, Path]] = []
     sections = load_sections(list(only) if only else None)
     dirs = [*(Path(r) for r in results), BASELINE_DIR]
     runs = [
@@ -349,37 +357,38 @@ def build_site(
                  for exp in sorted(df["experiment"].unique())]  # fmt: skip
     nav = [(s.key, _short(s.key, s.title)) for s in sections] + run_pages
     for s in sections:
-        tables = []
+        tables, paths = [], []
         for spec in PAGES.get(s.key, ()):
             path = _find_table(spec.table, dirs)
             if path is None:
                 report.notes.append(f"{s.key}: no {spec.table}; its figures are left out")
                 continue
             tables.append((spec, pd.read_csv(path)))
-        intro = "Tables: " + ", ".join(
-            html.escape(str(_find_table(spec.table, dirs).relative_to(ROOT)))  # type: ignore[union-attr]
-            if str(_find_table(spec.table, dirs)).startswith(str(ROOT))
-            else html.escape(str(_find_table(spec.table, dirs)))
-            for spec, _ in tables
-        )
+            paths.append(path)
+        intro = "Tables: " + ", ".join(_shown_path(p) for p in paths)
         report.pages.append(
-            results_page(s.key, s.title, tables, out, section=s, intro=intro, pages=nav)
+            results_page(s.key, s.title, tables, out, section=s, intro=intro, pages=nav, jobs=jobs)
         )
-    for (path, df), i in zip(runs, range(len(runs)), strict=True):
+    for i, (path, df) in enumerate(runs):
         for exp, g in df.groupby("experiment", sort=True):
-            spec = FigureSpec(table=f"{exp}", ylabel=str(g.attrs.get("metric", "mean")),
-                              logy=bool((g["mean"] > 0).all()), title=str(exp))  # fmt: skip
-            key = f"runs-{i}-{exp}"
+            spec = FigureSpec(
+                table=str(exp),
+                ylabel=str(g["metric"].iloc[0]),
+                logy=bool((g["mean"] > 0).all()),
+                title=str(exp),
+            )
             report.pages.append(
                 results_page(
-                    key,
+                    f"runs-{i}-{exp}",
                     f"{exp}: {path}",
                     [(spec, g)],
                     out,
                     pages=nav,
-                    intro=f"Aggregated from the shards under {html.escape(str(path))}.",
+                    intro=f"Aggregated from the shards under {path}.",
+                    jobs=jobs,
                 )  # fmt: skip
             )
+    draw_static(jobs)
     index = out / "index.html"
     index.write_text(
         _render(
@@ -394,6 +403,32 @@ def build_site(
     )
     report.pages.insert(0, index)
     return report
+
+
+def _shown_path(path: Path) -> str:
+    """A table's path relative to the repository where it lies there."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = None) -> None:
+    """Draw the static figures (PNG, PDF) of ``jobs``, on up to ``workers`` processes
+    (default: the usable cores, at most 4): matplotlib is most of a build's time."""
+    if workers is None:
+        workers = min(len(os.sched_getaffinity(0)), 4)
+    if workers <= 1 or len(jobs) < 4:
+        for fig, where in jobs:
+            static.draw(fig, where)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunks = [list(jobs[k::workers]) for k in range(workers)]
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        list(pool.map(static.draw_all, chunks))
 
 
 def _short(key: str, title: str) -> str:
@@ -423,7 +458,7 @@ def _runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:
         metric = rep.metric(None)
         keys = [k for k in ("experiment", "dataset", "kernel", "method_label", "n") if k in rows]
         agg = aggregate(rows, keys, metric.column)
-        agg.attrs["metric"] = metric.column
+        agg["metric"] = metric.column
         frames.append(agg)
         report.notes.append(f"{path}: {exp} ({proto.name}, {metric.column})")
     out = pd.concat(frames, ignore_index=True)

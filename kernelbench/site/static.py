@@ -54,6 +54,12 @@ def draw(fig: FigureData, out_dir: Path, formats: tuple[str, ...] = ("png", "pdf
     return paths
 
 
+def draw_all(jobs: list[tuple[FigureData, Path]]) -> None:
+    """:func:`draw` each (figure, directory): one worker's share of a site's figures."""
+    for fig, out_dir in jobs:
+        draw(fig, out_dir)
+
+
 def _metadata(fmt: str, fig: FigureData) -> dict | None:
     if fmt == "pdf":
         return {
