@@ -222,6 +222,7 @@ def plotly_figure(fig: FigureData) -> dict:
     and the runs; every trace carries ``meta`` {method, kernel} for the page's toggles."""
     data = []
     kernels = fig.kernels
+    in_legend: set[str] = set()
     for s in fig.series:
         color = method_color(s.method)
         dash = kernel_dash(s.kernel)[0]
@@ -237,8 +238,10 @@ def plotly_figure(fig: FigureData) -> dict:
         trace = {
             "type": "scatter",
             "mode": "lines+markers",
-            "name": name,
-            "legendgroup": name,
+            # one legend entry per method (its kernels: line styles, named on the figure)
+            "name": s.method,
+            "legendgroup": s.method,
+            "showlegend": s.method not in in_legend,
             "x": [_json_num(v) for v in s.x],
             "y": [_json_num(v) for v in s.y],
             "customdata": custom,
@@ -261,6 +264,7 @@ def plotly_figure(fig: FigureData) -> dict:
                 "thickness": 1,
                 "width": 3,
             }
+        in_legend.add(s.method)
         data.append(trace)
         if any(p is not None for p in paper):
             data.append(
@@ -268,7 +272,7 @@ def plotly_figure(fig: FigureData) -> dict:
                     "type": "scatter",
                     "mode": "markers",
                     "name": f"paper · {name}",
-                    "legendgroup": name,
+                    "legendgroup": s.method,
                     "showlegend": False,
                     "x": [_json_num(v) for v in s.x],
                     "y": paper,
@@ -285,13 +289,23 @@ def plotly_figure(fig: FigureData) -> dict:
                 }
             )
     has_paper = any(math.isfinite(p) for s in fig.series for p in s.paper)
+    note = "× the paper's value; bars: 95% intervals" if has_paper else "bars: 95% intervals"
+    if len(kernels) > 1:
+        styles = {"solid": "solid", "dash": "dashed", "dot": "dotted", "dashdot": "dash-dot"}
+        note = (
+            ", ".join(f"{styles[kernel_dash(k)[0]]} {KERNEL_NAMES.get(k, k)}" for k in kernels)
+            + "; "
+            + note
+        )
+    xs = sorted({v for s in fig.series for v in s.x if math.isfinite(v)})
+    xaxis: dict = {"title": {"text": fig.xlabel}, "type": "log" if fig.logx else "linear"}
+    if not fig.logx and xs and len(xs) <= 12 and all(float(v).is_integer() for v in xs):
+        xaxis |= {"tickmode": "array", "tickvals": xs}
     layout = {
         "title": {"text": f"{fig.title}<br><sup>{fig.settings}</sup>", "x": 0.02},
         "annotations": [
             {
-                "text": "× the paper's value; bars: 95% intervals"
-                if has_paper
-                else "bars: 95% intervals",
+                "text": note,
                 "xref": "paper",
                 "yref": "paper",
                 "x": 1,
@@ -302,7 +316,7 @@ def plotly_figure(fig: FigureData) -> dict:
                 "font": {"size": 11, "color": "#555"},
             }
         ],  # fmt: skip
-        "xaxis": {"title": {"text": fig.xlabel}, "type": "log" if fig.logx else "linear"},
+        "xaxis": xaxis,
         "yaxis": {"title": {"text": fig.ylabel}, "type": "log" if fig.logy else "linear"},
         "legend": {"font": {"size": 11}},
         "margin": {"l": 70, "r": 20, "t": 70, "b": 55},

@@ -24,18 +24,26 @@ def draw(fig: FigureData, out_dir: Path, formats: tuple[str, ...] = ("png", "pdf
     # fixed margins, the legend right of the axes (a layout engine costs more than the drawing)
     f.subplots_adjust(left=0.09, right=0.70, top=0.84, bottom=0.12)
     kernels = fig.kernels
+    seen: set[str] = set()
+    has_paper = False
     for s in fig.series:
         color = method_color(s.method)
         style = kernel_dash(s.kernel)[1]
-        name = (
-            f"{s.method} · {KERNEL_NAMES.get(s.kernel, s.kernel)}" if len(kernels) > 1 else s.method
-        )
         lo = [y - v if math.isfinite(v) else 0.0 for y, v in zip(s.y, s.lo, strict=True)]
         hi = [v - y if math.isfinite(v) else 0.0 for y, v in zip(s.y, s.hi, strict=True)]
+        name = s.method if s.method not in seen else "_nolegend_"
+        seen.add(s.method)
         ax.errorbar(s.x, s.y, yerr=[lo, hi], color=color, ls=style, marker="o", ms=3,
                     lw=1.4, capsize=2, label=name)  # fmt: skip
         if any(math.isfinite(p) for p in s.paper):
-            ax.plot(s.x, s.paper, ls="none", marker="x", ms=6, color=color, label=f"paper · {name}")
+            has_paper = True
+            ax.plot(s.x, s.paper, ls="none", marker="x", ms=6, color=color)
+    # the kernels' line styles and the paper's marker, in grey, after the methods
+    if len(kernels) > 1:
+        for k in kernels:
+            ax.plot([], [], color="0.4", ls=kernel_dash(k)[1], label=KERNEL_NAMES.get(k, k))
+    if has_paper:
+        ax.plot([], [], color="0.4", ls="none", marker="x", label="the paper's value")
     if fig.logx:
         ax.set_xscale("log")
     if fig.logy:
