@@ -46,6 +46,7 @@ LAYERS: dict[str, int] = {
     "cell": 3,
     "experiment": 4,
     "verify": 4,
+    "leaderboard": 4,
     "plot_command": 4,
     "launch": 5,
     "report": 5,
