@@ -116,7 +116,7 @@ def grid_table(grid: Grid, baseline_dir: Path, results: Path | None = None) -> p
             # a method found in the results replaces its baseline cells on this grid
             table = table[~table["method_label"].isin(set(ours["method_label"]))]
             table = pd.concat([table, ours], ignore_index=True)
-    table = table[[*keys, "runs", "mean"]].copy()
+    table = table[[*keys, "runs", "mean", "sem"]].copy()
     table["error"] = grid.error(table["mean"]).astype(float)
     table["grid"] = grid.grid
     return table.sort_values(keys, kind="stable").reset_index(drop=True)

@@ -115,7 +115,7 @@ def test_a_runs_folder_and_a_table_folder_feed_the_site(tmp_path):
     out = tmp_path / "site"
     rep = build_site(out, [runs, tables], only=["fig3"])
     names = {p.name for p in rep.pages}
-    assert names == {"index.html", "fig3.html", "runs-0-board.html"}
+    assert names == {"index.html", "fig3.html", "runs-0-board.html", "leaderboard.html"}
     board = (out / "runs-0-board.html").read_text()
     assert 'value="toy_rff"' in board and "rel_fro_error" in board
     assert 'value="nystrom"' in (out / "fig3.html").read_text()
@@ -163,3 +163,34 @@ def test_static_drawing_in_worker_processes_matches_serial(tmp_path):
     for name in a:
         if name.endswith(".png"):
             assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_the_leaderboard_page_ranks_a_new_method(tmp_path):
+    """A run of experiment=leaderboard's Fig. 1 grid (munkhoeva2018_fig1_reduced) for a
+    method at half of rff's committed error in every cell: the page ranks it with ratio
+    0.5 beside the published methods, which come from the committed baselines."""
+    from kernelbench.leaderboard import grids
+
+    base = pd.read_csv(FIG1)
+    grid = grids()[0]
+    rff = base[(base.method_label == "rff") & base.dataset.isin(["powerplant", "letter", "usps"])
+               & base.n.isin([1, 3, 5])]  # fmt: skip
+    df = make_results(datasets={"powerplant": 4}, kernels=("rbf",), ns=(1,),
+                      methods=(("half_rff", "half_rff", ""),), runs=2,
+                      experiment="munkhoeva2018_fig1_reduced")  # fmt: skip
+    rows = []
+    for r in rff.itertuples():
+        rows.append(df.assign(dataset=r.dataset, d=int(r.d), kernel=r.kernel, n=float(r.n),
+                              rel_fro_error=r.mean / 2))  # fmt: skip
+    runs = write_shards(pd.concat(rows, ignore_index=True), tmp_path / "runs")
+    out = tmp_path / "site"
+    rep = build_site(out, [runs], only=["fig3"])
+    assert out / "leaderboard.html" in rep.pages
+    text = (out / "leaderboard.html").read_text()
+    assert f"{grid.title} [{grid.grid}]" in text and 'value="half_rff"' in text
+    from kernelbench.leaderboard import grid_table, rank_grid
+    from kernelbench.site.build import BASELINE_DIR
+
+    ranked = rank_grid(grid_table(grid, BASELINE_DIR, runs), grid).set_index("method_label")
+    assert ranked.loc["half_rff", "ratio"] == pytest.approx(0.5)
+    assert ranked.loc["half_rff", "cells"] == ranked.loc["rff", "cells"] == 27

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.drawing import kernel_name
+from kernelbench.errors import KernelbenchError
 from kernelbench.report.common import ROOT, Claim, Section
 from kernelbench.site import static
 from kernelbench.site.figures import (
@@ -179,6 +180,7 @@ class Page:
     ratios: Table | None = None
     explorer: list[tuple[str, Table]] = field(default_factory=list)
     counts: dict[str, str] = field(default_factory=dict)
+    standings: list[tuple[str, Table]] = field(default_factory=list)
 
 
 def _figures(
@@ -218,12 +220,16 @@ def results_page(
     intro: str = "",
     pages: Sequence[tuple[str, str]] = (),
     jobs: list[tuple[FigureData, Path]] | None = None,
+    standings: Sequence[tuple[str, pd.DataFrame]] = (),
 ) -> Path:
     """Write ``<out>/<key>.html``: the figures of each (spec, results table), the view
     relative to rff, the explorer of every cell and, with a report ``section``, its
     verdict table, claims and text. ``pages`` (key, title) are the site's navigation; the
     static figures are drawn now, or appended to ``jobs`` (for :func:`draw_static`)."""
     page = Page(key=key, title=title, intro=intro)
+    page.standings = [
+        (name, make_table(f"standings-{i}", t)) for i, (name, t) in enumerate(standings)
+    ]
     ratios = []
     for i, (spec, df) in enumerate(tables):
         figs = build_figures(df, spec, f"{key}-{i}")
@@ -356,6 +362,7 @@ def build_site(
     run_pages = [(f"runs-{i}-{exp}", f"{exp} ({p.name})") for i, (p, df) in enumerate(runs)
                  for exp in sorted(df["experiment"].unique())]  # fmt: skip
     nav = [(s.key, _short(s.key, s.title)) for s in sections] + run_pages
+    nav.append((LEADERBOARD, "Leaderboard"))
     for s in sections:
         tables, paths = [], []
         for spec in PAGES.get(s.key, ()):
@@ -388,6 +395,9 @@ def build_site(
                     jobs=jobs,
                 )  # fmt: skip
             )
+    board = _leaderboard_page(out, [p for p, _ in runs] or [ROOT / "results" / "runs"], nav, jobs)
+    if board is not None:
+        report.pages.append(board)
     draw_static(jobs)
     index = out / "index.html"
     index.write_text(
@@ -403,6 +413,47 @@ def build_site(
     )
     report.pages.insert(0, index)
     return report
+
+
+#: The page key of the leaderboard (kernelbench.leaderboard).
+LEADERBOARD = "leaderboard"
+
+
+def _leaderboard_page(
+    out: Path, runs: Sequence[Path], nav: Sequence[tuple[str, str]], jobs: list
+) -> Path | None:
+    """The leaderboard: every grid's standings (the committed baselines plus the cells of
+    ``experiment=leaderboard`` runs found in the first runs folder that has shards), its
+    errors by dataset, and every cell. None when the committed tables are missing."""
+    from kernelbench.leaderboard import grid_table, grids, rank_grid
+
+    found = next((p for p in runs if p.is_dir() and any(p.rglob("*.parquet"))), None)
+    tables, standings = [], []
+    for g in grids():
+        try:
+            t = grid_table(g, BASELINE_DIR, found)
+        except KernelbenchError:
+            return None
+        ranked = rank_grid(t, g)
+        cols = ["rank", "method_label", "cells", "ratio", "ratio_low", "ratio_high", "mean_rank"]
+        standings.append((f"{g.title} [{g.grid}]", ranked[cols]))
+        page_df = t.rename(columns={"mean": "score"}).assign(mean=t["error"])
+        spec = FigureSpec(
+            table=g.grid,
+            facets=("dataset", *g.keys),
+            ylabel="error (lower is better)",
+            logy=bool((page_df["mean"] > 0).all()),
+            title=g.title,
+        )
+        tables.append((spec, page_df))
+    intro = (
+        "Every method of each grid ranked by its geometric mean error ratio to rff over "
+        "the grid's cells, with its 95% t-interval, and its average rank "
+        "(docs/leaderboard.md). Published methods: the committed baselines; "
+        + (f"other cells: {found}." if found else "no run of experiment=leaderboard found.")
+    )
+    return results_page(LEADERBOARD, "Leaderboard", tables, out, intro=intro, pages=nav,
+                        jobs=jobs, standings=standings)  # fmt: skip
 
 
 def _shown_path(path: Path) -> str:
