@@ -12,14 +12,16 @@ d, projections D, features F = D per output of the kernel's nonlinearity, runs R
   ``SPECTRAL_STEPS`` steps of two N x N matrix-vector products, 4 N^2 flops each);
 * per cell: a fixed overhead (building the cell, writing its shard).
 
-Seconds are these counts times the coefficients :data:`COEF`, fitted (non-negative
-least squares on the relative error) to the cells' measured wall times of the quick
-grid and of Fig. 1's reduced grid on this project's reference machine, one BLAS
-thread: ``python scripts/calibrate_cost.py`` measures both grids again and prints
-predicted against measured per cell and in total (docs/performance.md, "The cost
-model"). Protocols other than the sample-pair ones (kernel_approx, pair_mse,
-qmc_discrepancy, qmc_adaptive) are priced by the same counts on their own shapes (the
-train rows for krr and downstream, plus a learner term): rougher, not calibrated.
+Seconds are these counts times the coefficients :data:`COEF`: the per-flop and
+per-draw ones timed alone, the others fitted (non-negative least squares on the
+relative error) to the cells' CPU times of the quick grid and of Fig. 1's reduced grid,
+one BLAS thread: the time of one worker on an idle machine (a shared machine's load
+stretches wall time, not this). ``python scripts/calibrate_cost.py`` measures both
+grids again and prints predicted against measured per cell and in total
+(docs/performance.md, "The cost model"). Protocols other than the sample-pair ones
+(kernel_approx, pair_mse, qmc_discrepancy, qmc_adaptive) are priced by the same counts
+on their own shapes (the train rows for krr and downstream, plus a learner term):
+rougher, not calibrated.
 
 Peak memory is counted, not fitted: the float64 arrays a cell holds at once (the data,
 X and Y, K, a batch of runs' features and their K_hat, the map's weights, the
@@ -42,26 +44,30 @@ from kernelbench.errors import KernelbenchError
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
 
-#: Seconds per unit of each work count of :func:`cell_terms` (fitted on this machine by
-#: ``scripts/calibrate_cost.py --fit``; one BLAS thread).
+#: CPU seconds per unit of each work count of :func:`cell_terms`, one BLAS thread, from
+#: ``scripts/calibrate_cost.py --fit`` on the 2-core AMD EPYC development machine: draw,
+#: qr, spectral and the GEMM rate (exact, proj, gemm) timed alone, the rest fitted
+#: (docs/performance.md, "The cost model").
 COEF: dict[str, float] = {
-    "start": 2.0,  # once per process: the first cell's imports
-    "first": 0.5,  # once per method in a process: its first map (imports, compilation)
-    "cell": 0.02,  # per cell: build, shard write, summary
-    "data": 2.0e-8,  # per (data, kernel): per element of the dataset read and scaled
-    "exact": 1.0e-9,  # per flop of the exact kernel and its spectral norm
-    "run": 2.0e-3,  # per run: Python of a map, its draw and its errors
-    "draw": 2.0e-8,  # per normal drawn (d D per run)
-    "qr": 1.0e-9,  # per flop of an orthogonal map's QR (D d^2)
-    "proj": 1.0e-9,  # per flop of the projections (4 N d D)
-    "elem": 1.0e-8,  # per feature element (cos, sin, ...: 2 N F)
-    "gemm": 1.0e-9,  # per flop of K_hat (2 N^2 F)
-    "spectral": 1.0e-9,  # per flop of the per-run norms of K - K_hat
+    "start": 0.215,  # once per process: the first cell's imports
+    "jit": 0.00311,  # once per compiled method and kernel in a process: its compilation
+    "cell": 0.0316,  # per cell: build, shard, summary
+    "data": 1.68e-09,  # per (data, kernel): per element of the dataset read and scaled
+    "exact": 2.26e-11,  # per flop of the exact kernel (a GEMM)
+    "run": 0.0,  # per run: Python of a map, its draw and its errors (absorbed by elem)
+    "draw": 1.1e-08,  # per normal drawn (d D per run)
+    "qr": 3.02e-10,  # per flop of an orthogonal map's QR (D d^2)
+    "proj": 2.26e-11,  # per flop of the projections (4 N d D), a GEMM
+    "elem": 7.84e-09,  # per feature element (cos, sin, ...: 2 N F)
+    "gemm": 2.26e-11,  # per flop of K_hat (2 N^2 F)
+    "spectral": 8.35e-11,  # per flop of the norms' matrix-vector products
 }
 #: Golub-Kahan steps of a spectral norm, a typical count (N x N, rtol 1e-13).
 SPECTRAL_STEPS = 40
+#: Methods whose first map in a process compiles (numba), once per kernel.
+COMPILED = ("qmc", "sr11", "sr13", "sr33")
 #: Methods whose draw orthogonalises blocks (a QR of D d^2 flops per run).
-ORTHOGONAL = ("orf", "sorf", "sr")
+ORTHOGONAL = ("orf", "sr11", "sr13", "sr33")
 #: Bytes of one float64.
 F64 = 8
 #: Protocols that measure a kernel on two random subsets X, Y of ``samples`` rows.
@@ -164,6 +170,32 @@ def shapes(cell: Cell) -> Shapes:
     return Shapes(N, N_test, d, D, F, int(cell.runs), rows, batch)
 
 
+def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float]:
+    """(flops per point and projection, normals drawn, QR flops) of one map: a dense
+    W costs d per point and projection, d D normals; SORF's HD blocks and sr33's
+    butterfly rotations about log2 d each; orf's blocks and the Haar rotations of the
+    SR rules a QR of d^2 per projection (orf_tallqr's reflectors: a GEMM, as rff). Where a run draws the projections of its 2N
+    points directly (``draws: sample_space``, 2N < d: rff and orf), d is 2N."""
+    family = str(cell.method.get("name"))
+    params = cell.method.get("params") or {}
+    d = float(s.d)
+    if cell.protocol.name == "kernel_approx" and cell.settings.get("draws", "sample_space") == (
+        "sample_space"
+    ):
+        fm = cell.protocol.feature_map(cell, None, d=s.d)
+        if fm.supports_sample_space(2 * s.N, s.d):
+            d = float(2 * s.N)
+    log_d = max(1.0, math.log2(max(d, 2.0)))
+    if family == "sorf":
+        blocks = float(params.get("n_blocks", 3))
+        return blocks * log_d, blocks * s.D, 0.0
+    if family == "sr33" and params.get("rotation", "butterfly") == "butterfly":
+        return d + 2 * log_d, 2 * log_d * s.D, 0.0
+    if family in ORTHOGONAL and params.get("construction") != "tall_qr":
+        return d, d * s.D, s.D * d * d  # tall_qr: reflectors applied as one GEMM
+    return d, d * s.D, 0.0
+
+
 def cell_terms(
     cell: Cell,
     shared: bool = False,
@@ -173,26 +205,25 @@ def cell_terms(
 ) -> dict[str, float]:
     """The work counts of one cell (keys of :data:`COEF`); ``shared``: its data and
     exact kernel were computed by an earlier cell of the grid in the same process;
-    ``s``: its :func:`shapes`, if known; ``first``: the first cell of its method in the
-    process; ``start``: the process's first cell."""
+    ``s``: its :func:`shapes`, if known; ``first``: the first cell of its method and
+    kernel in the process; ``start``: the process's first cell."""
     s = shapes(cell) if s is None else s
     R = s.runs
     family = str(cell.method.get("name"))
-    label = str(cell.method.get("label") or family)
-    orthogonal = family.startswith(ORTHOGONAL) or label.startswith(ORTHOGONAL)
     N, M = s.N, s.N_test
+    k, draws, qr = _map_work(cell, s)
     terms = {k: 0.0 for k in COEF}
     terms["cell"] = 1.0
     terms["start"] = float(start)
-    terms["first"] = float(first)
+    terms["jit"] = float(first and family in COMPILED)
     if not shared:
         terms["data"] = float(s.rows)
         if cell.protocol.name in SAMPLE_PAIR:
             terms["exact"] = 2.0 * N * M * s.d + 4.0 * SPECTRAL_STEPS * N * M
     terms["run"] = R
-    terms["draw"] = R * float(s.d) * s.D
-    terms["qr"] = R * float(s.D) * s.d * s.d if orthogonal else 0.0
-    terms["proj"] = R * 2.0 * (N + M) * s.d * s.D
+    terms["draw"] = R * draws
+    terms["qr"] = R * qr
+    terms["proj"] = R * 2.0 * (N + M) * k * s.D
     terms["elem"] = R * float(N + M) * s.F
     if cell.protocol.name in SAMPLE_PAIR:
         terms["gemm"] = R * 2.0 * N * M * s.F
@@ -232,7 +263,7 @@ def price(cells: Iterable[Cell]) -> list[CellCost]:
     out = []
     for i, cell in enumerate(cells):
         key = (cell.pair_key, dumps(cell.kernel))
-        method = str(cell.method.get("label") or cell.method.get("name"))
+        method = f"{cell.method.get('name')} {cell.kernel.get('name')}"
         s = shapes(cell)
         terms = cell_terms(cell, key in seen, s, method not in methods, i == 0)
         seen.add(key)
@@ -267,14 +298,14 @@ class Plan:
         return max(self.costs, key=lambda c: c.peak_bytes, default=None)
 
     def line(self) -> str:
-        """``plan: 18 cells, 90 runs, about 4 s (one worker); peak memory 3.1 MiB
-        (digits rbf sr33 n=2)``."""
+        """``plan: 12 cells, 60 runs, about 2 s on one idle core; peak memory 9.0 MiB
+        (digits arccos0 rff n=1)``."""
         big = self.largest
         where = f" ({big.name})" if big is not None else ""
         peak = format_bytes(big.peak_bytes) if big is not None else "0 B"
         return (
             f"plan: {self.cells} cells, {self.runs} runs, about {format_seconds(self.seconds)} "
-            f"(one worker); peak memory {peak}{where}"
+            f"on one idle core; peak memory {peak}{where}"
         )
 
 
@@ -343,6 +374,8 @@ def check_plan(
     ``max_hours`` without ``confirm=true``."""
     from kernelbench.validation import check_bool, check_real
 
+    confirm = check_bool("confirm", confirm)
+    hours = None if max_hours is None else check_real("max_hours", max_hours, 0.0, strict=True)
     limit = parse_memory(max_memory)
     source = "max_memory"
     if limit is None:
@@ -356,10 +389,7 @@ def check_plan(
             f"d={s.d}, D={s.D}), over the {source} {format_bytes(limit)}; use a smaller n, "
             f"or fewer samples ({samples}=...), or raise max_memory"
         )
-    if max_hours is None:
-        return
-    hours = check_real("max_hours", max_hours, 0.0, strict=True)
-    if plan.seconds > 3600 * hours and not check_bool("confirm", confirm):
+    if hours is not None and plan.seconds > 3600 * hours and not confirm:
         raise KernelbenchError(
             f"{plan.cells} cells, {plan.runs} runs take about {format_seconds(plan.seconds)}, "
             f"over max_hours={hours:g}: add confirm=true to run them, or choose fewer runs "
@@ -386,11 +416,17 @@ def guard(
     check_plan(plan, max_memory, max_hours, False if confirm is None else confirm)
 
 
-def announce_cells(cells: Sequence[Any], echo: Callable[[str], None]) -> None:
+def announce_cells(
+    cells: Sequence[Any], echo: Callable[[str], None], output_dir: Any = None
+) -> None:
     """The plan line of composed cells (``kernelbench verify``, before its first cell)
     and the memory guard (``max_memory`` of ``configs/config.yaml``); their time is
-    shown, not limited (a paper's grid is what verify is asked to run)."""
+    shown, not limited (a paper's grid is what verify is asked to run). ``output_dir``,
+    where they will be written, is checked first."""
     from kernelbench.cell import build_cell
+    from kernelbench.validation import check_output_dir
 
+    if output_dir is not None:
+        check_output_dir(output_dir, "--results")
     plan = Plan(price([build_cell(c) for c in cells]))
     guard(plan, echo, max_memory=limits(plan)["max_memory"])

@@ -5,7 +5,8 @@
 :func:`kernelbench.launch.plan`) into the grid's cells, Hydra's way: an experiment
 file's sweep, then the command line's overrides (a sweep only with ``-m``), the
 product of their value lists. It refuses, in one line and before any compute, an empty
-sweep, a sweep without ``-m``, an unusable launcher setting and non-finite numbers.
+sweep, a sweep without ``-m``, an unusable launcher setting, non-finite numbers and
+what each job would refuse before loading its data (:meth:`Protocol.check`).
 The cells are priced by :mod:`kernelbench.cost`, whose :func:`~kernelbench.cost.guard`
 prints the plan line and refuses a cell over the memory limit (``max_memory``, else the
 memory available) and a grid over ``max_hours`` without ``confirm=true``.
@@ -134,11 +135,22 @@ def run_plan(hydra_args: Sequence[str]) -> Plan | None:
     """The plan of ``kernelbench run`` (None when Hydra only shows something)."""
     if any(a.split("=", 1)[0] in _SHOWS for a in hydra_args):
         return None
-    return Plan(price(grid_cells(grid_points(hydra_args))))
+    cells = grid_cells(grid_points(hydra_args))
+    for cell in cells:  # what a job checks before loading data: before the plan line
+        try:
+            cell.protocol.check(cell)
+        except KernelbenchError as err:
+            raise KernelbenchError(f"{cell.name}: {err}") from None
+    return Plan(price(cells))
 
 
-def announce_run(hydra_args: Sequence[str], echo: Callable[[str], None] = click.echo) -> None:
-    """What ``kernelbench run`` does before Hydra starts: the plan line and its guards."""
+def _stderr(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def announce_run(hydra_args: Sequence[str], echo: Callable[[str], None] = _stderr) -> None:
+    """What ``kernelbench run`` does before Hydra starts: the plan line (on stderr, with
+    the progress: stdout holds the cells' results) and its guards."""
     plan = run_plan(hydra_args)
     if plan is None:
         return

@@ -159,15 +159,17 @@ def test_estimate_names_what_run_would_refuse():
 
 
 def test_the_plan_line_comes_before_the_first_cell(tmp_path):
-    """A real run, in a subprocess: the plan line is the first line, before any cell."""
+    """A real run, in a subprocess: the plan line (stderr) is the first line of the
+    terminal, before any cell's (stdout)."""
     proc = subprocess.run(
         [sys.executable, "-m", "kernelbench.cli", "run", "-m", "method=rff", "n=1,2", "runs=2"]
         + ["dataset.splits.kernel_approx.samples=60", f"output_dir={tmp_path}"],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
         cwd=tmp_path,
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0, proc.stdout
     lines = proc.stdout.strip().splitlines()
     assert lines[0].startswith("plan: 2 cells, 4 runs, about "), lines
     assert [ln.split(" ", 1)[0] for ln in lines[1:]] == ["[1/2]", "[2/2]"]

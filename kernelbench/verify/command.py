@@ -170,7 +170,7 @@ def verify(
     cells = grid_cells(cfg, grid, runs=runs)
     t0 = time.perf_counter()
     if not no_run:
-        announce_cells(cells, lambda s: click.echo(s, err=True))  # the plan line
+        announce_cells(cells, lambda s: click.echo(s, err=True), results_dir)  # the plan
         echo = None if quiet else (lambda s: click.echo(s, err=True))
         run_cells(cells, results_dir, jobs=jobs, echo=echo)
     df = read_results(results_dir)
