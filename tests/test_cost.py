@@ -143,10 +143,10 @@ def test_estimate_prices_every_paper_grid_and_runs_nothing(tmp_path, monkeypatch
     quick = _estimate()
     assert quick.exit_code == 0, quick.output
     assert quick.output.startswith("plan: 12 cells, 60 runs, about ")
-    fig1 = _estimate("experiment=fig1")
+    fig1 = _estimate("experiment=fig1", "max_hours=1")
     assert fig1.exit_code == 0, fig1.output
-    assert fig1.output.startswith("plan: 420 cells, ")
-    assert "kernelbench run needs confirm=true" in fig1.output  # days of work
+    assert fig1.output.startswith("plan: 420 cells, 168000 runs, about ")
+    assert "over max_hours=1: kernelbench run needs confirm=true" in fig1.output  # hours
     swept = _estimate("-m", "method=rff,sr33", "n=1,2,3", "dataset=letter")
     assert swept.output.startswith("plan: 6 cells, 3000 runs, ")
     assert list(tmp_path.iterdir()) == []  # nothing written
