@@ -174,8 +174,9 @@ def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float]:
     """(flops per point and projection, normals drawn, QR flops) of one map: a dense
     W costs d per point and projection, d D normals; SORF's HD blocks and sr33's
     butterfly rotations about log2 d each; orf's blocks and the Haar rotations of the
-    SR rules a QR of d^2 per projection (orf_tallqr's reflectors: a GEMM, as rff). Where a run draws the projections of its 2N
-    points directly (``draws: sample_space``, 2N < d: rff and orf), d is 2N."""
+    SR rules a QR of d^2 per projection (orf_tallqr's reflectors: a GEMM, as rff).
+    Where a run draws the projections of its 2N points directly (``draws:
+    sample_space``, 2N < d: rff and orf), d is 2N."""
     family = str(cell.method.get("name"))
     params = cell.method.get("params") or {}
     d = float(s.d)
