@@ -18,6 +18,7 @@ into place, so a killed sweep leaves either the whole shard or none of it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -184,16 +185,23 @@ def write_shard(df: pd.DataFrame, path: str | os.PathLike, schema: pa.Schema) ->
     same directory, fsynced and renamed."""
     path = Path(path)
     table = to_table(df, schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_tmp(path)
     tmp = path.parent / f"{_tmp_prefix(path)}{os.getpid()}"
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_tmp(path)
         pq.write_table(table, tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as err:  # a full disk, a read-only mount: one line, earlier shards kept
+        why = err.strerror or str(err)
+        raise KernelbenchError(
+            f"cannot write the shard {path}: {why}; the shards written before are kept "
+            "(rerun to resume)"
+        ) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return path
 
 

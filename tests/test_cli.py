@@ -122,6 +122,8 @@ def test_every_command_is_one_row_of_the_table():
         ["plot", "--bogus"],
         ["verify", "--help"],
         ["report", "--help"],
+        ["estimate", "--help"],
+        ["estimate", "--bogus"],
     ],
 )
 def test_help_and_argument_errors_import_no_heavy_module(args):
@@ -146,6 +148,7 @@ def test_help_and_argument_errors_import_no_heavy_module(args):
 def test_default_run_is_the_quick_grid(work):
     proc = kb("run", "runs=2", SMALL, cwd=work)
     lines = proc.stdout.strip().splitlines()
+    assert proc.stderr.startswith("plan: 12 cells, 24 runs, about ")  # the plan, on stderr
     assert len(lines) == 12
     # samples=60 (SMALL) is not digits' default: the cell's hash part is named
     assert _starts(lines[0], "[1/12] digits rbf rff h=* n=1: rel_fro ")
@@ -349,8 +352,10 @@ def test_method_that_cannot_handle_the_input(tmp_path, monkeypatch, capsys):
         )
     assert info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and _starts(
-        err[0],
+    # the plan line, then the job's refusal (it depends on the data's d)
+    assert len(err) == 2 and err[0].startswith("plan: 1 cells, 1 runs, ")
+    assert _starts(
+        err[1],
         "Error: digits rbf qmc sequence=sobol h=* n=1: qmc generator 'scipy_joe_kuo' supports "
         "at most 10 dimensions, got d=64; use sequence=halton or a generator without a limit",
     )
