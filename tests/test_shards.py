@@ -245,3 +245,19 @@ def test_plot_and_verify_do_not_pool_cells_of_another_seed(tmp_path):
     assert set(kept["seed"]) == {1} and len(kept) == 2
     alone = df[df["seed"] == 0]  # one cell under the key: kept as before
     assert len(grid_rows(alone, proto, [resolve_cell(_small(seed=1))])) == 2
+
+
+def test_schema_3_shards_are_kept_unless_sr33s_budget_changed():
+    """Schema 4 gave sr33 rff's D at every n: a schema-3 shard holds a cell's numbers
+    unless the cell is sr33 at an n that is not a whole number of rules (a multiple of
+    1/2 for rbf, without reflections; of 1 for the arc-cosine kernels, with them)."""
+    from kernelbench.cell import _hash_payload, earlier_config_hashes, protocol_dataset
+
+    def recognised(method: str, kernel: str, n: float, **kw) -> bool:
+        cell = resolve_cell(make_cell(method, kernel, "digits", n=n, runs=2, **kw))
+        return _hash_payload(cell, protocol_dataset(cell), 3) in earlier_config_hashes(cell)
+
+    assert recognised("sr33", "rbf", 1) and recognised("sr33", "rbf", 1.5)
+    assert recognised("sr33", "arccos1", 2) and recognised("rff", "rbf", 1.3)
+    assert not recognised("sr33", "rbf", 1.3) and not recognised("sr33", "arccos1", 1.5)
+    assert not recognised("sr33", "rbf", 0.3) and recognised("sr33", "rbf", 0.5)
