@@ -564,12 +564,12 @@ def launch(args: list[str], multirun: bool = False) -> None:
     if sys.stderr.isatty() and not shows:
         board = Board(reports, cells)
     env[ENV_BAR] = "1" if board is not None else "0"
-    ended = False
+    interrupted = False
     with _patched_env(["kernelbench run", *hydra_args], env) as stderr, _sigterm_interrupts():
         try:
             task()
-            ended = True
         except KeyboardInterrupt as err:
+            interrupted = True
             finished = [r for r in read_reports(reports) if r.get("shard")]
             kept = str(err) or "interrupted before a run finished"
             if finished:
@@ -593,8 +593,10 @@ def launch(args: list[str], multirun: bool = False) -> None:
                 board.close()
             done = read_reports(reports)
             shutil.rmtree(reports, ignore_errors=True)
-    if ended and not shows and done:
-        click.echo(summary(done, cells))
+            # the summary, also above the error of a failed cell once others finished
+            ok = [r for r in done if r.get("outcome") not in (None, "failed", "interrupted")]
+            if ok and not shows and not interrupted:
+                click.echo(summary(done, cells))
 
 
 _HELP_EPILOG = """\b

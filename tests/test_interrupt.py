@@ -53,7 +53,9 @@ def _digits(runs: int, method: str = "sr33", **kw) -> dict:
 
 
 @pytest.mark.parametrize("stop", [5, 40])
-def test_an_interrupted_cell_keeps_its_batches_and_a_rerun_completes_it(tmp_path, monkeypatch, stop):
+def test_an_interrupted_cell_keeps_its_batches_and_a_rerun_completes_it(
+    tmp_path, monkeypatch, stop
+):
     """Interrupted at run 5 (first batch: nothing finished) or 40 (two batches of 16
     finished), then once more while extending, then completed: the rows of one
     uninterrupted run."""
