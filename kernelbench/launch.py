@@ -620,7 +620,8 @@ One cell or a grid:
 Settings: n, runs (null = the dataset's), seed, output_dir (results/runs), overwrite,
 blas_threads, data.mirror, data.cache, data.download, protocol.<setting>.
 Settings are key=value overrides, not options (runs=3, not --runs 3).
-Finished cells are skipped.
+Finished cells are skipped. Ctrl-C keeps the running cell's finished runs; the same
+command continues from there.
 """
 
 

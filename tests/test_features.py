@@ -143,6 +143,23 @@ def test_every_method_config_uses_rffs_budget_at_fractional_n(config, kernel):
     assert n_projections(0.5, 64) == 65
 
 
+def test_a_map_that_draws_another_d_is_stopped_with_one_line():
+    """A map (a plug-in's, say) that rounds D its own way fails its fit: D is never
+    changed silently."""
+    from kernelbench.features.rff import RFF
+
+    class WholeBlocks(RFF):
+        def _draw(self, rng, d, D):
+            return super()._draw(rng, d, -(-D // d) * d)
+
+    with pytest.raises(KernelbenchError) as err:
+        WholeBlocks(n=1.3, random_state=0).fit(np.ones((3, 5)))
+    assert str(err.value) == (
+        "WholeBlocks drew 20 projections where n=1.3 gives D=16; a map uses exactly "
+        "D = round(2n(d + 1)) or refuses the n"
+    )
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
