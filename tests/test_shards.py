@@ -204,7 +204,8 @@ def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
         f"output_dir={out}",
     ]
     proc = kb(*args, cwd=tmp_path)
-    lines = proc.stdout.strip().splitlines()
+    *lines, final = proc.stdout.strip().splitlines()
+    assert final.startswith("8 of 8 cells: 8 computed; shards in ")
     assert len(lines) == 8 and len({line.split(": ")[0][6:] for line in lines}) == 8
     assert "[1/8] digits rbf sorf gamma=0.1 n_blocks=1 h=" in lines[0]
     assert not any("recomputing" in line for line in lines)
@@ -220,8 +221,9 @@ def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
     df = read_results(out)
     assert len(df) == 16
     assert df.groupby(["seed", "kernel_params", "method_params"]).ngroups == 8
-    again = kb(*args, cwd=tmp_path).stdout.strip().splitlines()
+    *again, final = kb(*args, cwd=tmp_path).stdout.strip().splitlines()
     assert len(again) == 8 and all(line.endswith("skipped (done)") for line in again)
+    assert final.startswith("8 of 8 cells: 8 skipped (already done); shards in ")
 
 
 # -- plot and verify tell such cells apart -------------------------------------------
