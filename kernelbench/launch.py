@@ -571,7 +571,7 @@ def launch(args: list[str], multirun: bool = False) -> None:
         except KeyboardInterrupt as err:
             interrupted = True
             finished = [r for r in read_reports(reports) if r.get("shard")]
-            kept = str(err) or "interrupted before a run finished"
+            kept = str(err) or ("between cells" if finished else "before any cell ran")
             if finished:
                 kept += f" ({len(finished)} finished cells kept)"
             raise Interrupted(kept, getattr(err, "signum", None)) from None
