@@ -175,3 +175,34 @@ def test_sigint_to_kernelbench_run_keeps_runs_and_the_rerun_is_bit_identical(tmp
     assert again.stdout.splitlines()[0] == f"{name}: extending {k} runs to {runs}"
     kb(*_run_args(whole, runs), cwd=tmp_path)
     assert_same_rows(read_results(out), read_results(whole))
+
+
+def _downstream() -> dict:
+    cell = make_cell("sr33", "rbf", "digits", n=1.5, runs=4, protocol="downstream")
+    cell["dataset"]["splits"]["downstream"]["train_rows"] = 400
+    return cell
+
+
+def _krr() -> dict:
+    cell = make_cell("slw_rff", "rbf", "eeg", n=1, runs=3, protocol="krr")
+    cell["protocol"].update(spectral_points=200, cv_folds=3)  # shared_draw: true (code)
+    return cell
+
+
+@pytest.mark.parametrize("make", [_downstream, _krr], ids=["downstream", "krr"])
+def test_protocols_with_shared_state_resume_bit_identically(tmp_path, monkeypatch, make):
+    """downstream (one split and exact-kernel score per cell) and krr (per-run splits and
+    folds; rff, lev_rff, slw_rff of one run share a draw) measure runs one at a time:
+    an interrupt at run 2 keeps runs 0-1, and the rerun ends with the uninterrupted rows."""
+    if make is _krr and not os.environ.get("KERNELBENCH_DATA"):
+        pytest.skip("KERNELBENCH_DATA is not set: no dataset mirror")
+    monkeypatch.setenv("KERNELBENCH_CHECKPOINT", "3600")
+    cell = make()
+    protocol = cell["protocol"]["name"]
+    with monkeypatch.context() as m:
+        _interrupt_at(m, protocol, 2 if protocol == "downstream" else 1)
+        with pytest.raises(Interrupted, match="kept .* runs in"):
+            run_and_store(make(), tmp_path / "a", echo=None)
+    run_and_store(make(), tmp_path / "a", echo=None)
+    whole = run_and_store(make(), tmp_path / "b", echo=None)
+    assert_same_rows(read_results(tmp_path / "a"), whole)
