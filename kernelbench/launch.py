@@ -573,7 +573,7 @@ def launch(args: list[str], multirun: bool = False) -> None:
             finished = [r for r in read_reports(reports) if r.get("shard")]
             kept = str(err) or ("between cells" if finished else "before any cell ran")
             if finished:
-                kept += f" ({len(finished)} finished cells kept)"
+                kept += f" ({len(finished)} finished cell{'s' * (len(finished) > 1)} kept)"
             raise Interrupted(kept, getattr(err, "signum", None)) from None
         except KernelbenchError:
             raise
