@@ -142,6 +142,18 @@ class OneLineError(click.ClickException):
     exit_code = 2
 
 
+class InterruptedExit(click.ClickException):
+    """An interrupt (Ctrl-C, SIGTERM): one line saying what was kept, exit 128 + the
+    signal (130 for Ctrl-C)."""
+
+    def __init__(self, message: str, signum: int | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + (signum or 2)
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Interrupted: {self.format_message()}", err=True)
+
+
 class _Group(click.Group):
     """The commands of :data:`COMMANDS`, each imported when it is looked up."""
 
@@ -167,6 +179,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except KernelbenchError as err:
             raise OneLineError(str(err)) from None
+        except KeyboardInterrupt as err:  # before click's "Aborted!" (exit 1)
+            text = str(err) or "nothing was running"
+            raise InterruptedExit(text, getattr(err, "signum", None)) from None
         except click.UsageError as err:  # click's own: one line too, with where to look
             where = err.ctx.command_path if err.ctx is not None else ctx.command_path
             raise OneLineError(

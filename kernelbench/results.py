@@ -42,11 +42,14 @@ from kernelbench.errors import KernelbenchError
 # 3: kernel_approx draws rff/orf projections in sample space where 2N < d (same law,
 #    other numbers; column ``draws``); shards of version 2 whose numbers did not change
 #    are still recognised (:func:`kernelbench.cell.earlier_config_hashes`).
-SCHEMA_VERSION = 3
+# 4: sr33 uses rff's D = round(2n(d + 1)) at every n (the last rule truncated; it rounded
+#    D to whole rules): its cells whose n is not a whole number of rules change, the
+#    others' shards of versions 2 and 3 are still recognised.
+SCHEMA_VERSION = 4
 
 #: Earlier schema versions whose shards may hold a cell's current numbers (where
 #: :meth:`kernelbench.protocols.base.Protocol.earlier_cell` says so).
-EARLIER_SCHEMAS: tuple[int, ...] = (2,)
+EARLIER_SCHEMAS: tuple[int, ...] = (2, 3)
 
 #: Columns every row has, before the protocol's own: the cell and the map of the run.
 CELL_FIELDS: list[tuple[str, pa.DataType]] = [

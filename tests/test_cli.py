@@ -147,9 +147,11 @@ def test_help_and_argument_errors_import_no_heavy_module(args):
 
 def test_default_run_is_the_quick_grid(work):
     proc = kb("run", "runs=2", SMALL, cwd=work)
-    lines = proc.stdout.strip().splitlines()
+    *lines, final = proc.stdout.strip().splitlines()
     assert proc.stderr.startswith("plan: 12 cells, 24 runs, about ")  # the plan, on stderr
     assert len(lines) == 12
+    assert final.startswith("12 of 12 cells: 12 computed; shards in ")
+    assert final.endswith("; plot: kernelbench plot results/runs --experiment quick")
     # samples=60 (SMALL) is not digits' default: the cell's hash part is named
     assert _starts(lines[0], "[1/12] digits rbf rff h=* n=1: rel_fro ")
     assert all("(2 runs)" in line for line in lines)
@@ -194,7 +196,7 @@ def test_multirun_2x2_and_joblib_gives_identical_rows(tmp_path, work):
     grid = ["-m", "method=rff,sr33", "kernel=rbf,arccos0", "runs=3", SMALL]
     seq, par = tmp_path / "seq", tmp_path / "par"
     proc = kb("run", *grid, f"output_dir={seq}", cwd=work)
-    assert len(proc.stdout.strip().splitlines()) == 4
+    assert len(proc.stdout.strip().splitlines()) == 4 + 1  # and the summary
     expected = [
         f"kernel_approx/digits/{k}/{m}/h=*/n=1.parquet"
         for k in ("arccos0", "rbf")

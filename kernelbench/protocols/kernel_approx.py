@@ -105,9 +105,10 @@ class KernelApprox(Protocol):
 
     def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None:
         """Schema 3 changed only the cells drawn in sample space; a ``draws: weights``
-        cell is a schema-2 cell (no such setting then)."""
-        if version != 2:
-            return None
+        cell is a schema-2 cell (no such setting then). Schema 4: the base's."""
+        old = super().earlier_cell(cell, version)
+        if old is None or version != 2:
+            return old
         if cell["protocol"].get("draws", DRAWS[0]) == "sample_space":
             X, Y, _ = kernel_approx_pair_cached(*self.pair_key(cell))  # the samples alone
             fm = self.feature_map(cell, None, d=X.shape[1])
