@@ -158,22 +158,36 @@ def _wy_panel(off: int, G: np.ndarray, betas: list[np.ndarray]):
     idx = np.arange(b)
     below = np.tril(G, -1)
     alpha = G[idx, idx]
-    xnorm = np.linalg.norm(below, axis=0)
-    trivial = xnorm == 0.0  # H = I (a vector of length 1, or a zero tail)
-    beta = np.where(trivial, alpha, -np.copysign(np.hypot(alpha, xnorm), alpha))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau = np.where(trivial, 0.0, (beta - alpha) / beta)
-        scale = np.where(trivial, 0.0, 1.0 / (alpha - beta))
+    beta, tau, scale = reflector_scalars(alpha, np.linalg.norm(below, axis=0))
     V = below * scale[None, :]
     V[idx, idx] = 1.0
     betas.append(beta)
     return off, V, _wy_factor(V, tau)
 
 
+def reflector_scalars(
+    alpha: np.ndarray, xnorm: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(beta, tau, scale) of ``dlarfg`` for vectors (alpha, x) with ||x|| = xnorm:
+    H (alpha, x) = (beta, 0), beta = -sign(alpha) ||(alpha, x)||, H = I - tau v v^T
+    with v = (1, scale x); H = I (tau = 0) where x = 0."""
+    trivial = xnorm == 0.0  # H = I (a vector of length 1, or a zero tail)
+    beta = np.where(trivial, alpha, -np.copysign(np.hypot(alpha, xnorm), alpha))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = np.where(trivial, 0.0, (beta - alpha) / beta)
+        scale = np.where(trivial, 0.0, 1.0 / (alpha - beta))
+    return beta, tau, scale
+
+
 def _wy_factor(V: np.ndarray, tau: np.ndarray) -> np.ndarray:
     """T of H_1 ... H_b = I - V T V^T (LAPACK ``dlarft``, forward, columnwise)."""
+    return wy_factor_from_gram(V.T @ V, tau)
+
+
+def wy_factor_from_gram(VtV: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """T of H_1 ... H_b = I - V T V^T from the Gram matrix V^T V of the reflectors
+    (``dlarft``'s recurrence; for reflectors held in a reduced form)."""
     b = len(tau)
-    VtV = V.T @ V
     T = np.zeros((b, b))
     for i in range(b):
         T[i, i] = tau[i]
