@@ -28,8 +28,9 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
 * the Fig. 3 goals as ratios of map times (transform, and fit + transform) measured
   here: rff / sr33, rff / sorf and orf / rff, with numpy's and the fused cos/sin;
 * kernel_approx runs drawing W (``protocol.draws=weights``) against sample-space draws
-  (the default), rff and orf, Gaussian kernel, on the cells ``--draw-cells`` (dataset:n,
-  default CIFAR-100 and LEUKEMIA at n = 1): one run of each kind in turn,
+  (the default), rff, orf and orf_tallqr (``--draw-methods``), Gaussian kernel, on the
+  cells ``--draw-cells`` (dataset:n, default CIFAR-100 and LEUKEMIA at n = 1): one run
+  of each kind in turn,
   ``--draw-runs`` runs (50), the ratio of their total times, and the two-sample KS
   p-value of their relative Frobenius errors (equal laws: p uniform on [0, 1]).
 
@@ -418,7 +419,9 @@ def fig3(repeats: int) -> None:
             )
 
 
-def draws(repeats: int, cells: list[str], runs: int = 50) -> None:
+def draws(
+    repeats: int, cells: list[str], runs: int = 50, methods: tuple[str, ...] = ("rff", "orf")
+) -> None:
     from scipy.stats import ks_2samp
 
     from kernelbench.experiment import make_cell, resolve_cell
@@ -429,7 +432,7 @@ def draws(repeats: int, cells: list[str], runs: int = 50) -> None:
         return
     for ds, n in (c.split(":") for c in cells):
         n = int(n) if float(n).is_integer() else float(n)
-        for method in ("rff", "orf"):
+        for method in methods:
             cell = resolve_cell(make_cell(method, "rbf", ds, n, runs=runs))
             weights = {**cell, "protocol": {**cell["protocol"], "draws": "weights"}}
             proto = get_protocol(cell)
@@ -479,6 +482,9 @@ def main() -> None:
     parser.add_argument(
         "--draw-cells", nargs="+", default=["cifar100:1", "leukemia:1"], help="dataset:n (draws)"
     )
+    parser.add_argument(
+        "--draw-methods", nargs="+", default=["rff", "orf", "orf_tallqr"], help="(draws)"
+    )
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; one BLAS thread; seconds")
     print(f"{'':58s} {'before':>10s} {'after':>10s} {'ratio':>9s}")
@@ -488,7 +494,7 @@ def main() -> None:
             if name == "orf_blocks":
                 fn(args.repeats, args.big)
             elif name == "draws":
-                fn(args.repeats, args.draw_cells, args.draw_runs)
+                fn(args.repeats, args.draw_cells, args.draw_runs, tuple(args.draw_methods))
             else:
                 fn(args.repeats)
 

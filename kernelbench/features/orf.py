@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
@@ -50,6 +52,10 @@ class ORF(RandomFeatureMap):
     Forming W costs about as much as mapping d/2 points through the panels, so the
     default (64 MiB: d <= 784 at every n of Munkhoeva et al.'s Fig. 1) leaves the wide
     datasets (CIFAR-100, LEUKEMIA: 20-100 points per map) on the panels. 0: never.
+    ``dense_budget_mb``: W is also formed where it takes more than ``dense_limit_mb``
+    but the data ``fit`` sees has N >= d/2 rows (forming then pays for itself) and W
+    takes at most this many MiB; None (the default): 1/16 of the machine's physical
+    memory (:func:`dense_budget_mb`: fixed per machine, so reruns choose alike).
 
     ``tall_qr_sample_space``: let the tall-QR construction (D >= d) draw the
     projections of m < d points directly (:func:`tall_qr_projections`, same law as
@@ -69,16 +75,36 @@ class ORF(RandomFeatureMap):
         construction: str = "stacked",
         dense_limit_mb: float = 64.0,
         tall_qr_sample_space: bool = False,
+        dense_budget_mb: float | None = None,
     ) -> None:
         super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
         self.construction = construction
         self.dense_limit_mb = dense_limit_mb
+        self.dense_budget_mb = dense_budget_mb
         self.tall_qr_sample_space = tall_qr_sample_space
 
     def _check_params(self) -> None:
         check_choice("construction", self.construction, CONSTRUCTIONS)
         check_real("dense_limit_mb", self.dense_limit_mb, 0, strict=False)
         check_bool("tall_qr_sample_space", self.tall_qr_sample_space)
+        if self.dense_budget_mb is not None:
+            check_real("dense_budget_mb", self.dense_budget_mb, 0, strict=False)
+
+    def _start_fit(self, X):
+        out = super()._start_fit(X)
+        self.fit_rows_ = out[0].shape[0]
+        return out
+
+    def _forms_w(self, d: int, D: int) -> bool:
+        """Whether ``fit`` forms W: under ``dense_limit_mb``, or for N >= d/2 rows under
+        the budget (``dense_budget_mb``)."""
+        mib = D * d * 8 / 2**20
+        if mib <= self.dense_limit_mb:
+            return True
+        if self.dense_limit_mb == 0:  # never
+            return False
+        budget = dense_budget_mb() if self.dense_budget_mb is None else self.dense_budget_mb
+        return 2 * getattr(self, "fit_rows_", 0) >= d and mib <= budget
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         if self.construction == "stacked":
@@ -94,7 +120,7 @@ class ORF(RandomFeatureMap):
         else:
             self.blocks_ = [(HouseholderProduct.gaussian(rng, d, D), None)]
             self.row_norms_ = np.sqrt(rng.chisquare(D, size=D))
-        self.W_ = self._dense(d, D) if D * d * 8 <= self.dense_limit_mb * 2**20 else None
+        self.W_ = self._dense(d, D) if self._forms_w(d, D) else None
         return np.full(D, 1.0 / D), 0.0
 
     def supports_sample_space(self, n_points: int, d: int) -> bool:
@@ -178,6 +204,15 @@ class ORF(RandomFeatureMap):
             Xp[:, :d] = X
             return Q.apply_rows(Xp) * S
         return Q.apply_rows(X, transpose=True)[:, :D] * S  # W x = S (Q^T x)[:D]
+
+
+def dense_budget_mb() -> float:
+    """The default memory budget of a formed W: 1/16 of the physical memory (MiB), a
+    constant of the machine (the free memory would make reruns choose differently)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 16 / 2**20
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 1024.0
 
 
 def haar_frame(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
