@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "plot_command": 4,
     "launch": 5,
     "report": 5,
+    "site": 5,
     "baseline": 5,
     "baseline.format": 1,
     "cli": 6,
