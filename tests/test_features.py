@@ -664,7 +664,9 @@ def test_orf_dense_w_formed_in_fit_equals_the_panels(construction, d, n):
     assert dense.transform(X32).dtype == np.float32
     np.testing.assert_allclose(dense.transform(X32), panels.transform(X32), atol=1e-5)
     too_small = make_feature_map("orf", n=n, random_state=1, construction=construction)
-    too_small.set_params(dense_limit_mb=(d * dense.n_projections_ * 8 - 1) / 2**20)
+    too_small.set_params(
+        dense_limit_mb=(d * dense.n_projections_ * 8 - 1) / 2**20, dense_budget_mb=0
+    )
     assert too_small.fit(X).W_ is None
     with pytest.raises(KernelbenchError, match="dense_limit_mb must be a number >= 0"):
         make_feature_map("orf", dense_limit_mb=-1).fit(X)
@@ -681,3 +683,21 @@ def test_orf_dense_w_changes_a_cell_at_rounding_level_only():
         rows[label] = run_cell(cell)
     for c in ("rel_fro_error", "rel_spec_error"):
         np.testing.assert_allclose(rows["dense"][c], rows["panels"][c], rtol=1e-12, atol=0)
+
+
+def test_orf_forms_w_for_many_rows_under_the_budget():
+    """Above dense_limit_mb, W is formed where fit sees N >= d/2 rows and W fits
+    dense_budget_mb; fewer rows, a smaller budget or dense_limit_mb = 0 keep the panels.
+    The budget's default is a constant of the machine."""
+    from kernelbench.features.orf import dense_budget_mb
+
+    d, n = 40, 2  # D = 164: W takes 0.05 MiB
+    params = {"n": n, "random_state": 1, "dense_limit_mb": 0.01}
+    many, few = np.ones((20, d)), np.ones((19, d))
+    assert make_feature_map("orf", **params).fit(many).W_ is not None
+    assert make_feature_map("orf", **params).fit(few).W_ is None
+    assert make_feature_map("orf", dense_budget_mb=0.01, **params).fit(many).W_ is None
+    assert make_feature_map("orf", n=n, dense_limit_mb=0).fit(many).W_ is None
+    assert dense_budget_mb() == dense_budget_mb() > 0
+    with pytest.raises(KernelbenchError, match="dense_budget_mb must be a number >= 0"):
+        make_feature_map("orf", dense_budget_mb=-1).fit(many)
