@@ -157,6 +157,23 @@ def announce_run(hydra_args: Sequence[str], echo: Callable[[str], None] = _stder
     guard(plan, echo, **limits(plan))
 
 
+def parts_plan(parts: Sequence[Sequence[str]]) -> Plan:
+    """One plan over several ``kernelbench run`` argument lists (a leaderboard's grids)."""
+    from kernelbench.launch import plan as launch_plan
+
+    costs = []
+    for part in parts:
+        p = run_plan(launch_plan(list(part), True)[0])
+        costs += list(p.costs) if p is not None else []
+    return Plan(costs)
+
+
+def announce_parts(parts: Sequence[Sequence[str]], echo: Callable[[str], None] = _stderr) -> None:
+    """The plan line of all of ``parts`` together, and its guards (max_hours, memory)."""
+    plan = parts_plan(parts)
+    guard(plan, echo, **limits(plan))
+
+
 @click.command(
     "estimate",
     context_settings={"ignore_unknown_options": True, "allow_extra_args": False},
@@ -175,9 +192,14 @@ def estimate(multirun: bool, overrides: tuple[str, ...]) -> None:
     """
     from kernelbench.cost import available_memory, format_bytes, parse_memory
     from kernelbench.launch import plan as launch_plan
+    from kernelbench.leaderboard import part_args
 
-    hydra_args, _, _ = launch_plan(list(overrides), multirun)
-    plan = run_plan(hydra_args)
+    parts = part_args(list(overrides))
+    if parts is not None:
+        plan: Plan | None = parts_plan(parts)
+    else:
+        hydra_args, _, _ = launch_plan(list(overrides), multirun)
+        plan = run_plan(hydra_args)
     if plan is None:
         raise KernelbenchError("nothing to price: --cfg, --info and --help run no cells")
     click.echo(plan.line())

@@ -543,12 +543,16 @@ def launch(args: list[str], multirun: bool = False) -> None:
     from hydra.errors import HydraException
 
     from kernelbench.config import config_dir, searchpath_overrides
-    from kernelbench.estimate import announce_run
-    from kernelbench.leaderboard import run_parts
+    from kernelbench.estimate import announce_parts, announce_run
+    from kernelbench.leaderboard import part_args
     from kernelbench.plugins import load
     from kernelbench.progress import ENV_BAR, ENV_BOARD, Board, read_reports, summary
 
-    if run_parts(list(args), launch):  # a leaderboard: one launch per grid
+    parts = part_args(list(args))
+    if parts is not None:  # a leaderboard: priced as a whole, then one launch per grid
+        announce_parts(parts)
+        for part in parts:
+            launch(part, True)
         return
     hydra_args, multirun, cells = plan(list(args), multirun)
     announce_run(hydra_args)  # the plan line; refuses oversize work (kernelbench.estimate)
