@@ -68,20 +68,79 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 def catalogue() -> str:
-    """The registered names of every plug-in kind (imports the plug-in modules)."""
-    from kernelbench.datasets import DATASETS
-    from kernelbench.features import FEATURE_MAPS
-    from kernelbench.kernels import KERNELS
-    from kernelbench.learners import LEARNERS
-    from kernelbench.protocols import PROTOCOLS
+    """The registered names of every plug-in kind (imports the plug-in modules), then
+    the broken plug-ins, one line each (:func:`problems`)."""
+    from kernelbench.plugins import tolerant
 
-    return (
-        f"{method_catalogue(FEATURE_MAPS)}\n\n"
-        f"Kernels:   {', '.join(KERNELS.names())}\n\n"
-        f"Datasets:  {', '.join(DATASETS.names())}\n\n"
-        f"Protocols: {', '.join(PROTOCOLS.names())}\n\n"
-        f"Learners:  {', '.join(LEARNERS.names())}"
-    )
+    with tolerant():
+        from kernelbench.datasets import DATASETS
+        from kernelbench.features import FEATURE_MAPS
+        from kernelbench.kernels import KERNELS
+        from kernelbench.learners import LEARNERS
+        from kernelbench.protocols import PROTOCOLS
+
+        text = (
+            f"{method_catalogue(FEATURE_MAPS)}\n\n"
+            f"Kernels:   {', '.join(KERNELS.names())}\n\n"
+            f"Datasets:  {', '.join(DATASETS.names())}\n\n"
+            f"Protocols: {', '.join(PROTOCOLS.names())}\n\n"
+            f"Learners:  {', '.join(LEARNERS.names())}"
+        )
+        broken = problems()
+    if broken:
+        text += "\n\nBroken plug-ins:\n" + "\n".join(f"  {line}" for line in broken)
+    return text
+
+
+def problems() -> list[str]:
+    """What makes an installed plug-in unusable, one line each: an entry point that fails
+    to import, a CONFIG_DIR that is no directory, a registered method, kernel, dataset or
+    protocol without its YAML file, an experiment or verify config naming an option
+    (protocol, method, ...) that no config file defines."""
+    import importlib
+
+    from omegaconf import OmegaConf
+
+    from kernelbench.config import config_dirs, config_origin, group_options, is_builtin
+    from kernelbench.launch import GROUP_REGISTRIES, GROUPS
+    from kernelbench.plugins import tolerant
+
+    with tolerant() as broken:
+        dirs = config_dirs()
+        lines = [f"{name}: {message}" for name, message in broken.items()]
+        for group, (module, attr) in GROUP_REGISTRIES.items():
+            options = set(group_options(group))
+            for name, obj in getattr(importlib.import_module(module), attr).items():
+                where = getattr(obj, "__module__", None) or type(obj).__module__
+                if name not in options and not where.startswith("kernelbench."):
+                    lines.append(
+                        f"{where}: {group} {name!r} is registered but has no config file "
+                        f"{group}/{name}.yaml in its CONFIG_DIR"
+                    )
+        for path in (p for d in dirs if not is_builtin(d) for p in sorted(d.rglob("*.yaml"))):
+            raw = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
+            if not isinstance(raw, dict):
+                continue
+            named: list[tuple[str, str]] = []
+            if path.parent.name == "verify" and "protocol" in raw:
+                named.append(("protocol", str(raw["protocol"])))
+            for entry in raw.get("defaults") or []:
+                if isinstance(entry, dict):
+                    for key, value in entry.items():
+                        group = str(key).removeprefix("override").strip(" /")
+                        if group in GROUPS and value is not None:
+                            named.append((group, str(value)))
+            sweep = ((raw.get("hydra") or {}).get("sweeper") or {}).get("params") or {}
+            for key, value in sweep.items():
+                if key in GROUPS:
+                    named += [(str(key), v.strip()) for v in str(value).split(",")]
+            for group, value in named:
+                if value not in group_options(group):
+                    lines.append(
+                        f"{config_origin(path)}: {path.parent.name}/{path.name} names "
+                        f"unknown {group} {value!r}"
+                    )
+    return lines
 
 
 #: The end of a sentence: a period before a capital, not after an abbreviation.
@@ -206,8 +265,8 @@ def cli() -> None:
 def list_cmd() -> None:
     """List the registered methods, kernels, datasets, protocols and learners: kernelbench's
     own and those of installed plug-in packages (entry points ``kernelbench.plugins``)."""
-    for line in catalogue().split("\n\n"):
-        click.echo(line)
+    for block in catalogue().split("\n\n"):
+        click.echo(block)
 
 
 def app() -> click.Group:
