@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "baseline": (
         "kernelbench.baseline.command",
         "baseline",
-        "Write an experiment's baseline into results/baseline/.",
+        "Write an experiment's baseline table and figures (beside its results).",
     ),
     "leaderboard": (
         "kernelbench.leaderboard",

@@ -165,7 +165,7 @@ def test_plugin_packages_run_shard_verify_and_baseline_like_builtins(plugin_env,
 
     # the plug-in's verify config, by name: its grid and its reference CSV
     r = kernelbench(
-        env, "verify", "--config", "toy_digits", "--grid", "toy",
+        env, "verify", "--config", "toy_digits",
         "--results", str(tmp_path / "verify"), "--out", str(tmp_path / "table.csv"),
         cwd=tmp_path,
     )  # fmt: skip
