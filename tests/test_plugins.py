@@ -166,7 +166,7 @@ def test_plugin_packages_run_shard_verify_and_baseline_like_builtins(plugin_env,
     # the plug-in's verify config, by name: its grid and its reference CSV
     r = kernelbench(
         env, "verify", "--config", "toy_digits",
-        "--results", str(tmp_path / "verify"), "--out", str(tmp_path / "table.csv"),
+        "--out", str(tmp_path / "table.csv"),
         cwd=tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
@@ -179,7 +179,8 @@ def test_plugin_packages_run_shard_verify_and_baseline_like_builtins(plugin_env,
     mine = table[(table["method_label"] == "toy_rff") & (table["kernel"] == "rbf")]["mean"]
     assert mine.iloc[0] == pytest.approx(toy.mean(), rel=1e-12)
 
-    # its baseline: beside the results (results/baseline), the headline metric per cell
+    # its baseline: beside the results (results/baseline), the headline metric per cell;
+    # verify's shards (results/runs/verify-toy_digits-reduced) are the same runs, once
     r = kernelbench(env, "baseline", "toy_digits", str(out), "--no-figure", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     base = pd.read_csv(tmp_path / "results" / "baseline" / "toy_digits_baseline.csv")

@@ -126,6 +126,14 @@ def generic_write(
             "contract (kernelbench/reporting/), so no baseline"
         )
     rep = REPORTING.get(protocols[0])
+    # a run of a cell under one config is one draw (its Generator comes from the seed
+    # and the cell): the same run found twice (e.g. verify's shards under the results
+    # directory) is counted once
+    same = [*rep.cell_keys, "run", "config_hash"]
+    twice = df.duplicated(same)
+    if twice.any():
+        echo(f"note: {int(twice.sum())} rows found twice (same cell, run and config) counted once")
+        df = df[~twice]
     table = cell_table(df, rep.metric(None).column, keys=rep.cell_keys)
     csv = write_table(table, out / f"{experiment}_baseline.csv")
     echo(f"wrote {csv} ({len(table)} cells, metric {rep.headline})")
