@@ -95,18 +95,20 @@ def catalogue() -> str:
 def problems() -> list[str]:
     """What makes an installed plug-in unusable, one line each: an entry point that fails
     to import, a CONFIG_DIR that is no directory, a registered method, kernel, dataset or
-    protocol without its YAML file, an experiment or verify config naming an option
-    (protocol, method, ...) that no config file defines."""
+    protocol without its YAML file, and an experiment or verify config of a plug-in that
+    ``run`` or ``verify`` would refuse (e.g. naming an unknown protocol), with their
+    message."""
     import importlib
+    import tempfile
 
-    from omegaconf import OmegaConf
-
-    from kernelbench.config import config_dirs, config_origin, group_options, is_builtin
-    from kernelbench.launch import GROUP_REGISTRIES, GROUPS
+    from kernelbench.config import config_dirs, group_files, group_options, is_builtin
+    from kernelbench.errors import KernelbenchError
+    from kernelbench.launch import GROUP_REGISTRIES, plan
     from kernelbench.plugins import tolerant
+    from kernelbench.verify.config import load_config
 
     with tolerant() as broken:
-        dirs = config_dirs()
+        config_dirs()  # records a CONFIG_DIR that is no directory
         lines = [f"{name}: {message}" for name, message in broken.items()]
         for group, (module, attr) in GROUP_REGISTRIES.items():
             options = set(group_options(group))
@@ -117,29 +119,17 @@ def problems() -> list[str]:
                         f"{where}: {group} {name!r} is registered but has no config file "
                         f"{group}/{name}.yaml in its CONFIG_DIR"
                     )
-        for path in (p for d in dirs if not is_builtin(d) for p in sorted(d.rglob("*.yaml"))):
-            raw = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
-            if not isinstance(raw, dict):
-                continue
-            named: list[tuple[str, str]] = []
-            if path.parent.name == "verify" and "protocol" in raw:
-                named.append(("protocol", str(raw["protocol"])))
-            for entry in raw.get("defaults") or []:
-                if isinstance(entry, dict):
-                    for key, value in entry.items():
-                        group = str(key).removeprefix("override").strip(" /")
-                        if group in GROUPS and value is not None:
-                            named.append((group, str(value)))
-            sweep = ((raw.get("hydra") or {}).get("sweeper") or {}).get("params") or {}
-            for key, value in sweep.items():
-                if key in GROUPS:
-                    named += [(str(key), v.strip()) for v in str(value).split(",")]
-            for group, value in named:
-                if value not in group_options(group):
-                    lines.append(
-                        f"{config_origin(path)}: {path.parent.name}/{path.name} names "
-                        f"unknown {group} {value!r}"
-                    )
+        for path in (p for p in group_files("experiment") if not is_builtin(p)):
+            try:
+                # as `run` checks it (output_dir: somewhere writable, not this folder)
+                plan([f"experiment={path.stem}", f"output_dir={tempfile.gettempdir()}"], False)
+            except KernelbenchError as err:
+                lines.append(str(err))
+        for path in (p for p in group_files("verify") if not is_builtin(p)):
+            try:
+                load_config(path)
+            except KernelbenchError as err:
+                lines.append(str(err))
     return lines
 
 

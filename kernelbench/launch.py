@@ -277,7 +277,10 @@ def _unknown_option_of(group: str, value: Any, valid: list[str]) -> KernelbenchE
     registers it (``kernelbench list`` shows it) but ships no ``<group>/<value>.yaml``."""
     import importlib
 
-    if group in GROUP_REGISTRIES and isinstance(value, str):
+    from kernelbench.plugins import BUILTIN, entry_points
+
+    plugins = any(ep.value.split(".")[0] != BUILTIN for ep in entry_points())
+    if plugins and group in GROUP_REGISTRIES and isinstance(value, str):
         module, attr = GROUP_REGISTRIES[group]
         registry = getattr(importlib.import_module(module), attr)
         if value in registry:
