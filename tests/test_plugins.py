@@ -138,7 +138,7 @@ def test_plugin_packages_run_shard_verify_and_baseline_like_builtins(plugin_env,
     env = plugin_env
     r = kernelbench(env, "list", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    methods = next(line for line in r.stdout.splitlines() if line.startswith("Methods:"))
+    methods = r.stdout.split("Kernels:")[0]  # the methods and their configs
     datasets = next(line for line in r.stdout.splitlines() if line.startswith("Datasets:"))
     assert "toy_rff" in methods and "wine" in datasets and "Broken" not in r.stdout
 
@@ -248,7 +248,7 @@ def test_a_broken_plugin_is_one_line_naming_it_and_listed_as_broken(
     assert says in r.stderr, r.stderr
     r = kernelbench(env, "list", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "Methods:   rff" in r.stdout  # the others are listed
+    assert "Kernels:   rbf" in r.stdout and "    rff " in r.stdout  # the others are listed
     broken = r.stdout.split("Broken plug-ins:\n", 1)[1]
     assert "broken_pkg" in broken and len(broken.strip().splitlines()) == 1, r.stdout
 
