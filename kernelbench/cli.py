@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "baseline": (
         "kernelbench.baseline.command",
         "baseline",
-        "Write an experiment's baseline into results/baseline/.",
+        "Write an experiment's baseline table and figures (beside its results).",
     ),
     "leaderboard": (
         "kernelbench.leaderboard",
@@ -68,20 +68,69 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 def catalogue() -> str:
-    """The registered names of every plug-in kind (imports the plug-in modules)."""
-    from kernelbench.datasets import DATASETS
-    from kernelbench.features import FEATURE_MAPS
-    from kernelbench.kernels import KERNELS
-    from kernelbench.learners import LEARNERS
-    from kernelbench.protocols import PROTOCOLS
+    """The registered names of every plug-in kind (imports the plug-in modules), then
+    the broken plug-ins, one line each (:func:`problems`)."""
+    from kernelbench.plugins import tolerant
 
-    return (
-        f"{method_catalogue(FEATURE_MAPS)}\n\n"
-        f"Kernels:   {', '.join(KERNELS.names())}\n\n"
-        f"Datasets:  {', '.join(DATASETS.names())}\n\n"
-        f"Protocols: {', '.join(PROTOCOLS.names())}\n\n"
-        f"Learners:  {', '.join(LEARNERS.names())}"
-    )
+    with tolerant():
+        from kernelbench.datasets import DATASETS
+        from kernelbench.features import FEATURE_MAPS
+        from kernelbench.kernels import KERNELS
+        from kernelbench.learners import LEARNERS
+        from kernelbench.protocols import PROTOCOLS
+
+        text = (
+            f"{method_catalogue(FEATURE_MAPS)}\n\n"
+            f"Kernels:   {', '.join(KERNELS.names())}\n\n"
+            f"Datasets:  {', '.join(DATASETS.names())}\n\n"
+            f"Protocols: {', '.join(PROTOCOLS.names())}\n\n"
+            f"Learners:  {', '.join(LEARNERS.names())}"
+        )
+        broken = problems()
+    if broken:
+        text += "\n\nBroken plug-ins:\n" + "\n".join(f"  {line}" for line in broken)
+    return text
+
+
+def problems() -> list[str]:
+    """What makes an installed plug-in unusable, one line each: an entry point that fails
+    to import, a CONFIG_DIR that is no directory, a registered method, kernel, dataset or
+    protocol without its YAML file, and an experiment or verify config of a plug-in that
+    ``run`` or ``verify`` would refuse (e.g. naming an unknown protocol), with their
+    message."""
+    import importlib
+    import tempfile
+
+    from kernelbench.config import config_dirs, group_files, group_options, is_builtin
+    from kernelbench.errors import KernelbenchError
+    from kernelbench.launch import GROUP_REGISTRIES, plan
+    from kernelbench.plugins import tolerant
+    from kernelbench.verify.config import load_config
+
+    with tolerant() as broken:
+        config_dirs()  # records a CONFIG_DIR that is no directory
+        lines = [f"{name}: {message}" for name, message in broken.items()]
+        for group, (module, attr) in GROUP_REGISTRIES.items():
+            options = set(group_options(group))
+            for name, obj in getattr(importlib.import_module(module), attr).items():
+                where = getattr(obj, "__module__", None) or type(obj).__module__
+                if name not in options and not where.startswith("kernelbench."):
+                    lines.append(
+                        f"{where}: {group} {name!r} is registered but has no config file "
+                        f"{group}/{name}.yaml in its CONFIG_DIR"
+                    )
+        for path in (p for p in group_files("experiment") if not is_builtin(p)):
+            try:
+                # as `run` checks it (output_dir: somewhere writable, not this folder)
+                plan([f"experiment={path.stem}", f"output_dir={tempfile.gettempdir()}"], False)
+            except KernelbenchError as err:
+                lines.append(str(err))
+        for path in (p for p in group_files("verify") if not is_builtin(p)):
+            try:
+                load_config(path)
+            except KernelbenchError as err:
+                lines.append(str(err))
+    return lines
 
 
 #: The end of a sentence: a period before a capital, not after an abbreviation.
@@ -206,8 +255,8 @@ def cli() -> None:
 def list_cmd() -> None:
     """List the registered methods, kernels, datasets, protocols and learners: kernelbench's
     own and those of installed plug-in packages (entry points ``kernelbench.plugins``)."""
-    for line in catalogue().split("\n\n"):
-        click.echo(line)
+    for block in catalogue().split("\n\n"):
+        click.echo(block)
 
 
 def app() -> click.Group:

@@ -249,11 +249,11 @@ def _default_option(group: str, experiment: str | None) -> str | None:
     ``override /group``, else the defaults list of ``configs/config.yaml``."""
     from omegaconf import OmegaConf
 
-    from kernelbench.config import config_dir
+    from kernelbench.config import config_dir, config_file
 
     files = [config_dir() / "config.yaml"]
     if experiment is not None:
-        files.insert(0, config_dir() / "experiment" / f"{experiment}.yaml")
+        files.insert(0, config_file("experiment", experiment))
     for path in files:
         for entry in OmegaConf.to_container(OmegaConf.load(path)).get("defaults") or []:
             if isinstance(entry, dict):
@@ -263,16 +263,68 @@ def _default_option(group: str, experiment: str | None) -> str | None:
     return None
 
 
+#: config group -> the registry module and name of what its options configure
+GROUP_REGISTRIES = {
+    "method": ("kernelbench.features", "FEATURE_MAPS"),
+    "kernel": ("kernelbench.kernels", "KERNELS"),
+    "dataset": ("kernelbench.datasets", "DATASETS"),
+    "protocol": ("kernelbench.protocols", "PROTOCOLS"),
+}
+
+
+def _unknown_option_of(group: str, value: Any, valid: list[str]) -> KernelbenchError:
+    """An option of ``group`` with no config file: "unknown", unless a plug-in module
+    registers it (``kernelbench list`` shows it) but ships no ``<group>/<value>.yaml``."""
+    import importlib
+
+    from kernelbench.plugins import BUILTIN, entry_points
+
+    plugins = any(ep.value.split(".")[0] != BUILTIN for ep in entry_points())
+    if plugins and group in GROUP_REGISTRIES and isinstance(value, str):
+        module, attr = GROUP_REGISTRIES[group]
+        registry = getattr(importlib.import_module(module), attr)
+        if value in registry:
+            obj = registry.get(value)
+            where = getattr(obj, "__module__", None) or type(obj).__module__
+            return KernelbenchError(
+                f"{group} {value!r} (module {where}) is registered but has no config file "
+                f"{group}/{value}.yaml: add one to its plug-in's CONFIG_DIR (kernelbench list "
+                "shows it as broken)"
+            )
+    return choices_error(group, value, valid)
+
+
+def _check_experiment_defaults(experiment: str, selected: dict[str, list[Any]]) -> None:
+    """The options an experiment file selects in its defaults list exist (one line
+    naming the file's package if not)."""
+    from kernelbench.config import group_options
+
+    for group, options in selected.items():
+        valid = group_options(group)
+        for opt in options:
+            if opt is not None and opt not in valid:
+                raise _in_experiment(experiment, _unknown_option_of(group, opt, valid))
+
+
+def _in_experiment(experiment: str, err: KernelbenchError) -> KernelbenchError:
+    """``err`` prefixed by the experiment file and who ships it (kernelbench, a plug-in)."""
+    from kernelbench.config import config_file, config_origin
+
+    path = config_file("experiment", experiment)
+    return KernelbenchError(f"experiment {experiment} ({config_origin(path)}): {err}")
+
+
 def _launchers() -> list[str]:
-    """The options of ``hydra/launcher``: Hydra's installed plugins and configs/hydra/."""
+    """The options of ``hydra/launcher``: Hydra's installed plugins and the
+    ``hydra/launcher/`` files of the config search path."""
     from hydra.core.config_store import ConfigStore
     from hydra.core.plugins import Plugins
 
-    from kernelbench.config import config_dir
+    from kernelbench.config import group_options
 
     Plugins.instance()  # registers the plugins' configs
     names = {p.removesuffix(".yaml") for p in ConfigStore.instance().list("hydra/launcher")}
-    names |= {p.stem for p in (config_dir() / "hydra" / "launcher").glob("*.yaml")}
+    names |= set(group_options("hydra/launcher"))
     return sorted(names)
 
 
@@ -406,7 +458,7 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
             valid = group_options(key)
             for v in values:
                 if not isinstance(v, str) or v not in valid:
-                    raise choices_error(key, v, valid)
+                    raise _unknown_option_of(key, v, valid)
             if key == "experiment" and values:
                 if len(values) > 1:
                     raise KernelbenchError("choose one experiment at a time")
@@ -432,11 +484,13 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
                 valid = group_options(key)
                 for v in values:
                     if v not in valid:
-                        raise choices_error(key, v, valid)
+                        raise _in_experiment(experiment, _unknown_option_of(key, v, valid))
     selected = {
         g: [str(v) for v in swept[g]] if g in swept else [_default_option(g, experiment)]
         for g in GROUPS
     }
+    if experiment is not None:
+        _check_experiment_defaults(experiment, selected)
     for ov in parsed:
         _check_key(ov, selected)
     if "output_dir" not in swept:
