@@ -228,9 +228,10 @@ def verify(
     ]
     if len(pooled):
         legend.append(
-            f"Pooled: {len(pooled)} families of 2 or more cells, z = mean relative difference "
-            "over sqrt(sum of run variances / k^2 + 2 cv^2) (the sample effect shared by the "
-            "family), in the same Sidak family."
+            f"Pooled: {len(pooled)} families of 2 or more cells; z = the mean of (ours - paper) "
+            "/ paper over n, over its standard error (both sides' run noise and the sample "
+            "effect 2 cv^2 the family shares, each bounded for any correlation; "
+            "docs/verification.md), in the same Sidak family."
         )
     if c["no_reference"]:
         legend.append(f"{c['no_reference']} cells have no paper number (shown, not judged).")
