@@ -251,6 +251,7 @@ def verify(
     click.echo(f"[{time.perf_counter() - t0:.0f} s]", err=True)
     out = out or results_dir / "verify.csv"
     written = write_table(t, out, keys, pooled)
+    click.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
     bad = failed(t, pooled)
     click.echo(verdict_line(c, bad, written[0]))
     if bad:

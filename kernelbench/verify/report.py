@@ -158,12 +158,26 @@ def summary_line(c: Mapping[str, int]) -> str:
     return text
 
 
-def verdict_line(c: Mapping[str, int], failed: bool, written: Path | None = None) -> str:
-    """``PASS: <counts>; written to <path>`` (or FAIL): ``verify``'s last line."""
+def verdict_line(
+    c: Mapping[str, int], failed: bool, written: Path | None = None, width: int = WIDTH
+) -> str:
+    """``PASS: <counts>; written to <path>`` (or FAIL): ``verify``'s last line. A path too
+    long for ``width`` keeps its last parts after ``.../`` (``verify`` prints it whole on
+    stderr)."""
     text = f"{'FAIL' if failed else 'PASS'}: {summary_line(c)}"
-    if written is not None:
-        text += f"; written to {_short_path(written)}"
-    return text
+    if written is None:
+        return text
+    path = _short_path(written)
+    room = width - len(text) - len("; written to ")
+    if len(path) > room:
+        parts = Path(path).parts
+        tail = parts[-1]
+        for part in reversed(parts[:-1]):
+            if len(f".../{part}/{tail}") > room:
+                break
+            tail = f"{part}/{tail}"
+        path = f".../{tail}"
+    return f"{text}; written to {path}"
 
 
 def _short_path(p: Path) -> str:
