@@ -44,6 +44,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "baseline",
         "Write an experiment's baseline into results/baseline/.",
     ),
+    "leaderboard": (
+        "kernelbench.leaderboard",
+        "leaderboard",
+        "Rank a method against the published ones on the leaderboard's grids.",
+    ),
     "datasets": (
         "kernelbench.datasets.cli",
         "datasets",

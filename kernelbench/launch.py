@@ -502,9 +502,12 @@ def launch(args: list[str], multirun: bool = False) -> None:
     from hydra.errors import HydraException
 
     from kernelbench.config import config_dir, searchpath_overrides
+    from kernelbench.leaderboard import run_parts
     from kernelbench.plugins import load
     from kernelbench.progress import ENV_BOARD, Board
 
+    if run_parts(list(args), launch):  # a leaderboard: one launch per grid
+        return
     hydra_args, multirun, cells = plan(list(args), multirun)
     load()  # the plug-ins register their structured configs (protocol settings)
     if not any(a.startswith("hydra.searchpath") for a in hydra_args):

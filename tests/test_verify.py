@@ -255,8 +255,8 @@ def test_baseline_same_draws_is_a_relative_tolerance():
     assert t["base_z"].iloc[2] == pytest.approx(-1.1 / (1 + 1.1 * rtol))
     assert m == 3  # same-draws comparisons are not random events: not in the Sidak family
     assert failed(t)
-    # a difference of the size the BLAS kernels make (1e-5) agrees; it was z = inf before
-    base = [ours_row(mean=0.1 * (1 + 1e-5))]
+    # a difference of the size the BLAS kernels make (BLAS_SPREAD) agrees; z was inf
+    base = [ours_row(mean=0.1 * (1 + BLAS_SPREAD))]
     t, _, _ = judged(ours[:1], ref[:1], cfg_with(), base=base)
     assert t["base_verdict"].iloc[0] == AGREES
 
