@@ -525,11 +525,12 @@ def test_cli_no_run_reproduces(synthetic, capsys, tmp_path):
 
 
 def test_cli_lines_fit_120_columns_with_baseline_and_pooled(synthetic, capsys, tmp_path):
-    # a family of two cells (n = 1, 2), a baseline, a long results path: no line over 120
+    # a family of two cells (n = 1, 3: the reduced grid's), a baseline, a long path: no line
+    # over 120 columns
     root, cfg, ref = synthetic
     for label, method in (("rff", "rff"), ("sr33", "sr33")):
-        paper = ref.loc[("letter", "rbf", method, 2), "mean"]
-        write_cell(root, "letter", "rbf", label, method, 2, errors_with_mean(paper))
+        paper = ref.loc[("letter", "rbf", method, 3), "mean"]
+        write_cell(root, "letter", "rbf", label, method, 3, errors_with_mean(paper))
     rows = pd.concat(pd.read_parquet(p) for p in sorted(root.rglob("*.parquet")))
     base = aggregate(rows, CELL, "rel_fro_error")
     base_path = tmp_path / "baseline.csv"
