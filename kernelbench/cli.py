@@ -24,6 +24,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "run",
         "Run a grid of cells (Hydra overrides, sweeps and launchers).",
     ),
+    "estimate": (
+        "kernelbench.estimate",
+        "estimate",
+        "Price a run (cells, runs, time, peak memory); run nothing.",
+    ),
     "plot": (
         "kernelbench.plot_command",
         "plot",
@@ -71,7 +76,7 @@ def catalogue() -> str:
     from kernelbench.protocols import PROTOCOLS
 
     return (
-        f"Methods:   {', '.join(FEATURE_MAPS.names())}\n\n"
+        f"{method_catalogue(FEATURE_MAPS)}\n\n"
         f"Kernels:   {', '.join(KERNELS.names())}\n\n"
         f"Datasets:  {', '.join(DATASETS.names())}\n\n"
         f"Protocols: {', '.join(PROTOCOLS.names())}\n\n"
@@ -79,11 +84,74 @@ def catalogue() -> str:
     )
 
 
+#: The end of a sentence: a period before a capital, not after an abbreviation.
+_SENTENCE_END = r"(?<!\bal)(?<!\bSec)(?<!\bEq)(?<!\bProp)(?<!\bFig)(?<!i\.i\.d)\.\s+(?=[A-Z])"
+
+
+def _first_sentence(text: str, width: int = 80) -> str:
+    """The first sentence of ``text`` on one line, at most ``width`` characters."""
+    import re
+
+    line = re.split(_SENTENCE_END, " ".join(text.split()), maxsplit=1)[0].rstrip(".")
+    line = line or "(no description)"
+    return line if len(line) <= width else line[: width - 3].rstrip() + "..."
+
+
+def _config_note(path: Any, cfg: dict[str, Any]) -> str:
+    """One line on a method config: its leading comment, else its paper label and params."""
+    comment = []
+    for raw in path.read_text().splitlines():
+        if raw.startswith("#"):
+            comment.append(raw.lstrip("# "))
+        elif comment:
+            break
+    if comment:
+        return _first_sentence(" ".join(comment))
+    params = ", ".join(f"{k}={v}" for k, v in (cfg.get("params") or {}).items())
+    label = cfg.get("paper_label") or ""
+    return "; ".join(p for p in (f"the papers' {label}" if label else "", params) if p)
+
+
+def method_catalogue(maps: Any) -> str:
+    """Every runnable method config (``method=<config>``), grouped under the registered
+    method it configures, each with one line; the methods with their docstring's first
+    line."""
+    from kernelbench.config import config_file, group_options, load_group
+
+    groups: dict[str, list[tuple[str, str]]] = {name: [] for name in maps.names()}
+    for option in group_options("method"):
+        cfg = load_group("method", option)
+        note = _config_note(config_file("method", option), cfg)
+        groups.setdefault(str(cfg.get("name")), []).append((option, note))
+    count = sum(len(v) for v in groups.values())
+    lines = [f"Methods: {len(groups)} methods, {count} configs (run one: method=<config>)"]
+    for name, configs in groups.items():
+        doc = (maps.get(name).__doc__ or "").strip() if name in maps else ""
+        lines.append(f"  {name:<9} {_first_sentence(doc.splitlines()[0] if doc else '')}")
+        for option, note in configs:
+            lines.append(f"    {option:<23} {note}")
+        if not configs:
+            lines.append("    (no config: a plug-in's method without a file in configs/method)")
+    return "\n".join(lines)
+
+
 class OneLineError(click.ClickException):
     """A :class:`~kernelbench.errors.KernelbenchError` on its way out of click: shown as
     ``Error: <message>`` on one line, exit code 2 (also under click's ``CliRunner``)."""
 
     exit_code = 2
+
+
+class InterruptedExit(click.ClickException):
+    """An interrupt (Ctrl-C, SIGTERM): one line saying what was kept, exit 128 + the
+    signal (130 for Ctrl-C)."""
+
+    def __init__(self, message: str, signum: int | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + (signum or 2)
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Interrupted: {self.format_message()}", err=True)
 
 
 class _Group(click.Group):
@@ -111,6 +179,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except KernelbenchError as err:
             raise OneLineError(str(err)) from None
+        except KeyboardInterrupt as err:  # before click's "Aborted!" (exit 1)
+            text = str(err) or "nothing was running"
+            raise InterruptedExit(text, getattr(err, "signum", None)) from None
         except click.UsageError as err:  # click's own: one line too, with where to look
             where = err.ctx.command_path if err.ctx is not None else ctx.command_path
             raise OneLineError(

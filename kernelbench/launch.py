@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.errors import Interrupted, KernelbenchError, choices_error
 
 #: Config groups that users select on the command line, with their registry kind.
 GROUPS = ("method", "kernel", "dataset", "protocol", "experiment")
@@ -94,16 +94,17 @@ def _job(cfg: Any) -> None:
             prefix = f"[{hc.job.num + 1}/{total}] " if total else f"[{hc.job.num + 1}] "
     except ValueError:  # not under Hydra
         pass
-    report, beat = _job_progress(cell, prefix, hc.job.num if prefix else 0)
-    echo = report.echo if report is not None else (lambda line: click.echo(line))
+    report, beat, drawn = _job_progress(cell, prefix, hc.job.num if prefix else 0)
+    echo = report.echo if drawn else (lambda line: click.echo(line))
 
     def on_run(done: int, total: int) -> None:
         for sink in (report, beat):
             if sink is not None:
                 sink.update(done, total)
 
+    outcome = "failed"
     try:
-        run_and_store(
+        df = run_and_store(
             cell,
             output_dir=cell["output_dir"],
             overwrite=bool(cell["overwrite"]),
@@ -112,6 +113,10 @@ def _job(cfg: Any) -> None:
             prefix=prefix,
             on_run=on_run,
         )
+        outcome = "skipped" if df is None else "computed"
+    except KeyboardInterrupt:
+        outcome = "interrupted"
+        raise
     except KernelbenchError as err:
         # name the cell: in a sweep the error reaches the user after the other jobs
         raise KernelbenchError(f"{_cell_name(cell)}: {err}") from None
@@ -119,20 +124,35 @@ def _job(cfg: Any) -> None:
         if beat is not None:
             beat.close()
         if report is not None:
-            report.finish()
+            _finish(report, cell, outcome)
 
 
-def _job_progress(cell: dict[str, Any], prefix: str, num: int) -> tuple[Any, Any]:
-    """Where a job reports progress: the launching process's board (a terminal), else
-    heartbeat lines on stderr (logs)."""
+def _finish(report: Any, cell: Any, outcome: str) -> None:
+    """Tell the launching process how the job ended and where its shard is."""
+    from kernelbench.experiment import cell_shard_path
+
+    out = cell["output_dir"]
+    shard = None
+    if out is not None and outcome not in ("failed", "interrupted"):
+        shard = str(cell_shard_path(cell, out))
+    report.finish(outcome, shard, None if out is None else str(out))
+
+
+def _job_progress(cell: dict[str, Any], prefix: str, num: int) -> tuple[Any, Any, bool]:
+    """Where a job reports progress: (its report to the launching process, if that
+    runs on this machine; heartbeat lines on stderr, unless a bar is drawn; whether
+    a bar is drawn, on a terminal, which then prints the job's lines)."""
     from pathlib import Path
 
-    from kernelbench.progress import ENV_BOARD, Heartbeat, JobReport
+    from kernelbench.progress import ENV_BAR, ENV_BOARD, Heartbeat, JobReport
 
     board = os.environ.get(ENV_BOARD)
+    report = None
     if board and Path(board).is_dir():  # not on another machine (SLURM)
-        return JobReport(Path(board), num), None
-    return None, Heartbeat(prefix + _cell_name(cell))
+        report = JobReport(Path(board), num)
+    if report is not None and os.environ.get(ENV_BAR) == "1":
+        return report, None, True
+    return report, Heartbeat(prefix + _cell_name(cell)), False
 
 
 def _cell_name(cell: dict[str, Any]) -> str:
@@ -492,6 +512,27 @@ def _patched_env(argv: list[str], env: dict[str, str]) -> Iterator[_HideJobError
                 os.environ[k] = v
 
 
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (``kill``, SLURM's time limit) interrupts like Ctrl-C while the block
+    runs, so the running cell keeps its finished runs (exit 143)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise Interrupted("terminated", signum)
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def launch(args: list[str], multirun: bool = False) -> None:
     """Run ``kernelbench run [args]`` in this process (what the click command does)."""
     import shutil
@@ -502,13 +543,19 @@ def launch(args: list[str], multirun: bool = False) -> None:
     from hydra.errors import HydraException
 
     from kernelbench.config import config_dir, searchpath_overrides
-    from kernelbench.leaderboard import run_parts
+    from kernelbench.estimate import announce_parts, announce_run
+    from kernelbench.leaderboard import part_args
     from kernelbench.plugins import load
-    from kernelbench.progress import ENV_BOARD, Board
+    from kernelbench.progress import ENV_BAR, ENV_BOARD, Board, read_reports, summary
 
-    if run_parts(list(args), launch):  # a leaderboard: one launch per grid
+    parts = part_args(list(args))
+    if parts is not None:  # a leaderboard: priced as a whole, then one launch per grid
+        announce_parts(parts)
+        for part in parts:
+            launch(part, True)
         return
     hydra_args, multirun, cells = plan(list(args), multirun)
+    announce_run(hydra_args)  # the plan line; refuses oversize work (kernelbench.estimate)
     load()  # the plug-ins register their structured configs (protocol settings)
     if not any(a.startswith("hydra.searchpath") for a in hydra_args):
         hydra_args += searchpath_overrides()  # the plug-ins' config directories
@@ -517,12 +564,23 @@ def launch(args: list[str], multirun: bool = False) -> None:
     # trace and exiting 1: the CLI then shows them as one line.
     env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells)}
     board = None
-    if sys.stderr.isatty() and "--cfg" not in hydra_args and "--help" not in hydra_args:
-        board = Board(Path(tempfile.mkdtemp(prefix="kernelbench-progress-")), cells)
-        env[ENV_BOARD] = str(board.directory)
-    with _patched_env(["kernelbench run", *hydra_args], env) as stderr:
+    shows = {"--cfg", "-c", "--info", "-i", "--help", "--hydra-help"} & set(hydra_args)
+    reports = Path(tempfile.mkdtemp(prefix="kernelbench-progress-"))
+    env[ENV_BOARD] = str(reports)
+    if sys.stderr.isatty() and not shows:
+        board = Board(reports, cells)
+    env[ENV_BAR] = "1" if board is not None else "0"
+    interrupted = False
+    with _patched_env(["kernelbench run", *hydra_args], env) as stderr, _sigterm_interrupts():
         try:
             task()
+        except KeyboardInterrupt as err:
+            interrupted = True
+            finished = [r for r in read_reports(reports) if r.get("shard")]
+            kept = str(err) or ("between cells" if finished else "before any cell ran")
+            if finished:
+                kept += f" ({len(finished)} finished cell{'s' * (len(finished) > 1)} kept)"
+            raise Interrupted(kept, getattr(err, "signum", None)) from None
         except KernelbenchError:
             raise
         except HydraException as err:
@@ -539,7 +597,12 @@ def launch(args: list[str], multirun: bool = False) -> None:
         finally:
             if board is not None:
                 board.close()
-                shutil.rmtree(board.directory, ignore_errors=True)
+            done = read_reports(reports)
+            shutil.rmtree(reports, ignore_errors=True)
+            # the summary, also above the error of a failed cell once others finished
+            ok = [r for r in done if r.get("outcome") not in (None, "failed", "interrupted")]
+            if ok and not shows and not interrupted:
+                click.echo(summary(done, cells))
 
 
 _HELP_EPILOG = """\b
@@ -563,7 +626,8 @@ One cell or a grid:
 Settings: n, runs (null = the dataset's), seed, output_dir (results/runs), overwrite,
 blas_threads, data.mirror, data.cache, data.download, protocol.<setting>.
 Settings are key=value overrides, not options (runs=3, not --runs 3).
-Finished cells are skipped.
+Finished cells are skipped. Ctrl-C keeps the running cell's finished runs; the same
+command continues from there.
 """
 
 

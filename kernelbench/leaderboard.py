@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import click
 import numpy as np
@@ -116,7 +115,7 @@ def grid_table(grid: Grid, baseline_dir: Path, results: Path | None = None) -> p
             # a method found in the results replaces its baseline cells on this grid
             table = table[~table["method_label"].isin(set(ours["method_label"]))]
             table = pd.concat([table, ours], ignore_index=True)
-    table = table[[*keys, "runs", "mean"]].copy()
+    table = table[[*keys, "runs", "mean", "sem"]].copy()
     table["error"] = grid.error(table["mean"]).astype(float)
     table["grid"] = grid.grid
     return table.sort_values(keys, kind="stable").reset_index(drop=True)
@@ -212,20 +211,19 @@ def _methods(args: list[str]) -> list[str]:
     return [a.split("=", 1)[1] for a in args if a.split("=", 1)[0] == "method"]
 
 
-def run_parts(args: list[str], launch: Any) -> bool:
-    """Run a leaderboard experiment's grids for the method named in ``args`` (one
-    ``launch`` per grid); False when ``args`` name no leaderboard experiment."""
+def part_args(args: list[str]) -> list[list[str]] | None:
+    """The arguments of one ``kernelbench run`` per grid of the leaderboard experiment
+    named in ``args`` (its grid's experiment and the other arguments), or None when
+    ``args`` name no leaderboard experiment."""
     name, rest = part_overrides(args)
     if name is None:
-        return False
+        return None
     methods = _methods(rest)
     if len(methods) != 1 or "," in methods[0]:
         raise KernelbenchError(
             f"experiment={name} ranks one method: add method=NAME (kernelbench list)"
         )
-    for grid in grids(name):
-        launch([f"experiment={grid.grid}", *rest], True)
-    return True
+    return [[f"experiment={grid.grid}", *rest] for grid in grids(name)]
 
 
 @click.command("leaderboard")

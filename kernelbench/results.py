@@ -18,6 +18,7 @@ into place, so a killed sweep leaves either the whole shard or none of it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -41,11 +42,14 @@ from kernelbench.errors import KernelbenchError
 # 3: kernel_approx draws rff/orf projections in sample space where 2N < d (same law,
 #    other numbers; column ``draws``); shards of version 2 whose numbers did not change
 #    are still recognised (:func:`kernelbench.cell.earlier_config_hashes`).
-SCHEMA_VERSION = 3
+# 4: sr33 uses rff's D = round(2n(d + 1)) at every n (the last rule truncated; it rounded
+#    D to whole rules): its cells whose n is not a whole number of rules change, the
+#    others' shards of versions 2 and 3 are still recognised.
+SCHEMA_VERSION = 4
 
 #: Earlier schema versions whose shards may hold a cell's current numbers (where
 #: :meth:`kernelbench.protocols.base.Protocol.earlier_cell` says so).
-EARLIER_SCHEMAS: tuple[int, ...] = (2,)
+EARLIER_SCHEMAS: tuple[int, ...] = (2, 3)
 
 #: Columns every row has, before the protocol's own: the cell and the map of the run.
 CELL_FIELDS: list[tuple[str, pa.DataType]] = [
@@ -184,16 +188,23 @@ def write_shard(df: pd.DataFrame, path: str | os.PathLike, schema: pa.Schema) ->
     same directory, fsynced and renamed."""
     path = Path(path)
     table = to_table(df, schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_tmp(path)
     tmp = path.parent / f"{_tmp_prefix(path)}{os.getpid()}"
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_tmp(path)
         pq.write_table(table, tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as err:  # a full disk, a read-only mount: one line, earlier shards kept
+        why = err.strerror or str(err)
+        raise KernelbenchError(
+            f"cannot write the shard {path}: {why}; the shards written before are kept "
+            "(rerun to resume)"
+        ) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return path
 
 

@@ -15,8 +15,8 @@ from kernelbench.leaderboard import (
     Grid,
     default_baseline_dir,
     grids,
+    part_args,
     rank_grid,
-    run_parts,
     standings,
 )
 
@@ -82,13 +82,20 @@ def test_committed_baselines_rank_every_grid():
         assert np.isfinite(g["ratio"]).all()
 
 
-def test_run_parts_launches_each_grid_with_the_method():
-    calls = []
-    assert run_parts(
-        ["experiment=leaderboard", "method=sr33", "runs=2"], lambda a, m: calls.append((a, m))
-    )
-    assert calls == [([f"experiment={g.grid}", "method=sr33", "runs=2"], True) for g in grids()]
-    assert not run_parts(["experiment=fig1_reduced"], lambda a, m: calls.append(a))
+def test_part_args_name_each_grid_with_the_method():
+    parts = part_args(["experiment=leaderboard", "method=sr33", "runs=2"])
+    assert parts == [[f"experiment={g.grid}", "method=sr33", "runs=2"] for g in grids()]
+    assert part_args(["experiment=fig1_reduced"]) is None
+
+
+def test_estimate_prices_every_grid_together():
+    """`kernelbench estimate experiment=leaderboard method=X` prices the three grids'
+    cells in one plan line (27 + 27 + 3 cells) and runs nothing."""
+    from kernelbench.cli import cli
+
+    res = CliRunner().invoke(cli, ["estimate", "experiment=leaderboard", "method=sr33"])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("plan: 57 cells, ")
 
 
 @pytest.mark.parametrize(

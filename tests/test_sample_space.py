@@ -245,6 +245,95 @@ def test_ks_separates_rff_from_orf(pair, n):
     assert stats.ks_2samp(a, b).pvalue < 1e-6
 
 
+# ---------------------------------------------------------------- the published tall QR
+
+TALL = {"construction": "tall_qr", "tall_qr_sample_space": True}
+
+
+@pytest.mark.parametrize(
+    ("d", "D", "m", "panel"), [(10, 26, 3, 4), (10, 13, 3, 4), (10, 10, 4, 3), (20, 42, 25, 8)]
+)
+def test_tall_qr_reduced_is_the_householder_product(d, D, m, panel):
+    """The algebra of the tall-QR sample-space draw, for given reflector vectors: with
+    their bottoms G_b = F R (any QR), ``tall_qr_reduced`` gives Q [A^T; 0] =
+    [Y_top; F E] of the HouseholderProduct built from the whole vectors (to rounding).
+    D - d = 16, 3, 0 and 22 rows below the top: k = R's rows = d, 3, 0 and 20."""
+    from kernelbench.features.orf import tall_qr_reduced
+    from kernelbench.transforms import HouseholderProduct, _wy_panel
+
+    rng = np.random.default_rng(d + D + m)
+    nb, k = D - d, min(D - d, d)
+    tops = np.tril(rng.standard_normal((d, d)))  # reflector i: rows i..d-1 of column i
+    Gb = rng.standard_normal((nb, d))
+    full = np.vstack([tops, Gb])
+    panels, betas = [], []
+    for off in range(0, d, panel):
+        b = min(panel, d - off)
+        panels.append(_wy_panel(off, np.tril(full[off:, off : off + b]), betas))
+    Q = HouseholderProduct(D, d, tuple(panels), np.concatenate(betas))
+    A = rng.standard_normal((m, d))
+    Xp = np.zeros((m, D))
+    Xp[:, :d] = A
+    F, R = np.linalg.qr(Gb) if nb else (np.zeros((0, 0)), np.zeros((0, d)))
+    Yt, E = tall_qr_reduced(
+        A.T,
+        lambda i0, i1: tops[i0:, i0:i1].copy(),
+        lambda i0, i1: R[: min(i1, k), i0:i1].copy(),
+        k,
+        panel,
+    )
+    np.testing.assert_allclose(np.vstack([Yt, F @ E]), Q.apply_rows(Xp).T, atol=1e-13)
+
+
+def _tall_projections(space, r, d=12, m=3, n=1.0):
+    """A W^T of A = the first m unit vectors (so P[i, j] = W[j, i]), run r."""
+    A = np.eye(m, d)
+    fm = make_feature_map("orf", kernel="arccos1", n=n, random_state=r, **TALL)
+    return fm.fit_sample_space(A) if space == "sample" else fm.fit(A).projections(A)
+
+
+@pytest.mark.parametrize("n", [0.5, 1.0])
+def test_tall_qr_projections_have_the_weight_space_law(n):
+    """Entries of W = diag(chi(D)) Q[:, :d] seen through A = e_1..e_3: LAPACK's sign of
+    Q's first column kept (W[0, 0] < 0 always, both ways; a Haar block would give
+    either sign), and two-sample KS tests (300 draws a side) of W[j, i] for rows
+    j = 0, 1, d - 1, d, D - 1 (top, bottom) and columns 0-2, at D = 13 = d + 1 (one row
+    below the top) and D = 26."""
+    d = 12
+    w = np.array([_tall_projections("weights", r, d=d, n=n) for r in range(300)])
+    s = np.array([_tall_projections("sample", 1000 + r, d=d, n=n) for r in range(300)])
+    assert (w[:, 0, 0] < 0).all() and (s[:, 0, 0] < 0).all()
+    D = w.shape[2]
+    pvalues = [
+        stats.ks_2samp(w[:, i, j], s[:, i, j]).pvalue
+        for i in range(3)
+        for j in (0, 1, d - 1, d, D - 1)
+    ]
+    assert min(pvalues) > ALPHA / len(pvalues)  # Bonferroni over the 15 entries
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "arccos0", "arccos1"])
+@pytest.mark.parametrize("n", [0.5, 1.0])
+def test_tall_qr_error_distribution_equals_weight_space(pair, kernel, n):
+    """As for rff and orf: KS of the relative Frobenius errors, 50 runs a side (D = 65,
+    one row below the top, and 130)."""
+    X, Y = pair
+    a = _errors(X, Y, "orf", kernel, n, "weights", **TALL)
+    b = _errors(X, Y, "orf", kernel, n, "sample", **TALL)
+    assert stats.ks_2samp(a, b).pvalue > ALPHA
+
+
+def test_tall_qr_sample_space_is_opt_in_and_needs_d_rows():
+    """Off by default (the map's default keeps its numbers); D < d draws W."""
+    assert not make_feature_map("orf", n=1, construction="tall_qr").supports_sample_space(4, 30)
+    assert make_feature_map("orf", n=1, **TALL).supports_sample_space(4, 30)
+    assert not make_feature_map("orf", n=0.4, **TALL).supports_sample_space(4, 30)  # D = 25
+    with pytest.raises(KernelbenchError, match="true or false"):
+        make_feature_map("orf", n=1, construction="tall_qr", tall_qr_sample_space="yes").fit(
+            np.ones((2, 3))
+        )
+
+
 # ---------------------------------------------------------------- the map's contract
 
 

@@ -204,7 +204,8 @@ def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
         f"output_dir={out}",
     ]
     proc = kb(*args, cwd=tmp_path)
-    lines = proc.stdout.strip().splitlines()
+    *lines, final = proc.stdout.strip().splitlines()
+    assert final.startswith("8 of 8 cells: 8 computed; shards in ")
     assert len(lines) == 8 and len({line.split(": ")[0][6:] for line in lines}) == 8
     assert "[1/8] digits rbf sorf gamma=0.1 n_blocks=1 h=" in lines[0]
     assert not any("recomputing" in line for line in lines)
@@ -220,8 +221,9 @@ def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
     df = read_results(out)
     assert len(df) == 16
     assert df.groupby(["seed", "kernel_params", "method_params"]).ngroups == 8
-    again = kb(*args, cwd=tmp_path).stdout.strip().splitlines()
+    *again, final = kb(*args, cwd=tmp_path).stdout.strip().splitlines()
     assert len(again) == 8 and all(line.endswith("skipped (done)") for line in again)
+    assert final.startswith("8 of 8 cells: 8 skipped (already done); shards in ")
 
 
 # -- plot and verify tell such cells apart -------------------------------------------
@@ -245,3 +247,19 @@ def test_plot_and_verify_do_not_pool_cells_of_another_seed(tmp_path):
     assert set(kept["seed"]) == {1} and len(kept) == 2
     alone = df[df["seed"] == 0]  # one cell under the key: kept as before
     assert len(grid_rows(alone, proto, [resolve_cell(_small(seed=1))])) == 2
+
+
+def test_schema_3_shards_are_kept_unless_sr33s_budget_changed():
+    """Schema 4 gave sr33 rff's D at every n: a schema-3 shard holds a cell's numbers
+    unless the cell is sr33 at an n that is not a whole number of rules (a multiple of
+    1/2 for rbf, without reflections; of 1 for the arc-cosine kernels, with them)."""
+    from kernelbench.cell import _hash_payload, earlier_config_hashes, protocol_dataset
+
+    def recognised(method: str, kernel: str, n: float, **kw) -> bool:
+        cell = resolve_cell(make_cell(method, kernel, "digits", n=n, runs=2, **kw))
+        return _hash_payload(cell, protocol_dataset(cell), 3) in earlier_config_hashes(cell)
+
+    assert recognised("sr33", "rbf", 1) and recognised("sr33", "rbf", 1.5)
+    assert recognised("sr33", "arccos1", 2) and recognised("rff", "rbf", 1.3)
+    assert not recognised("sr33", "rbf", 1.3) and not recognised("sr33", "arccos1", 1.5)
+    assert not recognised("sr33", "rbf", 0.3) and recognised("sr33", "rbf", 0.5)

@@ -106,9 +106,6 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         raise NotImplementedError
 
     # -- shared machinery ---------------------------------------------------
-    def _n_projections(self, d: int) -> int:
-        return n_projections(self.n, d)
-
     def fit(self, X: Any, y: Any = None) -> RandomFeatureMap:
         """Draw the random projections for inputs with X.shape[1] features."""
         X, rng, d, D = self._start_fit(X)
@@ -124,9 +121,17 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         d = X.shape[1]
         self.input_scale_ = self.kernel_.input_scale(d, self.gamma)
         self.sample_space_ = False
-        return X, check_random_state(self.random_state), d, self._n_projections(d)
+        return X, check_random_state(self.random_state), d, n_projections(self.n, d)
 
     def _finish_fit(self, D: int, weights: np.ndarray, zero_weight: float) -> None:
+        """Store the draw's weights; every map uses exactly D projections (equal
+        budgets: a map that cannot honour a D refuses the n in ``_check_params`` or
+        ``_draw`` with one line, never draws another D)."""
+        if np.shape(weights) != (D,):
+            raise KernelbenchError(
+                f"{type(self).__name__} drew {np.size(weights)} projections where n={self.n} "
+                f"gives D={D}; a map uses exactly D = round(2n(d + 1)) or refuses the n"
+            )
         kern = self.kernel_
         self.n_projections_ = int(D)
         self.weights_ = np.asarray(weights, dtype=np.float64)

@@ -199,9 +199,28 @@ class Protocol:
     def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None:
         """The cell as an earlier schema ``version`` hashed it, where its shard of that
         version holds this version's numbers, else None (recomputed).
-        Schema 3 changed only ``kernel_approx``'s sample-space cells: elsewhere a
-        schema-2 cell is the cell itself."""
-        return cell if version == 2 else None
+        Schema 3 changed only ``kernel_approx``'s sample-space cells, schema 4 only the
+        cells of :meth:`budget_changed`: elsewhere an earlier cell is the cell itself."""
+        if version not in (2, 3) or self.budget_changed(cell):
+            return None
+        return cell
+
+    def budget_changed(self, cell: Mapping[str, Any]) -> bool:
+        """Whether schemas 2 and 3 gave the cell's map another D: sr33 rounded D to
+        whole rules, so its cells with n not a whole number of rules (a multiple of
+        1/2, of 1 with reflections) changed; with ``budget: s`` (D = s) all are taken
+        as changed (whole rules there depend on d)."""
+        from kernelbench.features import FEATURE_MAPS
+        from kernelbench.features.sr import SR33
+
+        method = cell["method"]
+        if not issubclass(FEATURE_MAPS.get(method["name"]), SR33):
+            return False
+        if cell["protocol"].get("budget", BUDGETS[0]) != BUDGETS[0]:
+            return True
+        params = {k: v for k, v in method["params"].items() if k == "reflections"}
+        fm = SR33(kernel=cell["kernel"]["name"], n=cell["n"], **params)
+        return not (float(cell["n"]) * (1 if fm._use_reflections() else 2)).is_integer()
 
     def data_key(self, cell: Mapping[str, Any]) -> str:
         """The entry of ``dataset.splits`` the cell reads: ``protocol.data``, default
@@ -286,7 +305,8 @@ class Protocol:
         if isinstance(params.get("gamma"), str):
             parse_rule(params["gamma"])
             params["gamma"] = 1.0  # stands for the data's value while checking the map
-        self.feature_map({**cell, "kernel": {**cell["kernel"], "params": params}}, None)
+        fm = self.feature_map({**cell, "kernel": {**cell["kernel"], "params": params}}, None)
+        fm._check_params()  # the method's own parameters (n_blocks, ...), before any data
 
     def prepare(self, cell: Cell) -> Any:
         """Load the data and compute what every run of the cell shares."""

@@ -105,9 +105,10 @@ class KernelApprox(Protocol):
 
     def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None:
         """Schema 3 changed only the cells drawn in sample space; a ``draws: weights``
-        cell is a schema-2 cell (no such setting then)."""
-        if version != 2:
-            return None
+        cell is a schema-2 cell (no such setting then). Schema 4: the base's."""
+        old = super().earlier_cell(cell, version)
+        if old is None or version != 2:
+            return old
         if cell["protocol"].get("draws", DRAWS[0]) == "sample_space":
             X, Y, _ = kernel_approx_pair_cached(*self.pair_key(cell))  # the samples alone
             fm = self.feature_map(cell, None, d=X.shape[1])
@@ -137,15 +138,32 @@ class KernelApprox(Protocol):
         """The runs' maps one by one, their estimates K_hat = z(X) z(Y)^T in one stacked
         product when the features are small (``np.matmul`` over the batch: the same
         GEMM per run, so the rows are those of :meth:`measure_run`), then the errors
-        run by run. Memory: at most ``BATCH_BYTES`` of K_hat per batch."""
-        mapped = [self._map_run(cell, ctx, r) for r in runs]
-        shapes = {m[1].shape for m in mapped}
-        small = all(m[1].nbytes + m[2].nbytes <= BATCH_Z_BYTES for m in mapped)
+        run by run. Memory: at most ``BATCH_BYTES`` of K_hat per batch, and the features
+        of one run when they are larger than ``BATCH_Z_BYTES`` (that run's row is
+        computed before the next run is mapped)."""
         f32 = self._float32(cell)
-        if len(mapped) == 1 or len(shapes) != 1 or not small:
-            return [self._errors(ctx, m, _product(m[1], m[2], f32)) for m in mapped]
-        K_hats = _product(np.stack([m[1] for m in mapped]), np.stack([m[2] for m in mapped]), f32)
-        return [self._errors(ctx, m, K_hat) for m, K_hat in zip(mapped, K_hats, strict=True)]
+        rows: list[dict | None] = []
+        kept: list[tuple[int, tuple]] = []  # (row index, mapped run) of small features
+        big = False
+        for r in runs:
+            m = self._map_run(cell, ctx, r)
+            if m[1].nbytes + m[2].nbytes > BATCH_Z_BYTES:
+                big = True
+                rows.append(self._errors(ctx, m, _product(m[1], m[2], f32)))
+                del m  # its features go before the next run's are made
+            else:
+                kept.append((len(rows), m))
+                rows.append(None)
+        shapes = {m[1].shape for _, m in kept}
+        if big or len(kept) <= 1 or len(shapes) != 1:
+            for i, m in kept:
+                rows[i] = self._errors(ctx, m, _product(m[1], m[2], f32))
+        else:
+            Zx = np.stack([m[1] for _, m in kept])
+            K_hats = _product(Zx, np.stack([m[2] for _, m in kept]), f32)
+            for (i, m), K_hat in zip(kept, K_hats, strict=True):
+                rows[i] = self._errors(ctx, m, K_hat)
+        return rows  # type: ignore[return-value]
 
     def measure_run(self, cell: Cell, ctx: Pair, run: int) -> dict:
         m = self._map_run(cell, ctx, run)

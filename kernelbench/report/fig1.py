@@ -501,6 +501,7 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
             "",
             pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)[1],
         ],
+        cells=cells,
     )
 
 
