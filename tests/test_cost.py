@@ -175,7 +175,8 @@ def test_the_plan_line_comes_before_the_first_cell(tmp_path):
     assert proc.returncode == 0, proc.stdout
     lines = proc.stdout.strip().splitlines()
     assert lines[0].startswith("plan: 2 cells, 4 runs, about "), lines
-    assert [ln.split(" ", 1)[0] for ln in lines[1:]] == ["[1/2]", "[2/2]"]
+    assert [ln.split(" ", 1)[0] for ln in lines[1:3]] == ["[1/2]", "[2/2]"]
+    assert lines[3].startswith("2 of 2 cells: 2 computed; ") and len(lines) == 4  # summary
 
 
 def test_over_max_hours_needs_confirmation(tmp_path):

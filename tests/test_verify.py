@@ -27,6 +27,7 @@ from kernelbench.verify import (
     KNOWN,
     NO_REFERENCE,
     REPRODUCED,
+    SAME_DRAWS_ATOL,
     SAME_DRAWS_RTOL,
     WIDTH,
     VerifyConfig,
@@ -41,6 +42,7 @@ from kernelbench.verify import (
     load_config,
     parse_known,
     pooled_bias,
+    same_draws_tolerance,
     sidak_rate,
     sidak_z,
     sort_cells,
@@ -240,12 +242,13 @@ def test_baseline_same_draws_is_a_relative_tolerance():
     # same seed, same runs: the same draws, so only floating point may differ (another
     # BLAS kernel): within SAME_DRAWS_RTOL they agree, beyond it they drift, and base_z
     # is the difference in units of the tolerance (finite), against base_z_crit = 1
-    rtol = SAME_DRAWS_RTOL
+    tol = same_draws_tolerance(0.1)
+    assert tol == SAME_DRAWS_RTOL * 0.1 + SAME_DRAWS_ATOL
     ours = [ours_row(mean=0.1), ours_row(label="gq", mean=0.1), ours_row(label="sorf", mean=0.1)]
     base = [
         ours_row(mean=0.1),
-        ours_row(label="gq", mean=0.1 * (1 + 0.9 * rtol)),
-        ours_row(label="sorf", mean=0.1 * (1 + 1.1 * rtol)),
+        ours_row(label="gq", mean=0.1 + 0.9 * tol),
+        ours_row(label="sorf", mean=0.1 + 1.1 * tol),
     ]
     ref = [ref_row(), ref_row(method="gq"), ref_row(method="sorf")]
     t, _, m = judged(ours, ref, cfg_with(), base=base)
@@ -258,6 +261,11 @@ def test_baseline_same_draws_is_a_relative_tolerance():
     # a difference of the size the BLAS kernels make (BLAS_SPREAD) agrees; z was inf
     base = [ours_row(mean=0.1 * (1 + BLAS_SPREAD))]
     t, _, _ = judged(ours[:1], ref[:1], cfg_with(), base=base)
+    assert t["base_verdict"].iloc[0] == AGREES
+    # a mean at rounding level (Nystroem, 1e-14) that moves by its own size agrees
+    tiny = [ours_row(label="nystrom", mean=3e-14)]
+    t, _, _ = judged(tiny, [ref_row(method="nystrom")], cfg_with(),
+                     base=[ours_row(label="nystrom", mean=1e-14)])  # fmt: skip
     assert t["base_verdict"].iloc[0] == AGREES
 
 
@@ -277,10 +285,11 @@ def test_baseline_z_is_finite_everywhere(mean, rel, std, runs, seed):
     base = [ours_row(mean=mean, std=std, runs=runs[1], seed=seed)]
     t = compare_baseline(pd.DataFrame(ours), pd.DataFrame(base))
     assert np.isfinite(t["base_z"].iloc[0])
-    floor = SAME_DRAWS_RTOL if (runs[0] == runs[1] and seed == 0) else BLAS_SPREAD
-    assert t["base_se"].iloc[0] >= floor * mean * (1 - 1e-12)
+    same = runs[0] == runs[1] and seed == 0
+    floor = same_draws_tolerance(mean) if same else BLAS_SPREAD * mean
+    assert t["base_se"].iloc[0] >= floor * (1 - 1e-12)
     diff = ours[0]["mean"] - mean
-    assert abs(t["base_z"].iloc[0]) <= abs(diff) / (floor * mean) * (1 + 1e-9)
+    assert abs(t["base_z"].iloc[0]) <= abs(diff) / floor * (1 + 1e-9)
 
 
 def test_baseline_same_seed_shares_runs():

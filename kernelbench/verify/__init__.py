@@ -11,7 +11,16 @@
 
 from __future__ import annotations
 
-from kernelbench.stats import BLAS_SPREAD, SAME_DRAWS_RTOL, aggregate, sidak_rate, sidak_z, welch_df
+from kernelbench.stats import (
+    BLAS_SPREAD,
+    SAME_DRAWS_ATOL,
+    SAME_DRAWS_RTOL,
+    aggregate,
+    same_draws_tolerance,
+    sidak_rate,
+    sidak_z,
+    welch_df,
+)
 from kernelbench.verify.command import load_baseline, verify
 from kernelbench.verify.compare import (
     AGREES,
@@ -65,7 +74,9 @@ __all__ = [
     "NO_BASELINE",
     "NO_REFERENCE",
     "REPRODUCED",
+    "SAME_DRAWS_ATOL",
     "SAME_DRAWS_RTOL",
+    "same_draws_tolerance",
     "WIDTH",
     "KnownDeviation",
     "Verification",

@@ -21,7 +21,7 @@ from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.protocols import Protocol, get_protocol
 from kernelbench.reporting import get_reporting
 from kernelbench.results import dumps
-from kernelbench.stats import SAME_DRAWS_RTOL, aggregate
+from kernelbench.stats import SAME_DRAWS_ATOL, SAME_DRAWS_RTOL, aggregate
 from kernelbench.verify.compare import counts, failed, verify_table
 from kernelbench.verify.config import DEFAULT_CONFIG, load_config
 from kernelbench.verify.grid import grid_cells, grid_experiments, run_cells
@@ -245,7 +245,8 @@ def verify(
             f"Baseline {cfg.baseline}: {c['agree']} agree, {c['drift']} drift"
             + (f", {c['no_baseline']} not in the baseline" if c["no_baseline"] else "")
             + f". {same} cells are the baseline's own draws (same seed and runs): they agree "
-            f"within a relative {SAME_DRAWS_RTOL:g} (z_base in units of it); the others by a "
+            f"within {SAME_DRAWS_RTOL:g} relative + {SAME_DRAWS_ATOL:g} (z_base in units of "
+            "it); the others by a "
             "z-test."
         )
     for text in legend:

@@ -29,8 +29,8 @@ import pandas as pd
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.stats import (
-    SAME_DRAWS_RTOL,
     pooled_z,
+    same_draws_tolerance,
     se_floor,
     sidak_rate,
     sidak_z,
@@ -174,8 +174,9 @@ def compare_baseline(
     * **Same draws** (same seed and run count, ``base_test = "rtol"``): run r of a cell
       draws from a seed derived from (seed, cell, r), so both sides computed the same
       numbers and differ only by floating point (another BLAS kernel). They agree when
-      |ours - base| <= SAME_DRAWS_RTOL x |base|; base_z is the difference in units of
-      that tolerance (base_se; the threshold base_z_crit is 1), never a noise z.
+      |ours - base| <= SAME_DRAWS_RTOL x |base| + SAME_DRAWS_ATOL; base_z is the
+      difference in units of that tolerance (base_se; the threshold base_z_crit is 1),
+      never a noise z.
     * **Other draws** (``base_test = "z"``): the same seed shares the first
       k = min(R, B) runs, so Var(ours - base) = s^2 (1/R + 1/B - 2 k / (R B)), with s^2
       the average of both sides' variances; another seed gives independent means
@@ -207,7 +208,7 @@ def compare_baseline(
         s_b = float(b["std"]) if np.isfinite(b["std"]) else 0.0
         same_seed = int(b.get("seed", cell["seed"])) == int(cell["seed"])
         if same_seed and R == B:  # the tolerance is the unit of base_z
-            test, var, df = "rtol", (SAME_DRAWS_RTOL * b_mean) ** 2, math.inf
+            test, var, df = "rtol", same_draws_tolerance(b_mean) ** 2, math.inf
         elif same_seed:
             shared = min(R, B)
             factor = max(1.0 / R + 1.0 / B - 2.0 * shared / (R * B), 0.0)
