@@ -28,20 +28,64 @@ import dataclasses
 import hashlib
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar, Protocol
+
+import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import get_protocol
+from kernelbench.registry import Registry
 from kernelbench.results import EARLIER_SCHEMAS, SCHEMA_VERSION, dumps, shard_path
+from kernelbench.settings import ProtocolSettings, defaults
 from kernelbench.validation import check_n, check_runs
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kernelbench.protocols import Protocol
-    from kernelbench.protocols.settings import ProtocolSettings
+
+class Measurement(Protocol):
+    """What a cell and the runner need of a protocol (:class:`kernelbench.protocols.Protocol`
+    implements it): the cell layer knows protocols through this contract alone, so
+    ``cell`` depends on nothing in ``protocols/`` and protocols may depend on it."""
+
+    name: ClassVar[str]
+    Settings: ClassVar[type[ProtocolSettings] | None]
+    cell_settings: ClassVar[tuple[str, ...]]
+    extendable: ClassVar[bool]
+
+    def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]: ...
+    def data_key(self, cell: Mapping[str, Any]) -> str: ...
+    def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]: ...
+    def default_runs(self, cell: Mapping[str, Any]) -> int | None: ...
+    def path_parts(self, cell: Cell) -> tuple[str, ...]: ...
+    def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None: ...
+    def check(self, cell: Cell) -> None: ...
+    def prepare(self, cell: Cell) -> Any: ...
+    def batch_size(self, cell: Cell) -> int: ...
+    def measure(self, cell: Cell, ctx: Any, runs: Sequence[int]) -> list[dict]: ...
+    def row_keys(self, cell: Cell) -> dict[str, Any]: ...
+    def cell_columns(self, cell: Cell, ctx: Any) -> dict[str, Any]: ...
+    def schema(self) -> pa.Schema: ...
+
+
+#: Protocols by name; each plug-in module registers its own (:mod:`kernelbench.plugins`).
+PROTOCOLS: Registry[Measurement] = Registry("protocol")
+
+
+def get_protocol(cell_or_name: Mapping[str, Any] | str) -> Measurement:
+    """The protocol of a cell (its ``protocol.name``, default ``kernel_approx``) or of a
+    name."""
+    return PROTOCOLS.get(protocol_name(cell_or_name))
+
+
+def protocol_name(cell_or_name: Mapping[str, Any] | str) -> str:
+    """A protocol's name, given as is or as a cell's ``protocol`` (its settings'
+    ``name``, or a name; default ``kernel_approx``)."""
+    if isinstance(cell_or_name, str):
+        return cell_or_name
+    proto = cell_or_name.get("protocol", "kernel_approx")
+    return proto.get("name") if isinstance(proto, Mapping) else proto
+
 
 #: Config keys that select a cell (the rest is where and how to run it).
 CELL_KEYS = ("experiment", "protocol", "dataset", "kernel", "method", "n", "runs", "seed")
@@ -56,7 +100,7 @@ class Cell(Mapping[str, Any]):
     #: the results' experiment name (default: the protocol's name)
     experiment: str
     #: the protocol object (:data:`kernelbench.protocols.PROTOCOLS`)
-    protocol: Protocol
+    protocol: Measurement
     #: its validated, resolved settings as stored and hashed (``name`` first)
     settings: dict[str, Any]
     #: the dataset's config entry (name, data recipes under ``protocols``, ...)
@@ -87,8 +131,6 @@ class Cell(Mapping[str, Any]):
         cls = self.protocol.Settings
         if cls is None:
             return None
-        from kernelbench.protocols.settings import defaults
-
         return cls(**{**defaults(cls), **self.settings})
 
     @property
@@ -230,7 +272,7 @@ def build_cell(config: Mapping[str, Any]) -> Cell:
     )
 
 
-def _resolve_protocol(cell: Mapping[str, Any]) -> tuple[Protocol, dict[str, Any]]:
+def _resolve_protocol(cell: Mapping[str, Any]) -> tuple[Measurement, dict[str, Any]]:
     """The cell's protocol and its validated settings (a name is read from
     ``configs/protocol/<name>.yaml``)."""
     from kernelbench.config import load_group
@@ -411,8 +453,6 @@ def default_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
     fixed = _experiment_fixed(str(cell["experiment"]))
     proto_name = fixed.get("protocol")
     if not isinstance(proto_name, str):
-        from kernelbench.protocols import PROTOCOLS
-
         exp = str(cell["experiment"])
         proto_name = exp if exp in PROTOCOLS else _default_protocol()
     out: dict[str, Any] = {

@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "registry": 0,
     "seeding": 0,
     "config": 0,
+    "settings": 0,
     "plugins": 0,
     "validation": 0,
     "kernels": 1,
@@ -120,3 +121,87 @@ def test_the_check_catches_an_upward_import(tmp_path):
     bad.write_text("def f():\n    from kernelbench.experiment import run_cell\n")
     assert imports(bad) == ["experiment"]
     assert layer("experiment") > layer("features.base")
+
+
+def module_graph(sources: list[Path] = SOURCES, root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the kernelbench modules it imports (anywhere, functions and
+    ``TYPE_CHECKING`` blocks included). A package is its ``__init__``; ``from pkg import
+    sub`` is an arrow to ``pkg`` and, where ``sub`` is a module, to ``pkg.sub``."""
+
+    def dotted(path: Path) -> str:
+        return ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+
+    names = {dotted(p) for p in sources}
+    graph: dict[str, set[str]] = {}
+    for path in sources:
+        name = dotted(path)
+        out: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module == "kernelbench" or node.module.startswith("kernelbench."):
+                    base = node.module.removeprefix("kernelbench").lstrip(".")
+                    targets.append(base)
+                    prefix = f"{base}." if base else ""
+                    targets += [f"{prefix}{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets += [
+                    a.name.removeprefix("kernelbench.")
+                    for a in node.names
+                    if a.name.startswith("kernelbench.")
+                ]
+            out |= {t for t in targets if t in names and t != name}
+        graph[name] = out
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle():
+    found = cycles(module_graph())
+    assert not found, f"import cycles (imports inside functions count): {found}"
+
+
+def test_the_cycle_check_catches_a_cycle(tmp_path):
+    pkg = tmp_path / "kernelbench"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("from kernelbench.b import x\n")
+    (pkg / "b.py").write_text("def f():\n    from kernelbench import c\n")
+    (pkg / "c.py").write_text("if TYPE_CHECKING:\n    import kernelbench.a\n")
+    (pkg / "d.py").write_text("import kernelbench.a\n")
+    graph = module_graph(sorted(pkg.glob("*.py")), pkg)
+    assert graph == {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]

@@ -13,7 +13,7 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell
 from kernelbench.launch import plan
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.settings import defaults, schema_name
+from kernelbench.settings import defaults, schema_name
 
 BUILT_IN = sorted(p.stem for p in (config_dir() / "protocol").glob("*.yaml"))
 

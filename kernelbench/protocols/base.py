@@ -38,9 +38,9 @@ import numpy as np
 import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError, choices_error
-from kernelbench.protocols.settings import ProtocolSettings, field_names, store, typed
 from kernelbench.results import dumps, make_schema
 from kernelbench.seeding import derive_rng
+from kernelbench.settings import ProtocolSettings, field_names, store, typed
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
@@ -148,7 +148,7 @@ class Protocol:
     cell_settings: ClassVar[tuple[str, ...]] = ()
     #: columns that tell apart the rows of one run (e.g. an iteration): cell keys after n
     row_index: ClassVar[tuple[str, ...]] = ()
-    #: the settings' schema and defaults (:mod:`kernelbench.protocols.settings`);
+    #: the settings' schema and defaults (:mod:`kernelbench.settings`);
     #: None for a plug-in that lists its keys in ``settings_keys`` and its YAML file
     Settings: ClassVar[type[ProtocolSettings] | None] = None
     #: settings keys allowed in configs/protocol/<name>.yaml (besides name and data),

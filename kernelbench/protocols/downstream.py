@@ -42,8 +42,8 @@ import pyarrow as pa
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.results import SCHEMA_VERSION, atomic_write, dumps
+from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell

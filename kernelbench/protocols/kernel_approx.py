@@ -41,7 +41,7 @@ import pyarrow as pa
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Pair, Protocol, kernel_approx_pair_cached
-from kernelbench.protocols.settings import ProtocolSettings
+from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell

@@ -49,9 +49,9 @@ from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.results import dumps
 from kernelbench.seeding import derive_rng
+from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell

@@ -34,7 +34,7 @@ from kernelbench.protocols.base import (
     Protocol,
     kernel_approx_pair_cached,
 )
-from kernelbench.protocols.settings import ProtocolSettings
+from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell

@@ -35,7 +35,7 @@ from kernelbench.protocols.base import (
     Pair,
     Protocol,
 )
-from kernelbench.protocols.settings import ProtocolSettings
+from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell

@@ -34,8 +34,8 @@ import pyarrow as pa
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.seeding import derive_rng
+from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -31,8 +31,8 @@ import pyarrow as pa
 
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.seeding import derive_rng
+from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
 
 if TYPE_CHECKING:  # pragma: no cover
