@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.registry import Registry
-from kernelbench.results import EARLIER_SCHEMAS, SCHEMA_VERSION, dumps, shard_path
+from kernelbench.results import SCHEMA_VERSION, dumps, shard_path
 from kernelbench.settings import ProtocolSettings, defaults
 from kernelbench.validation import check_n, check_runs
 
@@ -58,7 +58,6 @@ class Measurement(Protocol):
     def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]: ...
     def default_runs(self, cell: Mapping[str, Any]) -> int | None: ...
     def path_parts(self, cell: Cell) -> tuple[str, ...]: ...
-    def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None: ...
     def check(self, cell: Cell) -> None: ...
     def prepare(self, cell: Cell) -> Any: ...
     def batch_size(self, cell: Cell) -> int: ...
@@ -148,13 +147,6 @@ class Cell(Mapping[str, Any]):
     def config_hash(self) -> str:
         """:func:`config_hash` of this cell."""
         return _hash_payload(self, protocol_dataset(self))
-
-    @cached_property
-    def legacy_config_hash(self) -> str:
-        """:func:`legacy_config_hash` of this cell."""
-        from kernelbench.datasets.splits import legacy_entry
-
-        return _hash_payload(self, legacy_entry(self.dataset))
 
     @cached_property
     def variant(self) -> tuple[str, ...]:
@@ -293,28 +285,20 @@ def _resolve_protocol(cell: Mapping[str, Any]) -> tuple[Measurement, dict[str, A
 def protocol_dataset(cell: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a cell's dataset entry that its protocol reads: every key but the
     data recipes (``splits``), and of these only the entry ``protocol.data`` (default the
-    protocol's name), so editing another protocol's data settings leaves it alone.
-
-    The recipes are under ``protocols``, their key in earlier versions
-    (:func:`kernelbench.datasets.splits.legacy_entry`): the config hash and the shard
-    path are those of earlier versions."""
-    from kernelbench.datasets.splits import legacy_entry
-
+    protocol's name), so editing another protocol's data settings leaves it alone."""
     cell = build_cell(cell)
-    dataset = legacy_entry(cell.dataset)
-    protocols = dataset.get("protocols")
-    if isinstance(protocols, Mapping):
+    dataset = dict(cell.dataset)
+    splits = dataset.get("splits")
+    if isinstance(splits, Mapping):
         key = cell.data_key
-        dataset["protocols"] = {key: protocols[key]} if key in protocols else {}
+        dataset["splits"] = {key: splits[key]} if key in splits else {}
     return dataset
 
 
-def _hash_payload(cell: Cell, dataset: Any, version: int = SCHEMA_VERSION) -> str:
-    """The hash payload; ``dataset`` holds the data recipes under ``protocols``, their key
-    in earlier versions (the dataset YAML's ``splits``), so hashes do not change."""
+def _hash_payload(cell: Cell, dataset: Any) -> str:
     payload = {k: cell[k] for k in CELL_KEYS}
     payload["dataset"] = dataset
-    payload["schema_version"] = version
+    payload["schema_version"] = SCHEMA_VERSION
     return hashlib.sha256(dumps(payload).encode()).hexdigest()[:16]
 
 
@@ -324,46 +308,9 @@ def config_hash(cell: Mapping[str, Any]) -> str:
     The experiment, the protocol's settings, the part of the dataset entry the protocol
     reads (:func:`protocol_dataset`), kernel, method, n, runs, seed and
     :data:`SCHEMA_VERSION`; not the output directory, overwrite, the launcher or BLAS
-    threads. Equal to :func:`legacy_config_hash` when the dataset has data settings for
-    this protocol only. Computed once per :class:`Cell`.
+    threads. Computed once per :class:`Cell`.
     """
     return build_cell(cell).config_hash
-
-
-def legacy_config_hash(cell: Mapping[str, Any]) -> str:
-    """The config hash of shards written before :func:`protocol_dataset` (the whole
-    dataset entry): such a shard is still recognised as done, and its hash updated."""
-    return build_cell(cell).legacy_config_hash
-
-
-def earlier_config_hashes(cell: Mapping[str, Any]) -> set[str]:
-    """The config hashes of shards of earlier schema versions (:data:`EARLIER_SCHEMAS`)
-    that hold this cell's numbers (:meth:`Protocol.earlier_cell`; either dataset part):
-    such a shard is still recognised as done, and its hash updated. May load the data."""
-    from kernelbench.datasets.splits import legacy_entry
-
-    cell = build_cell(cell)
-    out: set[str] = set()
-    for version in EARLIER_SCHEMAS:
-        old = cell.protocol.earlier_cell(cell, version)
-        if old is not None:
-            old = build_cell(old)
-            out |= {
-                _hash_payload(old, protocol_dataset(old), version),
-                _hash_payload(old, legacy_entry(old.dataset), version),
-            }
-    return out
-
-
-def holds_cell(cell: Mapping[str, Any], stored: str | None) -> bool:
-    """Whether a shard's stored hash is this cell's: :func:`config_hash`,
-    :func:`legacy_config_hash` or an earlier version's (checked last: it may load data)."""
-    if stored is None:
-        return False
-    cell = build_cell(cell)
-    return stored in (cell.config_hash, cell.legacy_config_hash) or stored in (
-        earlier_config_hashes(cell)
-    )
 
 
 # -- shard identity ------------------------------------------------------------------
@@ -610,11 +557,6 @@ def cell_shard_path(cell: Mapping[str, Any], output_dir: str | Path) -> Path:
     if len(variant) > _MAX_VARIANT:
         variant = _identity_hash(cell)
     return _layout_path(cell, output_dir, *([variant] if variant else []))
-
-
-def legacy_shard_path(cell: Mapping[str, Any], output_dir: str | Path) -> Path:
-    """Where earlier versions stored a cell's shard (no variant directory)."""
-    return _layout_path(build_cell(cell), output_dir)
 
 
 def _layout_path(cell: Cell, output_dir: str | Path, *variant: str) -> Path:

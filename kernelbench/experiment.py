@@ -11,7 +11,6 @@ an experiment's grid (:func:`kernelbench.cell.expand`) in-process.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -29,22 +28,19 @@ from kernelbench.cell import (
     cell_shard_path,
     config_hash,
     default_cell,
-    earlier_config_hashes,
-    holds_cell,
-    legacy_config_hash,
-    legacy_shard_path,
     protocol_dataset,
     shard_variant,
 )
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import Protocol
 from kernelbench.results import (
+    SCHEMA_VERSION,
     blas_info,
     dumps,
     provenance,
     read_results,
-    set_shard_config_hash,
     shard_config_hash,
+    shard_schema_version,
     write_shard,
 )
 from kernelbench.validation import check_n, check_runs
@@ -184,10 +180,9 @@ def run_and_store(
     A shard of the same cell with fewer runs is extended: its rows are kept and only
     the missing runs are measured (run r's row does not depend on the number of runs,
     so the result equals a fresh run). Any other change recomputes the cell; an
-    unreadable shard is reported as corrupt and recomputed. A shard of an earlier
-    version (at :func:`legacy_shard_path`, or with :func:`legacy_config_hash`) that
-    holds this cell is moved to the cell's path and its config hash updated, its rows
-    unchanged. Returns the cell's rows, or None when it was skipped.
+    unreadable shard is reported as corrupt and recomputed. A shard written by an
+    earlier schema version is one line (:func:`check_schema`), never adopted.
+    Returns the cell's rows, or None when it was skipped.
     ``output_dir=None`` computes without writing. ``on_run(done, total)`` is called
     after each batch of runs.
     """
@@ -203,13 +198,10 @@ def run_and_store(
 
     if output_dir is not None:
         path = cell_shard_path(cell, output_dir)
-        if not overwrite:
-            _adopt_legacy(cell, path, legacy_shard_path(cell, output_dir), say)
         if path.exists() and not overwrite:
+            check_schema(path, output_dir)
             stored = shard_config_hash(path)
-            if holds_cell(cell, stored):
-                if stored != cell.config_hash:
-                    set_shard_config_hash(path, cell.config_hash)
+            if stored == cell.config_hash:
                 say("skipped (done)")
                 return None
             done = _fewer_runs(path, cell, stored)
@@ -243,31 +235,14 @@ def run_and_store(
     return df
 
 
-def _adopt_legacy(cell: Cell, path: Path, legacy: Path, say: Callable[[str], None]) -> None:
-    """Move a shard of this cell from the layout of earlier versions to ``path``.
-
-    Only a shard whose stored hash is this cell's (any number of runs, either hash)
-    moves: the last cell of an earlier sweep that overwrote its siblings."""
-    if legacy == path or path.exists() or not legacy.exists():
-        return
-    stored = shard_config_hash(legacy)
-    if stored is None:
-        return
-    runs = _shard_runs(legacy)
-    fewer = None if runs is None else cell.with_runs(runs)
-    if not holds_cell(cell, stored) and (fewer is None or not holds_cell(fewer, stored)):
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(legacy, path)
-    say(f"moved the shard of an earlier version from {legacy} to {path}")
-
-
-def _shard_runs(path: Path) -> int | None:
-    try:
-        df = read_results(path)
-    except KernelbenchError:
-        return None
-    return int(df["runs"].iloc[0]) if "runs" in df and len(df) else None
+def check_schema(path: Path, output_dir: str | Path) -> None:
+    """One line if the shard at ``path`` was written by an earlier schema version."""
+    version = shard_schema_version(path)
+    if version is not None and version < SCHEMA_VERSION:
+        raise KernelbenchError(
+            f"{path}: written by schema {version}; rerun with overwrite=true, "
+            f"or `kernelbench migrate {output_dir}`"
+        )
 
 
 def _fewer_runs(path: Path, cell: Cell, stored: str | None) -> pd.DataFrame | None:
@@ -284,8 +259,7 @@ def _fewer_runs(path: Path, cell: Cell, stored: str | None) -> pd.DataFrame | No
     k = int(df["runs"].iloc[0])
     if not 0 < k < cell.runs:
         return None
-    fewer = cell.with_runs(k)
-    if not holds_cell(fewer, stored):
+    if cell.with_runs(k).config_hash != stored:
         return None
     return df if set(df["run"]) == set(range(k)) else None
 
@@ -383,10 +357,6 @@ __all__ = [
     "check_runs",
     "config_hash",
     "default_cell",
-    "earlier_config_hashes",
-    "holds_cell",
-    "legacy_config_hash",
-    "legacy_shard_path",
     "make_cell",
     "protocol_dataset",
     "resolve_cell",

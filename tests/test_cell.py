@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from omegaconf import OmegaConf
 
-from kernelbench.cell import Cell, build_cell, config_hash, shard_variant
+from kernelbench.cell import Cell, build_cell, config_hash
 from kernelbench.config import config_dir, expand, experiment_grid, experiment_sweep, load_group
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell
@@ -49,16 +49,6 @@ def test_settings_are_typed_and_checked_once():
     cell["protocol"]["chunk_rows"] = "many"
     with pytest.raises(KernelbenchError, match="chunk_rows must be int, got 'many'"):
         build_cell(cell)
-
-
-def test_recipes_under_the_legacy_key_keep_the_hash():
-    cell = make_cell("rff", "rbf", "digits", runs=2, seed=1)
-    legacy = {
-        **cell,
-        "dataset": {("protocols" if k == "splits" else k): v for k, v in cell["dataset"].items()},
-    }
-    assert config_hash(legacy) == config_hash(cell)
-    assert shard_variant(legacy) == shard_variant(cell) == ("seed=1",)
 
 
 def test_one_expansion_for_plan_verify_and_the_python_api():

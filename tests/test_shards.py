@@ -4,9 +4,10 @@ the config hash covers only what the cell's protocol reads; corrupt and earlier 
 from __future__ import annotations
 
 import copy
-import os
 from pathlib import Path
 
+import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,15 +16,20 @@ from kernelbench.experiment import (
     cell_name,
     cell_shard_path,
     config_hash,
-    legacy_config_hash,
-    legacy_shard_path,
     make_cell,
     protocol_dataset,
     resolve_cell,
     run_and_store,
     shard_variant,
 )
-from kernelbench.results import dumps, read_results, shard_config_hash, shard_files
+from kernelbench.results import (
+    SCHEMA_VERSION,
+    dumps,
+    read_results,
+    shard_config_hash,
+    shard_files,
+    shard_schema_version,
+)
 from tests.test_cli import kb
 
 SAMPLES = 40
@@ -80,10 +86,9 @@ def test_distinct_cells_have_distinct_shard_paths(a, b):
     assert (config_hash(a) == config_hash(b)) == (same and a["runs"] == b["runs"])
 
 
-def test_default_cells_keep_the_path_of_earlier_versions():
+def test_default_cells_have_no_variant_directory():
     cell = resolve_cell(make_cell("sr33", "arccos1", "digits", n=2, runs=3))
     assert shard_variant(cell) == ()
-    assert cell_shard_path(cell, "out") == legacy_shard_path(cell, "out")
     assert cell_shard_path(cell, "out") == Path("out/kernel_approx/digits/arccos1/sr33/n=2.parquet")
     assert cell_name(cell) == "digits arccos1 sr33 n=2"
 
@@ -125,16 +130,9 @@ def test_other_protocols_data_settings_leave_the_hash_alone():
     edited["dataset"]["splits"]["downstream"]["train_rows"] = 1000
     assert config_hash(edited) == config_hash(cell)
     assert cell_shard_path(edited, "out") == cell_shard_path(cell, "out")
-    assert legacy_config_hash(edited) != legacy_config_hash(cell)  # what earlier versions did
     own = copy.deepcopy(cell)
     own["dataset"]["splits"]["kernel_approx"]["samples"] = 100
     assert config_hash(own) != config_hash(cell)
-
-
-def test_hash_unchanged_where_the_dataset_has_one_protocol():
-    cell = resolve_cell(make_cell("rff", "rbf", "leukemia", runs=2))
-    assert list(cell["dataset"]["splits"]) == ["kernel_approx"]
-    assert config_hash(cell) == legacy_config_hash(cell)
 
 
 # -- corrupt shards and shards of earlier versions ---------------------------------
@@ -158,32 +156,58 @@ def test_a_corrupt_shard_is_reported_as_corrupt(tmp_path):
     assert shard_config_hash(path) == config_hash(resolve_cell(_small()))
 
 
-def test_a_shard_of_an_earlier_version_is_adopted(tmp_path):
-    """An earlier sweep over seed left the last seed's shard at the path without its
-    seed, with the hash over the whole dataset entry: it moves, and is not recomputed."""
-    lines: list[str] = []
+def test_a_shard_of_an_earlier_schema_is_one_line_never_adopted(tmp_path):
+    """A shard without the current schema version stops the run with one line; it is
+    left as it is, and overwrite=true replaces it."""
+    import pyarrow.parquet as pq
+
+    from kernelbench.errors import KernelbenchError
+
     cell = resolve_cell(_small(seed=2))
     fresh = run_and_store(cell, tmp_path, echo=None)
-    path, legacy = cell_shard_path(cell, tmp_path), legacy_shard_path(cell, tmp_path)
-    legacy.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(path, legacy)
-    from kernelbench.results import set_shard_config_hash
+    path = cell_shard_path(cell, tmp_path)
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata({}), path)  # as schema 3 wrote it
+    before = path.read_bytes()
+    with pytest.raises(KernelbenchError) as err:
+        run_and_store(cell, tmp_path, echo=None)
+    assert str(err.value) == (
+        f"{path}: written by schema 3; rerun with overwrite=true, "
+        f"or `kernelbench migrate {tmp_path}`"
+    )
+    assert path.read_bytes() == before
+    again = run_and_store(cell, tmp_path, overwrite=True, echo=None)
+    assert again["rel_fro_error"].equals(fresh["rel_fro_error"])
+    assert shard_schema_version(path) == SCHEMA_VERSION
 
-    set_shard_config_hash(legacy, legacy_config_hash(cell))
-    assert run_and_store(_small(seed=2), tmp_path, echo=lines.append) is None
-    assert lines[0].endswith(f"moved the shard of an earlier version from {legacy} to {path}")
-    assert lines[1].endswith(": skipped (done)")
-    assert not legacy.exists() and shard_config_hash(path) == config_hash(cell)
-    stored = read_results(tmp_path)
-    cols = ["run", "rel_fro_error", "rel_spec_error", "started_at"]
-    assert stored[cols].equals(fresh[cols])
-    # a shard of another cell (seed 0) at the earlier path stays there
-    run_and_store(_small(), tmp_path, echo=None)
-    os.replace(cell_shard_path(resolve_cell(_small()), tmp_path), legacy)
-    run_and_store(_small(seed=3), tmp_path, echo=None)
-    assert legacy.exists() and len(shard_files(tmp_path)) == 3
-    assert run_and_store(_small(), tmp_path, echo=None) is None  # adopted in turn
-    assert not legacy.exists() and len(shard_files(tmp_path)) == 3
+
+def test_migrate_moves_a_schema_3_shard_and_lists_the_rest(tmp_path):
+    """A schema-3 shard of a default dataset is moved to its new path with the new hash,
+    rows unchanged; one with a dataset override cannot be rebuilt: rerun."""
+    import pyarrow.parquet as pq
+
+    from kernelbench.migrate import schema3_hash
+
+    cell = resolve_cell(make_cell("sorf", "rbf", "digits", runs=2, seed=1))
+    small = resolve_cell(_small())
+    for c in (cell, small):
+        run_and_store(c, tmp_path, echo=None)
+    old_path = tmp_path / "kernel_approx/digits/rbf/sorf/seed=1,h=00000000/n=1.parquet"
+    for c, target in ((cell, old_path), (small, cell_shard_path(small, tmp_path))):
+        table = pq.read_table(cell_shard_path(c, tmp_path))
+        hashes = pa.array([schema3_hash(c)] * table.num_rows)
+        table = table.set_column(table.schema.get_field_index("config_hash"), "config_hash", hashes)
+        cell_shard_path(c, tmp_path).unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table.replace_schema_metadata({}), target)
+    out = kb("migrate", str(tmp_path), cwd=tmp_path)
+    assert out.stdout.splitlines() == [
+        f"migrated 1 shard(s) to schema {SCHEMA_VERSION}",
+        f"rerun with overwrite=true: {cell_shard_path(small, tmp_path)} (schema 3)",
+    ]
+    assert not old_path.exists()
+    assert shard_config_hash(cell_shard_path(cell, tmp_path)) == config_hash(cell)
+    assert run_and_store(cell, tmp_path, echo=None) is None  # done
 
 
 # -- a sweep keeps every shard -----------------------------------------------------

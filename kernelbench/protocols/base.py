@@ -196,13 +196,6 @@ class Protocol:
                 del out["budget"]
         return out
 
-    def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None:
-        """The cell as an earlier schema ``version`` hashed it, where its shard of that
-        version holds this version's numbers, else None (recomputed).
-        Schema 3 changed only ``kernel_approx``'s sample-space cells: elsewhere a
-        schema-2 cell is the cell itself."""
-        return cell if version == 2 else None
-
     def data_key(self, cell: Mapping[str, Any]) -> str:
         """The entry of ``dataset.splits`` the cell reads: ``protocol.data``, default
         the protocol's name."""

@@ -82,10 +82,8 @@ def _split_cached(dataset_json: str, key: str, seed: int, data_json: str) -> tup
 
 def exact_key(cell: Cell, proto: Downstream) -> tuple[str, dict[str, Any]]:
     """The hash (16 hex digits) and payload naming a cell's exact-kernel score."""
-    from kernelbench.datasets.splits import legacy_entry
-
     payload = {
-        "dataset": legacy_entry(cell["dataset"]),  # the key of the exact score's cache
+        "dataset": cell["dataset"],  # the key of the exact score's cache
         "data": proto.data_key(cell),
         "kernel": cell["kernel"]["name"],
         "kernel_params": cell["kernel"]["params"],

@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Pair, Protocol, kernel_approx_pair_cached
+from kernelbench.protocols.base import Pair, Protocol
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -102,19 +102,6 @@ class KernelApprox(Protocol):
                 if out[key] == choices[0]:  # the default: settings and hash without it
                     del out[key]
         return out
-
-    def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None:
-        """Schema 3 changed only the cells drawn in sample space; a ``draws: weights``
-        cell is a schema-2 cell (no such setting then)."""
-        if version != 2:
-            return None
-        if cell["protocol"].get("draws", DRAWS[0]) == "sample_space":
-            X, Y, _ = kernel_approx_pair_cached(*self.pair_key(cell))  # the samples alone
-            fm = self.feature_map(cell, None, d=X.shape[1])
-            if self._sample_space(cell, fm, len(X) + len(Y), X.shape[1]):
-                return None
-        protocol = {k: v for k, v in cell["protocol"].items() if k != "draws"}
-        return {**cell, "protocol": protocol}
 
     @staticmethod
     def _sample_space(cell: Cell, fm: Any, n_points: int, d: int) -> bool:
