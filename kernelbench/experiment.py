@@ -1,7 +1,7 @@
 """One cell of a grid, measured run by run by its protocol, stored as one shard.
 
 A cell is a :class:`kernelbench.cell.Cell`, built once from the composed config by
-:func:`kernelbench.cell.build_cell` (``resolve_cell`` here). The protocol
+:func:`kernelbench.cell.build_cell`. The protocol
 (:mod:`kernelbench.protocols`) measures it; this module is the same for every
 protocol: :func:`run_cell` returns one row per run (the protocol's schema),
 :func:`run_and_store` adds resume and the atomic shard write, :func:`run_grid` runs
@@ -22,6 +22,7 @@ import pandas as pd
 from kernelbench.cell import (
     CELL_KEYS,
     Cell,
+    Measurement,
     base_config,
     build_cell,
     cell_name,
@@ -32,7 +33,6 @@ from kernelbench.cell import (
     shard_variant,
 )
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import Protocol
 from kernelbench.results import (
     SCHEMA_VERSION,
     blas_info,
@@ -44,9 +44,6 @@ from kernelbench.results import (
     write_shard,
 )
 from kernelbench.validation import check_n, check_runs
-
-#: The cell of a composed config, validated and resolved once (kept name).
-resolve_cell = build_cell
 
 # -- measurement --------------------------------------------------------------------
 
@@ -64,7 +61,7 @@ def blas_limit(threads: int | None):
 
 
 def run_cell(
-    cell: Mapping[str, Any],
+    cell: Cell | Mapping[str, Any],
     progress: bool = False,
     on_run: Callable[[int], None] | None = None,
     start: int = 0,
@@ -83,7 +80,7 @@ def run_cell(
     started = datetime.now(UTC)
     proto.check(cell)
     ctx = proto.prepare(cell)
-    runs = cell["runs"]
+    runs = cell.runs
     if not 0 <= start < runs:
         raise ValueError(f"start must be in [0, {runs - 1}], got {start}")
     rows: list[dict[str, Any]] = []
@@ -107,21 +104,21 @@ def run_cell(
             bar.close()
 
     blas, threads = blas_info()
-    method = cell["method"]
+    method = cell.method
     common = {
-        "experiment": cell["experiment"],
+        "experiment": cell.experiment,
         "protocol": proto.name,
-        "protocol_params": dumps({k: v for k, v in cell["protocol"].items() if k != "name"}),
-        "dataset": cell["dataset"]["name"],
-        "kernel": cell["kernel"]["name"],
-        "kernel_params": dumps(cell["kernel"]["params"]),
+        "protocol_params": dumps({k: v for k, v in cell.settings.items() if k != "name"}),
+        "dataset": cell.dataset["name"],
+        "kernel": cell.kernel["name"],
+        "kernel_params": dumps(cell.kernel["params"]),
         "method": method["name"],
         "method_label": method["label"],
         "paper_label": method.get("paper_label") or "",
         "method_params": dumps(method["params"]),
-        "n": float(cell["n"]),
+        "n": float(cell.n),
         "runs": runs,
-        "seed": cell["seed"],
+        "seed": cell.seed,
         "config_hash": cell.config_hash,
         "started_at": pd.Timestamp(started),
         **provenance(),
@@ -139,7 +136,7 @@ def run_cell(
     return df[schema.names]
 
 
-def _batch_rows(proto: Protocol, batch: range, measured: list[dict]) -> list[dict]:
+def _batch_rows(proto: Measurement, batch: range, measured: list[dict]) -> list[dict]:
     """The rows of a batch with their ``run``: one row per run in order, or rows that
     name their run themselves (a protocol may record several rows per run)."""
     if all("run" in row for row in measured):
@@ -151,11 +148,10 @@ def _batch_rows(proto: Protocol, batch: range, measured: list[dict]) -> list[dic
     return [{"run": r, **row} for r, row in zip(batch, measured, strict=True)]
 
 
-def summary_line(cell: Mapping[str, Any], df: pd.DataFrame, seconds: float) -> str:
+def summary_line(cell: Cell, df: pd.DataFrame, seconds: float) -> str:
     """``letter rbf sr33 n=1: rel_fro 0.0123 ± 0.0045 (30 runs) [2.1 s]``."""
     from kernelbench.reporting import get_reporting
 
-    cell = build_cell(cell)
     metric = get_reporting(cell.protocol.name).metric(None)
     v = df[metric.column].to_numpy(dtype=float)
     std = float(v.std(ddof=1)) if len(v) > 1 else 0.0
@@ -166,7 +162,7 @@ def summary_line(cell: Mapping[str, Any], df: pd.DataFrame, seconds: float) -> s
 
 
 def run_and_store(
-    cell: Mapping[str, Any],
+    cell: Cell | Mapping[str, Any],
     output_dir: str | Path | None = "results/runs",
     overwrite: bool = False,
     blas_threads: int | None = None,
@@ -207,13 +203,13 @@ def run_and_store(
             done = _fewer_runs(path, cell, stored)
             if done is not None:
                 start = int(done["runs"].iloc[0])
-                say(f"extending {start} runs to {cell['runs']}")
+                say(f"extending {start} runs to {cell.runs}")
             elif stored is None:
                 say(f"corrupt shard {path} (unreadable), recomputing")
             else:
                 say("config changed, recomputing")
     t0 = time.perf_counter()
-    total = cell["runs"]
+    total = cell.runs
 
     def ran(r: int) -> None:
         if on_run is not None:
@@ -225,7 +221,7 @@ def run_and_store(
         df = run_cell(cell, progress=progress, start=start, on_run=ran)
     seconds = time.perf_counter() - t0
     if done is not None:
-        done["runs"] = cell["runs"]
+        done["runs"] = cell.runs
         done["config_hash"] = df["config_hash"].iloc[0]
         df = pd.concat([done[df.columns], df], ignore_index=True)
     if path is not None:
@@ -337,7 +333,7 @@ def run_grid(
             **extra,
         )
         df = run_and_store(cell, output_dir, overwrite, blas_threads, echo=echo)
-        if df is None:  # skipped: read the stored shard
+        if df is None and output_dir is not None:  # skipped: read the stored shard
             df = read_results(cell_shard_path(cell, output_dir))
         frames.append(df)
     if not frames:
@@ -359,7 +355,6 @@ __all__ = [
     "default_cell",
     "make_cell",
     "protocol_dataset",
-    "resolve_cell",
     "run_and_store",
     "run_cell",
     "run_grid",

@@ -105,9 +105,9 @@ def _job(cfg: Any) -> None:
     try:
         run_and_store(
             cell,
-            output_dir=cell["output_dir"],
-            overwrite=bool(cell["overwrite"]),
-            blas_threads=cell.get("blas_threads"),
+            output_dir=cell.output_dir,
+            overwrite=bool(cell.extra.get("overwrite")),
+            blas_threads=cell.extra.get("blas_threads"),
             echo=echo,
             prefix=prefix,
             on_run=on_run,

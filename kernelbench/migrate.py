@@ -22,7 +22,7 @@ import click
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kernelbench.cell import CELL_KEYS, Cell, build_cell, cell_shard_path
+from kernelbench.cell import Cell, build_cell, cell_shard_path
 from kernelbench.errors import KernelbenchError
 from kernelbench.results import (
     SCHEMA_KEY,
@@ -47,8 +47,7 @@ def schema3_hash(cell: Cell) -> str:
     if isinstance(recipes, Mapping):
         key = cell.data_key
         dataset["protocols"] = {key: recipes[key]} if key in recipes else {}
-    payload = {k: cell[k] for k in CELL_KEYS}
-    payload["dataset"] = dataset
+    payload = {**cell.payload(), "dataset": dataset}
     payload["schema_version"] = FROM_VERSION
     return hashlib.sha256(dumps(payload).encode()).hexdigest()[:16]
 

@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_limits
 def main() -> None:
     from bench_speedups import interleaved
 
-    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.experiment import build_cell, make_cell
     from kernelbench.metrics import spectral_norm
     from kernelbench.protocols import get_protocol
     from kernelbench.trig import scaled_cos_sin
@@ -32,7 +32,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--n", type=int, default=5)
     args = parser.parse_args()
-    cell = resolve_cell(make_cell("rff", "rbf", "mnist", args.n, runs=1))
+    cell = build_cell(make_cell("rff", "rbf", "mnist", args.n, runs=1))
     proto = get_protocol(cell)
     ctx = proto.prepare(cell)
     fm = proto.feature_map(cell, proto.run_rng(cell, 0), d=ctx.X.shape[1], ctx=ctx).fit(ctx.X)

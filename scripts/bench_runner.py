@@ -83,23 +83,23 @@ def probe(dataset: str, kernel: str, method: str, runs: int) -> tuple[float, flo
     """(seconds per run at n = 3, per-cell overhead in seconds, the cell's paper runs)."""
     from threadpoolctl import threadpool_limits
 
-    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.experiment import build_cell, make_cell
     from kernelbench.protocols import get_protocol
 
-    cell = resolve_cell(make_cell(method, kernel, dataset, 3, runs=None))
+    cell = build_cell(make_cell(method, kernel, dataset, 3, runs=None))
     proto = get_protocol(cell)
     with threadpool_limits(limits=1, user_api="blas"):
         t0 = time.perf_counter()
         proto.check(cell)
         ctx = proto.prepare(cell)  # cached after the first cell of a dataset
         overhead = time.perf_counter() - t0
-        proto.measure(cell, ctx, [cell["runs"]])  # warm-up: compilation, caches
+        proto.measure(cell, ctx, [cell.runs])  # warm-up: compilation, caches
         step = max(1, proto.batch_size(cell))
         t0 = time.perf_counter()
         for lo in range(0, runs, step):
             proto.measure(cell, ctx, range(lo, min(runs, lo + step)))
         per_run = (time.perf_counter() - t0) / runs
-    return per_run, overhead, int(cell["runs"])
+    return per_run, overhead, int(cell.runs)
 
 
 def makespan(times: list[float], jobs: int) -> float:

@@ -41,6 +41,7 @@ Times depend on the machine and its load; the ratios are what to compare.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -126,7 +127,7 @@ def spectral(repeats: int) -> None:
 
 
 def batching(repeats: int) -> None:
-    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.experiment import build_cell, make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):
@@ -134,7 +135,7 @@ def batching(repeats: int) -> None:
         return
     runs = 64
     for ds, method in [("powerplant", "rff"), ("letter", "rff"), ("letter", "sr33")]:
-        cell = resolve_cell(make_cell(method, "rbf", ds, 1, runs=runs))
+        cell = build_cell(make_cell(method, "rbf", ds, 1, runs=runs))
         proto = get_protocol(cell)
         ctx = proto.prepare(cell)
         proto.measure(cell, ctx, range(2))
@@ -323,7 +324,7 @@ def sorf(repeats: int) -> None:
 
 def workspace(repeats: int) -> None:
     import kernelbench.protocols.kernel_approx as KA
-    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.experiment import build_cell, make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):
@@ -345,7 +346,7 @@ def workspace(repeats: int) -> None:
 
     runs = 500
     for ds, method in [("powerplant", "rff"), ("powerplant", "sr33"), ("letter", "rff")]:
-        cell = resolve_cell(make_cell(method, "rbf", ds, 1, runs=runs))
+        cell = build_cell(make_cell(method, "rbf", ds, 1, runs=runs))
         proto = get_protocol(cell)
         ctx = proto.prepare(cell)
         step = proto.batch_size(cell)
@@ -421,7 +422,7 @@ def fig3(repeats: int) -> None:
 def draws(repeats: int, cells: list[str], runs: int = 50) -> None:
     from scipy.stats import ks_2samp
 
-    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.experiment import build_cell, make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):
@@ -430,8 +431,8 @@ def draws(repeats: int, cells: list[str], runs: int = 50) -> None:
     for ds, n in (c.split(":") for c in cells):
         n = int(n) if float(n).is_integer() else float(n)
         for method in ("rff", "orf"):
-            cell = resolve_cell(make_cell(method, "rbf", ds, n, runs=runs))
-            weights = {**cell, "protocol": {**cell["protocol"], "draws": "weights"}}
+            cell = build_cell(make_cell(method, "rbf", ds, n, runs=runs))
+            weights = dataclasses.replace(cell, settings={**cell.settings, "draws": "weights"})
             proto = get_protocol(cell)
             ctx = proto.prepare(cell)
             proto.measure_run(cell, ctx, 0)  # load the compiled trig kernel

@@ -8,6 +8,7 @@ in a layer here, so the layering is a decision, not an accident.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,75 @@ def test_migrate_is_off_the_run_path():
     names it in its command table)."""
     importers = sorted(m for m, deps in module_graph().items() if "migrate" in deps)
     assert not importers, f"only the CLI's command table may name kernelbench.migrate: {importers}"
+
+
+def _protocol_names() -> set[str]:
+    from kernelbench.protocols import PROTOCOLS
+
+    return set(PROTOCOLS.names())
+
+
+def name_branches(path: Path, names: set[str]) -> list[str]:
+    """Comparisons (``==``, ``!=``, ``in``, ``match``) against a protocol's name literal."""
+
+    def literal(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return any(literal(e) for e in node.elts)
+        return False
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare) and any(
+            literal(n) for n in (node.left, *node.comparators)
+        ):
+            found.append(f"{path.name}:{node.lineno}")
+        elif isinstance(node, ast.match_case) and isinstance(node.pattern, ast.MatchValue):
+            if literal(node.pattern.value):
+                found.append(f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_the_runner_verify_and_cli_never_branch_on_a_protocol_name():
+    """What differs between protocols is the protocol's (or its reporting side's) hook."""
+    names = _protocol_names()
+    paths = [
+        PACKAGE / "experiment.py",
+        PACKAGE / "cli.py",
+        *sorted((PACKAGE / "verify").glob("*.py")),
+    ]
+    found = [hit for p in paths for hit in name_branches(p, names)]
+    assert not found, f"branches on a protocol's name: {found}"
+
+
+def test_the_name_branch_check_catches_one(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "def f(p):\n    if p.name == 'krr':\n        return 1\n    return p in ('walltime',)\n"
+    )
+    assert name_branches(bad, {"krr", "walltime"}) == ["bad.py:2", "bad.py:4"]
+
+
+DOC = PACKAGE.parent / "docs" / "architecture.md"
+STEP = re.compile(r"\[kernelbench/([\w/]+\.py)\] (\d)\s*$")
+
+
+def diagram_steps() -> list[tuple[str, int]]:
+    """The (module, stated layer) of each step of the cell's path in docs/architecture.md."""
+    text = DOC.read_text()
+    block = text.split("## One `kernelbench run`", 1)[1].split("```")[1]
+    return [(m.group(1), int(m.group(2))) for m in map(STEP.search, block.splitlines()) if m]
+
+
+def test_the_cell_path_diagram_names_real_modules_and_states_its_climbs():
+    steps = diagram_steps()
+    assert len(steps) >= 10
+    for path, stated in steps:
+        assert (PACKAGE / path).is_file(), f"docs/architecture.md names {path}: no such module"
+        name = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+        assert layer(name) == stated, f"{path} is in layer {layer(name)}, the doc says {stated}"
+    layers = [stated for _, stated in steps]
+    climbs = sum(b > a for a, b in zip(layers, layers[1:], strict=False))
+    claimed = re.search(r"\*\*Climbs back up: (\d+)\*\*", DOC.read_text())
+    assert claimed and int(claimed.group(1)) == climbs <= 5

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 from omegaconf import OmegaConf
 
-from kernelbench.cell import Cell, build_cell, config_hash
+from kernelbench.cell import Cell, build_cell
 from kernelbench.config import config_dir, expand, experiment_grid, experiment_sweep, load_group
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell
@@ -33,7 +33,7 @@ def test_a_cell_is_built_once_and_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         cell.runs = 3  # type: ignore[misc]
     assert cell.with_runs(5).runs == 5 and cell.runs == 2
-    assert cell.config_hash == config_hash(dict(cell))  # the dict view builds the same cell
+    assert not hasattr(cell, "__getitem__")  # read by attribute only
 
 
 def test_derived_settings_are_resolved_when_the_cell_is_built():
@@ -59,3 +59,32 @@ def test_one_expansion_for_plan_verify_and_the_python_api():
     cells = experiment_grid("fig1_reduced", ["runs=2"])
     assert len(cells) == len(expand(sweep)) == plan(["experiment=fig1_reduced"], False)[2]
     assert all(c[0] == "experiment=fig1_reduced" and c[-1] == "runs=2" for c in cells)
+
+
+@pytest.mark.parametrize("protocol", ["kernel_approx", "downstream", "walltime"])
+def test_a_job_builds_its_cell_once(protocol, tmp_path, monkeypatch):
+    """From the Hydra job's config to its shard (and a rerun that skips it), the cell is
+    built once per run: every step after receives the Cell."""
+    import sys
+
+    import kernelbench.cell
+    from kernelbench.launch import _job
+
+    original = kernelbench.cell.build_cell
+    built: list[str] = []
+
+    def counting(config):
+        if not isinstance(config, Cell):
+            built.append(config["method"]["name"])
+        return original(config)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("kernelbench") and getattr(module, "build_cell", None) is original:
+            monkeypatch.setattr(module, "build_cell", counting)
+    config = make_cell("rff", "rbf", "digits", runs=2, protocol=protocol)
+    config["dataset"]["splits"]["kernel_approx"]["samples"] = 40
+    config.update(output_dir=str(tmp_path), overwrite=False)
+    for _ in range(2):  # computed, then skipped
+        _job(OmegaConf.create(config))
+    assert built == ["rff", "rff"]
+    assert len(list(tmp_path.rglob("*.parquet"))) == 1

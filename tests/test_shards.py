@@ -4,6 +4,7 @@ the config hash covers only what the cell's protocol reads; corrupt and earlier 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,13 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernelbench.experiment import (
-    CELL_KEYS,
+    build_cell,
     cell_name,
     cell_shard_path,
     config_hash,
     make_cell,
     protocol_dataset,
-    resolve_cell,
     run_and_store,
     shard_variant,
 )
@@ -35,9 +35,9 @@ from tests.test_cli import kb
 SAMPLES = 40
 
 
-def _identity(cell: dict) -> str:
+def _identity(cell) -> str:
     """Everything that tells two resolved cells apart, but runs (a shard is extended)."""
-    payload = {k: cell[k] for k in CELL_KEYS if k != "runs"}
+    payload = {k: v for k, v in cell.payload().items() if k != "runs"}
     payload["dataset"] = protocol_dataset(cell)
     return dumps(payload)
 
@@ -75,7 +75,7 @@ def cells(draw: st.DrawFn) -> dict:
         cell["dataset"]["splits"][other]["runs"] = 99
     if protocol == "downstream" and draw(st.booleans()):
         cell["protocol"]["learner"] = "linear"
-    return resolve_cell(cell)
+    return build_cell(cell)
 
 
 @settings(max_examples=150, deadline=None)
@@ -83,11 +83,11 @@ def cells(draw: st.DrawFn) -> dict:
 def test_distinct_cells_have_distinct_shard_paths(a, b):
     same = _identity(a) == _identity(b)
     assert (cell_shard_path(a, "out") == cell_shard_path(b, "out")) == same
-    assert (config_hash(a) == config_hash(b)) == (same and a["runs"] == b["runs"])
+    assert (config_hash(a) == config_hash(b)) == (same and a.runs == b.runs)
 
 
 def test_default_cells_have_no_variant_directory():
-    cell = resolve_cell(make_cell("sr33", "arccos1", "digits", n=2, runs=3))
+    cell = build_cell(make_cell("sr33", "arccos1", "digits", n=2, runs=3))
     assert shard_variant(cell) == ()
     assert cell_shard_path(cell, "out") == Path("out/kernel_approx/digits/arccos1/sr33/n=2.parquet")
     assert cell_name(cell) == "digits arccos1 sr33 n=2"
@@ -97,7 +97,7 @@ def test_readable_parts_name_what_differs():
     cell = make_cell("sorf", "rbf", "digits", runs=2, seed=1)
     cell["kernel"]["params"]["gamma"] = 0.1
     cell["method"]["params"]["n_blocks"] = 2
-    cell = resolve_cell(cell)
+    cell = build_cell(cell)
     assert shard_variant(cell) == ("seed=1", "gamma=0.1", "n_blocks=2")
     assert cell_shard_path(cell, "out").parent.name == "seed=1,gamma=0.1,n_blocks=2"
     assert cell_name(cell) == "digits rbf sorf seed=1 gamma=0.1 n_blocks=2 n=1"
@@ -114,10 +114,10 @@ def test_paper_grid_settings_are_their_experiments_defaults():
         "budget": "s",
     }
     cell["kernel"]["params"]["gamma"] = "nn50"
-    cell = resolve_cell(cell)
+    cell = build_cell(cell)
     assert shard_variant(cell) == ()
-    kernel = {**cell["kernel"], "params": {**cell["kernel"]["params"], "gamma": "nn20"}}
-    cell = resolve_cell({**cell, "kernel": kernel})  # a Cell is frozen: build another
+    kernel = {**cell.kernel, "params": {**cell.kernel["params"], "gamma": "nn20"}}
+    cell = dataclasses.replace(cell, kernel=kernel)  # a Cell is frozen: build another
     assert shard_variant(cell) == ("gamma=nn20",)
 
 
@@ -125,13 +125,13 @@ def test_paper_grid_settings_are_their_experiments_defaults():
 
 
 def test_other_protocols_data_settings_leave_the_hash_alone():
-    cell = resolve_cell(make_cell("rff", "rbf", "digits", runs=2))
+    cell = build_cell(make_cell("rff", "rbf", "digits", runs=2))
     edited = copy.deepcopy(cell)
-    edited["dataset"]["splits"]["downstream"]["train_rows"] = 1000
+    edited.dataset["splits"]["downstream"]["train_rows"] = 1000
     assert config_hash(edited) == config_hash(cell)
     assert cell_shard_path(edited, "out") == cell_shard_path(cell, "out")
     own = copy.deepcopy(cell)
-    own["dataset"]["splits"]["kernel_approx"]["samples"] = 100
+    own.dataset["splits"]["kernel_approx"]["samples"] = 100
     assert config_hash(own) != config_hash(cell)
 
 
@@ -147,13 +147,13 @@ def _small(**kw) -> dict:
 def test_a_corrupt_shard_is_reported_as_corrupt(tmp_path):
     lines: list[str] = []
     first = run_and_store(_small(), tmp_path, echo=lines.append)
-    path = cell_shard_path(resolve_cell(_small()), tmp_path)
+    path = cell_shard_path(build_cell(_small()), tmp_path)
     path.write_bytes(path.read_bytes()[:100])  # truncated
     again = run_and_store(_small(), tmp_path, echo=lines.append)
-    name = cell_name(resolve_cell(_small()))
+    name = cell_name(build_cell(_small()))
     assert lines[-2] == f"{name}: corrupt shard {path} (unreadable), recomputing"
     assert again["rel_fro_error"].equals(first["rel_fro_error"])
-    assert shard_config_hash(path) == config_hash(resolve_cell(_small()))
+    assert shard_config_hash(path) == config_hash(build_cell(_small()))
 
 
 def test_a_shard_of_an_earlier_schema_is_one_line_never_adopted(tmp_path):
@@ -163,7 +163,7 @@ def test_a_shard_of_an_earlier_schema_is_one_line_never_adopted(tmp_path):
 
     from kernelbench.errors import KernelbenchError
 
-    cell = resolve_cell(_small(seed=2))
+    cell = build_cell(_small(seed=2))
     fresh = run_and_store(cell, tmp_path, echo=None)
     path = cell_shard_path(cell, tmp_path)
     table = pq.read_table(path)
@@ -188,8 +188,8 @@ def test_migrate_moves_a_schema_3_shard_and_lists_the_rest(tmp_path):
 
     from kernelbench.migrate import schema3_hash
 
-    cell = resolve_cell(make_cell("sorf", "rbf", "digits", runs=2, seed=1))
-    small = resolve_cell(_small())
+    cell = build_cell(make_cell("sorf", "rbf", "digits", runs=2, seed=1))
+    small = build_cell(_small())
     for c in (cell, small):
         run_and_store(c, tmp_path, echo=None)
     old_path = tmp_path / "kernel_approx/digits/rbf/sorf/seed=1,h=00000000/n=1.parquet"
@@ -265,7 +265,7 @@ def test_plot_and_verify_do_not_pool_cells_of_another_seed(tmp_path):
     assert sorted(set(rows["method_label"])) == ["rff seed=0", "rff seed=1"]
     report = make_plots(tmp_path, tmp_path / "fig", formats=["png"])
     assert any("cells differ in seed" in note for note in report.notes)
-    kept = grid_rows(df, proto, [resolve_cell(_small(seed=1))])
+    kept = grid_rows(df, proto, [build_cell(_small(seed=1))])
     assert set(kept["seed"]) == {1} and len(kept) == 2
     alone = df[df["seed"] == 0]  # one cell under the key: kept as before
-    assert len(grid_rows(alone, proto, [resolve_cell(_small(seed=1))])) == 2
+    assert len(grid_rows(alone, proto, [build_cell(_small(seed=1))])) == 2
