@@ -34,3 +34,8 @@ def __getattr__(name: str):
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'kernelbench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names with the lazily loaded ones (``dir(kernelbench)``)."""
+    return sorted({*globals(), *_LAZY})

@@ -353,11 +353,11 @@ def _experiment_fixed(experiment: str) -> dict[str, Any]:
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf
 
-    from kernelbench.config import config_dir
+    from kernelbench.config import group_files
 
     parser = OverridesParser.create()
     found: list[dict[str, Any]] = []
-    for path in sorted((config_dir() / "experiment").glob("*.yaml")):
+    for path in group_files("experiment"):
         raw = OmegaConf.to_container(OmegaConf.load(path), resolve=False)
         if not isinstance(raw, dict) or raw.get("experiment") != experiment:
             continue
@@ -381,9 +381,9 @@ def _experiment_fixed(experiment: str) -> dict[str, Any]:
 
 
 def _group_file(group: str, name: Any) -> dict[str, Any] | None:
-    from kernelbench.config import config_dir, load_group
+    from kernelbench.config import has_option, load_group
 
-    if not isinstance(name, str) or not (config_dir() / group / f"{name}.yaml").is_file():
+    if not has_option(group, name):
         return None
     return load_group(group, name)
 

@@ -24,6 +24,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "run",
         "Run a grid of cells (Hydra overrides, sweeps and launchers).",
     ),
+    "estimate": (
+        "kernelbench.launch",
+        "estimate",
+        "Price a run (cells, runs, time, peak memory); run nothing.",
+    ),
     "plot": (
         "kernelbench.plot_command",
         "plot",
@@ -42,7 +47,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "baseline": (
         "kernelbench.baseline.command",
         "baseline",
-        "Write an experiment's baseline into results/baseline/.",
+        "Write an experiment's baseline table and figures (beside its results).",
+    ),
+    "leaderboard": (
+        "kernelbench.leaderboard",
+        "leaderboard",
+        "Rank a method against the published ones on the leaderboard's grids.",
     ),
     "datasets": (
         "kernelbench.datasets.cli",
@@ -63,20 +73,120 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 def catalogue() -> str:
-    """The registered names of every plug-in kind (imports the plug-in modules)."""
-    from kernelbench.datasets import DATASETS
-    from kernelbench.features import FEATURE_MAPS
-    from kernelbench.kernels import KERNELS
-    from kernelbench.learners import LEARNERS
-    from kernelbench.protocols import PROTOCOLS
+    """The registered names of every plug-in kind (imports the plug-in modules), then
+    the broken plug-ins, one line each (:func:`problems`)."""
+    from kernelbench.plugins import tolerant
 
-    return (
-        f"Methods:   {', '.join(FEATURE_MAPS.names())}\n\n"
-        f"Kernels:   {', '.join(KERNELS.names())}\n\n"
-        f"Datasets:  {', '.join(DATASETS.names())}\n\n"
-        f"Protocols: {', '.join(PROTOCOLS.names())}\n\n"
-        f"Learners:  {', '.join(LEARNERS.names())}"
-    )
+    with tolerant():
+        from kernelbench.datasets import DATASETS
+        from kernelbench.features import FEATURE_MAPS
+        from kernelbench.kernels import KERNELS
+        from kernelbench.learners import LEARNERS
+        from kernelbench.protocols import PROTOCOLS
+
+        text = (
+            f"{method_catalogue(FEATURE_MAPS)}\n\n"
+            f"Kernels:   {', '.join(KERNELS.names())}\n\n"
+            f"Datasets:  {', '.join(DATASETS.names())}\n\n"
+            f"Protocols: {', '.join(PROTOCOLS.names())}\n\n"
+            f"Learners:  {', '.join(LEARNERS.names())}"
+        )
+        broken = problems()
+    if broken:
+        text += "\n\nBroken plug-ins:\n" + "\n".join(f"  {line}" for line in broken)
+    return text
+
+
+def problems() -> list[str]:
+    """What makes an installed plug-in unusable, one line each: an entry point that fails
+    to import, a CONFIG_DIR that is no directory, a registered method, kernel, dataset or
+    protocol without its YAML file, and an experiment or verify config of a plug-in that
+    ``run`` or ``verify`` would refuse (e.g. naming an unknown protocol), with their
+    message."""
+    import importlib
+    import tempfile
+
+    from kernelbench.config import config_dirs, group_files, group_options, is_builtin
+    from kernelbench.errors import KernelbenchError
+    from kernelbench.launch import GROUP_REGISTRIES, plan
+    from kernelbench.plugins import tolerant
+    from kernelbench.verify.config import load_config
+
+    with tolerant() as broken:
+        config_dirs()  # records a CONFIG_DIR that is no directory
+        lines = [f"{name}: {message}" for name, message in broken.items()]
+        for group, (module, attr) in GROUP_REGISTRIES.items():
+            options = set(group_options(group))
+            for name, obj in getattr(importlib.import_module(module), attr).items():
+                where = getattr(obj, "__module__", None) or type(obj).__module__
+                if name not in options and not where.startswith("kernelbench."):
+                    lines.append(
+                        f"{where}: {group} {name!r} is registered but has no config file "
+                        f"{group}/{name}.yaml in its CONFIG_DIR"
+                    )
+        for path in (p for p in group_files("experiment") if not is_builtin(p)):
+            try:
+                # as `run` checks it (output_dir: somewhere writable, not this folder)
+                plan([f"experiment={path.stem}", f"output_dir={tempfile.gettempdir()}"], False)
+            except KernelbenchError as err:
+                lines.append(str(err))
+        for path in (p for p in group_files("verify") if not is_builtin(p)):
+            try:
+                load_config(path)
+            except KernelbenchError as err:
+                lines.append(str(err))
+    return lines
+
+
+#: The end of a sentence: a period before a capital, not after an abbreviation.
+_SENTENCE_END = r"(?<!\bal)(?<!\bSec)(?<!\bEq)(?<!\bProp)(?<!\bFig)(?<!i\.i\.d)\.\s+(?=[A-Z])"
+
+
+def _first_sentence(text: str, width: int = 80) -> str:
+    """The first sentence of ``text`` on one line, at most ``width`` characters."""
+    import re
+
+    line = re.split(_SENTENCE_END, " ".join(text.split()), maxsplit=1)[0].rstrip(".")
+    line = line or "(no description)"
+    return line if len(line) <= width else line[: width - 3].rstrip() + "..."
+
+
+def _config_note(path: Any, cfg: dict[str, Any]) -> str:
+    """One line on a method config: its leading comment, else its paper label and params."""
+    comment = []
+    for raw in path.read_text().splitlines():
+        if raw.startswith("#"):
+            comment.append(raw.lstrip("# "))
+        elif comment:
+            break
+    if comment:
+        return _first_sentence(" ".join(comment))
+    params = ", ".join(f"{k}={v}" for k, v in (cfg.get("params") or {}).items())
+    label = cfg.get("paper_label") or ""
+    return "; ".join(p for p in (f"the papers' {label}" if label else "", params) if p)
+
+
+def method_catalogue(maps: Any) -> str:
+    """Every runnable method config (``method=<config>``), grouped under the registered
+    method it configures, each with one line; the methods with their docstring's first
+    line."""
+    from kernelbench.config import config_file, group_options, load_group
+
+    groups: dict[str, list[tuple[str, str]]] = {name: [] for name in maps.names()}
+    for option in group_options("method"):
+        cfg = load_group("method", option)
+        note = _config_note(config_file("method", option), cfg)
+        groups.setdefault(str(cfg.get("name")), []).append((option, note))
+    count = sum(len(v) for v in groups.values())
+    lines = [f"Methods: {len(groups)} methods, {count} configs (run one: method=<config>)"]
+    for name, configs in groups.items():
+        doc = (maps.get(name).__doc__ or "").strip() if name in maps else ""
+        lines.append(f"  {name:<9} {_first_sentence(doc.splitlines()[0] if doc else '')}")
+        for option, note in configs:
+            lines.append(f"    {option:<23} {note}")
+        if not configs:
+            lines.append("    (no config: a plug-in's method without a file in configs/method)")
+    return "\n".join(lines)
 
 
 class OneLineError(click.ClickException):
@@ -84,6 +194,18 @@ class OneLineError(click.ClickException):
     ``Error: <message>`` on one line, exit code 2 (also under click's ``CliRunner``)."""
 
     exit_code = 2
+
+
+class InterruptedExit(click.ClickException):
+    """An interrupt (Ctrl-C, SIGTERM): one line saying what was kept, exit 128 + the
+    signal (130 for Ctrl-C)."""
+
+    def __init__(self, message: str, signum: int | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + (signum or 2)
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Interrupted: {self.format_message()}", err=True)
 
 
 class _Group(click.Group):
@@ -111,6 +233,9 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except KernelbenchError as err:
             raise OneLineError(str(err)) from None
+        except KeyboardInterrupt as err:  # before click's "Aborted!" (exit 1)
+            text = str(err) or "nothing was running"
+            raise InterruptedExit(text, getattr(err, "signum", None)) from None
         except click.UsageError as err:  # click's own: one line too, with where to look
             where = err.ctx.command_path if err.ctx is not None else ctx.command_path
             raise OneLineError(
@@ -135,8 +260,8 @@ def cli() -> None:
 def list_cmd() -> None:
     """List the registered methods, kernels, datasets, protocols and learners: kernelbench's
     own and those of installed plug-in packages (entry points ``kernelbench.plugins``)."""
-    for line in catalogue().split("\n\n"):
-        click.echo(line)
+    for block in catalogue().split("\n\n"):
+        click.echo(block)
 
 
 def app() -> click.Group:

@@ -69,6 +69,35 @@ def config_file(group: str, name: str, kind: str | None = None) -> Path:
     raise choices_error(kind or group, name, group_options(group))
 
 
+def has_option(group: str, name: object) -> bool:
+    """Whether ``<group>/<name>.yaml`` is in a directory of :func:`config_dirs`."""
+    return isinstance(name, str) and any(
+        (d / group / f"{name}.yaml").is_file() for d in config_dirs()
+    )
+
+
+def group_files(group: str) -> list[Path]:
+    """The file of each option of a config group (:func:`config_file`), by option name:
+    the one lookup behind every reader of a whole group (built-ins and plug-ins alike)."""
+    return [config_file(group, name) for name in group_options(group)]
+
+
+def config_origin(path: Path) -> str:
+    """Who ships a config file: ``kernelbench`` or ``plug-in <entry point>``."""
+    from kernelbench.plugins import owner
+
+    path = Path(path).resolve()
+    if path.is_relative_to(config_dir().resolve()):
+        return "kernelbench"
+    name = owner(path)
+    return f"plug-in {name}" if name else str(path.parent)
+
+
+def is_builtin(path: Path) -> bool:
+    """Whether a config file is one of kernelbench's own (in :func:`config_dir`)."""
+    return Path(path).resolve().is_relative_to(config_dir().resolve())
+
+
 def load_group(group: str, name: str) -> dict[str, Any]:
     """Read ``configs/<group>/<name>.yaml`` as a plain dict (interpolations resolved).
 

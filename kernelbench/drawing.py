@@ -336,6 +336,7 @@ def draw_panels(
                 )
             positive: list[float] = []
             xvals: list[float] = []
+            drawn: list[tuple[Any, str, str]] = []  # (line, label, colour) of our means
             for lab in labels:
                 g = cell[cell[line] == lab].sort_values(x)
                 if g.empty:
@@ -348,6 +349,7 @@ def draw_panels(
                 xvals += list(xs)
                 (ln,) = ax.plot(xs, y, color=colour, marker=marker, ms=5, lw=1.5, label=lab)
                 handles.setdefault(str(lab), ln)
+                drawn.append((ln, str(lab), colour))
                 if np.isfinite(lo).any():
                     low = np.where(lo > 0, lo, y) if log else lo
                     if len(xs) == 1:  # one n: the interval as a bar, not a band
@@ -384,7 +386,9 @@ def draw_panels(
             if log:
                 ax.set_yscale("log")
                 if positive:
-                    ax.set_ylim(bottom=min(positive) / 1.3)
+                    bottom = _log_bottom(positive)
+                    ax.set_ylim(bottom=bottom)
+                    notes += _clip_below(ax, drawn, bottom, f"{row_name(rv)} × {col_name(cv)}")
             if logx:
                 ax.set_xscale("log")
             else:
@@ -405,9 +409,55 @@ def draw_panels(
         legend_labels.append(name)
     ncol = max(1, min(len(legend_handles), 2 * len(cols) + 1))
     fig.legend(legend_handles, legend_labels, loc="outside lower center", ncol=ncol, fontsize=9)
+    if any(note.endswith(CLIPPED) for note in notes):
+        caption = f"{caption}; {CLIPPED}: a mean far below the axis" if caption else CLIPPED
     if caption:
         fig.suptitle(caption, fontsize=9, color="0.3")
     return Panels(fig, rows, cols, notes)
+
+
+#: A log panel whose values have an empty gap of more than this many decades shows only
+#: the values above it: a mean further down (an error at rounding level, e.g. Nystroem
+#: interpolating the points it was fitted on, docs/nystrom.md) is drawn on the bottom
+#: edge as a triangle pointing down, and noted.
+LOG_GAP = 4.0
+#: The marker of a mean drawn on the bottom edge, as the notes and caption name it.
+CLIPPED = "triangle on the bottom edge"
+
+
+def _log_bottom(positive: Sequence[float]) -> float:
+    """The lower y limit of a log panel: below its smallest value, or, past a gap of
+    more than :data:`LOG_GAP` decades, a decade below the values above the gap."""
+    logs = np.sort(np.log10(np.asarray(positive, dtype=float)))
+    gaps = np.nonzero(np.diff(logs) > LOG_GAP)[0]
+    if gaps.size:
+        return float(10.0 ** (logs[gaps[-1] + 1] - 1.0))
+    return float(10.0 ** logs[0] / 1.3)
+
+
+def _clip_below(ax: Any, drawn: list[tuple[Any, str, str]], bottom: float, where: str) -> list[str]:
+    """Move the points of ``drawn`` below ``bottom`` onto it, marked; the notes."""
+    notes = []
+    for ln, lab, colour in drawn:
+        xs, y = np.asarray(ln.get_xdata(), float), np.asarray(ln.get_ydata(), float)
+        below = np.isfinite(y) & (y < bottom)
+        if not below.any():
+            continue
+        ln.set_ydata(np.where(below, bottom, y))
+        ax.plot(
+            xs[below],
+            np.full(below.sum(), bottom),
+            ls="none",
+            marker="v",
+            ms=8,
+            color=colour,
+            clip_on=False,
+        )
+        notes.append(
+            f"{where}: {lab} below {bottom:.1e} (min {y[below].min():.1e}) at x = "
+            f"{', '.join(f'{v:g}' for v in xs[below])}; {CLIPPED}"
+        )
+    return notes
 
 
 def _integer_ticks(ax: Any, xs: Sequence[float], locator: Any) -> None:

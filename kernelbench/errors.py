@@ -10,6 +10,15 @@ class KernelbenchError(ValueError):
     """A user-facing error: the CLI prints ``str(err)`` on one line, with no traceback."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """An interrupt (Ctrl-C, SIGTERM) on its way out: ``str(err)`` says what was kept;
+    ``signum`` is the signal (None: SIGINT), so the exit code is 128 + signum."""
+
+    def __init__(self, message: str = "", signum: int | None = None) -> None:
+        super().__init__(message)
+        self.signum = signum
+
+
 class DataUnavailableError(KernelbenchError):
     """A dataset is neither in the mirror, nor in the cache, and cannot be downloaded."""
 

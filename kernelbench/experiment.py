@@ -11,6 +11,7 @@ an experiment's grid (:func:`kernelbench.cell.expand`) in-process.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -32,7 +33,8 @@ from kernelbench.cell import (
     protocol_dataset,
     shard_variant,
 )
-from kernelbench.errors import KernelbenchError
+from kernelbench.errors import Interrupted, KernelbenchError
+from kernelbench.progress import checkpoint_interval
 from kernelbench.results import (
     SCHEMA_VERSION,
     blas_info,
@@ -65,6 +67,7 @@ def run_cell(
     progress: bool = False,
     on_run: Callable[[int], None] | None = None,
     start: int = 0,
+    keep: Callable[[Callable[[], pd.DataFrame], bool], None] | None = None,
 ) -> pd.DataFrame:
     """Measure one cell: ``runs`` fresh feature maps, one row per run.
 
@@ -74,6 +77,9 @@ def run_cell(
     order in which cells and runs execute, and of how many runs the cell has:
     ``start=k`` measures only runs k, ..., runs - 1: the rows that a shard of the same
     cell with k runs lacks (:func:`run_and_store` extends such a shard).
+    ``keep(rows, interrupted)`` is called after each batch and, before an interrupt
+    (KeyboardInterrupt) propagates, once more with ``interrupted=True``; ``rows()``
+    builds the frame of the runs finished so far.
     """
     cell = build_cell(cell)
     proto = cell.protocol
@@ -84,6 +90,7 @@ def run_cell(
     if not 0 <= start < runs:
         raise ValueError(f"start must be in [0, {runs - 1}], got {start}")
     rows: list[dict[str, Any]] = []
+    so_far = functools.partial(_frame, cell, ctx, started, rows)  # the rows measured yet
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -99,10 +106,23 @@ def run_cell(
             if on_run is not None:
                 for r in batch:
                     on_run(r)
+            if keep is not None:
+                keep(so_far, False)
+    except KeyboardInterrupt:
+        if keep is not None:
+            keep(so_far, True)
+        raise
     finally:
         if bar is not None:
             bar.close()
+    return _frame(cell, ctx, started, rows)
 
+
+def _frame(cell: Cell, ctx: Any, started: datetime, rows: list[dict]) -> pd.DataFrame:
+    """The shard rows of a cell: the measured ``rows`` with the cell's common columns,
+    in the protocol's schema."""
+    proto = cell.protocol
+    runs = cell.runs
     blas, threads = blas_info()
     method = cell.method
     common = {
@@ -128,6 +148,8 @@ def run_cell(
         **proto.cell_columns(cell, ctx),
     }
     schema = proto.schema()
+    if not rows:
+        return pd.DataFrame(columns=schema.names)
     df = pd.DataFrame([{**common, **row} for row in rows])
     missing = [c for c in schema.names if c not in df.columns]
     extra = [c for c in df.columns if c not in schema.names]
@@ -217,8 +239,20 @@ def run_and_store(
 
     if on_run is not None:
         on_run(start, total)
-    with blas_limit(blas_threads):
-        df = run_cell(cell, progress=progress, start=start, on_run=ran)
+    keep = None
+    if path is not None and cell.protocol.extendable:
+        keep = _Checkpoint(cell, path, done, start)
+    try:
+        with blas_limit(blas_threads):
+            df = run_cell(cell, progress=progress, start=start, on_run=ran, keep=keep)
+    except KeyboardInterrupt as err:
+        if keep is not None and keep.kept:
+            what = f"kept {keep.kept} of {total} runs in {path}; rerun to continue"
+        elif keep is not None:
+            what = "no run had finished"
+        else:
+            what = f"nothing kept ({cell.protocol.name} cells are not resumed)"
+        raise Interrupted(f"{prefix}{label}: {what}", getattr(err, "signum", None)) from None
     seconds = time.perf_counter() - t0
     if done is not None:
         done["runs"] = cell.runs
@@ -239,6 +273,35 @@ def check_schema(path: Path, output_dir: str | Path) -> None:
             f"{path}: written by schema {version}; rerun with overwrite=true, "
             f"or `kernelbench migrate {output_dir}`"
         )
+
+
+class _Checkpoint:
+    """Keeps a running cell's finished runs in its shard, as the shard of the same cell
+    with k runs (:meth:`Cell.with_runs`: rows, runs and config hash as if it had k
+    runs), which a rerun extends (:func:`_fewer_runs`). Written atomically
+    (:func:`write_shard`) at most every :func:`checkpoint_interval` seconds and when
+    the cell is interrupted; the final shard replaces it."""
+
+    def __init__(self, cell: Cell, path: Path, done: pd.DataFrame | None, start: int) -> None:
+        self.cell, self.path, self.done = cell, path, done
+        self.kept = start  # runs stored in the shard at ``path``
+        self.every = checkpoint_interval()
+        self.last = time.monotonic()
+
+    def __call__(self, rows: Callable[[], pd.DataFrame], interrupted: bool) -> None:
+        if not interrupted and time.monotonic() - self.last < self.every:
+            return
+        df = rows()
+        k = int(df["run"].max()) + 1 if len(df) else 0
+        if k <= self.kept or (k >= self.cell.runs and not interrupted):
+            return  # nothing new, or the final write follows
+        if self.done is not None:
+            df = pd.concat([self.done[df.columns], df], ignore_index=True)
+        fewer = self.cell.with_runs(k)
+        df["runs"] = k
+        df["config_hash"] = fewer.config_hash
+        write_shard(df, self.path, self.cell.protocol.schema())
+        self.kept, self.last = k, time.monotonic()
 
 
 def _fewer_runs(path: Path, cell: Cell, stored: str | None) -> pd.DataFrame | None:

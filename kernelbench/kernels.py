@@ -174,8 +174,8 @@ def resolve_gamma(gamma: float | None, d: int) -> float:
     if gamma is None:
         return 1.0 / d
     gamma = float(gamma)
-    if not gamma > 0:
-        raise KernelbenchError(f"gamma must be > 0, got {gamma}")
+    if not 0 < gamma < math.inf:
+        raise KernelbenchError(f"gamma must be > 0 and finite, got {gamma}")
     return gamma
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.errors import Interrupted, KernelbenchError, choices_error
 
 #: Config groups that users select on the command line, with their registry kind.
 GROUPS = ("method", "kernel", "dataset", "protocol", "experiment")
@@ -94,16 +94,17 @@ def _job(cfg: Any) -> None:
             prefix = f"[{hc.job.num + 1}/{total}] " if total else f"[{hc.job.num + 1}] "
     except ValueError:  # not under Hydra
         pass
-    report, beat = _job_progress(cell, prefix, hc.job.num if prefix else 0)
-    echo = report.echo if report is not None else (lambda line: click.echo(line))
+    report, beat, drawn = _job_progress(cell, prefix, hc.job.num if prefix else 0)
+    echo = report.echo if drawn else (lambda line: click.echo(line))
 
     def on_run(done: int, total: int) -> None:
         for sink in (report, beat):
             if sink is not None:
                 sink.update(done, total)
 
+    outcome = "failed"
     try:
-        run_and_store(
+        df = run_and_store(
             cell,
             output_dir=cell.output_dir,
             overwrite=bool(cell.extra.get("overwrite")),
@@ -112,6 +113,10 @@ def _job(cfg: Any) -> None:
             prefix=prefix,
             on_run=on_run,
         )
+        outcome = "skipped" if df is None else "computed"
+    except KeyboardInterrupt:
+        outcome = "interrupted"
+        raise
     except KernelbenchError as err:
         # name the cell: in a sweep the error reaches the user after the other jobs
         raise KernelbenchError(f"{_cell_name(cell)}: {err}") from None
@@ -119,20 +124,35 @@ def _job(cfg: Any) -> None:
         if beat is not None:
             beat.close()
         if report is not None:
-            report.finish()
+            _finish(report, cell, outcome)
 
 
-def _job_progress(cell: dict[str, Any], prefix: str, num: int) -> tuple[Any, Any]:
-    """Where a job reports progress: the launching process's board (a terminal), else
-    heartbeat lines on stderr (logs)."""
+def _finish(report: Any, cell: Any, outcome: str) -> None:
+    """Tell the launching process how the job ended and where its shard is."""
+    from kernelbench.experiment import cell_shard_path
+
+    out = cell.output_dir
+    shard = None
+    if out is not None and outcome not in ("failed", "interrupted"):
+        shard = str(cell_shard_path(cell, out))
+    report.finish(outcome, shard, None if out is None else str(out))
+
+
+def _job_progress(cell: dict[str, Any], prefix: str, num: int) -> tuple[Any, Any, bool]:
+    """Where a job reports progress: (its report to the launching process, if that
+    runs on this machine; heartbeat lines on stderr, unless a bar is drawn; whether
+    a bar is drawn, on a terminal, which then prints the job's lines)."""
     from pathlib import Path
 
-    from kernelbench.progress import ENV_BOARD, Heartbeat, JobReport
+    from kernelbench.progress import ENV_BAR, ENV_BOARD, Heartbeat, JobReport
 
     board = os.environ.get(ENV_BOARD)
+    report = None
     if board and Path(board).is_dir():  # not on another machine (SLURM)
-        return JobReport(Path(board), num), None
-    return None, Heartbeat(prefix + _cell_name(cell))
+        report = JobReport(Path(board), num)
+    if report is not None and os.environ.get(ENV_BAR) == "1":
+        return report, None, True
+    return report, Heartbeat(prefix + _cell_name(cell)), False
 
 
 def _cell_name(cell: dict[str, Any]) -> str:
@@ -229,11 +249,11 @@ def _default_option(group: str, experiment: str | None) -> str | None:
     ``override /group``, else the defaults list of ``configs/config.yaml``."""
     from omegaconf import OmegaConf
 
-    from kernelbench.config import config_dir
+    from kernelbench.config import config_dir, config_file
 
     files = [config_dir() / "config.yaml"]
     if experiment is not None:
-        files.insert(0, config_dir() / "experiment" / f"{experiment}.yaml")
+        files.insert(0, config_file("experiment", experiment))
     for path in files:
         for entry in OmegaConf.to_container(OmegaConf.load(path)).get("defaults") or []:
             if isinstance(entry, dict):
@@ -243,16 +263,68 @@ def _default_option(group: str, experiment: str | None) -> str | None:
     return None
 
 
+#: config group -> the registry module and name of what its options configure
+GROUP_REGISTRIES = {
+    "method": ("kernelbench.features", "FEATURE_MAPS"),
+    "kernel": ("kernelbench.kernels", "KERNELS"),
+    "dataset": ("kernelbench.datasets", "DATASETS"),
+    "protocol": ("kernelbench.protocols", "PROTOCOLS"),
+}
+
+
+def _unknown_option_of(group: str, value: Any, valid: list[str]) -> KernelbenchError:
+    """An option of ``group`` with no config file: "unknown", unless a plug-in module
+    registers it (``kernelbench list`` shows it) but ships no ``<group>/<value>.yaml``."""
+    import importlib
+
+    from kernelbench.plugins import BUILTIN, entry_points
+
+    plugins = any(ep.value.split(".")[0] != BUILTIN for ep in entry_points())
+    if plugins and group in GROUP_REGISTRIES and isinstance(value, str):
+        module, attr = GROUP_REGISTRIES[group]
+        registry = getattr(importlib.import_module(module), attr)
+        if value in registry:
+            obj = registry.get(value)
+            where = getattr(obj, "__module__", None) or type(obj).__module__
+            return KernelbenchError(
+                f"{group} {value!r} (module {where}) is registered but has no config file "
+                f"{group}/{value}.yaml: add one to its plug-in's CONFIG_DIR (kernelbench list "
+                "shows it as broken)"
+            )
+    return choices_error(group, value, valid)
+
+
+def _check_experiment_defaults(experiment: str, selected: dict[str, list[Any]]) -> None:
+    """The options an experiment file selects in its defaults list exist (one line
+    naming the file's package if not)."""
+    from kernelbench.config import group_options
+
+    for group, options in selected.items():
+        valid = group_options(group)
+        for opt in options:
+            if opt is not None and opt not in valid:
+                raise _in_experiment(experiment, _unknown_option_of(group, opt, valid))
+
+
+def _in_experiment(experiment: str, err: KernelbenchError) -> KernelbenchError:
+    """``err`` prefixed by the experiment file and who ships it (kernelbench, a plug-in)."""
+    from kernelbench.config import config_file, config_origin
+
+    path = config_file("experiment", experiment)
+    return KernelbenchError(f"experiment {experiment} ({config_origin(path)}): {err}")
+
+
 def _launchers() -> list[str]:
-    """The options of ``hydra/launcher``: Hydra's installed plugins and configs/hydra/."""
+    """The options of ``hydra/launcher``: Hydra's installed plugins and the
+    ``hydra/launcher/`` files of the config search path."""
     from hydra.core.config_store import ConfigStore
     from hydra.core.plugins import Plugins
 
-    from kernelbench.config import config_dir
+    from kernelbench.config import group_options
 
     Plugins.instance()  # registers the plugins' configs
     names = {p.removesuffix(".yaml") for p in ConfigStore.instance().list("hydra/launcher")}
-    names |= {p.stem for p in (config_dir() / "hydra" / "launcher").glob("*.yaml")}
+    names |= set(group_options("hydra/launcher"))
     return sorted(names)
 
 
@@ -386,7 +458,7 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
             valid = group_options(key)
             for v in values:
                 if not isinstance(v, str) or v not in valid:
-                    raise choices_error(key, v, valid)
+                    raise _unknown_option_of(key, v, valid)
             if key == "experiment" and values:
                 if len(values) > 1:
                     raise KernelbenchError("choose one experiment at a time")
@@ -412,11 +484,13 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
                 valid = group_options(key)
                 for v in values:
                     if v not in valid:
-                        raise choices_error(key, v, valid)
+                        raise _in_experiment(experiment, _unknown_option_of(key, v, valid))
     selected = {
         g: [str(v) for v in swept[g]] if g in swept else [_default_option(g, experiment)]
         for g in GROUPS
     }
+    if experiment is not None:
+        _check_experiment_defaults(experiment, selected)
     for ov in parsed:
         _check_key(ov, selected)
     if "output_dir" not in swept:
@@ -492,6 +566,27 @@ def _patched_env(argv: list[str], env: dict[str, str]) -> Iterator[_HideJobError
                 os.environ[k] = v
 
 
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM (``kill``, SLURM's time limit) interrupts like Ctrl-C while the block
+    runs, so the running cell keeps its finished runs (exit 143)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise Interrupted("terminated", signum)
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def launch(args: list[str], multirun: bool = False) -> None:
     """Run ``kernelbench run [args]`` in this process (what the click command does)."""
     import shutil
@@ -502,10 +597,19 @@ def launch(args: list[str], multirun: bool = False) -> None:
     from hydra.errors import HydraException
 
     from kernelbench.config import config_dir, searchpath_overrides
+    from kernelbench.estimate import announce_parts, announce_run
+    from kernelbench.leaderboard import part_args
     from kernelbench.plugins import load
-    from kernelbench.progress import ENV_BOARD, Board
+    from kernelbench.progress import ENV_BAR, ENV_BOARD, Board, read_reports, summary
 
+    parts = part_args(list(args))
+    if parts is not None:  # a leaderboard: priced as a whole, then one launch per grid
+        announce_parts([plan(list(part), True)[0] for part in parts])
+        for part in parts:
+            launch(part, True)
+        return
     hydra_args, multirun, cells = plan(list(args), multirun)
+    announce_run(hydra_args)  # the plan line; refuses oversize work (kernelbench.estimate)
     load()  # the plug-ins register their structured configs (protocol settings)
     if not any(a.startswith("hydra.searchpath") for a in hydra_args):
         hydra_args += searchpath_overrides()  # the plug-ins' config directories
@@ -514,12 +618,23 @@ def launch(args: list[str], multirun: bool = False) -> None:
     # trace and exiting 1: the CLI then shows them as one line.
     env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells)}
     board = None
-    if sys.stderr.isatty() and "--cfg" not in hydra_args and "--help" not in hydra_args:
-        board = Board(Path(tempfile.mkdtemp(prefix="kernelbench-progress-")), cells)
-        env[ENV_BOARD] = str(board.directory)
-    with _patched_env(["kernelbench run", *hydra_args], env) as stderr:
+    shows = {"--cfg", "-c", "--info", "-i", "--help", "--hydra-help"} & set(hydra_args)
+    reports = Path(tempfile.mkdtemp(prefix="kernelbench-progress-"))
+    env[ENV_BOARD] = str(reports)
+    if sys.stderr.isatty() and not shows:
+        board = Board(reports, cells)
+    env[ENV_BAR] = "1" if board is not None else "0"
+    interrupted = False
+    with _patched_env(["kernelbench run", *hydra_args], env) as stderr, _sigterm_interrupts():
         try:
             task()
+        except KeyboardInterrupt as err:
+            interrupted = True
+            finished = [r for r in read_reports(reports) if r.get("shard")]
+            kept = str(err) or ("between cells" if finished else "before any cell ran")
+            if finished:
+                kept += f" ({len(finished)} finished cell{'s' * (len(finished) > 1)} kept)"
+            raise Interrupted(kept, getattr(err, "signum", None)) from None
         except KernelbenchError:
             raise
         except HydraException as err:
@@ -536,7 +651,12 @@ def launch(args: list[str], multirun: bool = False) -> None:
         finally:
             if board is not None:
                 board.close()
-                shutil.rmtree(board.directory, ignore_errors=True)
+            done = read_reports(reports)
+            shutil.rmtree(reports, ignore_errors=True)
+            # the summary, also above the error of a failed cell once others finished
+            ok = [r for r in done if r.get("outcome") not in (None, "failed", "interrupted")]
+            if ok and not shows and not interrupted:
+                click.echo(summary(done, cells))
 
 
 _HELP_EPILOG = """\b
@@ -560,7 +680,8 @@ One cell or a grid:
 Settings: n, runs (null = the dataset's), seed, output_dir (results/runs), overwrite,
 blas_threads, data.mirror, data.cache, data.download, protocol.<setting>.
 Settings are key=value overrides, not options (runs=3, not --runs 3).
-Finished cells are skipped.
+Finished cells are skipped. Ctrl-C keeps the running cell's finished runs; the same
+command continues from there.
 """
 
 
@@ -595,3 +716,42 @@ class _RunCommand(click.Command):
 def run(multirun: bool, overrides: tuple[str, ...]) -> None:
     """Run a grid of cells; OVERRIDES use Hydra's grammar (key=value, group=option)."""
     launch(list(overrides), multirun=multirun)
+
+
+@click.command(
+    "estimate",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": False},
+)
+@click.option("-m", "--multirun", is_flag=True, help="Sweep comma lists and ranges (Hydra).")
+@click.argument("overrides", nargs=-1, type=click.UNPROCESSED)
+def estimate(multirun: bool, overrides: tuple[str, ...]) -> None:
+    """Price a run and run nothing: the cells, runs, time and peak memory that
+    ``kernelbench run OVERRIDES`` would take (the same overrides and -m).
+
+    \b
+    Examples:
+      kernelbench estimate                         the quick grid
+      kernelbench estimate experiment=fig1         a paper grid
+      kernelbench estimate -m method=rff,sr33 n=1,2,3 dataset=mnist
+    """
+    from kernelbench.cost import Plan, available_memory, format_bytes, limits, parse_memory
+    from kernelbench.estimate import parts_plan, run_plan
+    from kernelbench.leaderboard import part_args
+
+    parts = part_args(list(overrides))
+    if parts is not None:
+        priced: Plan | None = parts_plan([plan(list(part), True)[0] for part in parts])
+    else:
+        hydra_args, _, _ = plan(list(overrides), multirun)
+        priced = run_plan(hydra_args)
+    if priced is None:
+        raise KernelbenchError("nothing to price: --cfg, --info and --help run no cells")
+    click.echo(priced.line())
+    settings = limits(priced)
+    limit = parse_memory(settings["max_memory"]) or available_memory()
+    big = priced.largest
+    if big is not None and limit is not None and big.peak_bytes > limit:
+        click.echo(f"over the memory limit {format_bytes(limit)}: kernelbench run would refuse it")
+    max_h = settings["max_hours"]
+    if max_h is not None and priced.seconds > 3600 * float(max_h):
+        click.echo(f"over max_hours={max_h}: kernelbench run needs confirm=true")

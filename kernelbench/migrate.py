@@ -1,13 +1,16 @@
-"""``kernelbench migrate DIR``: bring the shards of schema 3 to the current schema.
+"""``kernelbench migrate DIR``: bring the shards of schemas 3 and 4 to the current schema.
 
 Not on the run path: ``kernelbench run`` reports a shard of an earlier schema in one
 line and leaves it (:func:`kernelbench.experiment.check_schema`); nothing but this
-command reads the old layout. A shard of schema 3 is migrated when the cell its rows
-name, rebuilt from today's config files (dataset, method label) and the row's
-parameters, hashes to the shard's stored hash as schema 3 computed it (the data recipes
-under their old key ``protocols``): then it moves to the cell's current path with the
-current config hash and schema version, its rows unchanged. Any other shard (a dataset
-override, an edited config file, schema 2) is listed to rerun.
+command reads the old layout. Shards of schemas 4 and earlier carry no version; such a
+shard is migrated when the cell its rows name, rebuilt from today's config files
+(dataset, method label) and the row's parameters, hashes to the shard's stored hash as
+schema 4 computed it, or as schema 3 did where schema 4 left the cell's numbers as they
+were (all but sr33's cells at an n that is not a whole number of rules:
+:func:`budget_changed`); both read the data recipes under their old key ``protocols``.
+It then moves to the cell's current path with the current config hash and schema
+version, its rows unchanged. Any other shard (a dataset override, an edited config
+file, schema 2, an sr33 cell whose D changed) is listed to rerun.
 """
 
 from __future__ import annotations
@@ -33,13 +36,13 @@ from kernelbench.results import (
     shard_schema_version,
 )
 
-#: The schema this command migrates from.
-FROM_VERSION = 3
+#: The schemas this command migrates from, the latest first.
+FROM_VERSIONS: tuple[int, ...] = (4, 3)
 
 
-def schema3_hash(cell: Cell) -> str:
-    """The config hash schema 3 gave ``cell``: its dataset entry's recipes under
-    ``protocols``, of these only the cell's data key."""
+def earlier_hash(cell: Cell, version: int) -> str:
+    """The config hash schema ``version`` (3 or 4) gave ``cell``: its dataset entry's
+    recipes under ``protocols``, of these only the cell's data key."""
     dataset: dict[str, Any] = {
         ("protocols" if k == "splits" else k): v for k, v in cell.dataset.items()
     }
@@ -48,8 +51,26 @@ def schema3_hash(cell: Cell) -> str:
         key = cell.data_key
         dataset["protocols"] = {key: recipes[key]} if key in recipes else {}
     payload = {**cell.payload(), "dataset": dataset}
-    payload["schema_version"] = FROM_VERSION
+    payload["schema_version"] = version
     return hashlib.sha256(dumps(payload).encode()).hexdigest()[:16]
+
+
+def budget_changed(cell: Cell) -> bool:
+    """Whether schema 4 gave the cell's map another D than schema 3: sr33 rounded D to
+    whole rules, so its cells with n not a whole number of rules (a multiple of 1/2, of
+    1 with reflections) changed; with ``budget: s`` (D = s) all are taken as changed
+    (whole rules there depend on d)."""
+    from kernelbench.features import FEATURE_MAPS
+    from kernelbench.features.sr import SR33
+    from kernelbench.protocols.base import BUDGETS
+
+    if not issubclass(FEATURE_MAPS.get(cell.method["name"]), SR33):
+        return False
+    if getattr(cell.options, "budget", BUDGETS[0]) != BUDGETS[0]:
+        return True
+    params = {k: v for k, v in cell.method["params"].items() if k == "reflections"}
+    fm = SR33(kernel=cell.kernel["name"], n=cell.n, **params)
+    return not (float(cell.n) * (1 if fm._use_reflections() else 2)).is_integer()
 
 
 def row_cell(row: Mapping[str, Any]) -> Cell:
@@ -76,7 +97,7 @@ def row_cell(row: Mapping[str, Any]) -> Cell:
 
 
 def migrate_shard(path: Path, output_dir: Path) -> Path | None:
-    """Migrate one schema-3 shard; its new path, or None if it must be rerun."""
+    """Migrate one shard of schema 4 or 3; its new path, or None if it must be rerun."""
     table = pq.read_table(path)
     if table.num_rows == 0:
         return None
@@ -85,7 +106,10 @@ def migrate_shard(path: Path, output_dir: Path) -> Path | None:
         cell = row_cell(row)
     except (KernelbenchError, KeyError, TypeError, ValueError):
         return None
-    if row.get("config_hash") != schema3_hash(cell):
+    stored = row.get("config_hash")
+    if stored != earlier_hash(cell, 4) and (
+        stored != earlier_hash(cell, 3) or budget_changed(cell)
+    ):
         return None
     i = table.schema.get_field_index("config_hash")
     column = pa.array([cell.config_hash] * table.num_rows, type=table.schema.field(i).type)
@@ -103,13 +127,14 @@ def migrate_shard(path: Path, output_dir: Path) -> Path | None:
 @click.command("migrate")
 @click.argument("output_dir", type=click.Path(path_type=Path))
 def migrate(output_dir: Path) -> None:
-    """Move the schema-3 shards under OUTPUT_DIR to the current schema; list the rest."""
+    """Move the shards of schemas 4 and 3 under OUTPUT_DIR to the current schema; list
+    the rest."""
     moved, rerun = 0, []
     for path in shard_files(output_dir):
         version = shard_schema_version(path)
         if version == SCHEMA_VERSION:
             continue
-        if version == FROM_VERSION and migrate_shard(path, output_dir) is not None:
+        if version in FROM_VERSIONS and migrate_shard(path, output_dir) is not None:
             moved += 1
         else:
             rerun.append(f"{path} (schema {version})")

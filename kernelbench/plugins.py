@@ -32,9 +32,11 @@ not replace built-in ones.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import pkgutil
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
@@ -48,6 +50,9 @@ BUILTIN = "kernelbench"
 
 _loaded: list[tuple[metadata.EntryPoint, ModuleType]] | None = None
 _loading = False
+#: entry-point name -> the one line saying why that plug-in cannot be used
+_broken: dict[str, str] = {}
+_tolerant = False
 
 
 def _dist_name(ep: metadata.EntryPoint) -> str:
@@ -72,12 +77,32 @@ def _sort_key(ep: metadata.EntryPoint) -> tuple[bool, str, str]:
     return _dist_name(ep) != BUILTIN, _dist_name(ep), ep.name
 
 
+@contextlib.contextmanager
+def tolerant() -> Iterator[dict[str, str]]:
+    """Inside, a plug-in that fails to load is left out (and recorded in the dict
+    yielded: entry-point name -> problem) instead of failing the query, so that
+    ``kernelbench list`` can show the others and name the broken ones."""
+    global _tolerant
+    before, _tolerant = _tolerant, True
+    try:
+        yield _broken
+    finally:
+        _tolerant = before
+
+
+def _raise_broken() -> None:
+    if _broken and not _tolerant:
+        raise KernelbenchError(next(iter(_broken.values())))
+
+
 def load() -> list[tuple[metadata.EntryPoint, ModuleType]]:
     """Import every plug-in module once (re-entrant: a query made while the modules are
     being imported sees what is registered so far) and return them with their entry
-    points."""
+    points. A plug-in that fails to import is one line naming it (outside
+    :func:`tolerant`)."""
     global _loaded, _loading
     if _loaded is not None:
+        _raise_broken()
         return _loaded
     if _loading:
         return []
@@ -89,9 +114,18 @@ def load() -> list[tuple[metadata.EntryPoint, ModuleType]]:
                 f"no {GROUP!r} entry points of kernelbench found: install the package "
                 "(pip install -e .) so that its metadata lists its built-in plug-ins"
             )
-        _loaded = [(ep, _import(ep)) for ep in eps]
+        loaded = []
+        for ep in eps:
+            try:
+                loaded.append((ep, _import(ep)))
+            except KernelbenchError as err:
+                if _dist_name(ep) == BUILTIN:
+                    raise
+                _broken.setdefault(ep.name, str(err))
+        _loaded = loaded
     finally:
         _loading = False
+    _raise_broken()
     return _loaded
 
 
@@ -138,20 +172,51 @@ def config_dirs() -> list[Path]:
     imported for this (so that listing config options, e.g. for an argument error,
     does not import every feature map); the other packages' modules are."""
     out: list[Path] = []
+    for _, path in _plugin_dirs():
+        if path not in out:
+            out.append(path)
+    _raise_broken()
+    return out
+
+
+def owner(path: Path) -> str | None:
+    """The entry-point name of the plug-in whose ``CONFIG_DIR`` holds ``path``, if any."""
+    path = Path(path).resolve()
+    for name, d in _plugin_dirs():
+        if path.is_relative_to(d):
+            return name
+    return None
+
+
+def _plugin_dirs() -> list[tuple[str, Path]]:
+    out = []
     for ep in entry_points():
-        if _dist_name(ep) == BUILTIN:
+        if _dist_name(ep) == BUILTIN or ep.name in _broken:
             continue
-        value = getattr(_import(ep), "CONFIG_DIR", None)
+        try:
+            value = getattr(_import(ep), "CONFIG_DIR", None)
+        except KernelbenchError as err:
+            _broken.setdefault(ep.name, str(err))
+            continue
         if value is None:
             continue
         path = Path(value).resolve()
         if not path.is_dir():
-            raise KernelbenchError(
-                f"plug-in {ep.name}: CONFIG_DIR {str(path)!r} is not a directory"
+            _broken.setdefault(
+                ep.name, f"plug-in {ep.name}: CONFIG_DIR {str(path)!r} is not a directory"
             )
-        if path not in out:
-            out.append(path)
+            continue
+        out.append((ep.name, path))
     return out
 
 
-__all__ = ["BUILTIN", "GROUP", "config_dirs", "entry_points", "import_package", "load"]
+__all__ = [
+    "BUILTIN",
+    "GROUP",
+    "config_dirs",
+    "entry_points",
+    "import_package",
+    "load",
+    "owner",
+    "tolerant",
+]

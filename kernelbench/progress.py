@@ -23,18 +23,36 @@ from typing import Any, TextIO
 
 #: Environment variable: the board's directory (set by the launching process).
 ENV_BOARD = "KERNELBENCH_PROGRESS_DIR"
+#: Environment variable: "1" where the launching process draws the bar (a terminal).
+ENV_BAR = "KERNELBENCH_PROGRESS_BAR"
 #: Environment variable: seconds between heartbeat lines (default :data:`HEARTBEAT_S`).
 ENV_HEARTBEAT = "KERNELBENCH_HEARTBEAT"
 HEARTBEAT_S = 30.0
+#: Environment variable: seconds between checkpoints of a running cell's finished runs
+#: (default :data:`CHECKPOINT_S`; 0: after every batch of runs).
+ENV_CHECKPOINT = "KERNELBENCH_CHECKPOINT"
+CHECKPOINT_S = 60.0
+
+
+def env_seconds(name: str, default: float, zero: bool = False) -> float:
+    """Seconds from the environment variable ``name``: ``default`` when unset, not a
+    number, negative, or 0 (unless ``zero``)."""
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 or (zero and value == 0) else default
 
 
 def heartbeat_interval() -> float:
     """Seconds between heartbeat lines: ``$KERNELBENCH_HEARTBEAT`` or 30."""
-    try:
-        value = float(os.environ.get(ENV_HEARTBEAT, HEARTBEAT_S))
-    except ValueError:
-        return HEARTBEAT_S
-    return value if value > 0 else HEARTBEAT_S
+    return env_seconds(ENV_HEARTBEAT, HEARTBEAT_S)
+
+
+def checkpoint_interval() -> float:
+    """Seconds between checkpoints of a cell's finished runs: ``$KERNELBENCH_CHECKPOINT``
+    or 60 (the runs finished when a cell is interrupted are kept in any case)."""
+    return env_seconds(ENV_CHECKPOINT, CHECKPOINT_S, zero=True)
 
 
 def format_seconds(seconds: float) -> str:
@@ -110,13 +128,19 @@ class Heartbeat:
             self._thread.join(timeout=5)
 
 
+#: How a job ended (:meth:`JobReport.finish`), in the order :func:`summary` lists them.
+OUTCOMES = ("computed", "extended", "skipped", "failed", "interrupted")
+
+
 class JobReport:
-    """What one job tells the board: its cell, runs done and total, and its lines
+    """What one job tells the launching process: its runs done and total, its lines
+    (shown above the bar, on a terminal) and how it ended, with its shard
     (``<board>/<job>.json``, replaced atomically on each change)."""
 
     def __init__(self, board: Path, job: int) -> None:
         self.path = Path(board) / f"{job}.json"
         self.state: dict[str, Any] = {"done": 0, "total": 0, "finished": False, "lines": []}
+        self.start: int | None = None
 
     def _write(self) -> None:
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
@@ -124,6 +148,8 @@ class JobReport:
         os.replace(tmp, self.path)
 
     def update(self, done: int, total: int) -> None:
+        if self.start is None:  # where this session started (> 0: runs kept before)
+            self.start = done
         self.state.update(done=done, total=total)
         self._write()
 
@@ -131,9 +157,53 @@ class JobReport:
         self.state["lines"].append(line)
         self._write()
 
-    def finish(self) -> None:
-        self.state["finished"] = True
+    def finish(
+        self, outcome: str = "computed", shard: str | None = None, results: str | None = None
+    ) -> None:
+        """The job ended: ``outcome`` one of :data:`OUTCOMES` (``computed`` becomes
+        ``extended`` when runs kept before were extended), its shard and the results
+        directory it was written under."""
+        if outcome == "computed" and self.start:
+            outcome = "extended"
+        self.state.update(finished=True, outcome=outcome, shard=shard, results=results)
         self._write()
+
+
+def read_reports(directory: Path) -> list[dict[str, Any]]:
+    """The job reports in ``directory`` (unreadable ones left out)."""
+    out = []
+    for path in sorted(Path(directory).glob("*.json"), key=lambda p: (len(p.stem), p.stem)):
+        try:
+            out.append(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def summary(reports: list[dict[str, Any]], cells: int) -> str:
+    """One line over a sweep's job reports (:func:`read_reports`): the cells computed,
+    extended, skipped as finished, failed; where their shards are; and the command
+    that plots them."""
+    import shlex
+
+    reports = [r for r in reports if r.get("finished")]
+    counts = {o: sum(r.get("outcome") == o for r in reports) for o in OUTCOMES}
+    labels = {"extended": "extended from kept runs", "skipped": "skipped (already done)"}
+    parts = [f"{counts[o]} {labels.get(o, o)}" for o in OUTCOMES if counts[o]]
+    unit = "cell" if cells == 1 else "cells"
+    line = f"{len(reports)} of {cells} {unit}: {', '.join(parts) or 'none finished'}"
+    shards = [Path(r["shard"]) for r in reports if r.get("shard")]
+    roots = sorted({r["results"] for r in reports if r.get("shard") and r.get("results")})
+    if not shards:
+        return line
+    where = shards[0] if len(shards) == 1 else Path(os.path.commonpath(shards))
+    line += f"; shards in {where}"
+    if len(roots) == 1:
+        root = Path(roots[0])
+        top = where.relative_to(root).parts[:1] if where.is_relative_to(root) else ()
+        cmd = ["kernelbench", "plot", str(root)] + (["--experiment", top[0]] if top else [])
+        line += f"; plot: {shlex.join(cmd)}"
+    return line
 
 
 class Board:
@@ -145,12 +215,13 @@ class Board:
 
         self.directory, self.cells, self.every = Path(directory), cells, every
         self.printed: dict[str, int] = {}
+        self.stream = sys.stderr
         self.bar = tqdm(
             total=cells,
             desc=f"0/{cells} cells",
             bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]",
             leave=False,
-            file=sys.stderr,
+            file=self.stream,
         )
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
@@ -166,8 +237,9 @@ class Board:
             except (OSError, ValueError):
                 continue
             lines = state.get("lines") or []
-            for line in lines[self.printed.get(path.name, 0) :]:
-                self.bar.write(line, file=sys.stdout)
+            new = lines[self.printed.get(path.name, 0) :]
+            if new:
+                self._print(new)
             self.printed[path.name] = len(lines)
             done, total = done + int(state.get("done", 0)), total + int(state.get("total", 0))
             if state.get("finished"):
@@ -178,12 +250,28 @@ class Board:
         self.bar.set_description_str(f"{finished}/{self.cells} cells, {done}/{total} runs", False)
         self.bar.refresh()
 
+    def _print(self, lines: list[str]) -> None:
+        """Lines on stdout, each on its own line: the bar (on stderr) is erased first and
+        drawn again below them. (tqdm's ``write`` erases only bars on the stream it
+        writes to, or on sys.stdout/sys.stderr as they are now, which a launch
+        replaces: the lines began at the end of the bar's line.)"""
+        with self.bar.get_lock():
+            self.bar.clear(nolock=True)
+            self.stream.flush()
+            sys.stdout.write("".join(f"{line}\n" for line in lines))
+            sys.stdout.flush()
+            self.bar.refresh(nolock=True)
+
     def _loop(self) -> None:
         while not self._stop.wait(self.every):
             self.poll()
 
     def close(self) -> None:
+        """Stop polling, print the last lines and erase the bar (nothing is left of it)."""
         self._stop.set()
         self._thread.join(timeout=5)
         self.poll()
+        with self.bar.get_lock():
+            self.bar.clear(nolock=True)
+            self.stream.flush()
         self.bar.close()

@@ -18,6 +18,7 @@ into place, so a killed sweep leaves either the whole shard or none of it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -40,10 +41,12 @@ from kernelbench.errors import KernelbenchError
 #    spectral norm is computed by Golub-Kahan-Lanczos (equal to 1e-12, other bits).
 # 3: kernel_approx draws rff/orf projections in sample space where 2N < d (same law,
 #    other numbers; column ``draws``).
-# 4: a shard carries its schema version (:data:`SCHEMA_KEY`); the hash reads the data
+# 4: sr33 uses rff's D = round(2n(d + 1)) at every n (the last rule truncated; it rounded
+#    D to whole rules): its cells whose n is not a whole number of rules change.
+# 5: a shard carries its schema version (:data:`SCHEMA_KEY`); the hash reads the data
 #    recipes under ``splits`` (numbers unchanged). A shard of an earlier version is
 #    reported, never adopted: rerun it, or ``kernelbench migrate DIR``.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: The key of a shard's Parquet metadata that holds its schema version.
 SCHEMA_KEY = b"kernelbench_schema"
@@ -186,16 +189,23 @@ def write_shard(df: pd.DataFrame, path: str | os.PathLike, schema: pa.Schema) ->
     same directory, fsynced and renamed."""
     path = Path(path)
     table = to_table(df, schema)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_tmp(path)
     tmp = path.parent / f"{_tmp_prefix(path)}{os.getpid()}"
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_tmp(path)
         pq.write_table(table, tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as err:  # a full disk, a read-only mount: one line, earlier shards kept
+        why = err.strerror or str(err)
+        raise KernelbenchError(
+            f"cannot write the shard {path}: {why}; the shards written before are kept "
+            "(rerun to resume)"
+        ) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return path
 
 
@@ -212,13 +222,13 @@ def shard_config_hash(path: str | os.PathLike) -> str | None:
 
 
 def shard_schema_version(path: str | os.PathLike) -> int | None:
-    """The schema version a shard was written by (:data:`SCHEMA_KEY`; ``3``, the last
+    """The schema version a shard was written by (:data:`SCHEMA_KEY`; ``4``, the last
     version before shards carried it, when absent), or None if it is unreadable."""
     try:
         meta = pq.read_schema(path).metadata or {}
     except (OSError, pa.ArrowException):
         return None
-    value = meta.get(SCHEMA_KEY, b"3")
+    value = meta.get(SCHEMA_KEY, b"4")
     return int(value) if value.isdigit() else None
 
 

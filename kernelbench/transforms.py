@@ -158,22 +158,36 @@ def _wy_panel(off: int, G: np.ndarray, betas: list[np.ndarray]):
     idx = np.arange(b)
     below = np.tril(G, -1)
     alpha = G[idx, idx]
-    xnorm = np.linalg.norm(below, axis=0)
-    trivial = xnorm == 0.0  # H = I (a vector of length 1, or a zero tail)
-    beta = np.where(trivial, alpha, -np.copysign(np.hypot(alpha, xnorm), alpha))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau = np.where(trivial, 0.0, (beta - alpha) / beta)
-        scale = np.where(trivial, 0.0, 1.0 / (alpha - beta))
+    beta, tau, scale = reflector_scalars(alpha, np.linalg.norm(below, axis=0))
     V = below * scale[None, :]
     V[idx, idx] = 1.0
     betas.append(beta)
     return off, V, _wy_factor(V, tau)
 
 
+def reflector_scalars(
+    alpha: np.ndarray, xnorm: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(beta, tau, scale) of ``dlarfg`` for vectors (alpha, x) with ||x|| = xnorm:
+    H (alpha, x) = (beta, 0), beta = -sign(alpha) ||(alpha, x)||, H = I - tau v v^T
+    with v = (1, scale x); H = I (tau = 0) where x = 0."""
+    trivial = xnorm == 0.0  # H = I (a vector of length 1, or a zero tail)
+    beta = np.where(trivial, alpha, -np.copysign(np.hypot(alpha, xnorm), alpha))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = np.where(trivial, 0.0, (beta - alpha) / beta)
+        scale = np.where(trivial, 0.0, 1.0 / (alpha - beta))
+    return beta, tau, scale
+
+
 def _wy_factor(V: np.ndarray, tau: np.ndarray) -> np.ndarray:
     """T of H_1 ... H_b = I - V T V^T (LAPACK ``dlarft``, forward, columnwise)."""
+    return wy_factor_from_gram(V.T @ V, tau)
+
+
+def wy_factor_from_gram(VtV: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """T of H_1 ... H_b = I - V T V^T from the Gram matrix V^T V of the reflectors
+    (``dlarft``'s recurrence; for reflectors held in a reduced form)."""
     b = len(tau)
-    VtV = V.T @ V
     T = np.zeros((b, b))
     for i in range(b):
         T[i, i] = tau[i]
@@ -405,12 +419,39 @@ BUTTERFLY_TILE = 16
 
 
 @numba.njit(cache=True, nogil=True)
+def _level_pairs(off, d1, d2, ptr):  # pragma: no cover - compiled
+    """pairs[lv]: level lv can be applied in one pass with its parent level lv - 1 (radix
+    4): every parent splits into two equal halves of even size 2m, and its two children,
+    in order, rotate (o + i, o + m + i) and (o + 2m + i, o + 3m + i), i < m."""
+    n_levels = ptr.shape[0] - 1
+    pairs = np.zeros(n_levels, dtype=np.bool_)
+    for lv in range(1, n_levels):
+        if ptr[lv + 1] - ptr[lv] != 2 * (ptr[lv] - ptr[lv - 1]):
+            continue
+        ok = True
+        for q in range(ptr[lv - 1], ptr[lv]):
+            q0 = ptr[lv] + 2 * (q - ptr[lv - 1])
+            m = d1[q0]
+            if d1[q] != d2[q] or d1[q] != 2 * m or d2[q0] != m:
+                ok = False
+            elif off[q0] != off[q] or off[q0 + 1] != off[q] + 2 * m:
+                ok = False
+            elif d1[q0 + 1] != m or d2[q0 + 1] != m:
+                ok = False
+        pairs[lv] = ok
+    return pairs
+
+
+@numba.njit(cache=True, nogil=True)
 def _rotate_rows_tiled(X, out, off, d1, d2, ptr, cos, sin, perms, tile):  # pragma: no cover
     """:func:`_rotate_rows` on ``tile`` rows at a time, stored transposed (d x tile), so
-    every Givens rotation is a contiguous loop over the rows of the tile; the same
-    operations per entry in the same order, hence the same bits."""
+    every Givens rotation is a contiguous loop over the rows of the tile; a level and
+    its parent level go in one pass where the tree allows (:func:`_level_pairs`: half
+    the passes over the tile). The same operations per entry in the same order, hence
+    the same bits."""
     n, d = X.shape
     n_levels = ptr.shape[0] - 1
+    pairs = _level_pairs(off, d1, d2, ptr)
     buf = np.zeros((d, tile), dtype=X.dtype)
     tmp = np.zeros((d, tile), dtype=X.dtype)
     for r0 in range(0, n, tile):
@@ -419,8 +460,32 @@ def _rotate_rows_tiled(X, out, off, d1, d2, ptr, cos, sin, perms, tile):  # prag
             for b in range(nb):
                 buf[j, b] = X[r0 + b, j]
         for k in range(perms.shape[0]):
-            for step in range(n_levels):
-                lv = n_levels - 1 - step  # the transpose: levels bottom-up, angles negated
+            lv = n_levels - 1  # the transpose: levels bottom-up, angles negated
+            while lv >= 0:
+                if lv >= 1 and pairs[lv]:  # level lv and its parents in one pass
+                    for q in range(ptr[lv - 1], ptr[lv]):
+                        q0 = ptr[lv] + 2 * (q - ptr[lv - 1])
+                        c0, s0 = cos[k, q0], -sin[k, q0]
+                        c1, s1 = cos[k, q0 + 1], -sin[k, q0 + 1]
+                        c, s = cos[k, q], -sin[k, q]
+                        o = off[q]
+                        m = d1[q0]
+                        for i in range(m):
+                            for b in range(tile):
+                                a0 = buf[o + i, b]
+                                a1 = buf[o + m + i, b]
+                                a2 = buf[o + 2 * m + i, b]
+                                a3 = buf[o + 3 * m + i, b]
+                                n0 = c0 * a0 - s0 * a1
+                                n1 = s0 * a0 + c0 * a1
+                                n2 = c1 * a2 - s1 * a3
+                                n3 = s1 * a2 + c1 * a3
+                                buf[o + i, b] = c * n0 - s * n2
+                                buf[o + 2 * m + i, b] = s * n0 + c * n2
+                                buf[o + m + i, b] = c * n1 - s * n3
+                                buf[o + 3 * m + i, b] = s * n1 + c * n3
+                    lv -= 2
+                    continue
                 for q in range(ptr[lv], ptr[lv + 1]):
                     c = cos[k, q]
                     s = -sin[k, q]
@@ -432,6 +497,7 @@ def _rotate_rows_tiled(X, out, off, d1, d2, ptr, cos, sin, perms, tile):  # prag
                             e = buf[o + h + i, b]
                             buf[o + i, b] = c * a - s * e
                             buf[o + h + i, b] = s * a + c * e
+                lv -= 1
             for j in range(d):
                 src = perms[k, j]
                 for b in range(tile):

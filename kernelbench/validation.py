@@ -59,6 +59,20 @@ def check_real(name: str, value: Any, low: float, *, strict: bool, hint: str = "
     return float(value)
 
 
+def check_finite(name: str, value: Any) -> None:
+    """Any numeric setting: a finite number (``inf`` and ``nan`` are typos of a size)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and not math.isfinite(value):
+        raise KernelbenchError(f"{name} must be a finite number, got {value!r}")
+
+
+def check_n_jobs(name: str, value: Any) -> int:
+    """A joblib worker count: an integer >= 1, or negative (-1: every core; not 0)."""
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and value != 0
+    if not ok:
+        raise KernelbenchError(f"{name} must be an integer >= 1 (or -1: every core), got {value!r}")
+    return int(value)
+
+
 def check_choice(name: str, value: Any, valid: tuple[str, ...]) -> str:
     """Validate a string parameter against its valid values."""
     if value not in valid:
@@ -92,8 +106,20 @@ def check_output_dir(value: Any, name: str = "output_dir") -> Path:
         if probe == path.absolute():
             raise KernelbenchError(f"{shown} is a file, not a directory")
         raise KernelbenchError(f"{shown} cannot be created: {str(probe)!r} is a file")
-    if not os.access(probe, os.W_OK | os.X_OK):
+    if not os.access(probe, os.W_OK | os.X_OK) or not _can_create_in(probe):
         if probe == path.absolute():
             raise KernelbenchError(f"{shown} is not writable")
         raise KernelbenchError(f"{shown} cannot be created: {str(probe)!r} is not writable")
     return path
+
+
+def _can_create_in(directory: Path) -> bool:
+    """Whether a directory can be made in ``directory`` (tried and removed at once):
+    permission bits do not bind root, and /proc, /sys or a read-only mount refuse anyway."""
+    import tempfile
+
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".kernelbench-probe-", dir=directory))
+    except OSError:
+        return False
+    return True

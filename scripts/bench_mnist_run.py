@@ -21,7 +21,7 @@ from threadpoolctl import threadpool_limits
 
 
 def main() -> None:
-    from bench_speedups import interleaved
+    from bench_speedups import interleaved, use_cpu_clock
 
     from kernelbench.experiment import build_cell, make_cell
     from kernelbench.metrics import spectral_norm
@@ -31,7 +31,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--n", type=int, default=5)
+    parser.add_argument("--cpu", action="store_true", help="time CPU seconds, not wall")
     args = parser.parse_args()
+    use_cpu_clock(args.cpu)
     cell = build_cell(make_cell("rff", "rbf", "mnist", args.n, runs=1))
     proto = get_protocol(cell)
     ctx = proto.prepare(cell)

@@ -12,7 +12,8 @@
 10 LEUKEMIA) from measured
 per-run costs: for every (dataset, kernel, method) it times ``--probe-runs`` runs at
 n = 3 (the mean of n = 1..5; the cost of a run is close to linear in n) in this
-process with one BLAS thread, after one untimed warm-up run, through the protocol's
+process with one BLAS thread (CPU seconds of the process, so that other jobs' load
+does not count), after one untimed warm-up run, through the protocol's
 own batched ``measure``. A cell's projected time is its runs x that cost plus the
 measured per-cell overhead (data and exact kernel are cached per worker process);
 the cells are then scheduled longest first on ``--jobs`` workers (the makespan is
@@ -79,26 +80,33 @@ def full_grid() -> list[tuple[list[str], list[str], list[str], list[str]]]:
     return out
 
 
-def probe(dataset: str, kernel: str, method: str, runs: int) -> tuple[float, float, int]:
-    """(seconds per run at n = 3, per-cell overhead in seconds, the cell's paper runs)."""
+def probe(
+    dataset: str, kernel: str, method: str, runs: int, draws: str | None = None
+) -> tuple[float, float, int]:
+    """(CPU seconds per run at n = 3, per-cell overhead in seconds, the cell's paper
+    runs); ``draws``: the kernel_approx setting (default: the protocol's)."""
     from threadpoolctl import threadpool_limits
 
     from kernelbench.experiment import build_cell, make_cell
     from kernelbench.protocols import get_protocol
 
-    cell = build_cell(make_cell(method, kernel, dataset, 3, runs=None))
+    config = make_cell(method, kernel, dataset, 3, runs=None)
+    if draws is not None:
+        config["protocol"]["draws"] = draws
+    cell = build_cell(config)
     proto = get_protocol(cell)
+    clock = time.process_time  # CPU seconds: other jobs' load does not count
     with threadpool_limits(limits=1, user_api="blas"):
-        t0 = time.perf_counter()
+        t0 = clock()
         proto.check(cell)
         ctx = proto.prepare(cell)  # cached after the first cell of a dataset
-        overhead = time.perf_counter() - t0
+        overhead = clock() - t0
         proto.measure(cell, ctx, [cell.runs])  # warm-up: compilation, caches
         step = max(1, proto.batch_size(cell))
-        t0 = time.perf_counter()
+        t0 = clock()
         for lo in range(0, runs, step):
             proto.measure(cell, ctx, range(lo, min(runs, lo + step)))
-        per_run = (time.perf_counter() - t0) / runs
+        per_run = (clock() - t0) / runs
     return per_run, overhead, int(cell.runs)
 
 
@@ -110,12 +118,19 @@ def makespan(times: list[float], jobs: int) -> float:
     return max(loads)
 
 
-def full(probe_runs: int, jobs: int, datasets: list[str] | None) -> None:
+def full(
+    probe_runs: int,
+    jobs: int,
+    datasets: list[str] | None,
+    methods: list[str] | None = None,
+    draws: str | None = None,
+) -> None:
     print(
         "PROJECTION of the whole Fig. 1 at the paper's run counts, from per-run costs "
         f"measured now ({probe_runs} runs per dataset x kernel x method at n = 3, one BLAS "
         f"thread); {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} at start"
     )
+    only_methods = methods
     cells: list[float] = []
     per_dataset: dict[str, float] = {}
     for names, methods, kernels, ns in full_grid():
@@ -124,9 +139,11 @@ def full(probe_runs: int, jobs: int, datasets: list[str] | None) -> None:
                 continue
             total = 0.0
             for method in methods:
+                if only_methods and method not in only_methods:
+                    continue
                 line = []
                 for kernel in kernels:
-                    per_run, overhead, runs = probe(ds, kernel, method, probe_runs)
+                    per_run, overhead, runs = probe(ds, kernel, method, probe_runs, draws)
                     for _ in ns:  # n = 1..5 around the n = 3 probe
                         cells.append(runs * per_run + overhead)
                     total += len(ns) * (runs * per_run + overhead)
@@ -172,13 +189,15 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="project the whole Fig. 1")
     parser.add_argument("--probe-runs", type=int, default=3, help="timed runs per probe")
     parser.add_argument("--datasets", nargs="*", default=None, help="--full: only these")
+    parser.add_argument("--methods", nargs="*", default=None, help="--full: only these")
     parser.add_argument("--measure", type=Path, default=None, help="--full: run it into DIR")
+    parser.add_argument("--draws", default=None, help="--full: kernel_approx's draws setting")
     ns = parser.parse_args()
     if ns.full and ns.measure is not None:
         measure_full(ns.measure, ns.jobs[0], ns.extra)
         return
     if ns.full:
-        full(ns.probe_runs, ns.jobs[0], ns.datasets)
+        full(ns.probe_runs, ns.jobs[0], ns.datasets, ns.methods, ns.draws)
         return
 
     from kernelbench.launch import plan

@@ -28,8 +28,9 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
 * the Fig. 3 goals as ratios of map times (transform, and fit + transform) measured
   here: rff / sr33, rff / sorf and orf / rff, with numpy's and the fused cos/sin;
 * kernel_approx runs drawing W (``protocol.draws=weights``) against sample-space draws
-  (the default), rff and orf, Gaussian kernel, on the cells ``--draw-cells`` (dataset:n,
-  default CIFAR-100 and LEUKEMIA at n = 1): one run of each kind in turn,
+  (the default), rff, orf and orf_tallqr (``--draw-methods``), Gaussian kernel, on the
+  cells ``--draw-cells`` (dataset:n, default CIFAR-100 and LEUKEMIA at n = 1): one run
+  of each kind in turn,
   ``--draw-runs`` runs (50), the ratio of their total times, and the two-sample KS
   p-value of their relative Frobenius errors (equal laws: p uniform on [0, 1]).
 
@@ -52,6 +53,9 @@ from threadpoolctl import threadpool_limits
 from kernelbench.timing import best_time
 
 ROWS: list[tuple[str, float, float]] = []
+#: The clock of :func:`interleaved`: wall time, or with ``--cpu`` this process's CPU time
+#: (one BLAS thread: the work done, whatever the other jobs' load).
+CLOCK: Callable[[], float] = time.perf_counter
 
 
 def report(what: str, before: float, after: float) -> None:
@@ -192,14 +196,23 @@ def halton(repeats: int) -> None:
         )
 
 
+def use_cpu_clock(cpu: bool) -> None:
+    """Time :func:`interleaved` by this process's CPU seconds (``--cpu``) or wall time."""
+    global CLOCK
+    CLOCK = time.process_time if cpu else time.perf_counter
+    if cpu:
+        print("timing CPU seconds of this process (time.process_time)")
+
+
 def interleaved(fns: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
-    """Best time of each function, timed round-robin (a load change hits them alike)."""
+    """Best time of each function, timed round-robin (a load change hits them alike),
+    by :data:`CLOCK`."""
     best = dict.fromkeys(fns, float("inf"))
     for _ in range(repeats):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
+            best[name] = min(best[name], CLOCK() - t0)
     return best
 
 
@@ -419,7 +432,9 @@ def fig3(repeats: int) -> None:
             )
 
 
-def draws(repeats: int, cells: list[str], runs: int = 50) -> None:
+def draws(
+    repeats: int, cells: list[str], runs: int = 50, methods: tuple[str, ...] = ("rff", "orf")
+) -> None:
     from scipy.stats import ks_2samp
 
     from kernelbench.experiment import build_cell, make_cell
@@ -430,7 +445,7 @@ def draws(repeats: int, cells: list[str], runs: int = 50) -> None:
         return
     for ds, n in (c.split(":") for c in cells):
         n = int(n) if float(n).is_integer() else float(n)
-        for method in ("rff", "orf"):
+        for method in methods:
             cell = build_cell(make_cell(method, "rbf", ds, n, runs=runs))
             weights = dataclasses.replace(cell, settings={**cell.settings, "draws": "weights"})
             proto = get_protocol(cell)
@@ -480,7 +495,12 @@ def main() -> None:
     parser.add_argument(
         "--draw-cells", nargs="+", default=["cifar100:1", "leukemia:1"], help="dataset:n (draws)"
     )
+    parser.add_argument(
+        "--draw-methods", nargs="+", default=["rff", "orf", "orf_tallqr"], help="(draws)"
+    )
+    parser.add_argument("--cpu", action="store_true", help="time CPU seconds, not wall")
     args = parser.parse_args()
+    use_cpu_clock(args.cpu)
     print(f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; one BLAS thread; seconds")
     print(f"{'':58s} {'before':>10s} {'after':>10s} {'ratio':>9s}")
     with threadpool_limits(limits=1, user_api="blas"):
@@ -489,7 +509,7 @@ def main() -> None:
             if name == "orf_blocks":
                 fn(args.repeats, args.big)
             elif name == "draws":
-                fn(args.repeats, args.draw_cells, args.draw_runs)
+                fn(args.repeats, args.draw_cells, args.draw_runs, tuple(args.draw_methods))
             else:
                 fn(args.repeats)
 

@@ -46,7 +46,7 @@ STEPS = ["khat", "trig", "proj", "draw"]
 
 
 def cells(dirs: list[str]) -> pd.DataFrame:
-    """One row per cell: runs and the first run's shape (sr33 rounds D)."""
+    """One row per cell: runs and the first run's shape (D as the rows record it)."""
     df = pd.concat([read_results(d) for d in dirs], ignore_index=True)
     df = df[df["protocol"] == "kernel_approx"]
     return df.groupby(CELL, as_index=False).agg(

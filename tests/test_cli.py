@@ -114,7 +114,17 @@ def test_every_command_is_one_row_of_the_table():
 
 
 @pytest.mark.parametrize(
-    "args", [["--help"], ["nope"], ["--bogus"], ["plot", "--bogus"], ["verify", "--help"]]
+    "args",
+    [
+        ["--help"],
+        ["nope"],
+        ["--bogus"],
+        ["plot", "--bogus"],
+        ["verify", "--help"],
+        ["report", "--help"],
+        ["estimate", "--help"],
+        ["estimate", "--bogus"],
+    ],
 )
 def test_help_and_argument_errors_import_no_heavy_module(args):
     """``kernelbench --help`` and argument errors answer before scikit-learn, Hydra, numba
@@ -127,7 +137,8 @@ def test_help_and_argument_errors_import_no_heavy_module(args):
         f"    main({args!r})\n"
         "except SystemExit as e:\n"
         "    code = e.code\n"
-        "heavy = ('sklearn', 'hydra', 'numba', 'scipy', 'kernelbench.features')\n"
+        "heavy = ('sklearn', 'hydra', 'numba', 'scipy', 'kernelbench.features', 'matplotlib',\n"
+        "         'plotly', 'jinja2', 'markdown_it', 'kernelbench.site.build')\n"
         "print(sorted(m for m in heavy if m in sys.modules), code, file=sys.stderr)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -136,8 +147,11 @@ def test_help_and_argument_errors_import_no_heavy_module(args):
 
 def test_default_run_is_the_quick_grid(work):
     proc = kb("run", "runs=2", SMALL, cwd=work)
-    lines = proc.stdout.strip().splitlines()
+    *lines, final = proc.stdout.strip().splitlines()
+    assert proc.stderr.startswith("plan: 12 cells, 24 runs, about ")  # the plan, on stderr
     assert len(lines) == 12
+    assert final.startswith("12 of 12 cells: 12 computed; shards in ")
+    assert final.endswith("; plot: kernelbench plot results/runs --experiment quick")
     # samples=60 (SMALL) is not digits' default: the cell's hash part is named
     assert _starts(lines[0], "[1/12] digits rbf rff h=* n=1: rel_fro ")
     assert all("(2 runs)" in line for line in lines)
@@ -182,7 +196,7 @@ def test_multirun_2x2_and_joblib_gives_identical_rows(tmp_path, work):
     grid = ["-m", "method=rff,sr33", "kernel=rbf,arccos0", "runs=3", SMALL]
     seq, par = tmp_path / "seq", tmp_path / "par"
     proc = kb("run", *grid, f"output_dir={seq}", cwd=work)
-    assert len(proc.stdout.strip().splitlines()) == 4
+    assert len(proc.stdout.strip().splitlines()) == 4 + 1  # and the summary
     expected = [
         f"kernel_approx/digits/{k}/{m}/h=*/n=1.parquet"
         for k in ("arccos0", "rbf")
@@ -340,8 +354,10 @@ def test_method_that_cannot_handle_the_input(tmp_path, monkeypatch, capsys):
         )
     assert info.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and _starts(
-        err[0],
+    # the plan line, then the job's refusal (it depends on the data's d)
+    assert len(err) == 2 and err[0].startswith("plan: 1 cells, 1 runs, ")
+    assert _starts(
+        err[1],
         "Error: digits rbf qmc sequence=sobol h=* n=1: qmc generator 'scipy_joe_kuo' supports "
         "at most 10 dimensions, got d=64; use sequence=halton or a generator without a limit",
     )

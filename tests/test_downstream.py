@@ -167,10 +167,11 @@ def test_cli_run_and_plot_on_digits(tmp_path):
         f"output_dir={out}",
     ]
     proc = kb(*args, "protocol.learner=linear", cwd=work)
-    lines = proc.stdout.strip().splitlines()
+    *lines, final = proc.stdout.strip().splitlines()
     # train_rows=400 (SMALL) is not the default: the line names the cell's hash part
     first = "[1/2] digits rbf rff learner=linear h="
     assert len(lines) == 2 and lines[0].startswith(first) and " n=1: score" in lines[0]
+    assert final.endswith(f"plot: kernelbench plot {out} --experiment downstream")
     df = read_results(out)
     assert len(df) == 4 and set(df["protocol"]) == {"downstream"}
     assert df["score"].between(0.8, 1.0).all()

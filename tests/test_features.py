@@ -104,11 +104,60 @@ def test_edge_cases_d_zero_rows(method, kernel, d):
 def test_budget_smaller_than_dimension(method):
     X = np.random.default_rng(0).uniform(0, 1, (8, 100))
     fm = make_feature_map(method, n=0.1, random_state=0).fit(X)
-    if method == "sr33":  # whole rules: one rotation of d + 1 nodes
-        assert fm.n_projections_ == 101
-    else:
-        assert fm.n_projections_ == round(0.2 * 101) < 100
+    assert fm.n_projections_ == round(0.2 * 101) < 100  # sr33: one rule, truncated
     assert np.isfinite(fm.transform(X)).all()
+
+
+def method_configs() -> list[str]:
+    from kernelbench.config import group_options
+
+    return group_options("method")
+
+
+@pytest.mark.parametrize("config", method_configs())
+@pytest.mark.parametrize("kernel", ["rbf", "arccos0"])
+def test_every_method_config_uses_rffs_budget_at_fractional_n(config, kernel):
+    """Equal budgets: D = round(2n(d + 1)) projections for every map at any n (the
+    budget is the x-axis of every comparison); the rule-based maps truncate their last
+    rule (sr33: issue's d = 16, n = 2.5 and 1.5 and d = 64, n = 0.5 cases)."""
+    from kernelbench.config import load_group
+    from kernelbench.features.base import n_projections
+
+    method = load_group("method", config)
+    if kernel != "rbf" and (
+        method["name"] in ("lev_rff", "slw_rff") or method["params"].get("sequence") == "adaptive"
+    ):
+        pytest.skip("defined for the Gaussian kernel only")
+    rng = np.random.default_rng(0)
+    for d, n in [(16, 2.5), (16, 1.5), (64, 0.5), (5, 1.3), (5, 0.1)]:
+        X = rng.uniform(0, 1, (12, d))
+        y = np.where(rng.uniform(size=12) < 0.5, -1.0, 1.0)
+        fm = make_feature_map(method["name"], kernel=kernel, n=n, random_state=1)
+        fm.set_params(**method["params"]).fit(X, y)
+        D = n_projections(n, d)
+        assert fm.n_projections_ == D, (config, d, n)
+        assert fm.weights_.shape == (D,)
+        Z = fm.transform(X)
+        assert Z.shape == (12, get_kernel(kernel).n_outputs * D) and np.isfinite(Z).all()
+    assert n_projections(2.5, 16) == 85 and n_projections(1.5, 16) == 51
+    assert n_projections(0.5, 64) == 65
+
+
+def test_a_map_that_draws_another_d_is_stopped_with_one_line():
+    """A map (a plug-in's, say) that rounds D its own way fails its fit: D is never
+    changed silently."""
+    from kernelbench.features.rff import RFF
+
+    class WholeBlocks(RFF):
+        def _draw(self, rng, d, D):
+            return super()._draw(rng, d, -(-D // d) * d)
+
+    with pytest.raises(KernelbenchError) as err:
+        WholeBlocks(n=1.3, random_state=0).fit(np.ones((3, 5)))
+    assert str(err.value) == (
+        "WholeBlocks drew 20 projections where n=1.3 gives D=16; a map uses exactly "
+        "D = round(2n(d + 1)) or refuses the n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -329,12 +378,12 @@ def test_sr33_arccos1_estimate_does_not_depend_on_radii():
 
 
 # ------------------------------------------------------------------ unbiasedness
-def draws(method, kernel, X, Y, R, seed=0, **params):
+def draws(method, kernel, X, Y, R, seed=0, n=1, **params):
     ss = np.random.SeedSequence(seed)
     return np.stack(
         [
             make_feature_map(
-                method, kernel=kernel, n=1, random_state=np.random.default_rng(s), **params
+                method, kernel=kernel, n=n, random_state=np.random.default_rng(s), **params
             )
             .fit(X)
             .approximate_kernel(X, Y)
@@ -378,6 +427,56 @@ def test_mean_of_draws_converges_to_exact_kernel(method, params, kernel):
     # (b) the error of the mean shrinks like 1 / sqrt(R)
     err = [np.linalg.norm(Ks[:r].mean(axis=0) - K) for r in (75, 1200)]
     assert err[1] < 0.6 * err[0]
+
+
+TRUNCATED = [
+    ("sr33", {"rotation": "haar"}),
+    ("sr33", {"rotation": "butterfly"}),
+    ("sr11", {}),
+    ("sr13", {}),
+]
+
+
+@pytest.mark.parametrize(("method", "params"), TRUNCATED, ids=lambda v: str(v))
+@pytest.mark.parametrize("kernel", KERNEL_NAMES)
+@pytest.mark.parametrize("n", [0.3, 1.25])
+def test_truncated_last_rule_keeps_the_mean_of_draws_at_the_kernel(method, params, kernel, n):
+    """At fractional n the last rule is truncated (d = 5: D = 4 or 15 nodes; sr33 rules
+    of 6 nodes, or 12 with reflections for the arc-cosine kernels): E[k_hat] = k still,
+    by the same statistic and bound as for whole rules. (sorf's truncated last block
+    is independent of the others; sorf is only nearly unbiased at any D, tested below.)"""
+    X, Y = small_data(d=5, nx=8, ny=6)
+    fm = make_feature_map(method, kernel=kernel, n=n, random_state=0, **params).fit(X)
+    if method == "sr33":
+        per_rule = 6 * (2 if fm.reflections_ else 1)
+        assert fm.n_projections_ % per_rule != 0  # the last rule is truncated
+    Ks = draws(method, kernel, X, Y, R=1200, n=n, **params)
+    assert bias_statistic(Ks, exact_kernel(kernel, X, Y)) < 9.0
+
+
+def test_truncated_rule_bias_statistic_flags_whole_rule_weights():
+    """The test above can fail: truncating sr33's last rule but keeping Eq. (6)'s
+    whole-rule weights (node weight / t, zero weight the rules' mean) is biased."""
+
+    class WholeRuleWeights(SR33):
+        def _draw(self, rng, d, D):
+            w, _ = super()._draw(rng, d, D)
+            t = len(self.rotations_)
+            r = self.radii_.ravel()[: len(w)]
+            w = d / ((d + 1.0) * r**2) / t
+            return w, 1.0 - float(w.sum())
+
+    X, Y = small_data(d=5, nx=8, ny=6)
+    ss = np.random.SeedSequence(0).spawn(1200)
+    Ks = np.stack(
+        [
+            WholeRuleWeights(kernel="arccos0", n=0.3, random_state=np.random.default_rng(s))
+            .fit(X)
+            .approximate_kernel(X, Y)
+            for s in ss
+        ]
+    )
+    assert bias_statistic(Ks, exact_kernel("arccos0", X, Y)) > 20
 
 
 @pytest.mark.parametrize("kernel", ["arccos0", "arccos1"])
@@ -565,7 +664,9 @@ def test_orf_dense_w_formed_in_fit_equals_the_panels(construction, d, n):
     assert dense.transform(X32).dtype == np.float32
     np.testing.assert_allclose(dense.transform(X32), panels.transform(X32), atol=1e-5)
     too_small = make_feature_map("orf", n=n, random_state=1, construction=construction)
-    too_small.set_params(dense_limit_mb=(d * dense.n_projections_ * 8 - 1) / 2**20)
+    too_small.set_params(
+        dense_limit_mb=(d * dense.n_projections_ * 8 - 1) / 2**20, dense_budget_mb=0
+    )
     assert too_small.fit(X).W_ is None
     with pytest.raises(KernelbenchError, match="dense_limit_mb must be a number >= 0"):
         make_feature_map("orf", dense_limit_mb=-1).fit(X)
@@ -582,3 +683,21 @@ def test_orf_dense_w_changes_a_cell_at_rounding_level_only():
         rows[label] = run_cell(cell)
     for c in ("rel_fro_error", "rel_spec_error"):
         np.testing.assert_allclose(rows["dense"][c], rows["panels"][c], rtol=1e-12, atol=0)
+
+
+def test_orf_forms_w_for_many_rows_under_the_budget():
+    """Above dense_limit_mb, W is formed where fit sees N >= d/2 rows and W fits
+    dense_budget_mb; fewer rows, a smaller budget or dense_limit_mb = 0 keep the panels.
+    The budget's default is a constant of the machine."""
+    from kernelbench.features.orf import dense_budget_mb
+
+    d, n = 40, 2  # D = 164: W takes 0.05 MiB
+    params = {"n": n, "random_state": 1, "dense_limit_mb": 0.01}
+    many, few = np.ones((20, d)), np.ones((19, d))
+    assert make_feature_map("orf", **params).fit(many).W_ is not None
+    assert make_feature_map("orf", **params).fit(few).W_ is None
+    assert make_feature_map("orf", dense_budget_mb=0.01, **params).fit(many).W_ is None
+    assert make_feature_map("orf", n=n, dense_limit_mb=0).fit(many).W_ is None
+    assert dense_budget_mb() == dense_budget_mb() > 0
+    with pytest.raises(KernelbenchError, match="dense_budget_mb must be a number >= 0"):
+        make_feature_map("orf", dense_budget_mb=-1).fit(many)

@@ -471,3 +471,25 @@ def test_sparse_ad_hoc_grid_is_one_figure_per_dataset(tmp_path: Path) -> None:
     names = sorted(p.name for p in (tmp_path / "out" / "kernel_approx").glob("*.png"))
     assert names == ["fig1_kernel_error_fro_letter.png", "fig1_kernel_error_fro_powerplant.png"]
     assert "no results" not in output
+
+
+def test_log_panel_clips_values_past_a_gap():
+    """A log panel keeps its range when its values are spread (no gap over LOG_GAP
+    decades) and clips only what lies past such a gap, drawn on the bottom edge."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from kernelbench.drawing import CLIPPED, LOG_GAP, _clip_below, _log_bottom
+
+    spread = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7]
+    assert _log_bottom(spread) == pytest.approx(1e-7 / 1.3)
+    gap = [3e-2, 1e-2, 1e-14, 2e-14]
+    assert LOG_GAP < 12 and _log_bottom(gap) == pytest.approx(1e-3)
+    fig, ax = plt.subplots()
+    (ln,) = ax.plot([1, 2, 3], [1e-2, 1e-14, 2e-2])
+    notes = _clip_below(ax, [(ln, "nystrom", "C0")], 1e-3, "here")
+    assert list(ln.get_ydata()) == [1e-2, 1e-3, 2e-2]
+    assert len(notes) == 1 and notes[0].startswith("here: nystrom below") and CLIPPED in notes[0]
+    plt.close(fig)

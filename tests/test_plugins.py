@@ -1,21 +1,19 @@
 """Plug-ins: kernelbench's own modules and another package's, found by entry points.
 
-The plug-in package is ``examples/toy_rff`` (the README's worked example), installed
-for the test as an installer would: its module on a path entry next to a
-``.dist-info`` whose ``entry_points.txt`` comes from its ``pyproject.toml``.
+The plug-in packages are ``examples/toy_rff`` (a method) and ``examples/wine_data`` (a
+dataset), docs/plugins.md's worked examples, built and installed by pip into a
+temporary folder that the subprocesses running ``kernelbench`` see on PYTHONPATH.
 """
 
 from __future__ import annotations
 
 import ast
 import os
-import shutil
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -23,7 +21,6 @@ from kernelbench.plugins import GROUP, entry_points
 from kernelbench.results import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "toy_rff"
 #: The calls by which a module registers a plug-in.
 REGISTERING = ("register", "add")
 
@@ -83,20 +80,37 @@ def test_registries_hold_every_builtin_plugin():
     assert set(LEARNERS) == {"linear", "svm_precomputed"}
 
 
-def install_example(site: Path) -> dict[str, str]:
-    """Put examples/toy_rff on ``site`` with its dist-info; the environment that sees it."""
-    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]
-    shutil.copytree(EXAMPLE / "toy_rff", site / "toy_rff")
-    info = site / f"toy_rff-{project['version']}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+EXAMPLES = (ROOT / "examples" / "toy_rff", ROOT / "examples" / "wine_data")
+
+
+@pytest.fixture(scope="module")
+def plugin_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The example packages built and installed as a user installs them (``pip install
+    --no-deps --target``) into a temporary folder, not into the test environment; the
+    environment whose PYTHONPATH holds that folder (entry points are found through
+    ``importlib.metadata``, which scans sys.path)."""
+    site = tmp_path_factory.mktemp("site")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-v", "--no-deps", "--target", str(site)]
+        + [str(p) for p in EXAMPLES],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
-    eps = project["entry-points"][GROUP]
-    lines = [f"[{GROUP}]", *(f"{k} = {v}" for k, v in eps.items())]
-    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # no packaging warnings (config folders are packages, so nothing is left out)
+    assert "would be ignored" not in proc.stdout + proc.stderr
+    for data in (
+        "toy_rff/configs/verify/toy_digits_reference.csv",
+        "wine_data/configs/dataset/wine.yaml",
+    ):
+        assert (site / data).is_file(), data
+    return _env_with(site)
+
+
+def _env_with(*sites: Path) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join([*map(str, sites), *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 
@@ -111,67 +125,173 @@ def kernelbench(env: dict[str, str], *args: str, cwd: Path) -> subprocess.Comple
     )
 
 
-def test_a_plugin_package_method_runs_through_run_and_verify(tmp_path):
-    env = install_example(tmp_path / "site")
-    out = tmp_path / "runs"
-    r = kernelbench(
-        env, "run", "method=toy_rff", "dataset=digits", "runs=2", f"output_dir={out}", cwd=tmp_path
-    )
-    assert r.returncode == 0, r.stderr
-    rows = read_results(out)
-    assert list(rows["method"]) == ["toy_rff", "toy_rff"]
-    assert list(rows["run"]) == [0, 1]
-    assert np.all((rows["rel_fro_error"] > 0) & (rows["rel_fro_error"] < 1))
+def test_the_examples_are_not_installed_in_the_test_environment():
+    """The end-to-end tests see the plug-ins only through their subprocess's PYTHONPATH."""
+    names = {ep.name for ep in entry_points()}
+    assert not names & {"toy_rff", "wine_data"}
 
-    # a verify config of one's own, with its reference table beside it: the plug-in's
-    # experiment file (found on the config search path) is the grid. The reference is
-    # the run above, so verify, which runs the cell again under the grid's experiment
-    # name, must reproduce it exactly (draws depend on the cell, not the experiment).
-    pd.DataFrame(
-        {
-            "dataset": ["digits"],
-            "kernel": ["rbf"],
-            "method": ["toy_rff"],
-            "n": [1],
-            "runs": [2],
-            "mean": [rows["rel_fro_error"].mean()],
-            "std": [rows["rel_fro_error"].std()],
-        }
-    ).to_csv(tmp_path / "toy_reference.csv", index=False)
-    (tmp_path / "toy.yaml").write_text(
-        "reference: toy_reference.csv\nprotocol: kernel_approx\nmetric: fro\n"
-        "grids:\n  tiny: [toy_digits]\n"
-    )
+
+def test_plugin_packages_run_shard_verify_and_baseline_like_builtins(plugin_env, tmp_path):
+    """The examples, installed with pip: listed, their experiments run with the shard
+    paths of default cells (no ``h=``), the plug-in verify config (its reference CSV
+    shipped beside it) passes, and ``baseline`` aggregates the plug-in experiment."""
+    env = plugin_env
+    r = kernelbench(env, "list", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    methods = r.stdout.split("Kernels:")[0]  # the methods and their configs
+    datasets = next(line for line in r.stdout.splitlines() if line.startswith("Datasets:"))
+    assert "toy_rff" in methods and "wine" in datasets and "Broken" not in r.stdout
+
+    out = tmp_path / "results" / "runs"
+    r = kernelbench(env, "run", "experiment=toy_digits", f"output_dir={out}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    shards = sorted(str(p.relative_to(out)) for p in out.rglob("*.parquet"))
+    assert shards == [
+        f"toy_digits/digits/{k}/{m}/n=1.parquet"
+        for k in ("arccos1", "rbf")
+        for m in ("rff", "toy_rff")
+    ]
+    # a plug-in dataset: built-in methods on it are default cells too
     r = kernelbench(
-        env,
-        "verify",
-        "--config",
-        str(tmp_path / "toy.yaml"),
-        "--grid",
-        "tiny",
-        "--runs",
-        "2",
-        "--results",
-        str(tmp_path / "verify"),
-        "--no-baseline",
-        "--out",
-        str(tmp_path / "table.csv"),
+        env, "run", "experiment=wine_kernels", "method=rff", "n=1", "runs=2",
+        f"output_dir={out}", cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    grid = out / "wine_kernels"
+    wine = sorted(str(p.relative_to(grid)) for p in grid.rglob("*.parquet"))
+    assert wine == ["wine/arccos1/rff/n=1.parquet", "wine/rbf/rff/n=1.parquet"]
+    rows = read_results(out, "wine_kernels")
+    assert set(rows["data_source"]) == {"bundled"} and len(rows) == 4
+
+    # the plug-in's verify config, by name: its grid and its reference CSV
+    r = kernelbench(
+        env, "verify", "--config", "toy_digits",
+        "--out", str(tmp_path / "table.csv"),
         cwd=tmp_path,
-    )
+    )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     table = pd.read_csv(tmp_path / "table.csv")
-    toy = table[(table["method_label"] == "toy_rff") & (table["kernel"] == "rbf")]
-    assert len(toy) == 1 and toy["verdict"].iloc[0] == "reproduced"
-    assert toy["mean"].iloc[0] == pytest.approx(rows["rel_fro_error"].mean(), rel=1e-12)
-    # the experiment's rff cells ran beside it, with no reference of their own
-    assert set(table["method_label"]) == {"rff", "toy_rff"}
+    assert sorted(table["method_label"]) == ["rff", "rff", "toy_rff", "toy_rff"]
+    assert set(table["verdict"]) == {"reproduced"}
+    # verify ran the same cells as `run` (draws depend on the cell, not the directory)
+    ran = read_results(out, "toy_digits")
+    toy = ran[(ran["method_label"] == "toy_rff") & (ran["kernel"] == "rbf")]["rel_fro_error"]
+    mine = table[(table["method_label"] == "toy_rff") & (table["kernel"] == "rbf")]["mean"]
+    assert mine.iloc[0] == pytest.approx(toy.mean(), rel=1e-12)
+
+    # its baseline: beside the results (results/baseline), the headline metric per cell;
+    # verify's shards (results/runs/verify-toy_digits-reduced) are the same runs, once
+    r = kernelbench(env, "baseline", "toy_digits", str(out), "--no-figure", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    base = pd.read_csv(tmp_path / "results" / "baseline" / "toy_digits_baseline.csv")
+    assert len(base) == 4 and set(base["runs"]) == {5}
+    rbf = base[(base["method_label"] == "toy_rff") & (base["kernel"] == "rbf")]
+    assert rbf["mean"].iloc[0] == pytest.approx(toy.mean(), rel=1e-12)
 
 
-def test_an_unknown_method_names_the_plugin_one(tmp_path):
-    env = install_example(tmp_path / "site")
-    r = kernelbench(env, "run", "method=nope", cwd=tmp_path)
+def test_an_unknown_method_names_the_plugin_one(plugin_env, tmp_path):
+    r = kernelbench(plugin_env, "run", "method=nope", cwd=tmp_path)
     assert r.returncode == 2
     assert "toy_rff" in r.stderr and "Traceback" not in r.stderr
+
+
+def fake_plugin(site: Path, name: str, source: str, configs: dict[str, str]) -> None:
+    """A plug-in package ``name`` on ``site``: a module with ``source`` (after a
+    CONFIG_DIR line) and config files (path under its configs/ -> text), with the
+    ``.dist-info`` an installer writes."""
+    pkg = site / name
+    for rel, text in configs.items():
+        (pkg / "configs" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / "configs" / rel).write_text(text)
+    (pkg / "configs").mkdir(parents=True, exist_ok=True)
+    head = "from pathlib import Path\nCONFIG_DIR = Path(__file__).parent / 'configs'\n"
+    (pkg / "__init__.py").write_text(head + source)
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{GROUP}]\n{name} = {name}\n")
+
+
+UNKNOWN_PROTOCOL = (
+    "# @package _global_\nexperiment: bad_grid\ndefaults:\n  - override /protocol: nope\n"
+    "hydra:\n  sweeper:\n    params:\n      method: rff\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("source", "configs", "args", "says"),
+    [
+        ("raise ImportError('no module named shiny')\n", {}, ["run", "method=rff"],
+         "plug-in broken_pkg = broken_pkg (from broken-pkg) failed to load: ImportError"),
+        ("from kernelbench.features import FEATURE_MAPS\n"
+         "from kernelbench.features.rff import RFF\n"
+         "FEATURE_MAPS.add('yaml_less', type('YamlLess', (RFF,), {}))\n",
+         {}, ["run", "method=yaml_less"],
+         "method 'yaml_less' (module broken_pkg) is registered but has no config file "
+         "method/yaml_less.yaml"),
+        ("", {"experiment/bad_grid.yaml": UNKNOWN_PROTOCOL}, ["run", "experiment=bad_grid"],
+         "experiment bad_grid (plug-in broken_pkg): unknown protocol 'nope'"),
+        ("", {"verify/bad_check.yaml": "reference: r.csv\nprotocol: nope\n"},
+         ["verify", "--config", "bad_check", "--no-run"], "(plug-in broken_pkg): unknown"),
+    ],
+    ids=["import-fails", "yaml-missing", "experiment-unknown-protocol", "verify-unknown-protocol"],
+)  # fmt: skip
+def test_a_broken_plugin_is_one_line_naming_it_and_listed_as_broken(
+    tmp_path, source, configs, args, says
+):
+    site = tmp_path / "site"
+    fake_plugin(site, "broken_pkg", source, configs)
+    env = _env_with(site)
+    r = kernelbench(env, *args, cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert says in r.stderr, r.stderr
+    r = kernelbench(env, "list", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Kernels:   rbf" in r.stdout and "    rff " in r.stdout  # the others are listed
+    broken = r.stdout.split("Broken plug-ins:\n", 1)[1]
+    assert "broken_pkg" in broken and len(broken.strip().splitlines()) == 1, r.stdout
+
+
+#: calls of config_dir() allowed outside kernelbench/config.py: the root config file
+#: (``config_dir() / "config.yaml"``) and Hydra's primary config directory (``str()``)
+ROOT_CONFIG = "config.yaml"
+
+
+def test_no_module_reads_a_config_group_beside_the_search_path():
+    """Every config group (experiment, method, dataset, kernel, protocol, verify,
+    hydra/launcher) is read through :mod:`kernelbench.config`'s lookups, which search
+    kernelbench's configs and the plug-ins' CONFIG_DIRs alike: outside config.py,
+    ``config_dir()`` only names the root config file, Hydra's config directory or the
+    checkout above it, and
+    no path is built from a literal ``configs`` folder."""
+    bad = []
+    for path in sorted((ROOT / "kernelbench").rglob("*.py")):
+        if path.name == "config.py" and path.parent.name == "kernelbench":
+            continue
+        tree = ast.parse(path.read_text())
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+                for side in (node.left, node.right):
+                    if isinstance(side, ast.Constant) and side.value == "configs":
+                        bad.append(f"{path.name}:{node.lineno} a path through 'configs'")
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "config_dir"):
+                continue
+            up = parents.get(node)
+            root_file = (
+                isinstance(up, ast.BinOp)
+                and up.left is node
+                and isinstance(up.right, ast.Constant)
+                and up.right.value == ROOT_CONFIG
+                and not isinstance(parents.get(up), ast.BinOp)
+            )
+            hydra_dir = isinstance(up, ast.Call) and getattr(up.func, "id", "") == "str"
+            # the checkout above the configs (its committed results), no config group
+            checkout = isinstance(up, ast.Attribute) and up.attr == "parent"
+            if not (root_file or hydra_dir or checkout):
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not bad, bad
 
 
 def test_every_protocol_has_its_reporting_side():

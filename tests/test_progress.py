@@ -102,7 +102,75 @@ def test_a_run_into_a_log_prints_heartbeat_lines(tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    assert len(proc.stdout.strip().splitlines()) == 1
+    result, final = proc.stdout.splitlines()  # the cell's line and the summary
+    assert result.startswith("digits rbf rff n=1: rel_fro ")
+    shard = tmp_path / "kernel_approx" / "digits" / "rbf" / "rff" / "n=1.parquet"
+    assert final == (
+        f"1 of 1 cell: 1 computed; shards in {shard}; "
+        f"plot: kernelbench plot {tmp_path} --experiment kernel_approx"
+    )
     beats = [line for line in proc.stderr.splitlines() if line]
     assert beats and all(line.startswith("digits rbf rff n=1: ") for line in beats)
     assert all(" runs, " in line and ", ETA " in line for line in beats)
+
+
+def render(raw: str) -> list[str]:
+    """The screen a terminal shows for ``raw`` output: carriage returns overwrite,
+    cursor-up escapes move up a line, other escapes are dropped."""
+    import re
+
+    lines, row, col = [""], 0, 0
+    for token in re.findall(r"\x1b\[[0-9;?]*[A-Za-z]|\r|\n|[^\x1b\r\n]+", raw):
+        if token == "\r":
+            col = 0
+        elif token == "\n":
+            row, col = row + 1, 0
+            lines += [""] * (row + 1 - len(lines))
+        elif token == "\x1b[A":
+            row = max(0, row - 1)
+        elif token.startswith("\x1b"):
+            continue
+        else:
+            line = lines[row].ljust(col)
+            lines[row] = line[:col] + token + line[col + len(token) :]
+            col += len(token)
+    return [line.rstrip() for line in lines]
+
+
+def test_a_terminal_shows_each_result_on_its_own_line_and_no_bar_left(tmp_path):
+    """On a terminal (a pseudo-terminal here) the bar is drawn on stderr while the
+    cells run; what stays on the screen is one line per cell, each from its first
+    column, and the summary: no fragment of the bar."""
+    import pty
+
+    env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
+    env["TERM"] = "xterm"
+    args = ["run", "-m", "method=rff,orf,sr33", "runs=40", f"output_dir={tmp_path}"]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: kernelbench on a terminal of 40 x 100 characters
+        import fcntl
+        import struct
+        import termios
+
+        fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+        os.chdir(tmp_path)
+        os.execve(sys.executable, [sys.executable, "-m", "kernelbench.cli", *args], env)
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    _, status = os.waitpid(pid, 0)
+    raw = b"".join(chunks).decode(errors="replace")
+    assert os.waitstatus_to_exitcode(status) == 0, raw
+    assert "cells, " in raw  # the bar was drawn ...
+    screen = [line for line in render(raw) if line]
+    assert len(screen) == 4, screen  # ... and nothing of it is left
+    for i, (line, method) in enumerate(zip(screen, ["rff", "orf", "sr33"], strict=False)):
+        assert line.startswith(f"[{i + 1}/3] digits rbf {method} n=1: rel_fro "), screen
+        assert line.endswith("s]") and "cells" not in line and "%|" not in line
+    assert screen[3].startswith("3 of 3 cells: 3 computed; shards in ")

@@ -23,7 +23,7 @@ from scipy import stats
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import make_feature_map
-from kernelbench.features.base import sample_factor
+from kernelbench.features.base import distinct_rows, sample_factor
 from kernelbench.kernels import exact_kernel
 
 ALPHA = 0.01
@@ -38,6 +38,15 @@ def pair() -> tuple[np.ndarray, np.ndarray]:
     X0 = load_digits().data / 16.0
     ix = np.random.default_rng(7).choice(len(X0), 10, replace=False)
     return X0[ix[:5]], X0[ix[5:]]
+
+
+@pytest.fixture(scope="module")
+def shared_pair(pair) -> tuple[np.ndarray, np.ndarray]:
+    """X of :func:`pair` and a Y holding two of its rows, first and fourth (X and Y
+    drawn independently share rows: LEUKEMIA's seed-0 sample shares 2 of 10), so
+    [X; Y] is rank deficient."""
+    X, Y = pair
+    return X, np.stack([X[3], Y[0], Y[1], X[1], Y[2]])
 
 
 def _errors(X, Y, method, kernel, n, space, dtype=np.float64, runs=RUNS, **params):
@@ -99,6 +108,50 @@ def test_orf_frame_is_orthonormal_and_full_blocks_keep_the_gram_matrix():
         np.testing.assert_allclose(Pb @ Pb.T, A @ A.T, rtol=1e-10, atol=1e-10)
 
 
+def test_distinct_rows_rebuild_the_matrix_in_order_of_first_occurrence():
+    A = np.array([[2.0, 0.0], [1.0, 1.0], [2.0, 0.0], [0.0, 0.0], [1.0, 1.0]])
+    U, index = distinct_rows(A)
+    np.testing.assert_array_equal(U, A[[0, 1, 3]])
+    np.testing.assert_array_equal(U[index], A)
+    B = np.random.default_rng(0).random((5, 3))
+    U, index = distinct_rows(B)  # no repeats: the matrix itself
+    np.testing.assert_array_equal(U, B)
+    np.testing.assert_array_equal(index, np.arange(5))
+
+
+@pytest.mark.parametrize("method", ["rff", "orf"])
+def test_repeated_points_share_their_projections(shared_pair, method):
+    """A repeated point gets its first copy's projections exactly, as under any W."""
+    X, Y = shared_pair
+    fm = make_feature_map(method, kernel="arccos0", n=1, random_state=3)
+    P = fm.fit_sample_space(np.concatenate([X, Y]))
+    np.testing.assert_array_equal(P[len(X)], P[3])
+    np.testing.assert_array_equal(P[len(X) + 3], P[1])
+
+
+@pytest.mark.parametrize("method", ["rff", "orf"])
+def test_repeated_points_draw_stable_to_rounding(method):
+    """The draw moves at rounding level when the arithmetic does: the points scaled by
+    1 + 4 eps (repeats kept), or their last coordinates reordered (another summation
+    order, as in another BLAS kernel), give the same projections to 1e-13 of their
+    scale. A QR of the rank-deficient points themselves moves them by 5-20% here
+    (LEUKEMIA's rff cells by up to 3% per run between OpenBLAS kernels): its reflector
+    for a repeated column is built from a rounding residual (docs/verification.md)."""
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((10, 64))  # not dyadic: the residuals are rounding noise
+    A[[5, 8]] = A[[3, 1]]
+    order = np.concatenate([np.arange(10), 10 + rng.permutation(54)])  # R's signs kept
+
+    def draw(B):
+        fm = make_feature_map(method, kernel="arccos0", n=1, random_state=3)
+        return fm.fit_sample_space(B)
+
+    P = draw(A)
+    scale = 1.0 + 4 * np.finfo(float).eps
+    for Q in (draw(A * scale), draw(A[:, order])):
+        assert np.abs(Q - P).max() <= 1e-13 * np.abs(P).max()
+
+
 # ---------------------------------------------------------------- moments and marginals
 
 
@@ -147,10 +200,11 @@ def test_haar_frame_rows_have_the_beta_law():
 # ---------------------------------------------------------------- error distributions
 
 
+KERNELS = ("rbf", "arccos0", "arccos1")
 CASES = [
     (method, kernel, n)
     for method in ("rff", "orf")
-    for kernel in ("rbf", "arccos0", "arccos1")
+    for kernel in KERNELS
     for n in (0.25, 1.0)  # D = 32 < d = 64; D = 130 = 2 d + 2 (orf: two blocks and two rows)
 ]
 
@@ -161,6 +215,16 @@ def test_error_distribution_equals_weight_space(pair, method, kernel, n):
     X, Y = pair
     a = _errors(X, Y, method, kernel, n, "weights")
     b = _errors(X, Y, method, kernel, n, "sample")
+    assert stats.ks_2samp(a, b).pvalue > ALPHA
+
+
+@pytest.mark.parametrize(("method", "kernel"), [(m, k) for m in ("rff", "orf") for k in KERNELS])
+def test_error_distribution_with_repeated_points_equals_weight_space(shared_pair, method, kernel):
+    """The same KS test where Y repeats two rows of X (the distinct points are drawn,
+    the repeats copied): p was 0.18-0.97 when written."""
+    X, Y = shared_pair
+    a = _errors(X, Y, method, kernel, 1.0, "weights")
+    b = _errors(X, Y, method, kernel, 1.0, "sample")
     assert stats.ks_2samp(a, b).pvalue > ALPHA
 
 
@@ -179,6 +243,95 @@ def test_ks_separates_rff_from_orf(pair, n):
     a = _errors(X, Y, "rff", "rbf", n, "weights")
     b = _errors(X, Y, "orf", "rbf", n, "weights")
     assert stats.ks_2samp(a, b).pvalue < 1e-6
+
+
+# ---------------------------------------------------------------- the published tall QR
+
+TALL = {"construction": "tall_qr", "tall_qr_sample_space": True}
+
+
+@pytest.mark.parametrize(
+    ("d", "D", "m", "panel"), [(10, 26, 3, 4), (10, 13, 3, 4), (10, 10, 4, 3), (20, 42, 25, 8)]
+)
+def test_tall_qr_reduced_is_the_householder_product(d, D, m, panel):
+    """The algebra of the tall-QR sample-space draw, for given reflector vectors: with
+    their bottoms G_b = F R (any QR), ``tall_qr_reduced`` gives Q [A^T; 0] =
+    [Y_top; F E] of the HouseholderProduct built from the whole vectors (to rounding).
+    D - d = 16, 3, 0 and 22 rows below the top: k = R's rows = d, 3, 0 and 20."""
+    from kernelbench.features.orf import tall_qr_reduced
+    from kernelbench.transforms import HouseholderProduct, _wy_panel
+
+    rng = np.random.default_rng(d + D + m)
+    nb, k = D - d, min(D - d, d)
+    tops = np.tril(rng.standard_normal((d, d)))  # reflector i: rows i..d-1 of column i
+    Gb = rng.standard_normal((nb, d))
+    full = np.vstack([tops, Gb])
+    panels, betas = [], []
+    for off in range(0, d, panel):
+        b = min(panel, d - off)
+        panels.append(_wy_panel(off, np.tril(full[off:, off : off + b]), betas))
+    Q = HouseholderProduct(D, d, tuple(panels), np.concatenate(betas))
+    A = rng.standard_normal((m, d))
+    Xp = np.zeros((m, D))
+    Xp[:, :d] = A
+    F, R = np.linalg.qr(Gb) if nb else (np.zeros((0, 0)), np.zeros((0, d)))
+    Yt, E = tall_qr_reduced(
+        A.T,
+        lambda i0, i1: tops[i0:, i0:i1].copy(),
+        lambda i0, i1: R[: min(i1, k), i0:i1].copy(),
+        k,
+        panel,
+    )
+    np.testing.assert_allclose(np.vstack([Yt, F @ E]), Q.apply_rows(Xp).T, atol=1e-13)
+
+
+def _tall_projections(space, r, d=12, m=3, n=1.0):
+    """A W^T of A = the first m unit vectors (so P[i, j] = W[j, i]), run r."""
+    A = np.eye(m, d)
+    fm = make_feature_map("orf", kernel="arccos1", n=n, random_state=r, **TALL)
+    return fm.fit_sample_space(A) if space == "sample" else fm.fit(A).projections(A)
+
+
+@pytest.mark.parametrize("n", [0.5, 1.0])
+def test_tall_qr_projections_have_the_weight_space_law(n):
+    """Entries of W = diag(chi(D)) Q[:, :d] seen through A = e_1..e_3: LAPACK's sign of
+    Q's first column kept (W[0, 0] < 0 always, both ways; a Haar block would give
+    either sign), and two-sample KS tests (300 draws a side) of W[j, i] for rows
+    j = 0, 1, d - 1, d, D - 1 (top, bottom) and columns 0-2, at D = 13 = d + 1 (one row
+    below the top) and D = 26."""
+    d = 12
+    w = np.array([_tall_projections("weights", r, d=d, n=n) for r in range(300)])
+    s = np.array([_tall_projections("sample", 1000 + r, d=d, n=n) for r in range(300)])
+    assert (w[:, 0, 0] < 0).all() and (s[:, 0, 0] < 0).all()
+    D = w.shape[2]
+    pvalues = [
+        stats.ks_2samp(w[:, i, j], s[:, i, j]).pvalue
+        for i in range(3)
+        for j in (0, 1, d - 1, d, D - 1)
+    ]
+    assert min(pvalues) > ALPHA / len(pvalues)  # Bonferroni over the 15 entries
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "arccos0", "arccos1"])
+@pytest.mark.parametrize("n", [0.5, 1.0])
+def test_tall_qr_error_distribution_equals_weight_space(pair, kernel, n):
+    """As for rff and orf: KS of the relative Frobenius errors, 50 runs a side (D = 65,
+    one row below the top, and 130)."""
+    X, Y = pair
+    a = _errors(X, Y, "orf", kernel, n, "weights", **TALL)
+    b = _errors(X, Y, "orf", kernel, n, "sample", **TALL)
+    assert stats.ks_2samp(a, b).pvalue > ALPHA
+
+
+def test_tall_qr_sample_space_is_opt_in_and_needs_d_rows():
+    """Off by default (the map's default keeps its numbers); D < d draws W."""
+    assert not make_feature_map("orf", n=1, construction="tall_qr").supports_sample_space(4, 30)
+    assert make_feature_map("orf", n=1, **TALL).supports_sample_space(4, 30)
+    assert not make_feature_map("orf", n=0.4, **TALL).supports_sample_space(4, 30)  # D = 25
+    with pytest.raises(KernelbenchError, match="true or false"):
+        make_feature_map("orf", n=1, construction="tall_qr", tall_qr_sample_space="yes").fit(
+            np.ones((2, 3))
+        )
 
 
 # ---------------------------------------------------------------- the map's contract

@@ -167,12 +167,12 @@ def test_a_shard_of_an_earlier_schema_is_one_line_never_adopted(tmp_path):
     fresh = run_and_store(cell, tmp_path, echo=None)
     path = cell_shard_path(cell, tmp_path)
     table = pq.read_table(path)
-    pq.write_table(table.replace_schema_metadata({}), path)  # as schema 3 wrote it
+    pq.write_table(table.replace_schema_metadata({}), path)  # as schemas 4 and earlier wrote it
     before = path.read_bytes()
     with pytest.raises(KernelbenchError) as err:
         run_and_store(cell, tmp_path, echo=None)
     assert str(err.value) == (
-        f"{path}: written by schema 3; rerun with overwrite=true, "
+        f"{path}: written by schema 4; rerun with overwrite=true, "
         f"or `kernelbench migrate {tmp_path}`"
     )
     assert path.read_bytes() == before
@@ -186,7 +186,7 @@ def test_migrate_moves_a_schema_3_shard_and_lists_the_rest(tmp_path):
     rows unchanged; one with a dataset override cannot be rebuilt: rerun."""
     import pyarrow.parquet as pq
 
-    from kernelbench.migrate import schema3_hash
+    from kernelbench.migrate import earlier_hash
 
     cell = build_cell(make_cell("sorf", "rbf", "digits", runs=2, seed=1))
     small = build_cell(_small())
@@ -195,7 +195,7 @@ def test_migrate_moves_a_schema_3_shard_and_lists_the_rest(tmp_path):
     old_path = tmp_path / "kernel_approx/digits/rbf/sorf/seed=1,h=00000000/n=1.parquet"
     for c, target in ((cell, old_path), (small, cell_shard_path(small, tmp_path))):
         table = pq.read_table(cell_shard_path(c, tmp_path))
-        hashes = pa.array([schema3_hash(c)] * table.num_rows)
+        hashes = pa.array([earlier_hash(c, 3)] * table.num_rows)
         table = table.set_column(table.schema.get_field_index("config_hash"), "config_hash", hashes)
         cell_shard_path(c, tmp_path).unlink()
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -203,11 +203,47 @@ def test_migrate_moves_a_schema_3_shard_and_lists_the_rest(tmp_path):
     out = kb("migrate", str(tmp_path), cwd=tmp_path)
     assert out.stdout.splitlines() == [
         f"migrated 1 shard(s) to schema {SCHEMA_VERSION}",
-        f"rerun with overwrite=true: {cell_shard_path(small, tmp_path)} (schema 3)",
+        f"rerun with overwrite=true: {cell_shard_path(small, tmp_path)} (schema 4)",
     ]
     assert not old_path.exists()
     assert shard_config_hash(cell_shard_path(cell, tmp_path)) == config_hash(cell)
     assert run_and_store(cell, tmp_path, echo=None) is None  # done
+
+
+def test_migrate_adopts_schema_4_and_schema_3_unless_sr33s_budget_changed(tmp_path):
+    """Schema 4 gave sr33 rff's D at every n: a schema-4 shard is migrated, a schema-3
+    one too unless the cell is sr33 at an n that is not a whole number of rules (a
+    multiple of 1/2 for rbf, without reflections; of 1 for the arc-cosine kernels)."""
+    import pyarrow.parquet as pq
+
+    from kernelbench.migrate import budget_changed, earlier_hash
+
+    def cell(method: str, kernel: str, n: float):
+        return build_cell(make_cell(method, kernel, "digits", n=n, runs=2))
+
+    assert not budget_changed(cell("sr33", "rbf", 1)) and not budget_changed(
+        cell("sr33", "rbf", 1.5)
+    )
+    assert not budget_changed(cell("sr33", "arccos1", 2)) and not budget_changed(
+        cell("rff", "rbf", 1.3)
+    )
+    assert budget_changed(cell("sr33", "rbf", 1.3)) and budget_changed(cell("sr33", "arccos1", 1.5))
+    kept, changed, four = cell("sr33", "rbf", 1), cell("sr33", "rbf", 1.3), cell("sr33", "rbf", 0.3)
+    assert len({earlier_hash(kept, 3), earlier_hash(kept, 4), kept.config_hash}) == 3
+    for c, version in ((kept, 3), (changed, 3), (four, 4)):
+        run_and_store(c, tmp_path, echo=None)
+        path = cell_shard_path(c, tmp_path)
+        table = pq.read_table(path)
+        hashes = pa.array([earlier_hash(c, version)] * table.num_rows)
+        table = table.set_column(table.schema.get_field_index("config_hash"), "config_hash", hashes)
+        pq.write_table(table.replace_schema_metadata({}), path)
+    out = kb("migrate", str(tmp_path), cwd=tmp_path)
+    assert out.stdout.splitlines() == [
+        f"migrated 2 shard(s) to schema {SCHEMA_VERSION}",
+        f"rerun with overwrite=true: {cell_shard_path(changed, tmp_path)} (schema 4)",
+    ]
+    for c in (kept, four):
+        assert run_and_store(c, tmp_path, echo=None) is None  # done
 
 
 # -- a sweep keeps every shard -----------------------------------------------------
@@ -228,7 +264,8 @@ def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
         f"output_dir={out}",
     ]
     proc = kb(*args, cwd=tmp_path)
-    lines = proc.stdout.strip().splitlines()
+    *lines, final = proc.stdout.strip().splitlines()
+    assert final.startswith("8 of 8 cells: 8 computed; shards in ")
     assert len(lines) == 8 and len({line.split(": ")[0][6:] for line in lines}) == 8
     assert "[1/8] digits rbf sorf gamma=0.1 n_blocks=1 h=" in lines[0]
     assert not any("recomputing" in line for line in lines)
@@ -244,8 +281,9 @@ def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
     df = read_results(out)
     assert len(df) == 16
     assert df.groupby(["seed", "kernel_params", "method_params"]).ngroups == 8
-    again = kb(*args, cwd=tmp_path).stdout.strip().splitlines()
+    *again, final = kb(*args, cwd=tmp_path).stdout.strip().splitlines()
     assert len(again) == 8 and all(line.endswith("skipped (done)") for line in again)
+    assert final.startswith("8 of 8 cells: 8 skipped (already done); shards in ")
 
 
 # -- plot and verify tell such cells apart -------------------------------------------

@@ -1,9 +1,16 @@
-"""``kernelbench baseline EXPERIMENT RUN_DIR...``: our committed baseline of an experiment.
+"""``kernelbench baseline EXPERIMENT RUN_DIR...``: our baseline of an experiment.
 
 Aggregates the shards of ``EXPERIMENT`` (the results' ``experiment`` name) under the
-results directories into ``results/baseline/`` (``--out``): the tables whose format is
-:mod:`kernelbench.baseline.format` (read by ``kernelbench verify``), and the figures
-REPRODUCTION.md embeds. One module per experiment:
+results directories into ``--out`` (default: ``baseline/`` beside the first results
+directory, so ``results/runs`` gives ``results/baseline``): the tables whose format is
+:mod:`kernelbench.baseline.format` (read by ``kernelbench verify``), and figures.
+
+Any experiment whose protocol has a reporting contract (:mod:`kernelbench.reporting`),
+built-in or plug-in, gets the generic baseline (:func:`generic_write`):
+``<experiment>_baseline.csv``, one row per cell of the protocol's ``cell_keys`` with the
+statistics of its headline metric (:func:`kernelbench.baseline.format.cell_table`), and
+the protocol's default figures as PNG. The papers' committed baselines keep the formats
+that REPRODUCTION.md and their verify configs read, written by one module each:
 
 =================== =====================================================================
 experiment          writes
@@ -19,6 +26,8 @@ yu2016_*, yang2014_* <experiment>.csv, <experiment>.png: the figure and its summ
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -27,23 +36,29 @@ import click
 import pandas as pd
 
 from kernelbench.baseline import fig1, fig2, figures, liu2020
-from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.errors import KernelbenchError
 
-#: experiment -> writer of its table(s) from a results frame
+#: experiment -> writer of its paper-specific table(s) from a results frame
 TABLES: dict[str, Callable[..., None]] = {
     "munkhoeva2018_fig1": fig1.write,
     "munkhoeva2018_fig2": fig2.write,
     "liu2020_table3": liu2020.write,
     "liu2020_table3_paper": partial(liu2020.write, experiment="liu2020_table3_paper"),
 }
-#: every experiment with a baseline, in the order of ``--help``
+#: the experiments whose baseline has a paper-specific format, in the order of ``--help``
 EXPERIMENTS = (*TABLES, *figures.EXPERIMENTS)
+
+
+def default_out(results: list[Path]) -> Path:
+    """``baseline/`` beside the first results directory (``results/runs`` ->
+    ``results/baseline``): next to the results, never inside the package."""
+    return results[0].parent / "baseline"
 
 
 def write_baseline(
     experiment: str,
     results: list[Path],
-    out: Path,
+    out: Path | None = None,
     update: str | None = None,
     figure: bool = True,
     echo: Callable[[str], None] = print,
@@ -55,8 +70,7 @@ def write_baseline(
     ``methods`` for the Yu/Yang figures)."""
     from kernelbench.results import read_results
 
-    if experiment not in EXPERIMENTS:
-        raise choices_error("experiment with a baseline", experiment, EXPERIMENTS)
+    out = default_out(results) if out is None else out
     if update and experiment != "munkhoeva2018_fig1":
         raise KernelbenchError("--update and --update-cells apply to munkhoeva2018_fig1 only")
     if experiment in figures.EXPERIMENTS:
@@ -67,11 +81,82 @@ def write_baseline(
     if methods:
         raise KernelbenchError("--methods applies to the yu2016_* and yang2014_* experiments")
     source = rows_of or experiment
+    missing = [p for p in results if not p.is_dir()]
+    if missing:
+        raise KernelbenchError(f"results directory {str(missing[0])!r} does not exist")
     df = pd.concat([read_results(p, source) for p in results], ignore_index=True)
     if df.empty:
-        raise KernelbenchError(f"no results of experiment {experiment!r} under {results}")
+        raise KernelbenchError(
+            f"no results of experiment {source!r} under {', '.join(map(str, results))} "
+            f"(run it first: kernelbench run experiment=<its file>)"
+        )
     out.mkdir(parents=True, exist_ok=True)
-    TABLES[experiment](df, out, update=update, figure=figure, echo=echo)
+    if experiment in TABLES:
+        TABLES[experiment](df, out, update=update, figure=figure, echo=echo)
+    else:
+        generic_write(df, experiment, out, results, source, figure=figure, echo=echo)
+
+
+def generic_write(
+    df: pd.DataFrame,
+    experiment: str,
+    out: Path,
+    results: list[Path],
+    source: str,
+    figure: bool = True,
+    echo: Callable[[str], None] = print,
+) -> None:
+    """``<experiment>_baseline.csv`` (the headline metric of the results' protocol per
+    cell, :func:`kernelbench.baseline.format.cell_table`) and the protocol's default
+    figures (of the rows of experiment ``source`` under ``results``) as
+    ``<experiment>_<file>.png``: the baseline of any experiment whose protocol has a
+    reporting contract."""
+    from kernelbench.baseline.format import cell_table, write_table
+    from kernelbench.reporting import REPORTING
+
+    protocols = sorted(df["protocol"].dropna().astype(str).unique())
+    if len(protocols) != 1:
+        raise KernelbenchError(
+            f"experiment {experiment!r}: results of {len(protocols)} protocols "
+            f"({', '.join(protocols)}); a baseline is of one protocol"
+        )
+    if protocols[0] not in REPORTING:
+        raise KernelbenchError(
+            f"experiment {experiment!r}: protocol {protocols[0]!r} has no reporting "
+            "contract (kernelbench/reporting/), so no baseline"
+        )
+    rep = REPORTING.get(protocols[0])
+    # a run of a cell under one config is one draw (its Generator comes from the seed
+    # and the cell): the same run found twice (e.g. verify's shards under the results
+    # directory) is counted once
+    same = [*rep.cell_keys, "run", "config_hash"]
+    twice = df.duplicated(same)
+    if twice.any():
+        echo(f"note: {int(twice.sum())} rows found twice (same cell, run and config) counted once")
+        df = df[~twice]
+    table = cell_table(df, rep.metric(None).column, keys=rep.cell_keys)
+    csv = write_table(table, out / f"{experiment}_baseline.csv")
+    echo(f"wrote {csv} ({len(table)} cells, metric {rep.headline})")
+    if figure and len(results) == 1:
+        for path in _draw(results[0], source, out):
+            echo(f"wrote {path}")
+    elif figure:
+        echo("note: figures are drawn from one results directory (kernelbench plot)")
+
+
+def _draw(results: Path, experiment: str, out: Path) -> list[Path]:
+    """The protocol's default figures of ``experiment``'s shards under ``results``
+    (``kernelbench plot``'s code), as ``<out>/<experiment>_<figure file>.png``."""
+    from kernelbench.plot_command import make_plots
+
+    written = []
+    with tempfile.TemporaryDirectory() as tmp:
+        make_plots(results, tmp, formats=["png"], experiment=experiment)
+        for path in sorted(Path(tmp).rglob("*.png")):
+            target = out / f"{experiment}_{path.name}"
+            shutil.copyfile(path, target)
+            written.append(target)
+    return written
 
 
 @click.command("baseline")
@@ -82,9 +167,9 @@ def write_baseline(
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("results/baseline"),
-    show_default=True,
-    help="Where the tables and figures go.",
+    default=None,
+    help="Where the tables and figures go [default: baseline/ beside the first RESULTS "
+    "directory, e.g. results/baseline for results/runs].",
 )
 @click.option(
     "--update",
@@ -115,15 +200,17 @@ def write_baseline(
 def baseline(
     experiment: str,
     results: tuple[Path, ...],
-    out: Path,
+    out: Path | None,
     update: str | None,
     no_figure: bool,
     rows_of: str | None,
     methods: tuple[str, ...],
 ) -> None:
-    """Aggregate EXPERIMENT's shards under RESULTS (one or more directories) into our
-    committed baseline: munkhoeva2018_fig1, munkhoeva2018_fig2, liu2020_table3[_paper],
-    yu2016_fig2, yu2016_fig4, yang2014_fig2, yang2014_fig4, yang2014_fig4_nn50."""
+    """Aggregate EXPERIMENT's shards under RESULTS (one or more directories) into a
+    baseline table and figures: any experiment whose protocol has a reporting contract
+    (EXPERIMENT_baseline.csv), built-in or plug-in; the papers' own formats for
+    munkhoeva2018_fig1, munkhoeva2018_fig2, liu2020_table3[_paper], yu2016_*,
+    yang2014_*."""
     write_baseline(
         experiment,
         list(results),

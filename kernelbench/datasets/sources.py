@@ -143,6 +143,14 @@ def _check_arrays(spec: DatasetSpec, arrays: Arrays, path: Path) -> None:
         raise DataUnavailableError(
             f"{path} holds X {X.shape}, y {arrays['y'].shape}; expected d={spec.d} for {spec.name}"
         )
+    for key in ("X", "X_test"):
+        A = arrays.get(key)
+        if A is not None and A.dtype.kind in "fc" and not np.isfinite(A).all():
+            bad = int(A.size - np.isfinite(A).sum())
+            raise DataUnavailableError(
+                f"{path} holds {bad} non-finite values (NaN or inf) in {key}; dataset "
+                f"{spec.name!r} must be finite: fetch it again with `{fetch_command(spec.name)}`"
+            )
 
 
 def _make(

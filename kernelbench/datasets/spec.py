@@ -20,40 +20,50 @@ Arrays = dict[str, np.ndarray]
 Downloader = Callable[[Path, bool], Arrays]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DatasetSpec:
-    """Static facts about one dataset (no data).
+    """Static facts about one dataset (no data), given by keyword.
 
     ``n_train``/``n_test`` are the sizes of the official split (``n_test`` 0
     when the source has no test file); the mirror may hold less (see
-    ``mirror_deviation``).
+    ``mirror_deviation``). A local dataset (a plug-in's ``bundled`` loader) needs
+    only ``name``, ``task``, ``n_train``, ``d`` and ``bundled``: the download facts
+    (``openml_id``, ``urls``, ``sha256``, ``downloader``) default to none, the
+    deviation notes to "not a paper dataset", and ``in_mirror`` to False.
     """
 
     name: str
     task: Literal["classification", "regression"]
     n_train: int
-    n_test: int
     d: int
-    n_classes: int | None
-    title: str
+    n_test: int = 0
+    n_classes: int | None = None
+    title: str = ""
     #: Where a download comes from, in words: "OpenML 6", "UCI archive", ...
-    source: str
-    openml_id: int | None
-    urls: tuple[str, ...]
-    citation: str
-    licence: str
+    source: str = "local"
+    openml_id: int | None = None
+    urls: tuple[str, ...] = ()
+    citation: str = ""
+    licence: str = ""
     #: SHA-256 of the reference ``<name>.npz`` (the mirror's file); None if unknown.
-    sha256: str | None
+    sha256: str | None = None
     #: One line: how the mirror's copy differs from the data the papers used.
-    mirror_deviation: str
+    mirror_deviation: str = "not a paper dataset"
     #: One line: how a download differs from the data the papers used.
-    download_deviation: str
+    download_deviation: str = "not a paper dataset"
     #: Turns the fetched files into arrays; None for bundled datasets.
     downloader: Downloader | None = field(default=None, repr=False, compare=False)
     #: Returns the arrays of a bundled dataset (no download needed).
     bundled: Callable[[], Arrays] | None = field(default=None, repr=False, compare=False)
     optional: bool = False
-    in_mirror: bool = True
+    #: Whether the dataset mirror (KERNELBENCH_DATA) holds it; default: unless bundled.
+    in_mirror: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.in_mirror is None:
+            object.__setattr__(self, "in_mirror", self.bundled is None)
+        if not self.title:
+            object.__setattr__(self, "title", self.name)
 
     @property
     def n_total(self) -> int:

@@ -29,13 +29,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kernelbench.datasets.sources import Locations, load_dataset
-from kernelbench.datasets.spec import DATASETS, Dataset
+from kernelbench.datasets.spec import Dataset
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.seeding import derive_rng
 
@@ -45,18 +44,11 @@ TEST_PARTS = ("rest", "given", "half")
 
 
 def dataset_config(name: str) -> dict[str, Any]:
-    """The dict of ``configs/dataset/<name>.yaml``."""
+    """The dict of ``dataset/<name>.yaml`` on the config search path (kernelbench's
+    ``configs/`` and the plug-ins' ``CONFIG_DIR``)."""
     from kernelbench.config import load_group
 
-    try:
-        return load_group("dataset", name)
-    except FileNotFoundError:  # a bare checkout without the top-level config.yaml
-        from omegaconf import OmegaConf
-
-        path = Path(__file__).resolve().parents[2] / "configs" / "dataset" / f"{name}.yaml"
-        if not path.is_file():
-            raise choices_error("dataset", name, DATASETS.names()) from None
-        return OmegaConf.to_container(OmegaConf.load(path), resolve=True)  # type: ignore[return-value]
+    return load_group("dataset", name)
 
 
 def recipes(dataset_cfg: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -13,6 +13,7 @@ sr11      SR11    spherical-radial (1,1) (= rff, Prop. 2.1)
 sr13      SR13    spherical-radial (1,3) (= orf, Prop. 2.2)
 lev_rff   -       RFF re-sampled by ridge leverage scores (Liu et al. 2020)
 slw_rff   -       surrogate leverage weighted RFF (Liu et al. 2020, Alg. 1)
+nystrom   -       Nystroem, uniform landmarks (a reference row no paper has)
 ========= ======= =====================================================
 """
 

@@ -46,6 +46,24 @@ def sample_factor(As: np.ndarray) -> np.ndarray:
     return np.linalg.qr(np.asarray(As, dtype=np.float64).T, mode="r")
 
 
+def distinct_rows(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct rows of A in order of first occurrence, the index of each row of A
+    among them): ``A == U[index]`` exactly.
+
+    Sample-space draws factor the distinct points only. A repeated point makes
+    A~^T rank deficient: the thin QR then builds a Householder reflector from a
+    rounding-level residual, whose direction is set by the last bits of the BLAS
+    kernel and rotates the later columns of R arbitrarily. R^T G keeps its law but
+    the numbers of a seed change at O(1) from one BLAS kernel to another (LEUKEMIA:
+    X and Y share 2-6 of their 10 rows; docs/verification.md).
+    """
+    _, first, index = np.unique(A, axis=0, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return A[first[order]], rank[np.ravel(index)]
+
+
 class RandomFeatureMap(TransformerMixin, BaseEstimator):
     """Base class: parameters in ``__init__``, randomness in ``fit``, pure ``transform``.
 
@@ -88,9 +106,6 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         raise NotImplementedError
 
     # -- shared machinery ---------------------------------------------------
-    def _n_projections(self, d: int) -> int:
-        return n_projections(self.n, d)
-
     def fit(self, X: Any, y: Any = None) -> RandomFeatureMap:
         """Draw the random projections for inputs with X.shape[1] features."""
         X, rng, d, D = self._start_fit(X)
@@ -106,9 +121,17 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         d = X.shape[1]
         self.input_scale_ = self.kernel_.input_scale(d, self.gamma)
         self.sample_space_ = False
-        return X, check_random_state(self.random_state), d, self._n_projections(d)
+        return X, check_random_state(self.random_state), d, n_projections(self.n, d)
 
     def _finish_fit(self, D: int, weights: np.ndarray, zero_weight: float) -> None:
+        """Store the draw's weights; every map uses exactly D projections (equal
+        budgets: a map that cannot honour a D refuses the n in ``_check_params`` or
+        ``_draw`` with one line, never draws another D)."""
+        if np.shape(weights) != (D,):
+            raise KernelbenchError(
+                f"{type(self).__name__} drew {np.size(weights)} projections where n={self.n} "
+                f"gives D={D}; a map uses exactly D = round(2n(d + 1)) or refuses the n"
+            )
         kern = self.kernel_
         self.n_projections_ = int(D)
         self.weights_ = np.asarray(weights, dtype=np.float64)
@@ -128,7 +151,8 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         of A *only*, from the run's Generator, without drawing W (m < d): they have
         the joint law of ``fit(A).projections(A)`` (:meth:`_draw_sample_space`). The
         map cannot transform other points afterwards; the features of A are
-        :meth:`features` of the result."""
+        :meth:`features` of the result. Repeated rows get the projections of their
+        first copy (:func:`distinct_rows`), as under any W."""
         A, rng, d, D = self._start_fit(A)
         if not self.supports_sample_space(A.shape[0], d):
             raise KernelbenchError(
@@ -136,7 +160,12 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
                 "in sample space; use fit and transform"
             )
         As = A * A.dtype.type(self.input_scale_) if self.input_scale_ != 1.0 else A
-        P, weights, zero_weight = self._draw_sample_space(rng, As, D)
+        # a repeated point has the projections of its first copy, under any W: draw
+        # those of the distinct points (a full-rank factor; :func:`distinct_rows`)
+        Au, index = distinct_rows(As)
+        P, weights, zero_weight = self._draw_sample_space(rng, Au, D)
+        if len(Au) < len(As):
+            P = P[index]
         self._finish_fit(D, weights, zero_weight)
         self.sample_space_ = True
         return P.astype(A.dtype, copy=False)

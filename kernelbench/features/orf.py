@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
@@ -11,7 +13,13 @@ from kernelbench.features.base import (
     check_real,
     sample_factor,
 )
-from kernelbench.transforms import HouseholderProduct
+from kernelbench.transforms import (
+    HOUSEHOLDER_PANEL,
+    HouseholderProduct,
+    reflector_scalars,
+    wy_factor_from_gram,
+)
+from kernelbench.validation import check_bool
 
 CONSTRUCTIONS = ("stacked", "tall_qr")
 
@@ -44,6 +52,16 @@ class ORF(RandomFeatureMap):
     Forming W costs about as much as mapping d/2 points through the panels, so the
     default (64 MiB: d <= 784 at every n of Munkhoeva et al.'s Fig. 1) leaves the wide
     datasets (CIFAR-100, LEUKEMIA: 20-100 points per map) on the panels. 0: never.
+    ``dense_budget_mb``: W is also formed where it takes more than ``dense_limit_mb``
+    but the data ``fit`` sees has N >= d/2 rows (forming then pays for itself) and W
+    takes at most this many MiB; None (the default): 1/16 of the machine's physical
+    memory (:func:`dense_budget_mb`: fixed per machine, so reruns choose alike).
+
+    ``tall_qr_sample_space``: let the tall-QR construction (D >= d) draw the
+    projections of m < d points directly (:func:`tall_qr_projections`, same law as
+    W's, other numbers; O(d^2 m) instead of O(D d m)). Off here, on in
+    ``configs/method/orf_tallqr.yaml``: a cell's hash holds its method parameters, so
+    cells drawn either way are never mixed.
     """
 
     paper_label = "Gort"
@@ -56,14 +74,37 @@ class ORF(RandomFeatureMap):
         random_state=None,
         construction: str = "stacked",
         dense_limit_mb: float = 64.0,
+        tall_qr_sample_space: bool = False,
+        dense_budget_mb: float | None = None,
     ) -> None:
         super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
         self.construction = construction
         self.dense_limit_mb = dense_limit_mb
+        self.dense_budget_mb = dense_budget_mb
+        self.tall_qr_sample_space = tall_qr_sample_space
 
     def _check_params(self) -> None:
         check_choice("construction", self.construction, CONSTRUCTIONS)
         check_real("dense_limit_mb", self.dense_limit_mb, 0, strict=False)
+        check_bool("tall_qr_sample_space", self.tall_qr_sample_space)
+        if self.dense_budget_mb is not None:
+            check_real("dense_budget_mb", self.dense_budget_mb, 0, strict=False)
+
+    def _start_fit(self, X):
+        out = super()._start_fit(X)
+        self.fit_rows_ = out[0].shape[0]
+        return out
+
+    def _forms_w(self, d: int, D: int) -> bool:
+        """Whether ``fit`` forms W: under ``dense_limit_mb``, or for N >= d/2 rows under
+        the budget (``dense_budget_mb``)."""
+        mib = D * d * 8 / 2**20
+        if mib <= self.dense_limit_mb:
+            return True
+        if self.dense_limit_mb == 0:  # never
+            return False
+        budget = dense_budget_mb() if self.dense_budget_mb is None else self.dense_budget_mb
+        return 2 * getattr(self, "fit_rows_", 0) >= d and mib <= budget
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         if self.construction == "stacked":
@@ -79,14 +120,19 @@ class ORF(RandomFeatureMap):
         else:
             self.blocks_ = [(HouseholderProduct.gaussian(rng, d, D), None)]
             self.row_norms_ = np.sqrt(rng.chisquare(D, size=D))
-        self.W_ = self._dense(d, D) if D * d * 8 <= self.dense_limit_mb * 2**20 else None
+        self.W_ = self._dense(d, D) if self._forms_w(d, D) else None
         return np.full(D, 1.0 / D), 0.0
 
     def supports_sample_space(self, n_points: int, d: int) -> bool:
-        """Sample-space draws for the stacked construction where m < d points span
-        less than R^d (the published tall-QR code keeps LAPACK's signs, whose law is
-        not rotation invariant: it draws W)."""
-        return self.construction == "stacked" and n_points < d
+        """Sample-space draws where m < d points span less than R^d: the stacked
+        construction's blocks from Haar frames; the published tall-QR construction
+        (D >= d) from its reflectors held in a reduced form (:func:`tall_qr_projections`;
+        LAPACK's signs kept). tall_qr with D < d draws W."""
+        if n_points >= d:
+            return False
+        if self.construction == "stacked":
+            return True
+        return bool(self.tall_qr_sample_space) and self._n_projections(d) >= d
 
     def _draw_sample_space(
         self, rng: np.random.Generator, As: np.ndarray, D: int
@@ -102,13 +148,15 @@ class ORF(RandomFeatureMap):
         is R_A^T V[:rows]^T diag(S[:rows]), blocks independent and truncated to D
         rows as in :meth:`_draw` (Yu et al. 2016, Sec. 3).
         """
+        if self.construction == "tall_qr":
+            P = tall_qr_projections(rng, As, D)
+            return P, np.full(D, 1.0 / D), 0.0
         m, d = As.shape
         R = sample_factor(As)
         P = np.empty((m, D))
         for b in range(-(-D // d)):
             lo, hi = b * d, min(D, (b + 1) * d)
-            V, T = np.linalg.qr(rng.standard_normal((d, m)))
-            V *= np.where(np.diagonal(T) < 0.0, -1.0, 1.0)[None, :]
+            V = haar_frame(rng, d, m)
             S = np.sqrt(rng.chisquare(d, size=d))
             P[:, lo:hi] = (R.T @ V[: hi - lo].T) * S[None, : hi - lo]
         return P, np.full(D, 1.0 / D), 0.0
@@ -156,3 +204,103 @@ class ORF(RandomFeatureMap):
             Xp[:, :d] = X
             return Q.apply_rows(Xp) * S
         return Q.apply_rows(X, transpose=True)[:, :D] * S  # W x = S (Q^T x)[:D]
+
+
+def dense_budget_mb() -> float:
+    """The default memory budget of a formed W: 1/16 of the physical memory (MiB), a
+    constant of the machine (the free memory would make reruns choose differently)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 16 / 2**20
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 1024.0
+
+
+def haar_frame(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
+    """A rows x cols frame with orthonormal columns from the Haar measure: the Q of the
+    QR of a Gaussian matrix with the signs of diag R moved in (Mezzadri 2006, Sec. 5)."""
+    V, T = np.linalg.qr(rng.standard_normal((rows, cols)))
+    V *= np.where(np.diagonal(T) < 0.0, -1.0, 1.0)[None, :]
+    return V
+
+
+def tall_qr_projections(
+    rng: np.random.Generator, As: np.ndarray, D: int, panel: int = HOUSEHOLDER_PANEL
+) -> np.ndarray:
+    """A~ W^T (m x D) for the published tall-QR W = diag(chi(D)) Q[:, :d] (D >= d), W
+    never formed; the same law as ``fit`` then ``projections`` (LAPACK's signs kept).
+
+    Q = H_0 ... H_{d-1} is drawn reflector by reflector (Stewart 1980, as
+    :meth:`HouseholderProduct.gaussian`): reflector i from a fresh Gaussian vector
+    of length D - i, split into its top (coordinates i..d-1) and its bottom
+    (coordinates d..D-1). The bottoms form a (D - d) x d Gaussian matrix G_b =
+    F R+ (QR with R+ >= 0 on the diagonal): R+ has Bartlett's law (chi(D - d - i)
+    diagonal, N(0, 1) above it) and F, Haar, is independent of R+ (Muirhead 1982,
+    Thm. 3.2.14). A reflector depends on its bottom only through the column norms
+    ||G_b e_i|| = ||R+ e_i||, and Q [A~^T; 0] has bottom rows G_b C for a d x m matrix
+    C built from the tops and R+ (:func:`tall_qr_reduced`). So the bottom rows are
+    F E with E = R+ C, and F E = (F Q_E) R_E (E = Q_E R_E), with F Q_E a Haar
+    (D - d) x m frame independent of everything else: O(d^2 m + D m^2) and d^2
+    Gaussian numbers instead of O(D d m) and D d. Draw order: the panels of
+    reflectors from the last (tops, then R+ columns), the frame, the chi(D) row norms.
+    """
+    m, d = As.shape
+    nb = D - d
+    if nb < 0:
+        raise ValueError(f"the tall-QR sample-space draw needs D >= d, got D={D}, d={d}")
+    k = min(nb, d)
+
+    def tops(i0: int, i1: int) -> np.ndarray:
+        return np.tril(rng.standard_normal((d - i0, i1 - i0)))
+
+    def rplus(i0: int, i1: int) -> np.ndarray:
+        r1 = min(i1, k)
+        Rb = np.triu(rng.standard_normal((r1, i1 - i0)), k=-i0)
+        for c in range(max(0, min(i1, k) - i0)):  # the diagonal R+_ii ~ chi(nb - i)
+            Rb[i0 + c, c] = np.sqrt(rng.chisquare(nb - i0 - c))
+        return Rb
+
+    Yt, E = tall_qr_reduced(np.asarray(As, dtype=np.float64).T, tops, rplus, k, panel)
+    P = np.empty((m, D))
+    P[:, :d] = Yt.T
+    if nb:
+        if m < k:  # F E = (F Q_E) R_E: a Haar (D - d) x m frame times R_E
+            Q_E, R_E = np.linalg.qr(E)
+            P[:, d:] = (haar_frame(rng, nb, m) @ R_E).T
+        else:
+            P[:, d:] = (haar_frame(rng, nb, k) @ E).T
+    P *= np.sqrt(rng.chisquare(D, size=D))[None, :]
+    return P
+
+
+def tall_qr_reduced(At, tops, rplus, k: int, panel: int = HOUSEHOLDER_PANEL):
+    """(Y_top, E): Q [A~^T; 0] = [Y_top; F E] for Q = H_0 ... H_{d-1} whose reflector i
+    comes from the vector (top_i, G_b e_i), G_b = F R+ (F: orthonormal columns, R+:
+    k x d upper trapezoidal). ``tops(i0, i1)``: the (d - i0) x (i1 - i0) lower
+    trapezoidal block of the tops of reflectors i0..i1-1 (column c starts on row c);
+    ``rplus(i0, i1)``: R+[:min(i1, k), i0:i1]. Panels of reflectors are applied in
+    compact WY form (I - V T V^T, V^T V from the tops and R+^T R+), from the last;
+    the bottom rows are kept as G_b C, i.e. as E = R+ C (k x m)."""
+    d, m = At.shape
+    Yt = np.array(At, dtype=np.float64, order="C")
+    E = np.zeros((k, m))
+    starts = list(range(0, d, panel))
+    for i0 in reversed(starts):
+        i1 = min(d, i0 + panel)
+        b = i1 - i0
+        Tb = tops(i0, i1)
+        Rb = rplus(i0, i1)
+        idx = np.arange(b)
+        alpha = Tb[idx, idx].copy()
+        Tb[idx, idx] = 0.0
+        xnorm = np.sqrt(np.einsum("ij,ij->j", Tb, Tb) + np.einsum("ij,ij->j", Rb, Rb))
+        _, tau, scale = reflector_scalars(alpha, xnorm)
+        V = Tb * scale[None, :]  # the top rows i0..d-1 of the panel's reflectors
+        V[idx, idx] = 1.0
+        VtV = V.T @ V + scale[:, None] * (Rb.T @ Rb) * scale[None, :]
+        T = wy_factor_from_gram(VtV, tau)
+        r1 = Rb.shape[0]
+        Z = V.T @ Yt[i0:] + scale[:, None] * (Rb.T @ E[:r1])  # V^T Y (b x m)
+        U = T @ Z
+        Yt[i0:] -= V @ U
+        E[:r1] -= Rb @ (scale[:, None] * U)
+    return Yt, E

@@ -16,8 +16,10 @@ Monahan (1998):
 
 For even kernels (rbf) f(w) = f(-w), so the reflected nodes are redundant: as
 in the published experiments, 2n rotations without reflections are used,
-keeping D = 2n(d + 1). The f(0) term enters k_hat as the additive constant
-``constant_`` = c f(0) mean_k(a_0k^2); it can be negative for a single rule, in
+keeping D = 2n(d + 1). Every rule-based map uses exactly the D = round(2n(d + 1))
+projections of rff (:func:`kernelbench.features.base.n_projections`) at any n: whole
+rules, the last one truncated to the nodes that fit. The f(0) term enters k_hat as
+the additive constant ``constant_`` = c f(0) a_0^2; it can be negative for a single rule, in
 which case no real explicit feature carries it (an explicit map would append
 the column sqrt(constant_) when it is >= 0).
 """
@@ -175,11 +177,22 @@ class SR13(_MonteCarloSR):
 class SR33(_SphericalRadial):
     """SR rule of degree (3, 3) on the rotated regular simplex (Munkhoeva et al. 2018, Eq. 5).
 
-    Rules are whole: t = round(D / (d + 1)) rules without reflections (even
-    kernels, t = 2n) or t = round(D / (2(d + 1))) with reflections (t = n),
-    so D = 2n(d + 1) for integer n. Node weights d / ((d + 1) rho_j^2) / t
-    (halved with reflections); the node at zero has weight
-    mean_k (1 - sum_j d / ((d + 1) rho_kj^2)) and enters as ``constant_``.
+    D = round(2n(d + 1)) nodes, as for every map: t = ceil(D / p) rules of p = d + 1
+    nodes without reflections (even kernels) or p = 2(d + 1) with them, the last
+    rule truncated to its first D - (t - 1) p nodes (its vertices, then their
+    reflections), as the authors' code keeps D = 2n(d + 1) at fractional n.
+
+    Weights: every node w_j = rho_j Q v_j alone is an unbiased rule,
+    (1 - d / rho_j^2) f(0) + (d / rho_j^2) f(w_j), for Q v_j uniform on the sphere
+    and rho_j ~ chi(d + 2) (E[d / rho^2] = 1, and d rho^-2 chi_{d+2} = chi_d in law:
+    Eq. (5) node by node), and Eq. (6) is the mean of its nodes' rules. So the D
+    nodes get the weight d / (rho_j^2 D) each and the node at zero
+    1 - mean_j d / rho_j^2, which keeps E[k_hat] = k for any D. For whole rules
+    (integer n; n = 1/2, 3/2, ... without reflections) this is Eq. (6): node
+    weights d / ((d + 1) rho_j^2) / t (halved with reflections), zero weight
+    mean_k (1 - sum_j d / ((d + 1) rho_kj^2)), entering as ``constant_``. A
+    truncated rule's nodes keep their weights; only the whole rules' share of the
+    sum falls from 1 to (t - 1) p / D (its truncated nodes carry the rest).
     ``rotation``: products of ``n_butterflies`` random butterflies with random
     permutations (default, O(d log d)), or a dense Haar matrix.
     """
@@ -197,18 +210,18 @@ class SR33(_SphericalRadial):
         p = d + 1
         self.reflections_ = self._use_reflections()
         per_rule = p * (2 if self.reflections_ else 1)
-        t = max(1, int(round(D / per_rule)))
+        t = -(-D // per_rule)  # whole rules, the last one truncated to D nodes
         self.nodes_per_rule_ = p
         self.rotations_ = [self._draw_rotation(rng, d) for _ in range(t)]
         self.radii_ = self._draw_radii(rng, t, p, d)
         w = d / ((d + 1.0) * self.radii_**2)  # t x p spherical-radial weights
-        zero_weight = float(np.mean(1.0 - w.sum(axis=1)))
-        w = w / t
+        whole = D == t * per_rule
+        if whole:  # Eq. (6), the mean of t rules
+            zero_weight = float(np.mean(1.0 - w.sum(axis=1)))
+        w = w / (D / per_rule)  # d / (rho_j^2 D): t for whole rules
         if self.reflections_:
             w = np.concatenate([w, w], axis=1) / 2.0
-        return w.ravel(), zero_weight
-
-    def _n_projections(self, d: int) -> int:
-        D = super()._n_projections(d)
-        per_rule = (d + 1) * (2 if self._use_reflections() else 1)
-        return max(1, int(round(D / per_rule))) * per_rule
+        w = w.ravel()[:D]
+        if not whole:  # the node rules' mean: 1 - mean_j d / rho_j^2 over the D nodes
+            zero_weight = 1.0 - float(w.sum())
+        return w, zero_weight

@@ -234,7 +234,8 @@ class Protocol(Generic[S]):
         if isinstance(params.get("gamma"), str):
             parse_rule(params["gamma"])
             params["gamma"] = 1.0  # stands for the data's value while checking the map
-        self.feature_map(replace(cell, kernel={**cell.kernel, "params": params}), None)
+        fm = self.feature_map(replace(cell, kernel={**cell.kernel, "params": params}), None)
+        fm._check_params()  # the method's own parameters (n_blocks, ...), before any data
 
     def prepare(self, cell: Cell) -> Any:
         """Load the data and compute what every run of the cell shares."""

@@ -123,15 +123,32 @@ class KernelApprox(Protocol[KernelApproxSettings]):
         """The runs' maps one by one, their estimates K_hat = z(X) z(Y)^T in one stacked
         product when the features are small (``np.matmul`` over the batch: the same
         GEMM per run, so the rows are those of :meth:`measure_run`), then the errors
-        run by run. Memory: at most ``BATCH_BYTES`` of K_hat per batch."""
-        mapped = [self._map_run(cell, ctx, r) for r in runs]
-        shapes = {m[1].shape for m in mapped}
-        small = all(m[1].nbytes + m[2].nbytes <= BATCH_Z_BYTES for m in mapped)
+        run by run. Memory: at most ``BATCH_BYTES`` of K_hat per batch, and the features
+        of one run when they are larger than ``BATCH_Z_BYTES`` (that run's row is
+        computed before the next run is mapped)."""
         f32 = self._float32(cell)
-        if len(mapped) == 1 or len(shapes) != 1 or not small:
-            return [self._errors(ctx, m, _product(m[1], m[2], f32)) for m in mapped]
-        K_hats = _product(np.stack([m[1] for m in mapped]), np.stack([m[2] for m in mapped]), f32)
-        return [self._errors(ctx, m, K_hat) for m, K_hat in zip(mapped, K_hats, strict=True)]
+        rows: list[dict | None] = []
+        kept: list[tuple[int, tuple]] = []  # (row index, mapped run) of small features
+        big = False
+        for r in runs:
+            m = self._map_run(cell, ctx, r)
+            if m[1].nbytes + m[2].nbytes > BATCH_Z_BYTES:
+                big = True
+                rows.append(self._errors(ctx, m, _product(m[1], m[2], f32)))
+                del m  # its features go before the next run's are made
+            else:
+                kept.append((len(rows), m))
+                rows.append(None)
+        shapes = {m[1].shape for _, m in kept}
+        if big or len(kept) <= 1 or len(shapes) != 1:
+            for i, m in kept:
+                rows[i] = self._errors(ctx, m, _product(m[1], m[2], f32))
+        else:
+            Zx = np.stack([m[1] for _, m in kept])
+            K_hats = _product(Zx, np.stack([m[2] for _, m in kept]), f32)
+            for (i, m), K_hat in zip(kept, K_hats, strict=True):
+                rows[i] = self._errors(ctx, m, K_hat)
+        return rows  # type: ignore[return-value]
 
     def measure_run(self, cell: Cell, ctx: Pair, run: int) -> dict:
         m = self._map_run(cell, ctx, run)

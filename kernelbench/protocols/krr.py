@@ -17,9 +17,9 @@ The KRR uses the explicit features z(x) only: sr33's constant_ (its node at w = 
 weight that can be negative) is not a feature, so the ridge has no intercept from it.
 
 s counts frequencies (complex features of Eq. (2)); each gives a cos and a sin
-column, so the ridge has 2s unknowns. Block-structured maps keep their own
-rounding of D (``orf``, ``sorf``: exactly s rows, the last block truncated;
-``sr33``: the nearest multiple of d + 1, at least d + 1); the row's ``s`` is the map's D.
+column, so the ridge has 2s unknowns. Block-structured maps give exactly s rows too
+(``orf``, ``sorf``, ``sr33``: whole blocks or rules, the last one truncated); the
+row's ``s`` is the map's D.
 
 Settings (``configs/protocol/krr.yaml``), the readings the paper leaves open
 (docs/liu2020.md): ``sigma`` and ``width`` (``sigma2``: exp(-|x-x'|^2 / sigma^2), the

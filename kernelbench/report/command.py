@@ -13,32 +13,11 @@ is reproducible without rerunning anything.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import click
 
-from kernelbench.report.common import Section
-
-#: Section modules, in report order.
-SECTIONS = ("fig1", "fig2", "fig3", "liu2020", "yu2016", "yang2014")
-
-
-def load_sections(only: list[str] | None = None) -> list[Section]:
-    sections = []
-    for name in SECTIONS:
-        if only and name not in only:
-            continue
-        try:
-            module = importlib.import_module(f"kernelbench.report.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"kernelbench.report.{name}":
-                raise
-            continue
-        section = module.build()
-        if section is not None:
-            sections.append(section)
-    return sections
+from kernelbench.report.common import SECTIONS, Section, load_sections
 
 
 def summary_table(sections: list[Section]) -> list[str]:
@@ -77,7 +56,7 @@ def render(sections: list[Section]) -> str:
         *summary_table(sections),
     ]
     for s in sections:
-        doc += [f'<a id="{s.key}"></a>', "", f"## {s.title}", "", *s.body, ""]
+        doc += [f'<a id="{s.key}"></a>', "", f"## {s.title}", "", *s.markdown(), ""]
     appendix = [line for s in sections for line in (*s.appendix, "")]
     if appendix:
         doc += ["# Appendix", "", *appendix]
@@ -93,14 +72,40 @@ def render(sections: list[Section]) -> str:
     help="Where the report goes.",
 )
 @click.option(
+    "--html",
+    "html_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Build the results site into this directory instead (static, opens offline; "
+    "needs the [site] extra: pip install 'kernelbench[site]').",
+)
+@click.option(
+    "--results",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="With --html: a results folder (repeatable): its tables (CSV, as in "
+    "results/baseline/) replace the committed ones; its runs (parquet shards) get a page "
+    "per experiment.",
+)
+@click.option(
     "--only",
     multiple=True,
     type=click.Choice(SECTIONS),
     help="Build only this section (repeatable).",
 )
-def report(out: Path, only: tuple[str, ...]) -> None:
+def report(
+    out: Path, html_dir: Path | None, results: tuple[Path, ...], only: tuple[str, ...]
+) -> None:
     """Write REPRODUCTION.md: every number of the seed papers kernelbench can compute,
-    against ours, from results/reference/ and results/baseline/ (nothing is rerun)."""
+    against ours, from results/reference/ and results/baseline/ (nothing is rerun).
+    With --html DIR, the same as a static site (docs/site.md)."""
+    if html_dir is not None:
+        from kernelbench.site import build_html
+
+        build_html(html_dir, results, only)
+        return
+    if results:
+        raise click.UsageError("--results needs --html")
     sections = load_sections(list(only) or None)
     out.write_text(render(sections))
     click.echo(f"wrote {out}: " + "; ".join(f"{s.key}" for s in sections))

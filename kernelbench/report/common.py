@@ -1,11 +1,22 @@
-"""What a section of REPRODUCTION.md is, and small formatting helpers shared by sections."""
+"""What a section of REPRODUCTION.md is, and small formatting helpers shared by sections.
+
+A section is data, rendered twice: the Markdown of REPRODUCTION.md
+(:func:`kernelbench.report.command.render`) and the HTML site (``kernelbench report
+--html``, :mod:`kernelbench.site`). Its body is Markdown lines and :class:`Claim` items
+(a checked paper claim: its text, verdict and evidence), its cell-by-cell verdicts a
+table (:attr:`Section.cells`), so both outputs show the same claims and verdicts.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The repository root (sections read committed tables relative to it).
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,15 +40,54 @@ class Summary:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class Claim:
+    """A paper claim checked on our numbers: ``holds`` is None when it was not measured.
+
+    ``template`` is how the Markdown writes it (``{verdict}``, ``{text}``, ``{evidence}``);
+    ``words`` the verdict for True, False and None.
+    """
+
+    text: str
+    holds: bool | None
+    evidence: str = ""
+    template: str = "- **{verdict}**: {text} {evidence}"
+    words: tuple[str, str, str] = ("holds", "does not hold", "not measured")
+
+    @property
+    def verdict(self) -> str:
+        return self.words[0 if self.holds else 2 if self.holds is None else 1]
+
+    def __str__(self) -> str:
+        return self.template.format(verdict=self.verdict, text=self.text, evidence=self.evidence)
+
+
+def claim(lines: list, holds: bool, text: str, evidence: str) -> bool:
+    """Append the :class:`Claim` to a section body; its verdict."""
+    lines.append(Claim(text, holds, evidence))
+    return holds
+
+
 @dataclass
 class Section:
-    """A section: its anchor, title, summary row, body and appendix (Markdown lines)."""
+    """A section: its anchor, title, summary row, body and appendix (Markdown lines; the
+    body may hold :class:`Claim` items) and, where the paper gives numbers, its cell-by-cell
+    verdict table (columns include ``verdict``)."""
 
     key: str
     title: str
     summary: Summary
-    body: list[str]
+    body: list[str | Claim]
     appendix: list[str] = field(default_factory=list)
+    cells: pd.DataFrame | None = None
+
+    @property
+    def claims(self) -> list[Claim]:
+        return [x for x in self.body if isinstance(x, Claim)]
+
+    def markdown(self) -> list[str]:
+        """The body as Markdown lines."""
+        return [str(x) for x in self.body]
 
 
 def fmt(x: float | None, spec: str = ".4g") -> str:
@@ -53,3 +103,27 @@ def rel(p: Path | str | None) -> str:
         return str(Path(p).resolve().relative_to(ROOT))
     except ValueError:
         return str(p)
+
+
+#: Section modules, in report order.
+SECTIONS = ("fig1", "fig2", "fig3", "liu2020", "yu2016", "yang2014")
+
+
+def load_sections(only: list[str] | None = None) -> list[Section]:
+    """The sections of :data:`SECTIONS` (or of ``only``) that build, in report order."""
+    import importlib
+
+    sections = []
+    for name in SECTIONS:
+        if only and name not in only:
+            continue
+        try:
+            module = importlib.import_module(f"kernelbench.report.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"kernelbench.report.{name}":
+                raise
+            continue
+        section = module.build()
+        if section is not None:
+            sections.append(section)
+    return sections

@@ -455,6 +455,7 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
         summary=Summary(cells=n_ref, reproduced=n_rep, known=n_known, deviate=n_dev, not_run=n_not),
         body=doc,
         appendix=['<a id="fig1-cells"></a>', "", "## Fig. 1, every cell", "", md_table(cells)],
+        cells=cells,
     )
 
 

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES
-from kernelbench.report.common import ROOT, Section, Summary, fmt, rel
+from kernelbench.report.common import ROOT, Claim, Section, Summary, fmt, rel
 from kernelbench.stats import sidak_z, welch_df
 
 BASELINE = ROOT / "results" / "baseline" / "fig2_baseline.csv"
@@ -47,6 +47,8 @@ CELL = ["learner", "dataset", "kernel", "n"]
 DS_ORDER = ["powerplant", "letter", "usps", "mnist"]
 K_ORDER = ["rbf", "arccos0", "arccos1"]
 M_ORDER = ["rff", "orf_tallqr", "orf", "sorf", "qmc", "gq", "sr33"]
+#: How a claim is written in the Markdown: a bold verdict line, then its evidence.
+PARAGRAPH = "**{text}: {verdict}.** {evidence}"
 
 
 def pooled(cell: pd.DataFrame) -> tuple[float, float]:
@@ -230,7 +232,7 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
     v = verdicts[paper]
     hold1, hold2 = v["hold1"], v["hold2"]
 
-    doc = [
+    doc: list[str | Claim] = [
         "The paper gives Fig. 2 as a figure only, with two claims (Sec. 4.3). Ours: "
         f"`{rel(ours_path)}` ({len(ours)} cells: learner(s) {', '.join(learners)}; "
         f"{', '.join(DATASET_NAMES.get(d, d) for d in datasets)}; kernels "
@@ -250,11 +252,20 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
         "",
         f"Verdicts with the paper's learner ({paper}); the Sidak families are per learner.",
         "",
-        f"**Claim 1, the best kernel approximation does not always give the best accuracy: "
-        f"{'holds' if hold1 else 'not shown'}.** {_claim1_text(v)}",
+        Claim(
+            "Claim 1, the best kernel approximation does not always give the best accuracy",
+            hold1,
+            _claim1_text(v),
+            template=PARAGRAPH,
+            words=("holds", "not shown", "not measured"),
+        ),
         "",
-        f"**Claim 2, B is comparable to or better than the others: "
-        f"{'holds' if hold2 else 'does not hold'}.** {_claim2_text(v)}",
+        Claim(
+            "Claim 2, B is comparable to or better than the others",
+            hold2,
+            _claim2_text(v),
+            template=PARAGRAPH,
+        ),
         "",
     ]
     for learner in learners:

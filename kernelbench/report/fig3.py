@@ -13,7 +13,7 @@ import math
 
 import pandas as pd
 
-from kernelbench.report.common import ROOT, Section, Summary, fmt, rel
+from kernelbench.report.common import ROOT, Claim, Section, Summary, fmt, rel
 
 CSV = ROOT / "results" / "baseline" / "fig3_walltime.csv"
 M_ORDER = ["rff", "orf", "orf_tallqr", "sorf", "qmc", "gq", "sr33", "sr33_haar"]
@@ -54,7 +54,7 @@ def build() -> Section | None:
         return None
     t = pd.read_csv(CSV)
     reps = t[t.metric == "map"].groupby("points")["values"].max().to_dict()
-    body = [
+    body: list[str | Claim] = [
         "Setup (PROTOCOL.md, Fig. 3): `protocol=walltime`, Gaussian kernel, n = 1, one BLAS "
         "thread, the explicit mapping timed with the weights already drawn; 10 random points "
         "of each dataset as in the paper, and 1000 points (10 points mostly measures call "
@@ -124,8 +124,7 @@ def build() -> Section | None:
         "",
     ]
     for text, ok in checks:
-        verdict = "holds" if ok else ("not measured" if ok is None else "does not hold")
-        body.append(f"- {text}: **{verdict}**")
+        body.append(Claim(text, ok, template="- {text}: **{verdict}**"))
     hold = sum(1 for _, ok in checks if ok)
     return Section(
         key="fig3",

@@ -357,4 +357,6 @@ def build() -> Section | None:
                 ],
             ),
         ]
-    return Section("liu2020", "Liu et al. 2020, Table 3 (KRR accuracy)", s, body, appendix)
+    return Section(
+        "liu2020", "Liu et al. 2020, Table 3 (KRR accuracy)", s, body, appendix, cells=cells
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kernelbench.report.common import ROOT, Section, Summary, fmt
+from kernelbench.report.common import ROOT, Section, Summary, claim, fmt
 
 BASE = ROOT / "results" / "baseline"
 #: Their four sequences (Sec. 6.1): MATLAB's RR2 Halton and scrambled Sobol', Nuyens'
@@ -47,11 +47,6 @@ FIG4_METRICS = {"discrepancy": "discrepancy", "max": "max squared error",
                 "mean": "mean squared error", "norm": "relative spectral error"}  # fmt: skip
 
 
-def _claim(lines: list[str], holds: bool, text: str, evidence: str) -> bool:
-    lines.append(f"- **{'holds' if holds else 'does not hold'}**: {text} {evidence}")
-    return holds
-
-
 def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     """The seven Fig. 2 claims: each sequence below MC, and Halton, lattice and digital net
     below Sobol', in every (dataset, n) cell of the relative spectral error."""
@@ -75,14 +70,14 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
         ev = f"{hold} of {total} (dataset, n) cells below MC (error ratio {lab}/rff)"
         ev += ("; not in: " + ", ".join(fails)) if fails else ""
         out.append(
-            _claim(lines, total > 0 and hold == total, f"{name} beats MC (Fig. 2):", ev + ".")
+            claim(lines, total > 0 and hold == total, f"{name} beats MC (Fig. 2):", ev + ".")
         )
     for lab in ["qmc_halton_rr2", "qmc_lattice", "qmc_digital_net"]:
         hold, total, fails = below(lab, "qmc_sobol")
         ev = f"{hold} of {total} cells (error ratio {lab}/qmc_sobol)"
         ev += ("; not in: " + ", ".join(fails)) if fails else ""
         out.append(
-            _claim(
+            claim(
                 lines,
                 total > 0 and hold == total,
                 f"{QMC[lab]} is below Sobol' (\"Digital Net, Lattice and Halton yield much "
@@ -123,7 +118,7 @@ def fig3_claims(t: pd.DataFrame, box: str, lines: list[str], lattice: bool) -> l
         overall = float(spearmanr(g["discrepancy"], g["spec"]).statistic)
         mean_rho = sum(rhos) / len(rhos)
         out.append(
-            _claim(
+            claim(
                 lines,
                 mean_rho >= STRONG,
                 f"on {ds}, box {box}, lower discrepancy goes with lower Gram error (Fig. 3, "
@@ -142,7 +137,7 @@ def fig3_claims(t: pd.DataFrame, box: str, lines: list[str], lattice: bool) -> l
         flat = disc.loc[hi, "qmc_lattice"] / first["qmc_lattice"]
         mc = disc.loc[hi, "rff"] / first["rff"]
         out.append(
-            _claim(
+            claim(
                 lines,
                 bool(starts_low and flat > FLAT),
                 f"on {ds}, the lattice starts with low discrepancy which does not decrease "
@@ -177,7 +172,7 @@ def fig4_claims(
             ok &= last < first
             parts.append(f"{name} {fmt(first, '.3g')} → {fmt(last, '.3g')}")
         out.append(
-            _claim(
+            claim(
                 lines,
                 ok,
                 f"on {ds}, box []b, every metric goes down over the iterations (Fig. 4(a)):",
@@ -208,7 +203,7 @@ def fig4_claims(
                 f"{FIG4_METRICS[metric]} {fmt(on_b, '.3g')} ([]b) vs {fmt(on_half, '.3g')}"
             )
         out.append(
-            _claim(
+            claim(
                 lines,
                 ok,
                 f"on {ds}, optimising on []b/2 ends with lower mean and norm errors (Fig. 4(c)):",
@@ -421,4 +416,4 @@ def build() -> Section | None:
 
 if __name__ == "__main__":  # pragma: no cover
     s = build()
-    print("\n".join(s.body) if s else "no results")
+    print("\n".join(s.markdown()) if s else "no results")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kernelbench.report.common import ROOT, Section, Summary, fmt
+from kernelbench.report.common import ROOT, Section, Summary, claim, fmt
 from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
 
 BASE = ROOT / "results" / "baseline"
@@ -22,11 +22,6 @@ SAME = 0.10
 #: "much worse": at least this ratio of the means
 MUCH = 1.5
 DATASETS = ["letter", "usps", "mnist", "cifar100"]
-
-
-def _claim(lines: list[str], holds: bool, text: str, evidence: str) -> bool:
-    lines.append(f"- **{'holds' if holds else 'does not hold'}**: {text} {evidence}")
-    return holds
 
 
 def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
@@ -43,7 +38,7 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     below = orf[(orf["z"] <= 1.5) & ((1.0 - orf["mean"]) / orf["sem"] > 4)]
     n_small = int((orf["z"] <= 1.5).sum())
     out.append(
-        _claim(
+        claim(
             lines,
             above.empty,
             "ORF's variance ratio is always below 1 (Fig. 2(a)):",
@@ -57,7 +52,7 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     top = orf[orf["d"] == orf["d"].max()]
     eq3_gap_top = float((top["mean"] - top["eq3"]).abs().max())
     out.append(
-        _claim(
+        claim(
             lines,
             worst < 4.5,
             "the simulated ORF ratio agrees with the theory for d ≥ 16 (Fig. 2(b)):",
@@ -127,7 +122,7 @@ def fig4_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
         evidence = f"{hold} of {total} (dataset, D/d) cells (MSE ratio {a}/{b})"
         if fails:
             evidence += "; not in: " + ", ".join(fails)
-        out.append(_claim(lines, total > 0 and hold == total, f"{text} (Fig. 4):", evidence + "."))
+        out.append(claim(lines, total > 0 and hold == total, f"{text} (Fig. 4):", evidence + "."))
     lines.append("")
     lines.append("SORF blocks (Fig. 5(c)):")
     lines.append("")
@@ -141,7 +136,7 @@ def fig4_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
         evidence = f"{hold} of {total} (dataset, D/d) cells (MSE ratio {a}/sorf)"
         if fails:
             evidence += "; not in: " + ", ".join(fails)
-        out.append(_claim(lines, total > 0 and hold == total, text + ":", evidence + "."))
+        out.append(claim(lines, total > 0 and hold == total, text + ":", evidence + "."))
     return out
 
 
@@ -171,7 +166,7 @@ def best_qmc_claim(t: pd.DataFrame, lines: list[str]) -> bool:
     others = ", ".join(QMC_OTHERS.values())
     ev = f"{hold} of {len(m)} (dataset, D/d) cells (largest MSE ratio of the net to {others})"
     ev += ("; not in: " + ", ".join(fails)) if fails else ""
-    return _claim(
+    return claim(
         lines,
         len(m) > 0 and hold == len(m),
         "the digital net is the best of the QMC sequences (Sec. 5, Fig. 4):",
@@ -312,4 +307,4 @@ def build() -> Section | None:
 
 if __name__ == "__main__":  # pragma: no cover
     s = build()
-    print("\n".join(s.body) if s else "no results")
+    print("\n".join(s.markdown()) if s else "no results")

@@ -17,6 +17,7 @@ import pandas as pd
 
 from kernelbench.baseline.format import read_table
 from kernelbench.cell import build_cell
+from kernelbench.cost import announce_cells
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.protocols import Protocol, get_protocol
 from kernelbench.reporting import get_reporting
@@ -168,6 +169,7 @@ def verify(
     cells = grid_cells(cfg, grid, runs=runs)
     t0 = time.perf_counter()
     if not no_run:
+        announce_cells(cells, lambda s: click.echo(s, err=True), results_dir)  # the plan
         echo = None if quiet else (lambda s: click.echo(s, err=True))
         run_cells(cells, results_dir, jobs=jobs, echo=echo)
     df = read_results(results_dir)

@@ -174,7 +174,7 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
     by path, or a plug-in's)."""
     import yaml
 
-    from kernelbench.config import config_dir
+    from kernelbench.config import config_origin, is_builtin
 
     path = config_path(name)
     try:
@@ -183,7 +183,7 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         raise KernelbenchError(f"cannot parse {path}: {err}".splitlines()[0]) from None
     if not isinstance(raw, Mapping) or not raw.get("reference"):
         raise KernelbenchError(f"{path}: needs at least `reference:`")
-    own = path.resolve().parent == (config_dir() / "verify").resolve()
+    own = is_builtin(path)
     base = repo_root() if own else path.parent
 
     def resolve(value: Any) -> Path | None:
@@ -205,7 +205,10 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
     if unknown:
         raise KernelbenchError(f"{path}: unknown keys {unknown}; valid: {sorted(known)}")
     protocol = str(raw.get("protocol", "kernel_approx"))
-    rep = get_reporting(protocol)
+    try:
+        rep = get_reporting(protocol)
+    except KernelbenchError as err:  # say whose config names it
+        raise KernelbenchError(f"{path} ({config_origin(path)}): {err}") from None
     metric = str(raw.get("metric") or rep.headline)
     rep.metric(metric)  # one line naming the protocol's metrics if unknown
     reference = str(raw["reference"])

@@ -1,0 +1,433 @@
+"""The price of a grid before it runs: seconds and peak memory per cell, from its shapes.
+
+A cell's work is counted from what it computes (samples N per subset, input dimension
+d, projections D, features F = D per output of the kernel's nonlinearity, runs R):
+
+* once per (data, kernel) in a process: loading and scaling the data, the exact kernel
+  K = k(X, Y) (a GEMM of 2 N^2 d flops) and its spectral norm (``spectral`` below);
+* per run: drawing the map (d D normals; orthogonal maps also a QR of D d^2 flops),
+  the projections X W^T and Y W^T (4 N d D flops), their nonlinearity (2 N F
+  elements), K_hat = z(X) z(Y)^T (2 N^2 F flops), the Frobenius norm and the spectral
+  norm of K - K_hat (Golub-Kahan, :func:`kernelbench.metrics.spectral_norm`: about
+  ``SPECTRAL_STEPS`` steps of two N x N matrix-vector products, 4 N^2 flops each);
+* per cell: a fixed overhead (building the cell, writing its shard).
+
+Seconds are these counts times the coefficients :data:`COEF`: the per-flop and
+per-draw ones timed alone, the others fitted (non-negative least squares on the
+relative error) to the cells' CPU times of the quick grid and of Fig. 1's reduced grid,
+one BLAS thread: the time of one worker on an idle machine (a shared machine's load
+stretches wall time, not this). ``python scripts/calibrate_cost.py`` measures both
+grids again and prints predicted against measured per cell and in total
+(docs/performance.md, "The cost model"). Protocols other than the sample-pair ones
+(kernel_approx, pair_mse, qmc_discrepancy, qmc_adaptive) are priced by the same counts
+on their own shapes (the train rows for krr and downstream, plus a learner term):
+rougher, not calibrated.
+
+Peak memory is counted, not fitted: the float64 arrays a cell holds at once (the data,
+X and Y, K, a batch of runs' features and their K_hat, the map's weights, the
+spectral norm's Krylov bases).
+
+The module is light: numpy-free arithmetic on the resolved :class:`~kernelbench.cell.
+Cell`; nothing is loaded or drawn.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kernelbench.errors import KernelbenchError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from kernelbench.cell import Cell
+
+#: CPU seconds per unit of each work count of :func:`cell_terms`, one BLAS thread, from
+#: ``scripts/calibrate_cost.py --fit`` on the 2-core AMD EPYC development machine: draw,
+#: qr, spectral and the GEMM rate (exact, proj, gemm) timed alone, the rest fitted
+#: (docs/performance.md, "The cost model").
+COEF: dict[str, float] = {
+    "start": 0.215,  # once per process: the first cell's imports
+    "jit": 0.00311,  # once per compiled method and kernel in a process: its compilation
+    "cell": 0.0316,  # per cell: build, shard, summary
+    "data": 1.68e-09,  # per (data, kernel): per element of the dataset read and scaled
+    "exact": 2.26e-11,  # per flop of the exact kernel (a GEMM)
+    "run": 0.0,  # per run: Python of a map, its draw and its errors (absorbed by elem)
+    "draw": 1.1e-08,  # per normal drawn (d D per run)
+    "qr": 3.02e-10,  # per flop of an orthogonal map's QR (D d^2)
+    "proj": 2.26e-11,  # per flop of the projections (4 N d D), a GEMM
+    "elem": 7.84e-09,  # per feature element (cos, sin, ...: 2 N F)
+    "gemm": 2.26e-11,  # per flop of K_hat (2 N^2 F)
+    "spectral": 8.35e-11,  # per flop of the norms' matrix-vector products
+}
+#: Golub-Kahan steps of a spectral norm, a typical count (N x N, rtol 1e-13).
+SPECTRAL_STEPS = 40
+#: Methods whose first map in a process compiles (numba), once per kernel.
+COMPILED = ("qmc", "sr11", "sr13", "sr33")
+#: Methods whose draw orthogonalises blocks (a QR of D d^2 flops per run).
+ORTHOGONAL = ("orf", "sr11", "sr13", "sr33")
+#: Bytes of one float64.
+F64 = 8
+#: Protocols that measure a kernel on two random subsets X, Y of ``samples`` rows.
+SAMPLE_PAIR = ("kernel_approx", "pair_mse", "qmc_discrepancy", "qmc_adaptive")
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """The sizes a cell's cost is counted from."""
+
+    N: int  # rows per subset (sample-pair protocols) or training rows
+    N_test: int  # rows mapped besides (test rows; the second subset Y)
+    d: int  # input dimension the map sees
+    D: int  # projections
+    F: int  # features (D per output of the kernel's nonlinearity)
+    runs: int
+    rows: int  # rows x columns read from the data file (the train part)
+    batch: int  # runs measured together (their features held at once)
+
+
+@dataclass(frozen=True)
+class CellCost:
+    """What one cell costs: the cell, its shapes, seconds and peak bytes."""
+
+    cell: Cell
+    shapes: Shapes
+    seconds: float
+    peak_bytes: int
+    #: the key of the work it shares with other cells of the grid (data and exact kernel)
+    shared_key: tuple
+    #: its work counts (:func:`cell_terms`)
+    terms: dict[str, float]
+
+    @property
+    def name(self) -> str:
+        return self.cell.name
+
+
+def _dataset_shape(cell: Cell) -> tuple[int, int]:
+    """(train rows, d) of the cell's dataset from its registered spec (no data read)."""
+    from kernelbench.datasets import DATASETS
+
+    name = str(cell.dataset.get("name"))
+    if name not in DATASETS:
+        from kernelbench.plugins import load
+
+        load()
+    spec = DATASETS.get(name)
+    rows = spec.n_train + (spec.n_test if cell.data_settings.get("concat_test") else 0)
+    return rows, spec.d
+
+
+def shapes(cell: Cell) -> Shapes:
+    """The sizes of ``cell`` (a :class:`~kernelbench.cell.Cell`) from its config and its
+    dataset's spec; a protocol without a data file (``variance_ratio``) uses its
+    settings' ``d`` and its points."""
+    from kernelbench.features.base import n_projections
+    from kernelbench.kernels import KERNELS
+
+    proto = cell.protocol
+    ds = cell.data_settings
+    settings = cell.settings
+    if proto.name == "variance_ratio":
+        d = int(settings.get("d", 16))
+        points = int(settings.get("pairs", 8)) * int(
+            float(settings.get("z_max", 4.0)) / float(settings.get("z_step", 0.25))
+        )
+        rows, N, N_test = 0, points, points
+    else:
+        rows, d = _dataset_shape(cell)
+        train = int(ds.get("train_rows") or rows)
+        if ds.get("pca"):
+            d = int(ds["pca"])
+        if proto.name == "pair_mse":
+            d = 1 << max(0, (d - 1).bit_length())  # zero-padded to a power of two
+        if proto.name in SAMPLE_PAIR:
+            N = int(ds.get("samples") or min(train, 1000))
+            N_test = N
+        elif proto.name == "walltime":
+            N, N_test = int(settings.get("points", 10)), 0
+        else:  # a split into train and test rows
+            if ds.get("test") == "rest" and ds.get("train_rows"):
+                N, N_test = train, max(0, rows - train)
+            else:
+                N = train // 2 if ds.get("test") not in ("given", "rest") else train
+                N_test = max(0, rows - N) if ds.get("test") != "given" else N // 2
+        rows *= d
+    D = n_projections(proto.map_n(cell, d), d)
+    try:
+        outputs = KERNELS.get(str(cell.kernel["name"])).n_outputs
+    except KernelbenchError:  # a plug-in kernel: the larger count
+        outputs = 2
+    F = outputs * D
+    batch = 1
+    if proto.name == "kernel_approx":  # features of a batch held at once when small
+        from kernelbench.protocols.kernel_approx import BATCH_Z_BYTES
+
+        if F64 * 2 * N * F <= BATCH_Z_BYTES:
+            batch = min(int(proto.batch_size(cell)), int(cell.runs))
+    return Shapes(N, N_test, d, D, F, int(cell.runs), rows, batch)
+
+
+def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float]:
+    """(flops per point and projection, normals drawn, QR flops) of one map: a dense
+    W costs d per point and projection, d D normals; SORF's HD blocks and sr33's
+    butterfly rotations about log2 d each; orf's blocks and the Haar rotations of the
+    SR rules a QR of d^2 per projection (orf_tallqr's reflectors: a GEMM, as rff).
+    Where a run draws the projections of its 2N points directly (``draws:
+    sample_space``, 2N < d: rff and orf), d is 2N."""
+    family = str(cell.method.get("name"))
+    params = cell.method.get("params") or {}
+    d = float(s.d)
+    if cell.protocol.name == "kernel_approx" and cell.settings.get("draws", "sample_space") == (
+        "sample_space"
+    ):
+        fm = cell.protocol.feature_map(cell, None, d=s.d)
+        if fm.supports_sample_space(2 * s.N, s.d):
+            d = float(2 * s.N)
+    log_d = max(1.0, math.log2(max(d, 2.0)))
+    if family == "sorf":
+        blocks = float(params.get("n_blocks", 3))
+        return blocks * log_d, blocks * s.D, 0.0
+    if family == "sr33" and params.get("rotation", "butterfly") == "butterfly":
+        return d + 2 * log_d, 2 * log_d * s.D, 0.0
+    if family in ORTHOGONAL and params.get("construction") != "tall_qr":
+        return d, d * s.D, s.D * d * d  # tall_qr: reflectors applied as one GEMM
+    return d, d * s.D, 0.0
+
+
+def cell_terms(
+    cell: Cell,
+    shared: bool = False,
+    s: Shapes | None = None,
+    first: bool = True,
+    start: bool = False,
+) -> dict[str, float]:
+    """The work counts of one cell (keys of :data:`COEF`); ``shared``: its data and
+    exact kernel were computed by an earlier cell of the grid in the same process;
+    ``s``: its :func:`shapes`, if known; ``first``: the first cell of its method and
+    kernel in the process; ``start``: the process's first cell."""
+    s = shapes(cell) if s is None else s
+    R = s.runs
+    family = str(cell.method.get("name"))
+    N, M = s.N, s.N_test
+    k, draws, qr = _map_work(cell, s)
+    terms = {k: 0.0 for k in COEF}
+    terms["cell"] = 1.0
+    terms["start"] = float(start)
+    terms["jit"] = float(first and family in COMPILED)
+    if not shared:
+        terms["data"] = float(s.rows)
+        if cell.protocol.name in SAMPLE_PAIR:
+            terms["exact"] = 2.0 * N * M * s.d + 4.0 * SPECTRAL_STEPS * N * M
+    terms["run"] = R
+    terms["draw"] = R * draws
+    terms["qr"] = R * qr
+    terms["proj"] = R * 2.0 * (N + M) * k * s.D
+    terms["elem"] = R * float(N + M) * s.F
+    if cell.protocol.name in SAMPLE_PAIR:
+        terms["gemm"] = R * 2.0 * N * M * s.F
+        terms["spectral"] = R * 4.0 * SPECTRAL_STEPS * N * M
+    else:  # a learner on the features: normal equations (F^2 per row) and a solve (F^3)
+        terms["gemm"] = R * (2.0 * N * s.F * s.F + float(s.F) ** 3 / 3 + 2.0 * M * s.F)
+    return terms
+
+
+def peak_bytes(cell: Cell, s: Shapes | None = None) -> int:
+    """The float64 bytes ``cell`` holds at once at its peak (see the module docstring)."""
+    s = shapes(cell) if s is None else s
+    N, M = s.N, s.N_test
+    data = s.rows + (N + M) * s.d
+    if cell.protocol.name in SAMPLE_PAIR:
+        fixed = N * M + 2 * SPECTRAL_STEPS * (N + M)  # K, Krylov bases
+        per_batch = s.batch * ((N + M) * s.F + N * M)  # features and K_hat of a batch
+    else:
+        fixed = 0
+        per_batch = (N + M) * s.F + s.F * s.F  # features and the normal equations
+    weights = s.d * s.D
+    projections = max(N, M) * s.D  # X W^T before its nonlinearity
+    return int(F64 * (data + fixed + per_batch + weights + projections))
+
+
+def _seconds(terms: dict[str, float]) -> float:
+    return sum(COEF[k] * v for k, v in terms.items())
+
+
+def price(cells: Iterable[Cell]) -> list[CellCost]:
+    """The cost of each cell of a grid in order; a cell whose data and exact kernel an
+    earlier cell computed (same process) is priced without them."""
+    from kernelbench.results import dumps
+
+    seen: set[tuple] = set()
+    methods: set[str] = set()
+    out = []
+    for i, cell in enumerate(cells):
+        key = (cell.pair_key, dumps(cell.kernel))
+        method = f"{cell.method.get('name')} {cell.kernel.get('name')}"
+        s = shapes(cell)
+        terms = cell_terms(cell, key in seen, s, method not in methods, i == 0)
+        seen.add(key)
+        methods.add(method)
+        out.append(CellCost(cell, s, _seconds(terms), peak_bytes(cell, s), key, terms))
+    return out
+
+
+# -- the plan line and the guards ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A grid's price: its cells' costs (cells already done are priced as well)."""
+
+    costs: Sequence[CellCost]
+
+    @property
+    def cells(self) -> int:
+        return len(self.costs)
+
+    @property
+    def runs(self) -> int:
+        return sum(c.shapes.runs for c in self.costs)
+
+    @property
+    def seconds(self) -> float:
+        return sum(c.seconds for c in self.costs)
+
+    @property
+    def largest(self) -> CellCost | None:
+        return max(self.costs, key=lambda c: c.peak_bytes, default=None)
+
+    def line(self) -> str:
+        """``plan: 12 cells, 60 runs, about 2 s on one idle core; peak memory 9.0 MiB
+        (digits arccos0 rff n=1)``."""
+        big = self.largest
+        where = f" ({big.name})" if big is not None else ""
+        peak = format_bytes(big.peak_bytes) if big is not None else "0 B"
+        return (
+            f"plan: {self.cells} cells, {self.runs} runs, about {format_seconds(self.seconds)} "
+            f"on one idle core; peak memory {peak}{where}"
+        )
+
+
+def format_seconds(seconds: float) -> str:
+    """``4 s``, ``12 min``, ``3.2 h``, ``5.1 days``."""
+    if seconds < 90:
+        return f"{max(seconds, 0.0):.0f} s" if seconds >= 1 else f"{max(seconds, 0.0):.1f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} days"
+
+
+def format_bytes(n: float) -> str:
+    """``512 B``, ``3.1 MiB``, ``7.0 GiB``, ``690 TiB``."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available now (``MemAvailable`` of /proc/meminfo), else None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover
+        return None
+
+
+def parse_memory(value: Any, name: str = "max_memory") -> int | None:
+    """A memory size: bytes as a number, or ``"8GB"``, ``"512MiB"``, ``"2G"``; None: none."""
+    if value is None:
+        return None
+    units = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+    text = str(value).strip().lower().removesuffix("b").removesuffix("i")
+    unit = text[-1:] if text[-1:] in units and text[-1:] else ""
+    number = text[: len(text) - len(unit)] if unit else text
+    try:
+        size = float(number) * units[unit]
+    except ValueError:
+        size = math.nan
+    if isinstance(value, bool) or not math.isfinite(size) or size <= 0:
+        raise KernelbenchError(
+            f"{name} must be a positive size (bytes, or e.g. 8GB, 512MB), got {value!r}"
+        )
+    return int(size)
+
+
+def check_plan(
+    plan: Plan,
+    max_memory: Any = None,
+    max_hours: Any = None,
+    confirm: Any = False,
+) -> None:
+    """Refuse, in one line, a grid whose largest cell needs more memory than
+    ``max_memory`` (default: the memory available now), or whose time exceeds
+    ``max_hours`` without ``confirm=true``."""
+    from kernelbench.validation import check_bool, check_real
+
+    confirm = check_bool("confirm", confirm)
+    hours = None if max_hours is None else check_real("max_hours", max_hours, 0.0, strict=True)
+    limit = parse_memory(max_memory)
+    source = "max_memory"
+    if limit is None:
+        limit, source = available_memory(), "available memory"
+    big = plan.largest
+    if big is not None and limit is not None and big.peak_bytes > limit:
+        s = big.shapes
+        samples = f"dataset.splits.{big.cell.data_key}.samples"
+        raise KernelbenchError(
+            f"{big.name} needs about {format_bytes(big.peak_bytes)} (N={s.N} samples, "
+            f"d={s.d}, D={s.D}), over the {source} {format_bytes(limit)}; use a smaller n, "
+            f"or fewer samples ({samples}=...), or raise max_memory"
+        )
+    if hours is not None and plan.seconds > 3600 * hours and not confirm:
+        raise KernelbenchError(
+            f"{plan.cells} cells, {plan.runs} runs take about {format_seconds(plan.seconds)}, "
+            f"over max_hours={hours:g}: add confirm=true to run them, or choose fewer runs "
+            "or cells"
+        )
+
+
+def limits(plan: Plan) -> dict[str, Any]:
+    """max_memory, max_hours and confirm of a plan (the settings of its first cell's
+    config, ``configs/config.yaml`` and the overrides; the same in every cell)."""
+    extra = (plan.costs[0].cell.extra or {}) if plan.costs else {}
+    return {k: extra.get(k) for k in ("max_memory", "max_hours", "confirm")}
+
+
+def guard(
+    plan: Plan,
+    echo: Callable[[str], None],
+    max_memory: Any = None,
+    max_hours: Any = None,
+    confirm: Any = False,
+) -> None:
+    """Print the plan line, then refuse (one line) what :func:`check_plan` refuses."""
+    echo(plan.line())
+    check_plan(plan, max_memory, max_hours, False if confirm is None else confirm)
+
+
+def announce_cells(
+    cells: Sequence[Any], echo: Callable[[str], None], output_dir: Any = None
+) -> None:
+    """The plan line of composed cells (``kernelbench verify``, before its first cell)
+    and the memory guard (``max_memory`` of ``configs/config.yaml``); their time is
+    shown, not limited (a paper's grid is what verify is asked to run). ``output_dir``,
+    where they will be written, is checked first."""
+    from kernelbench.cell import build_cell
+    from kernelbench.validation import check_output_dir
+
+    if output_dir is not None:
+        check_output_dir(output_dir, "--results")
+    plan = Plan(price([build_cell(c) for c in cells]))
+    guard(plan, echo, max_memory=limits(plan)["max_memory"])

@@ -1,0 +1,175 @@
+"""The plan of a grid before compute: ``kernelbench estimate`` (the command is
+:func:`kernelbench.launch.estimate`, beside ``run``) and the line that
+``kernelbench run`` and ``verify`` print before their first cell.
+
+:func:`run_plan` turns ``kernelbench run``'s arguments (as validated by
+:func:`kernelbench.launch.plan`) into the grid's cells, Hydra's way: an experiment
+file's sweep, then the command line's overrides (a sweep only with ``-m``), the
+product of their value lists. It refuses, in one line and before any compute, an empty
+sweep, a sweep without ``-m``, an unusable launcher setting, non-finite numbers and
+what each job would refuse before loading its data (:meth:`Protocol.check`).
+The cells are priced by :mod:`kernelbench.cost`, whose :func:`~kernelbench.cost.guard`
+prints the plan line and refuses a cell over the memory limit (``max_memory``, else the
+memory available) and a grid over ``max_hours`` without ``confirm=true``.
+
+Composing every cell with Hydra costs about 0.1-0.3 s each (minutes for Fig. 1), so
+the cells are composed once per distinct set of overrides other than ``method``,
+``kernel``, ``n``, ``runs`` and ``seed``; those are set on the composed config (the
+method and kernel from their files), which gives the shapes the price is counted from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+from kernelbench.cost import Plan, guard, limits, price
+from kernelbench.errors import KernelbenchError
+
+#: Overrides set on a composed config instead of composed (scalars and whole groups).
+_SET_AFTER = ("n", "runs", "seed")
+_GROUPS_AFTER = ("method", "kernel")
+#: Hydra flags that show something instead of running (no plan).
+_SHOWS = ("--cfg", "-c", "--info", "-i", "--shell-completion", "-sc", "--hydra-help", "--help")
+
+
+def _parse(overrides: Sequence[str]) -> list[Any]:
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    return OverridesParser.create().parse_overrides(list(overrides))
+
+
+def _check_values(ov: Any, values: list[Any]) -> None:
+    """Non-finite numbers and a launcher's ``n_jobs`` of 0, for any setting."""
+    from kernelbench.validation import check_finite, check_n_jobs
+
+    key = ov.key_or_group.lstrip("+~")
+    for v in values:
+        check_finite(key, v)
+        if key == "hydra.launcher.n_jobs":
+            check_n_jobs(key, v)
+
+
+def grid_points(hydra_args: Sequence[str]) -> list[list[str]]:
+    """The override list of each job of ``kernelbench run`` (``hydra_args`` as
+    :func:`kernelbench.launch.plan` returns them), in Hydra's basic sweeper's order."""
+    from kernelbench.config import experiment_sweep
+
+    multirun = "--multirun" in hydra_args
+    overrides = [a for a in hydra_args if not a.startswith("-")]
+    parsed = _parse(overrides)
+    axes: dict[str, list[str]] = {}
+    experiment = None
+    for text, ov in zip(overrides, parsed, strict=True):
+        key = ov.get_key_element()
+        if ov.is_sweep_override():
+            if not ov.is_discrete_sweep():  # an interval: left to the sweeper
+                continue
+            values = list(ov.sweep_string_iterator())
+            _check_values(ov, list(ov.sweep_iterator()))
+            if not values:
+                raise KernelbenchError(
+                    f"empty sweep: {text!r} has no values; give at least one "
+                    "(e.g. n='range(1,4)' is 1, 2, 3)"
+                )
+            if not multirun:
+                shown = ",".join(values)
+                raise KernelbenchError(
+                    f"{text!r} is a sweep: use -m to sweep (kernelbench run -m "
+                    f"{ov.get_key_element()}={shown}), or give one value"
+                )
+            axes[key] = [f"{key}={v}" for v in values]
+        else:
+            if not ov.is_delete():
+                _check_values(ov, [ov.value()])
+            axes[key] = [text]
+            if ov.key_or_group == "experiment":
+                experiment = str(ov.value())
+    if experiment is not None and multirun:
+        grid = {k: [f"{k}={v}" for v in vs] for k, vs in experiment_sweep(experiment)[1].items()}
+        axes = {**{k: v for k, v in grid.items() if k not in axes}, **axes}
+        axes = {"experiment": axes.pop("experiment"), **axes}
+    return [list(p) for p in itertools.product(*axes.values())]
+
+
+def grid_cells(points: Sequence[Sequence[str]]) -> list[Any]:
+    """The :class:`~kernelbench.cell.Cell` of each job (see the module docstring)."""
+    from kernelbench.cell import build_cell
+    from kernelbench.config import compose, load_group
+    from kernelbench.validation import check_n
+
+    built: dict[tuple, Any] = {}
+    cells = []
+    for point in points:
+        parsed = _parse(point)
+        dotted = {ov.key_or_group.split(".")[0] for ov in parsed if "." in ov.key_or_group}
+        rest, later, groups = [], {}, {}
+        for text, ov in zip(point, parsed, strict=True):
+            key = ov.key_or_group
+            plain = not (ov.is_delete() or ov.is_add() or ov.is_force_add())
+            if plain and key in _SET_AFTER:
+                later[key] = ov.value()
+            elif plain and key in _GROUPS_AFTER and key not in dotted:
+                groups[key] = str(ov.value())
+            else:
+                rest.append(text)
+        key = (tuple(rest), tuple(sorted(groups.items())), later.get("runs"), later.get("seed"))
+        if key not in built:
+            cfg = compose(rest)
+            for group, name in groups.items():
+                if (cfg[group].get("label") or cfg[group].get("name")) != name:
+                    cfg[group] = load_group(group, name)
+            cfg.update({k: v for k, v in later.items() if k != "n"})
+            built[key] = build_cell(cfg)
+        cell = built[key]
+        if "n" in later and later["n"] != cell.n:
+            cell = dataclasses.replace(cell, n=check_n(later["n"]))
+        cells.append(cell)
+    return cells
+
+
+def run_plan(hydra_args: Sequence[str]) -> Plan | None:
+    """The plan of ``kernelbench run`` (None when Hydra only shows something)."""
+    if any(a.split("=", 1)[0] in _SHOWS for a in hydra_args):
+        return None
+    cells = grid_cells(grid_points(hydra_args))
+    for cell in cells:  # what a job checks before loading data: before the plan line
+        try:
+            cell.protocol.check(cell)
+        except KernelbenchError as err:
+            raise KernelbenchError(f"{cell.name}: {err}") from None
+    return Plan(price(cells))
+
+
+def _stderr(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def announce_run(hydra_args: Sequence[str], echo: Callable[[str], None] = _stderr) -> None:
+    """What ``kernelbench run`` does before Hydra starts: the plan line (on stderr, with
+    the progress: stdout holds the cells' results) and its guards."""
+    plan = run_plan(hydra_args)
+    if plan is None:
+        return
+    guard(plan, echo, **limits(plan))
+
+
+def parts_plan(parts: Sequence[Sequence[str]]) -> Plan:
+    """One plan over several grids' Hydra arguments (a leaderboard's grids, each as
+    :func:`kernelbench.launch.plan` validated it)."""
+    costs = []
+    for part in parts:
+        p = run_plan(part)
+        costs += list(p.costs) if p is not None else []
+    return Plan(costs)
+
+
+def announce_parts(parts: Sequence[Sequence[str]], echo: Callable[[str], None] = _stderr) -> None:
+    """The plan line of all of ``parts`` (Hydra arguments) together, and its guards
+    (max_hours, memory)."""
+    plan = parts_plan(parts)
+    guard(plan, echo, **limits(plan))

@@ -1,0 +1,514 @@
+"""``kernelbench report --html DIR``: the results site, static and self-contained.
+
+One page per paper experiment (a report section: the same :class:`~kernelbench.report.
+common.Section` that REPRODUCTION.md renders, so both show the same claims and verdicts),
+one page per experiment of a ``--results`` runs folder, and an index with the counts per
+paper and the environment. Every page holds its figures as Plotly JSON (drawn by
+``assets/plotly.min.js``, written once into DIR: no CDN, opens from disk), a PNG fallback
+and a PDF of each figure (matplotlib, under ``figures/``), the verdict table, a view
+relative to rff and a filterable table of every cell.
+
+:func:`results_page` builds a page from any results DataFrame (one row per cell), so a
+page of another kind (a leaderboard) is one call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kernelbench.drawing import kernel_name
+from kernelbench.errors import KernelbenchError
+from kernelbench.report.common import ROOT, SECTIONS, Claim, Section, load_sections
+from kernelbench.site.figures import (
+    FigureData,
+    FigureSpec,
+    build_figures,
+    plotly_figure,
+    ratio_box,
+    ratio_table,
+)
+from kernelbench.site.pages import PAGES
+from kernelbench.site.static import draw, draw_all
+
+TEMPLATES = Path(__file__).with_name("templates")
+BASELINE_DIR = ROOT / "results" / "baseline"
+#: Verdict -> CSS class of its table cell.
+VERDICT_CLASS = (
+    ("reproduced", "v-ok"),
+    ("holds", "v-ok"),
+    ("known deviation", "v-known"),
+    ("deviates", "v-dev"),
+    ("does not hold", "v-dev"),
+    ("not shown", "v-dev"),
+)
+
+
+def verdict_class(verdict: str) -> str:
+    for prefix, cls in VERDICT_CLASS:
+        if str(verdict).startswith(prefix):
+            return cls
+    return "v-none"
+
+
+@dataclass
+class Table:
+    """A table for the template: its id, header and rows of (text, sort key, class)."""
+
+    key: str
+    columns: list[str]
+    rows: list[list[tuple[str, str, str]]]
+
+
+def _cell(v: object) -> tuple[str, str]:
+    """(text, sort key) of one value: numbers sort as numbers."""
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return "–", ""
+    if isinstance(v, bool | np.bool_):
+        return str(bool(v)), str(int(bool(v)))
+    if isinstance(v, int | np.integer):
+        return str(v), str(v)
+    if isinstance(v, float | np.floating):
+        f = float(v)
+        return (str(int(f)) if f.is_integer() and abs(f) < 1e12 else f"{f:.4g}"), repr(f)
+    return str(v), str(v)
+
+
+def make_table(key: str, df: pd.DataFrame) -> Table:
+    """A sortable table of ``df`` (its ``verdict`` column coloured)."""
+    rows = []
+    for rec in df.itertuples(index=False):
+        row = []
+        for col, v in zip(df.columns, rec, strict=True):
+            text, sort = _cell(v)
+            row.append((text, sort, verdict_class(text) if col == "verdict" else ""))
+        rows.append(row)
+    return Table(key, [str(c) for c in df.columns], rows)
+
+
+def claims_table(key: str, claims: Sequence[Claim]) -> Table:
+    df = pd.DataFrame(
+        {
+            "claim": [c.text for c in claims],
+            "verdict": [c.verdict for c in claims],
+            "measured": [c.evidence for c in claims],
+        }  # fmt: skip
+    )
+    return make_table(key, df)
+
+
+def _markdown():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table")
+
+
+def body_html(section: Section, out: Path) -> str:
+    """The section's body as HTML: its Markdown exactly as REPRODUCTION.md has it, each
+    :class:`Claim` in a box coloured by its verdict; images copied under ``img/``."""
+    md = _markdown()
+    parts, chunk = [], []
+
+    def flush() -> None:
+        if chunk:
+            parts.append(md.render("\n".join(chunk)))
+            chunk.clear()
+
+    for item in section.body:
+        if isinstance(item, Claim):
+            flush()
+            parts.append(
+                f'<div class="claim {verdict_class(item.verdict)}">{md.render(str(item))}</div>'
+            )
+        else:
+            chunk.append(item)
+    flush()
+    text = "\n".join(parts)
+    for src in sorted(set(_img_sources(text))):
+        path = ROOT / src
+        if path.is_file():
+            (out / "img").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, out / "img" / path.name)
+            text = text.replace(f'src="{src}"', f'src="img/{path.name}"')
+    return text
+
+
+def _img_sources(text: str) -> list[str]:
+    out, start = [], 0
+    while (i := text.find('<img src="', start)) >= 0:
+        j = text.find('"', i + 10)
+        src = text[i + 10 : j]
+        if not src.startswith(("http:", "https:", "data:", "img/")):
+            out.append(src)
+        start = j
+    return out
+
+
+@dataclass
+class PageFigure:
+    key: str
+    title: str
+    settings: str
+    json: str
+    png: str
+    pdf: str
+
+
+@dataclass
+class Page:
+    """What a page template needs."""
+
+    key: str
+    title: str
+    intro: str = ""
+    figures: list[PageFigure] = field(default_factory=list)
+    methods: list[str] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)
+    verdicts: Table | None = None
+    claims: Table | None = None
+    body: str = ""
+    box: str | None = None
+    ratios: Table | None = None
+    explorer: list[tuple[str, Table]] = field(default_factory=list)
+    counts: dict[str, str] = field(default_factory=dict)
+    standings: list[tuple[str, Table]] = field(default_factory=list)
+
+
+def _figures(
+    fig_data: list[FigureData], out: Path, page: str, jobs: list | None
+) -> list[PageFigure]:
+    figs = []
+    for f in fig_data:
+        if jobs is None:
+            draw(f, out / "figures" / page)
+        else:
+            jobs.append((f, out / "figures" / page))
+        figs.append(
+            PageFigure(
+                key=f.key,
+                title=f.title,
+                settings=f.settings,
+                json=_script_json(plotly_figure(f)),
+                png=f"figures/{page}/{f.key}.png",
+                pdf=f"figures/{page}/{f.key}.pdf",
+            )
+        )
+    return figs
+
+
+def _script_json(obj: object) -> str:
+    """JSON safe inside a <script> element."""
+    return json.dumps(obj, allow_nan=False).replace("</", "<\\/")
+
+
+def results_page(
+    key: str,
+    title: str,
+    tables: Sequence[tuple[FigureSpec, pd.DataFrame]],
+    out: Path,
+    *,
+    section: Section | None = None,
+    intro: str = "",
+    pages: Sequence[tuple[str, str]] = (),
+    jobs: list[tuple[FigureData, Path]] | None = None,
+    standings: Sequence[tuple[str, pd.DataFrame]] = (),
+) -> Path:
+    """Write ``<out>/<key>.html``: the figures of each (spec, results table), the view
+    relative to rff, the explorer of every cell and, with a report ``section``, its
+    verdict table, claims and text. ``pages`` (key, title) are the site's navigation; the
+    static figures are drawn now, or appended to ``jobs`` (for :func:`draw_static`)."""
+    page = Page(key=key, title=title, intro=intro)
+    page.standings = [
+        (name, make_table(f"standings-{i}", t)) for i, (name, t) in enumerate(standings)
+    ]
+    ratios = []
+    for i, (spec, df) in enumerate(tables):
+        figs = build_figures(df, spec, f"{key}-{i}")
+        page.figures += _figures(figs, out, key, jobs)
+        for f in figs:
+            page.methods += [m for m in f.methods if m not in page.methods]
+            page.kernels += [k for k in f.kernels if k not in page.kernels]
+        r = ratio_table(df, spec)
+        if not r.empty:
+            ratios.append(r.assign(table=spec.table))
+        page.explorer.append((spec.table, make_table(f"explorer-{i}", df)))
+    if ratios:
+        r = pd.concat(ratios, ignore_index=True)
+        what = "mean" if len(tables) != 1 else tables[0][0].ylabel
+        page.box = _script_json(ratio_box(r.drop(columns="table"), f"{key}-box", what))
+        cols = ["table", *[c for c in r.columns if c != "table"]]
+        page.ratios = make_table("ratio-table", r[cols])
+    if section is not None:
+        if section.cells is not None:
+            page.verdicts = make_table("verdict-table", section.cells)
+        if section.claims:
+            page.claims = claims_table("claim-table", section.claims)
+        page.body = body_html(section, out)
+        m = section.summary
+        if m.cells:
+            page.counts = {
+                "paper cells": str(m.cells),
+                "reproduced": str(m.reproduced),
+                "known deviations": str(m.known),
+                "deviate": str(m.deviate),
+                "not run": str(m.not_run),
+            }
+        if m.claims:
+            page.counts["claims that hold"] = f"{m.claims_hold} of {m.claims}"
+    path = out / f"{key}.html"
+    path.write_text(_render("page.html.j2", page=page, pages=pages, current=key))
+    return path
+
+
+def _render(template: str, **context: object) -> str:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(["html", "j2"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["verdict_class"] = verdict_class
+    env.filters["kernel_name"] = kernel_name
+    return env.get_template(template).render(**context)
+
+
+def write_assets(out: Path) -> None:
+    """plotly.min.js (from the installed plotly package), site.js and site.css."""
+    assets = out / "assets"
+    assets.mkdir(parents=True, exist_ok=True)
+    plotly_js = resources.files("plotly") / "package_data" / "plotly.min.js"
+    (assets / "plotly.min.js").write_bytes(plotly_js.read_bytes())
+    for name in ("site.js", "site.css"):
+        shutil.copyfile(TEMPLATES / name, assets / name)
+
+
+def environment() -> list[tuple[str, str]]:
+    """Package versions, the BLAS kernel numpy runs (threadpoolctl) and the machine."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from threadpoolctl import threadpool_info
+
+    from kernelbench.results import _cpu_model, _git_commit
+
+    rows = [("python", platform.python_version())]
+    for pkg in ("kernelbench", "numpy", "scipy", "scikit-learn", "pandas", "matplotlib",
+                "plotly", "jinja2", "threadpoolctl", "qmcpy", "numba"):  # fmt: skip
+        try:
+            rows.append((pkg, version(pkg)))
+        except PackageNotFoundError:
+            rows.append((pkg, "not installed"))
+    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    for i in blas:
+        rows.append(
+            (
+                "BLAS",
+                f"{i.get('internal_api', '?')} {i.get('version') or ''}, kernel "
+                f"{i.get('architecture') or '?'}, {i.get('num_threads')} threads "
+                f"({Path(str(i.get('filepath', ''))).name})",
+            )
+        )
+    rows += [
+        ("machine", f"{platform.machine()}, {_cpu_model()}"),
+        ("system", platform.platform()),
+        ("git commit", _git_commit() or "unknown"),
+    ]
+    return rows
+
+
+def _find_table(name: str, dirs: Sequence[Path]) -> Path | None:
+    for d in dirs:
+        if (d / name).is_file():
+            return d / name
+    return None
+
+
+@dataclass
+class SiteReport:
+    pages: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def build_site(
+    out: Path,
+    results: Sequence[Path] = (),
+    only: Sequence[str] | None = None,
+) -> SiteReport:
+    """Build the site into ``out``: a page per report section (its tables looked up in
+    the ``results`` folders first, then in results/baseline/), a page per experiment of
+    each ``results`` runs folder (parquet shards), and the index."""
+    out.mkdir(parents=True, exist_ok=True)
+    write_assets(out)
+    report = SiteReport()
+    jobs: list[tuple[FigureData, Path]] = []
+    sections = load_sections(list(only) if only else None)
+    dirs = [*(Path(r) for r in results), BASELINE_DIR]
+    runs = [
+        (Path(r), df) for r in results for df in [_runs_frame(Path(r), report)] if df is not None
+    ]
+    run_pages = [(f"runs-{i}-{exp}", f"{exp} ({p.name})") for i, (p, df) in enumerate(runs)
+                 for exp in sorted(df["experiment"].unique())]  # fmt: skip
+    nav = [(s.key, _short(s.key, s.title)) for s in sections] + run_pages
+    nav.append((LEADERBOARD, "Leaderboard"))
+    for s in sections:
+        tables, paths = [], []
+        for spec in PAGES.get(s.key, ()):
+            path = _find_table(spec.table, dirs)
+            if path is None:
+                report.notes.append(f"{s.key}: no {spec.table}; its figures are left out")
+                continue
+            tables.append((spec, pd.read_csv(path)))
+            paths.append(path)
+        intro = "Tables: " + ", ".join(_shown_path(p) for p in paths)
+        report.pages.append(
+            results_page(s.key, s.title, tables, out, section=s, intro=intro, pages=nav, jobs=jobs)
+        )
+    for i, (path, df) in enumerate(runs):
+        for exp, g in df.groupby("experiment", sort=True):
+            spec = FigureSpec(
+                table=str(exp),
+                ylabel=str(g["metric"].iloc[0]),
+                logy=bool((g["mean"] > 0).all()),
+                title=str(exp),
+            )
+            report.pages.append(
+                results_page(
+                    f"runs-{i}-{exp}",
+                    f"{exp}: {path}",
+                    [(spec, g)],
+                    out,
+                    pages=nav,
+                    intro=f"Aggregated from the shards under {path}.",
+                    jobs=jobs,
+                )  # fmt: skip
+            )
+    board = _leaderboard_page(out, [p for p, _ in runs] or [ROOT / "results" / "runs"], nav, jobs)
+    if board is not None:
+        report.pages.append(board)
+    draw_static(jobs)
+    index = out / "index.html"
+    index.write_text(
+        _render(
+            "index.html.j2",
+            sections=sections,
+            pages=nav,
+            current="index",
+            environment=environment(),
+            order=list(SECTIONS),
+            notes=report.notes,
+        )  # fmt: skip
+    )
+    report.pages.insert(0, index)
+    return report
+
+
+#: The page key of the leaderboard (kernelbench.leaderboard).
+LEADERBOARD = "leaderboard"
+
+
+def _leaderboard_page(
+    out: Path, runs: Sequence[Path], nav: Sequence[tuple[str, str]], jobs: list
+) -> Path | None:
+    """The leaderboard: every grid's standings (the committed baselines plus the cells of
+    ``experiment=leaderboard`` runs found in the first runs folder that has shards), its
+    errors by dataset, and every cell. None when the committed tables are missing."""
+    from kernelbench.leaderboard import grid_table, grids, rank_grid
+
+    found = next((p for p in runs if p.is_dir() and any(p.rglob("*.parquet"))), None)
+    tables, standings = [], []
+    for g in grids():
+        try:
+            t = grid_table(g, BASELINE_DIR, found)
+        except KernelbenchError:
+            return None
+        ranked = rank_grid(t, g)
+        cols = ["rank", "method_label", "cells", "ratio", "ratio_low", "ratio_high", "mean_rank"]
+        standings.append((f"{g.title} [{g.grid}]", ranked[cols]))
+        page_df = t.rename(columns={"mean": "score"}).assign(mean=t["error"])
+        spec = FigureSpec(
+            table=g.grid,
+            facets=("dataset", *g.keys),
+            ylabel="error (lower is better)",
+            logy=bool((page_df["mean"] > 0).all()),
+            title=g.title,
+        )
+        tables.append((spec, page_df))
+    intro = (
+        "Every method of each grid ranked by its geometric mean error ratio to rff over "
+        "the grid's cells, with its 95% t-interval, and its average rank "
+        "(docs/leaderboard.md). Published methods: the committed baselines; "
+        + (f"other cells: {found}." if found else "no run of experiment=leaderboard found.")
+    )
+    return results_page(LEADERBOARD, "Leaderboard", tables, out, intro=intro, pages=nav,
+                        jobs=jobs, standings=standings)  # fmt: skip
+
+
+def _shown_path(path: Path) -> str:
+    """A table's path relative to the repository where it lies there."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = None) -> None:
+    """Draw the static figures (PNG, PDF) of ``jobs``, on up to ``workers`` processes
+    (default: the usable cores, at most 4): matplotlib is most of a build's time."""
+    if workers is None:
+        workers = min(len(os.sched_getaffinity(0)), 4)
+    if workers <= 1 or len(jobs) < 4:
+        for fig, where in jobs:
+            draw(fig, where)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunks = [list(jobs[k::workers]) for k in range(workers)]
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        list(pool.map(draw_all, chunks))
+
+
+def _short(key: str, title: str) -> str:
+    names = {"fig1": "Fig. 1", "fig2": "Fig. 2", "fig3": "Fig. 3", "liu2020": "Liu 2020",
+             "yu2016": "Yu 2016", "yang2014": "Yang 2014"}  # fmt: skip
+    return names.get(key, title)
+
+
+def _runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:
+    """One row per cell of every experiment under a runs folder (its protocol's headline
+    metric aggregated over runs), or None where the folder holds no shard."""
+    from kernelbench.plot_command import experiment_protocol, split_variants
+    from kernelbench.reporting import get_reporting
+    from kernelbench.results import shard_files
+    from kernelbench.stats import aggregate
+
+    if not shard_files(path):
+        return None
+    from kernelbench.results import read_results
+
+    df = read_results(path)
+    frames = []
+    for exp, rows in df.groupby("experiment", sort=True):
+        proto = experiment_protocol(rows, str(exp))
+        rows, _ = split_variants(rows, proto)
+        rep = get_reporting(proto.name)
+        metric = rep.metric(None)
+        keys = [k for k in ("experiment", "dataset", "kernel", "method_label", "n") if k in rows]
+        agg = aggregate(rows, keys, metric.column)
+        agg["metric"] = metric.column
+        frames.append(agg)
+        report.notes.append(f"{path}: {exp} ({proto.name}, {metric.column})")
+    out = pd.concat(frames, ignore_index=True)
+    return out

@@ -1,0 +1,151 @@
+"""Calibrate the cost model (kernelbench/cost.py) against measured cell wall times.
+
+    python scripts/calibrate_cost.py --measure /tmp/cost.json   # run the grids (~5 min)
+    python scripts/calibrate_cost.py --load /tmp/cost.json      # ratios of the stored times
+    python scripts/calibrate_cost.py --load /tmp/cost.json --fit  # and refit COEF
+
+Runs the quick grid (``kernelbench run``) and Fig. 1's reduced grid
+(``kernelbench run experiment=fig1_reduced``) cell by cell in one process, as the basic
+launcher does (one BLAS thread, nothing written), and prints predicted / measured per
+cell, per grid and in total. Measured is each cell's CPU time (the process's): with one
+BLAS thread it is the cell's wall time on an idle machine, and it does not grow with
+the load of a shared one as wall time does (both are stored). ``--fit`` fits
+:data:`kernelbench.cost.COEF` by
+non-negative least squares on the relative error (the per-flop and per-draw ones timed
+alone first, :func:`micro`) and prints the new coefficients
+(paste them into cost.py). Thin glue: the cells, their price and their runs are the
+package's (kernelbench.estimate, kernelbench.cost, kernelbench.experiment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from kernelbench import cost
+from kernelbench.estimate import grid_cells, grid_points
+from kernelbench.launch import plan
+
+GRIDS = {"quick": [], "fig1_reduced": ["experiment=fig1_reduced"]}
+
+
+def cells_of(args: list[str]) -> list:
+    hydra_args, _, _ = plan(args, False)
+    return grid_cells(grid_points(hydra_args))
+
+
+def measure(path: str) -> None:
+    from kernelbench.experiment import run_and_store
+
+    out = {}
+    for grid, args in GRIDS.items():
+        times, walls = [], []
+        for i, cell in enumerate(cells_of(args)):
+            t0, c0 = time.perf_counter(), time.process_time()
+            run_and_store(cell, output_dir=None, blas_threads=1, echo=None)
+            times.append(time.process_time() - c0)
+            walls.append(time.perf_counter() - t0)
+            print(f"{grid} [{i + 1}] {cell.name}: {times[-1]:.2f} CPU-s, {walls[-1]:.2f} s wall")
+        out[grid] = times
+        out[f"{grid} wall"] = walls
+    with open(path, "w") as f:
+        json.dump(out, f)
+
+
+def rows(grid: str) -> tuple[list, np.ndarray]:
+    """The grid's cells and their work counts (one row per cell, columns of COEF)."""
+    cells = cells_of(GRIDS[grid])
+    return cells, np.array([[c.terms[k] for k in cost.COEF] for c in cost.price(cells)])
+
+
+def _cpu(f, repeat: int = 3) -> float:
+    best = np.inf
+    for _ in range(repeat):
+        c0 = time.process_time()
+        f()
+        best = min(best, time.process_time() - c0)
+    return best
+
+
+def micro() -> dict[str, float]:
+    """Seconds per unit of the terms whose unit is one kernel's work, timed alone (one
+    BLAS thread, CPU time, best of 3): normals drawn, GEMM flops (the exact kernel),
+    QR flops, matrix-vector flops (the spectral norm); K_hat and the projections at the
+    GEMM's rate. The other terms (fixed costs, Python per run, elementwise) are fitted."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    A, v = rng.standard_normal((1000, 1000)), rng.standard_normal(1000)
+    T = rng.standard_normal((2000, 256))
+    with threadpool_limits(1, user_api="blas"):
+        out = {
+            "draw": _cpu(lambda: rng.standard_normal(4_000_000)) / 4e6,
+            "exact": _cpu(lambda: A @ A) / (2 * 1000**3),
+            "qr": _cpu(lambda: np.linalg.qr(T)) / (2000 * 256**2),
+            "spectral": _cpu(lambda: [A @ v for _ in range(200)]) / (200 * 2 * 1000**2),
+        }
+    out["gemm"] = out["proj"] = out["exact"]  # K_hat and the projections: GEMMs
+    print("timed alone: " + ", ".join(f"{k} {v:.3g} s" for k, v in out.items()))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--measure", help="run the grids and store their cell times here")
+    ap.add_argument("--load", help="the stored cell times")
+    ap.add_argument("--fit", action="store_true", help="refit COEF and print it")
+    ap.add_argument("--cells", action="store_true", help="print every cell's ratio")
+    a = ap.parse_args()
+    if a.measure:
+        measure(a.measure)
+    with open(a.measure or a.load) as f:
+        measured = {k: np.array(v) for k, v in json.load(f).items() if k in GRIDS}
+    data = {g: rows(g) for g in GRIDS}
+    coef = np.array(list(cost.COEF.values()))
+    if a.fit:
+        from scipy.optimize import nnls
+
+        fixed = micro()
+        keys = list(cost.COEF)
+        free = [k for k in keys if k not in fixed]
+        A = np.vstack([data[g][1] / measured[g][:, None] for g in GRIDS])
+        known = A[:, [keys.index(k) for k in fixed]] @ np.array(list(fixed.values()))
+        B = A[:, [keys.index(k) for k in free]]
+        scale = np.abs(B).max(axis=0)
+        scale[scale == 0] = 1.0
+        x, _ = nnls(B / scale, np.clip(1.0 - known, 0.0, None))
+        coef = np.array(
+            [fixed[k] if k in fixed else x[free.index(k)] / scale[free.index(k)] for k in keys]
+        )
+        print("COEF = {")
+        for k, v in zip(cost.COEF, coef, strict=True):
+            print(f'    "{k}": {v:.3g},')
+        print("}")
+    total_p = total_m = 0.0
+    for g in GRIDS:
+        cells, A = data[g]
+        pred = A @ coef
+        ratio = pred / measured[g]
+        if a.cells:
+            for c, p, m, r in zip(cells, pred, measured[g], ratio, strict=True):
+                print(f"{g:13s} {c.name:40s} predicted {p:7.2f} s measured {m:7.2f} s  {r:.2f}")
+        within = np.mean((ratio >= 0.5) & (ratio <= 2.0))
+        print(
+            f"{g}: {len(cells)} cells, predicted {pred.sum():.1f} s, measured "
+            f"{measured[g].sum():.1f} s, total ratio {pred.sum() / measured[g].sum():.2f}; "
+            f"per cell ratio min {ratio.min():.2f}, median {np.median(ratio):.2f}, "
+            f"max {ratio.max():.2f}; within a factor 2: {100 * within:.0f}%"
+        )
+        total_p += pred.sum()
+        total_m += measured[g].sum()
+    print(
+        f"both grids: predicted {total_p:.1f} s, measured {total_m:.1f} s, "
+        f"ratio {total_p / total_m:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

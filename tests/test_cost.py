@@ -1,0 +1,228 @@
+"""The plan before compute: the cost model, its guards, ``kernelbench estimate`` and the
+plan line of ``run`` (issue 28)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tracemalloc
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from kernelbench import cost
+from kernelbench.cli import app
+from kernelbench.errors import KernelbenchError
+from kernelbench.experiment import build_cell, make_cell
+
+
+def _cell(method="rff", n=1, runs=5, samples=300, dataset="digits", kernel="rbf"):
+    cell = make_cell(method, kernel, dataset, n, runs=runs)
+    cell["dataset"]["splits"]["kernel_approx"]["samples"] = samples
+    return build_cell(cell)
+
+
+def _price(cell):
+    (c,) = cost.price([cell])
+    return c
+
+
+@pytest.mark.parametrize("method", ["rff", "orf", "sr33"])
+@pytest.mark.parametrize(
+    ("key", "small", "large"),
+    [("samples", 100, 400), ("n", 1, 4), ("runs", 2, 40)],
+)
+def test_cost_grows_with_samples_budget_and_runs(method, key, small, large):
+    """Seconds grow strictly with N, D (through n) and runs; memory with N and D at one
+    batch size (features over BATCH_Z_BYTES are measured run by run: a smaller batch)."""
+    lo, hi = (_price(_cell(method, **{key: v})) for v in (small, large))
+    assert hi.seconds > lo.seconds
+    if key == "runs":
+        assert hi.peak_bytes == lo.peak_bytes
+    elif hi.shapes.batch == lo.shapes.batch:
+        assert hi.peak_bytes > lo.peak_bytes
+    one = [_price(_cell(method, runs=1, **{key: v})) for v in (small, large) if key != "runs"]
+    if one:
+        assert one[1].peak_bytes > one[0].peak_bytes  # one run: no batch
+
+
+def test_shapes_follow_the_budget_and_the_dataset():
+    c = _price(_cell("rff", n=2, samples=120))
+    assert (c.shapes.N, c.shapes.d, c.shapes.D) == (120, 64, 2 * 2 * 65)
+    assert c.shapes.F == 2 * c.shapes.D  # rbf: cos and sin
+    assert _price(_cell("rff", n=2, kernel="arccos0")).shapes.F == 2 * 2 * 65
+
+
+def test_a_grid_pays_the_exact_kernel_once_per_data_and_kernel():
+    cells = [_cell("rff", n=n) for n in (1, 2)]
+    first, second = cost.price(cells)
+    assert first.terms["exact"] > 0 and second.terms["exact"] == 0
+    assert first.terms["start"] == 1 and second.terms["start"] == 0
+
+
+def test_peak_memory_counts_the_arrays_a_cell_holds():
+    """The estimate is at least K and one run's features (float64), the arrays any
+    implementation must hold, and at most a few times what the batch holds."""
+    c = _price(_cell("rff", n=3, samples=300))
+    s = c.shapes
+    floor = 8 * (s.N * s.N_test + (s.N + s.N_test) * s.F)
+    assert floor <= c.peak_bytes <= 20 * floor
+
+
+def test_large_features_are_measured_run_by_run():
+    """Features over BATCH_Z_BYTES are not held for a whole batch: a run's row is
+    computed before the next run is mapped (same rows as one by one, bit for bit),
+    and the peak stays near one run's features."""
+    from kernelbench.protocols import get_protocol
+    from kernelbench.protocols.kernel_approx import BATCH_Z_BYTES
+
+    cell = _cell("rff", n=8, runs=6, samples=200)
+    proto = get_protocol(cell)
+    ctx = proto.prepare(cell)
+    one = 8 * 2 * 200 * cost.shapes(cell).F
+    assert one > BATCH_Z_BYTES and proto.batch_size(cell) >= 6
+    single = [proto.measure_run(cell, ctx, r) for r in range(6)]  # and warm
+
+    def peak_of(f):
+        tracemalloc.start()
+        try:
+            out = f()
+            return out, tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    _, peak_one = peak_of(lambda: proto.measure_run(cell, ctx, 0))
+    rows, peak = peak_of(lambda: proto.measure(cell, ctx, range(6)))
+    keys = ["D", "rel_fro_error", "rel_spec_error"]
+    assert [[r[k] for k in keys] for r in rows] == [[r[k] for k in keys] for r in single]
+    assert peak < peak_one + one / 2  # 6 runs' features held at once: + 5 one
+    assert cost.shapes(cell).batch == 1  # and the model counts it so
+
+
+def test_plan_line_and_guards():
+    plan = cost.Plan(cost.price([_cell("rff", n=n) for n in (1, 2)]))
+    line = plan.line()
+    assert line.startswith("plan: 2 cells, 10 runs, about ")
+    assert "peak memory" in line and "digits rbf rff n=2" in line
+    cost.check_plan(plan, max_memory="64GB", max_hours=100)
+    with pytest.raises(KernelbenchError, match=r"needs about .* over the max_memory 1\.0 KiB; "):
+        cost.check_plan(plan, max_memory=1024)
+    with pytest.raises(KernelbenchError, match="over max_hours=1e-06: add confirm=true"):
+        cost.check_plan(plan, max_hours=1e-6)
+    cost.check_plan(plan, max_hours=1e-6, confirm=True)
+
+
+@pytest.mark.parametrize(
+    ("value", "size"),
+    [(None, None), (1024, 1024), ("8GB", 8 * 2**30), ("512MiB", 512 * 2**20), ("2g", 2 * 2**30)],
+)
+def test_parse_memory(value, size):
+    assert cost.parse_memory(value) == size
+
+
+@pytest.mark.parametrize("value", ["abc", 0, -5, "infGB", True])
+def test_parse_memory_rejects(value):
+    with pytest.raises(KernelbenchError, match="max_memory must be a positive size"):
+        cost.parse_memory(value)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"), [(0.4, "0.4 s"), (42, "42 s"), (600, "10 min"), (7200, "2.0 h")]
+)
+def test_format_seconds(seconds, shown):
+    assert cost.format_seconds(seconds) == shown
+
+
+def _estimate(*args):
+    return CliRunner().invoke(app(), ["estimate", *args], prog_name="kernelbench")
+
+
+def test_estimate_prices_every_paper_grid_and_runs_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    quick = _estimate()
+    assert quick.exit_code == 0, quick.output
+    assert quick.output.startswith("plan: 12 cells, 60 runs, about ")
+    from kernelbench.config import expand, experiment_sweep
+
+    cells = len(expand(experiment_sweep("fig1")[1]))  # 4 datasets x 3 kernels x methods x 5 n
+    fig1 = _estimate("experiment=fig1", "max_hours=1")
+    assert fig1.exit_code == 0, fig1.output
+    assert fig1.output.startswith(f"plan: {cells} cells, ")
+    assert "over max_hours=1: kernelbench run needs confirm=true" in fig1.output  # hours
+    swept = _estimate("-m", "method=rff,sr33", "n=1,2,3", "dataset=letter")
+    assert swept.output.startswith("plan: 6 cells, 3000 runs, ")
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_estimate_names_what_run_would_refuse():
+    res = _estimate("dataset=mnist", "n=1e3")
+    assert res.exit_code == 0
+    assert "kernelbench run would refuse it" in res.output
+
+
+def test_the_plan_line_comes_before_the_first_cell(tmp_path):
+    """A real run, in a subprocess: the plan line (stderr) is the first line of the
+    terminal, before any cell's (stdout)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "kernelbench.cli", "run", "-m", "method=rff", "n=1,2", "runs=2"]
+        + ["dataset.splits.kernel_approx.samples=60", f"output_dir={tmp_path}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0].startswith("plan: 2 cells, 4 runs, about "), lines
+    assert [ln.split(" ", 1)[0] for ln in lines[1:3]] == ["[1/2]", "[2/2]"]
+    assert len(lines) == 4 and lines[3].startswith("2 of 2 cells: 2 computed"), lines  # summary
+
+
+def test_over_max_hours_needs_confirmation(tmp_path):
+    res = CliRunner().invoke(
+        app(), ["run", "runs=1000000", f"output_dir={tmp_path}"], prog_name="kernelbench"
+    )
+    lines = res.output.strip().splitlines()
+    assert res.exit_code == 2
+    assert lines[0].startswith("plan: 12 cells, 12000000 runs, about ")
+    assert lines[1].startswith("Error: 12 cells, 12000000 runs take about ")
+    assert lines[1].endswith(
+        "over max_hours=4: add confirm=true to run them, or choose fewer runs or cells"
+    )
+    assert not any(tmp_path.iterdir())
+
+
+def test_list_groups_every_method_config_under_its_method():
+    from kernelbench.config import group_options, load_group
+
+    res = CliRunner().invoke(app(), ["list"])
+    assert res.exit_code == 0
+    lines = res.output.splitlines()
+    from kernelbench.features import FEATURE_MAPS
+
+    options = group_options("method")
+    assert len(options) >= 26  # orf_tallqr, qmc_halton_rr2, ... each a runnable config
+    methods = len(set(FEATURE_MAPS.names()) | {load_group("method", o)["name"] for o in options})
+    assert lines[0] == (
+        f"Methods: {methods} methods, {len(options)} configs (run one: method=<config>)"
+    )
+    method_of_line = {}
+    current = None
+    for line in lines[1:]:
+        if line.startswith("    "):
+            method_of_line[line.split()[0]] = current
+            assert len(line.split(None, 1)) == 2  # a one-line description
+        elif line.startswith("  "):
+            current = line.split()[0]
+    for option in options:
+        assert method_of_line[option] == load_group("method", option)["name"]
+
+
+def test_dir_shows_the_lazy_names():
+    import kernelbench
+
+    names = dir(kernelbench)
+    for name in ("make_feature_map", "exact_kernel", "FEATURE_MAPS", "KERNELS", "__version__"):
+        assert name in names
+    assert np.all([hasattr(kernelbench, n) for n in kernelbench.__all__])

@@ -1,0 +1,196 @@
+"""The results site without a browser: the report's claims as data, the figures' data,
+the ratios to rff, pages from results DataFrames and folders, the command's errors.
+(tests/test_site_browser.py drives the built site in Chromium.)"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from kernelbench.report.command import report
+from kernelbench.report.common import ROOT, Claim, Section, Summary
+from kernelbench.site import build as site_build
+from kernelbench.site.build import build_site, results_page
+from kernelbench.site.figures import FigureSpec, build_figures, plotly_figure, ratio_table
+from kernelbench.site.pages import PAGES
+from tests.test_plot import make_results, write_shards
+
+FIG1 = ROOT / "results" / "baseline" / "fig1_baseline.csv"
+
+
+def test_a_claim_renders_as_its_markdown_line_and_keeps_its_verdict():
+    c = Claim("B beats G:", True, "in 3 of 3 cells.")
+    assert str(c) == "- **holds**: B beats G: in 3 of 3 cells."
+    assert Claim("x", False, template="- {text}: **{verdict}**").__str__() == (
+        "- x: **does not hold**"
+    )
+    assert Claim("x", None).verdict == "not measured"
+    s = Section("k", "t", Summary(), ["intro", c, ""])
+    assert s.claims == [c]
+    assert s.markdown() == ["intro", str(c), ""]
+
+
+def test_ratio_to_rff_and_its_interval_by_hand():
+    df = pd.DataFrame(
+        {
+            "dataset": ["a", "a", "a"],
+            "kernel": ["rbf"] * 3,
+            "n": [1, 1, 1],
+            "method_label": ["rff", "sr33", "toy_rff"],
+            "mean": [0.2, 0.1, 0.4],
+            "sem": [0.01, 0.004, 0.0],
+        }
+    )
+    r = ratio_table(df, FigureSpec("t")).set_index("method_label")
+    assert r.loc["sr33", "ratio"] == pytest.approx(0.5)
+    half = 1.959963984540054 * math.hypot(0.004 / 0.1, 0.01 / 0.2)
+    assert r.loc["sr33", "ratio_low"] == pytest.approx(0.5 * math.exp(-half))
+    assert r.loc["sr33", "ratio_high"] == pytest.approx(0.5 * math.exp(half))
+    # symmetric on the log scale: the product of the ends is the ratio squared
+    lo, hi = r.loc["toy_rff", ["ratio_low", "ratio_high"]]
+    assert lo * hi == pytest.approx(r.loc["toy_rff", "ratio"] ** 2)
+    assert "rff" not in r.index
+    assert ratio_table(df[df.method_label != "rff"], FigureSpec("t")).empty
+
+
+def _with_toy(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` plus a method no paper has (a plug-in's), half of rff's error."""
+    toy = df[df["method_label"] == "rff"].assign(
+        method_label="toy_rff", method="toy_rff", paper_label="", mean=lambda t: t["mean"] / 2
+    )
+    return pd.concat([df, toy], ignore_index=True)
+
+
+def test_figures_carry_every_method_the_papers_values_and_the_runs():
+    df = _with_toy(pd.read_csv(FIG1))
+    spec = PAGES["fig1"][0]
+    figs = build_figures(df, spec, "f")
+    assert len(figs) == df["dataset"].nunique()
+    assert {f.title.split(": ")[1] for f in figs} >= {"LETTER", "USPS"}
+    for f in figs:
+        assert "toy_rff" in f.methods and f.methods[0] == "rff"
+        assert "runs" in f.settings and "kernel" in f.settings
+        fig = plotly_figure(f)
+        json.dumps(fig, allow_nan=False)  # NaN would not be JSON
+        traces = fig["data"]
+        assert {t["meta"]["method"] for t in traces} == set(f.methods)
+        rff = next(t for t in traces if t["meta"]["method"] == "rff" and "error_y" in t)
+        assert "paper" in rff["hovertemplate"] and "runs" in rff["hovertemplate"]
+        papers = [t for t in traces if t["meta"].get("paper")]
+        assert papers and all(t["meta"]["method"] != "toy_rff" for t in papers)
+    # the paper's value of a point is the reference table's
+    letter = next(f for f in figs if f.title.endswith("LETTER"))
+    s = next(s for s in letter.series if s.method == "rff" and s.kernel == "rbf")
+    ref = pd.read_csv(ROOT / "results" / "reference" / "munkhoeva2018_fig1_kernel_error.csv")
+    want = ref[(ref.dataset == "letter") & (ref.kernel == "rbf") & (ref.method == "rff")]
+    assert s.paper == pytest.approx(want.sort_values("n")["mean"].tolist())
+
+
+def test_results_page_from_a_dataframe_shows_a_new_method(tmp_path):
+    df = _with_toy(pd.read_csv(FIG1))
+    page = results_page("board", "A leaderboard", [(PAGES["fig1"][0], df)], tmp_path)
+    text = page.read_text()
+    assert 'data-kind="method" value="toy_rff"' in text
+    assert text.count('class="kb-plot"') == df["dataset"].nunique() + 1  # + the box plot
+    assert "ratio-table" in text and "toy_rff" in text
+    pngs = sorted((tmp_path / "figures" / "board").glob("*.png"))
+    pdfs = sorted((tmp_path / "figures" / "board").glob("*.pdf"))
+    assert len(pngs) == len(pdfs) == df["dataset"].nunique()
+    assert pdfs[0].read_bytes().startswith(b"%PDF")
+    assert b"kernelbench" in pdfs[0].read_bytes()  # the settings are its Subject
+
+
+def test_a_runs_folder_and_a_table_folder_feed_the_site(tmp_path):
+    methods = (("rff", "rff", "G"), ("toy_rff", "toy_rff", ""))
+    runs = write_shards(make_results(methods=methods, experiment="board"), tmp_path / "runs")
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    walltime = pd.read_csv(ROOT / "results" / "baseline" / "fig3_walltime.csv")
+    extra = walltime[walltime.method_label == "rff"].assign(method_label="nystrom")
+    pd.concat([walltime, extra]).to_csv(tables / "fig3_walltime.csv", index=False)
+    out = tmp_path / "site"
+    rep = build_site(out, [runs, tables], only=["fig3"])
+    names = {p.name for p in rep.pages}
+    assert names == {"index.html", "fig3.html", "runs-0-board.html", "leaderboard.html"}
+    board = (out / "runs-0-board.html").read_text()
+    assert 'value="toy_rff"' in board and "rel_fro_error" in board
+    assert 'value="nystrom"' in (out / "fig3.html").read_text()
+    index = (out / "index.html").read_text()
+    assert 'href="runs-0-board.html"' in index and "BLAS" in index
+    assert (out / "assets" / "plotly.min.js").stat().st_size > 1_000_000
+    # offline: no page loads anything from the network
+    for page in out.glob("*.html"):
+        assert "http://" not in page.read_text().split("<main>")[0]
+        assert "https://" not in page.read_text().split("<main>")[0]
+
+
+def test_the_site_renders_the_same_claims_as_reproduction_md(tmp_path):
+    from kernelbench.report.command import load_sections
+
+    (section,) = load_sections(["fig3"])
+    page = results_page("fig3", section.title, [], tmp_path, section=section)
+    text = page.read_text()
+    assert section.claims
+    for c in section.claims:  # as markdown-it writes the text: & < > " escaped
+        escaped = c.text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        assert f"{escaped.replace(chr(34), '&quot;')}: <strong>{c.verdict}</strong>" in text
+    md = (ROOT / "REPRODUCTION.md").read_text()
+    assert all(str(c) in md for c in section.claims)
+
+
+def test_command_errors(tmp_path, monkeypatch):
+    res = CliRunner().invoke(report, ["--results", str(tmp_path)])
+    assert res.exit_code == 2 and "--results needs --html" in res.output
+    monkeypatch.setattr("kernelbench.site.SITE_MODULES", ("plotly", "no_such_module_kb"))
+    from kernelbench.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["report", "--html", str(tmp_path / "s")])
+    assert exc.value.code == 2
+    assert not (tmp_path / "s").exists()
+
+
+def test_static_drawing_in_worker_processes_matches_serial(tmp_path):
+    figs = build_figures(pd.read_csv(FIG1), PAGES["fig1"][0], "f")[:4]
+    site_build.draw_static([(f, tmp_path / "a") for f in figs], workers=1)
+    site_build.draw_static([(f, tmp_path / "b") for f in figs], workers=2)
+    a = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert a == sorted(p.name for p in (tmp_path / "b").iterdir()) and len(a) == 8
+    for name in a:
+        if name.endswith(".png"):
+            assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_the_leaderboard_page_ranks_a_new_method(tmp_path):
+    """A run of experiment=leaderboard's Fig. 1 grid (munkhoeva2018_fig1_reduced) for a
+    method at half of rff's committed error in every cell: the page ranks it with ratio
+    0.5 beside the published methods, which come from the committed baselines."""
+    from kernelbench.leaderboard import grids
+
+    base = pd.read_csv(FIG1)
+    grid = grids()[0]
+    rff = base[(base.method_label == "rff") & base.dataset.isin(["powerplant", "letter", "usps"])
+               & base.n.isin([1, 3, 5])]  # fmt: skip
+    df = make_results(datasets={"powerplant": 4}, kernels=("rbf",), ns=(1,),
+                      methods=(("half_rff", "half_rff", ""),), runs=2,
+                      experiment="munkhoeva2018_fig1_reduced")  # fmt: skip
+    rows = []
+    for r in rff.itertuples():
+        rows.append(df.assign(dataset=r.dataset, d=int(r.d), kernel=r.kernel, n=float(r.n),
+                              rel_fro_error=r.mean / 2))  # fmt: skip
+    runs = write_shards(pd.concat(rows, ignore_index=True), tmp_path / "runs")
+    out = tmp_path / "site"
+    rep = build_site(out, [runs], only=["fig3"])
+    assert out / "leaderboard.html" in rep.pages
+    text = (out / "leaderboard.html").read_text()
+    assert f"{grid.title} [{grid.grid}]" in text and 'value="half_rff"' in text
+    from kernelbench.leaderboard import grid_table, rank_grid
+    from kernelbench.site.build import BASELINE_DIR
+
+    ranked = rank_grid(grid_table(grid, BASELINE_DIR, runs), grid).set_index("method_label")
+    assert ranked.loc["half_rff", "ratio"] == pytest.approx(0.5)
+    assert ranked.loc["half_rff", "cells"] == ranked.loc["rff", "cells"] == 27
