@@ -176,7 +176,7 @@ def test_the_plan_line_comes_before_the_first_cell(tmp_path):
     lines = proc.stdout.strip().splitlines()
     assert lines[0].startswith("plan: 2 cells, 4 runs, about "), lines
     assert [ln.split(" ", 1)[0] for ln in lines[1:3]] == ["[1/2]", "[2/2]"]
-    assert len(lines) == 4 and lines[3].startswith("2 of 2 cells: 2 computed"), lines  # summary
+    assert lines[3].startswith("2 of 2 cells: 2 computed; ") and len(lines) == 4  # summary
 
 
 def test_over_max_hours_needs_confirmation(tmp_path):

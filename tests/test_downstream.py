@@ -188,7 +188,7 @@ def test_cli_run_and_plot_on_digits(tmp_path):
 def test_fig2_grids_cover_the_figure():
     from kernelbench.launch import _grid_params, plan
 
-    assert plan(["experiment=fig2"], True)[2] == 2 * 3 * 3 * 7 * 5  # learners, ..., n
+    assert plan(["experiment=fig2"], True)[2] == 2 * 3 * 3 * 8 * 5  # learners, ..., n
     full, reduced = _grid_params("fig2"), _grid_params("fig2_reduced")
     assert full["protocol.learner"] == ["svm_precomputed", "linear"]
     assert full["method"] == _grid_params("fig1")["method"]  # every method of Fig. 1

@@ -109,7 +109,8 @@ def test_a_run_into_a_log_prints_heartbeat_lines(tmp_path):
         f"1 of 1 cell: 1 computed; shards in {shard}; "
         f"plot: kernelbench plot {tmp_path} --experiment kernel_approx"
     )
-    beats = [line for line in proc.stderr.splitlines() if line]
+    plan_line, *beats = [line for line in proc.stderr.splitlines() if line]
+    assert plan_line.startswith("plan: 1 cells, 3 runs, ")
     assert beats and all(line.startswith("digits rbf rff n=1: ") for line in beats)
     assert all(" runs, " in line and ", ETA " in line for line in beats)
 
@@ -168,7 +169,8 @@ def test_a_terminal_shows_each_result_on_its_own_line_and_no_bar_left(tmp_path):
     raw = b"".join(chunks).decode(errors="replace")
     assert os.waitstatus_to_exitcode(status) == 0, raw
     assert "cells, " in raw  # the bar was drawn ...
-    screen = [line for line in render(raw) if line]
+    plan_line, *screen = [line for line in render(raw) if line]
+    assert plan_line.startswith("plan: 3 cells, "), plan_line
     assert len(screen) == 4, screen  # ... and nothing of it is left
     for i, (line, method) in enumerate(zip(screen, ["rff", "orf", "sr33"], strict=False)):
         assert line.startswith(f"[{i + 1}/3] digits rbf {method} n=1: rel_fro "), screen

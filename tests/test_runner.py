@@ -242,7 +242,10 @@ def test_plan_single_cell_and_sweeps():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["method=foo"], "unknown method 'foo'; valid choices: gq, lev_rff, orf, orf_tallqr, qmc"),
+        (
+            ["method=foo"],
+            "unknown method 'foo'; valid choices: gq, lev_rff, nystrom, orf, orf_tallqr, qmc",
+        ),
         (["kernel=rbf,poly"], "unknown kernel 'poly'; valid choices: arccos0, arccos1, rbf"),
         (["dataset=nope"], "unknown dataset 'nope'; valid choices: "),
         (["experiment=fig9"], "unknown experiment 'fig9'; valid choices: fig1, fig1_noqmc"),

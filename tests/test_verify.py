@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kernelbench.cli import main
 from kernelbench.config import config_dir, group_options
@@ -18,12 +20,16 @@ from kernelbench.reference import load_reference
 from kernelbench.results import shard_path, write_shard
 from kernelbench.verify import (
     AGREES,
+    BLAS_SPREAD,
     CELL,
     DEVIATES,
     DRIFTS,
     KNOWN,
     NO_REFERENCE,
     REPRODUCED,
+    SAME_DRAWS_ATOL,
+    SAME_DRAWS_RTOL,
+    WIDTH,
     VerifyConfig,
     aggregate,
     compare_baseline,
@@ -35,9 +41,13 @@ from kernelbench.verify import (
     judge,
     load_config,
     parse_known,
+    pooled_bias,
+    same_draws_tolerance,
     sidak_rate,
     sidak_z,
+    sort_cells,
     tau_cv,
+    verdict_line,
     welch_df,
 )
 
@@ -148,7 +158,13 @@ def test_cell_at_the_reference_reproduces_and_far_off_deviates():
     se = math.sqrt(0.01**2 / 30 + 0.01**2 / 500)
     assert t["z"].iloc[1] == pytest.approx(0.2 / se)
     assert failed(t)
-    assert counts(t) == {"reproduced": 1, "known": 0, "deviate": 1, "no_reference": 0}
+    assert counts(t) == {
+        "cells": 2,
+        "reproduced": 1,
+        "known": 0,
+        "deviate": 1,
+        "no_reference": 0,
+    }
 
 
 def test_z_just_inside_and_outside_the_threshold():
@@ -222,15 +238,66 @@ def test_known_rule_patterns_and_errors():
         parse_known([{"method": ["orf"], "reason": "r"}])
 
 
-def test_baseline_same_seed_shares_runs():
-    # same seed, same runs: identical numbers, no noise left -> agree only if equal
-    ours = [ours_row(mean=0.1), ours_row(label="gq", mean=0.1)]
-    base = [ours_row(mean=0.1), ours_row(label="gq", mean=0.1 * (1 + 1e-6))]
+def test_baseline_same_draws_is_a_relative_tolerance():
+    # same seed, same runs: the same draws, so only floating point may differ (another
+    # BLAS kernel): within SAME_DRAWS_RTOL they agree, beyond it they drift, and base_z
+    # is the difference in units of the tolerance (finite), against base_z_crit = 1
+    tol = same_draws_tolerance(0.1)
+    assert tol == SAME_DRAWS_RTOL * 0.1 + SAME_DRAWS_ATOL
+    ours = [ours_row(mean=0.1), ours_row(label="gq", mean=0.1), ours_row(label="sorf", mean=0.1)]
+    base = [
+        ours_row(mean=0.1),
+        ours_row(label="gq", mean=0.1 + 0.9 * tol),
+        ours_row(label="sorf", mean=0.1 + 1.1 * tol),
+    ]
+    ref = [ref_row(), ref_row(method="gq"), ref_row(method="sorf")]
+    t, _, m = judged(ours, ref, cfg_with(), base=base)
+    assert list(t["base_test"]) == ["rtol"] * 3
+    assert list(t["base_verdict"]) == [AGREES, AGREES, DRIFTS]
+    assert np.isfinite(t["base_z"]).all() and list(t["base_z_crit"]) == [1.0] * 3
+    assert t["base_z"].iloc[2] == pytest.approx(-1.1, rel=1e-3)  # to float rounding
+    assert m == 3  # same-draws comparisons are not random events: not in the Sidak family
+    assert failed(t)
+    # a difference of the size the BLAS kernels make (BLAS_SPREAD) agrees; z was inf
+    base = [ours_row(mean=0.1 * (1 + BLAS_SPREAD))]
+    t, _, _ = judged(ours[:1], ref[:1], cfg_with(), base=base)
+    assert t["base_verdict"].iloc[0] == AGREES
+    # a mean at rounding level (Nystroem, 1e-14) that moves by its own size agrees
+    tiny = [ours_row(label="nystrom", mean=3e-14)]
+    t, _, _ = judged(tiny, [ref_row(method="nystrom")], cfg_with(),
+                     base=[ours_row(label="nystrom", mean=1e-14)])  # fmt: skip
+    assert t["base_verdict"].iloc[0] == AGREES
+
+
+@given(
+    mean=st.floats(1e-8, 1e3),
+    rel=st.floats(-0.5, 0.5),
+    std=st.sampled_from([0.0, math.nan, 1e-12, 0.01]),
+    runs=st.sampled_from([(10, 10), (10, 50), (30, 500)]),
+    seed=st.sampled_from([0, 1]),
+)
+@settings(max_examples=60, deadline=None)
+def test_baseline_z_is_finite_everywhere(mean, rel, std, runs, seed):
+    # noiseless cells (std 0 or NaN), any run counts and seeds: the standard error has a
+    # floor of BLAS_SPREAD x |baseline mean| (SAME_DRAWS_RTOL for the same draws), so z
+    # is finite
+    ours = [ours_row(mean=mean * (1 + rel), std=std, runs=runs[0])]
+    base = [ours_row(mean=mean, std=std, runs=runs[1], seed=seed)]
     t = compare_baseline(pd.DataFrame(ours), pd.DataFrame(base))
-    assert t["base_z"].iloc[0] == 0.0 and math.isinf(t["base_z"].iloc[1])
+    assert np.isfinite(t["base_z"].iloc[0])
+    same = runs[0] == runs[1] and seed == 0
+    floor = same_draws_tolerance(mean) if same else BLAS_SPREAD * mean
+    assert t["base_se"].iloc[0] >= floor * (1 - 1e-12)
+    diff = ours[0]["mean"] - mean
+    assert abs(t["base_z"].iloc[0]) <= abs(diff) / floor * (1 + 1e-9)
+
+
+def test_baseline_same_seed_shares_runs():
+    ours = [ours_row(mean=0.1)]
     # 30 runs nested in 500: Var = s^2 (1/30 - 1/500)
     base = [ours_row(mean=0.101, runs=500)]
     t = compare_baseline(pd.DataFrame(ours[:1]), pd.DataFrame(base))
+    assert t["base_test"].iloc[0] == "z"
     assert t["base_se"].iloc[0] == pytest.approx(0.01 * math.sqrt(1 / 30 - 1 / 500))
     # another seed: independent
     base = [ours_row(mean=0.101, runs=500, seed=1)]
@@ -430,28 +497,67 @@ def test_cli_no_run_reproduces(synthetic, capsys, tmp_path):
     assert code in (0, None)
     lines = out.splitlines()
     header = lines[0]
-    for col in (
-        "dataset",
-        "kernel",
-        "method",
-        "n",
-        "ours (mean ± std)",
-        "paper (mean ± std)",
-        "ratio",
-        "verdict",
-    ):
+    for col in ("dataset", "kernel", "method", "n", "ours", "paper", "ratio", "z", "verdict"):
         assert col in header
     body = "\n".join(lines)
     assert "orf_tallqr" in body and "reproduced" in body
-    assert "known deviation: true ORF" in body
+    # known deviations are numbered notes under the narrow table
+    assert "[1] known deviation: true ORF" in body and "known [1]" in body
     assert "known deviation: scrambled Halton" in body
-    assert lines[-1] == "2 reproduced, 2 known deviations, 0 deviate"
+    assert lines[-1].startswith("PASS: 2 reproduced, 2 known deviations, 0 deviations; written ")
+    assert lines[-1].endswith("/table.md")
+    assert max(len(line) for line in lines) <= WIDTH
     assert "| letter | rbf | orf_tallqr |" in out_md.read_text()
     run_verify(
         ["--no-run", "--results", str(root), "--config", str(cfg), "--out", str(out_csv)], capsys
     )
     t = pd.read_csv(out_csv)
     assert len(t) == 4 and {"z", "ratio", "verdict", "tau"} <= set(t.columns)
+    # without --out the comparison goes beside the results
+    code, out = run_verify(["--no-run", "--results", str(root), "--config", str(cfg)], capsys)
+    assert code in (0, None) and (root / "verify.csv").is_file()
+    assert (root / "verify_pooled.csv").is_file()
+    assert verdict_line({"reproduced": 1, "known": 0, "deviate": 0}, False, Path("a/b")) == (
+        "PASS: 1 reproduced, 0 known deviations, 0 deviations; written to a/b"
+    )
+    long = Path("/tmp") / ("x" * 80) / "run" / "verify.csv"
+    line = verdict_line({"reproduced": 1, "known": 0, "deviate": 0}, False, long)
+    assert line.endswith("; written to .../run/verify.csv") and len(line) <= WIDTH
+    assert out.splitlines()[-1].endswith("/res/verify.csv")
+    # --wide: every column, the reasons in the verdict column
+    code, out = run_verify(
+        ["--no-run", "--results", str(root), "--config", str(cfg), "--wide"], capsys
+    )
+    header = out.splitlines()[0]
+    assert "ours (mean ± std)" in header and "z_crit" in header
+    assert "known deviation: true ORF (Yu et al.) vs the published tall-QR Gort" in out
+
+
+def test_cli_lines_fit_120_columns_with_baseline_and_pooled(synthetic, capsys, tmp_path):
+    # a family of two cells (n = 1, 3: the reduced grid's), a baseline, a long path: no line
+    # over 120 columns
+    root, cfg, ref = synthetic
+    for label, method in (("rff", "rff"), ("sr33", "sr33")):
+        paper = ref.loc[("letter", "rbf", method, 3), "mean"]
+        write_cell(root, "letter", "rbf", label, method, 3, errors_with_mean(paper))
+    rows = pd.concat(pd.read_parquet(p) for p in sorted(root.rglob("*.parquet")))
+    base = aggregate(rows, CELL, "rel_fro_error")
+    base_path = tmp_path / "baseline.csv"
+    base.to_csv(base_path, index=False)
+    raw = yaml.safe_load(cfg.read_text())
+    raw["baseline"] = str(base_path)
+    cfg.write_text(yaml.safe_dump(raw))
+    out_csv = tmp_path / ("a" * 40) / "comparison.csv"
+    code, out = run_verify(
+        ["--no-run", "--results", str(root), "--config", str(cfg), "--out", str(out_csv)], capsys
+    )
+    assert code in (0, None)
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= WIDTH, max(lines, key=len)
+    assert lines[-1].startswith("PASS: ") and ", 0 drift; written to " in lines[-1]
+    assert "Pooled across n" in out and "sr33" in out
+    pooled = pd.read_csv(out_csv.with_name("comparison_pooled.csv"))
+    assert set(pooled["method_label"]) >= {"rff"} and (pooled["cells"] == 2).all()
 
 
 def test_cli_deviation_exits_1(synthetic, capsys):
@@ -460,7 +566,11 @@ def test_cli_deviation_exits_1(synthetic, capsys):
     write_cell(root, "letter", "rbf", "sorf", "sorf", 1, errors_with_mean(2 * paper))
     code, out = run_verify(["--no-run", "--results", str(root), "--config", str(cfg)], capsys)
     assert code == 1
-    assert out.splitlines()[-1] == "2 reproduced, 2 known deviations, 1 deviate"
+    last = out.splitlines()[-1]
+    assert last.startswith(
+        "FAIL: 2 reproduced, 2 known deviations, 1 deviations (1 cells, 0 pooled); written to "
+    )
+    assert last.endswith("/verify.csv") and len(last) <= WIDTH
     assert "deviates" in out
 
 
@@ -477,10 +587,11 @@ def test_cli_baseline_drift_exits_1(synthetic, capsys, tmp_path):
     code, out = run_verify(["--no-run", "--results", str(root), "--config", str(cfg)], capsys)
     assert code == 1
     assert "3 agree, 1 drift" in out and "drifts" in out
+    assert out.splitlines()[-1].startswith("FAIL: ") and ", 1 drift; " in out.splitlines()[-1]
     code, out = run_verify(
         ["--no-run", "--results", str(root), "--config", str(cfg), "--no-baseline"], capsys
     )
-    assert code in (0, None)
+    assert code in (0, None) and out.splitlines()[-1].startswith("PASS: ")
 
 
 def test_cli_errors_are_one_line(tmp_path, capsys):
@@ -489,3 +600,133 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     code, _ = run_verify(["--config", "nope", "--no-run"], capsys)
     assert code == 2
     assert (config_dir() / "verify" / "munkhoeva2018_fig1.yaml").is_file()
+
+
+# -- the pooled bias test per (dataset, kernel, method) --------------------------------
+
+
+def _null_families(
+    rng, families, k, cv, rho, rel_sd, runs=30, paper_runs=500, shared=(False, False)
+):
+    """Simulated cell means of ``families`` families of ``k`` cells (n = 1..k) with no
+    bias: a sample effect of relative sd cv on each side (ours, the paper's), correlated
+    rho across the cells of a family, and run noise, independent across cells or one
+    draw for the whole family (``shared``: ours, the paper's; a split shared by the runs)."""
+    ours, ref = [], []
+    cov = cv**2 * (rho * np.ones((k, k)) + (1 - rho) * np.eye(k))
+    for f in range(families):
+        s_ours = rng.multivariate_normal(np.zeros(k), cov)
+        s_paper = rng.multivariate_normal(np.zeros(k), cov)
+        e_ours = rng.normal(size=1 if shared[0] else k) * np.ones(k)
+        e_paper = rng.normal(size=1 if shared[1] else k) * np.ones(k)
+        for i in range(k):
+            truth = 0.1 / (i + 1)
+            sd = rel_sd * truth
+            m_o = truth * (1 + s_ours[i]) + e_ours[i] * sd / math.sqrt(runs)
+            m_p = truth * (1 + s_paper[i]) + e_paper[i] * sd / math.sqrt(paper_runs)
+            s_o = sd * math.sqrt(rng.chisquare(runs - 1) / (runs - 1))
+            s_p = sd * math.sqrt(rng.chisquare(paper_runs - 1) / (paper_runs - 1))
+            label = f"m{f}"
+            ours.append(ours_row(label=label, n=i + 1, mean=m_o, std=s_o, runs=runs))
+            ref.append(ref_row(method=label, n=i + 1, mean=m_p, std=s_p, runs=paper_runs))
+    return pd.DataFrame(ours), pd.DataFrame(ref)
+
+
+def _rejections(ours, ref, cv, shared_runs=False, alpha=0.05):
+    """The pooled test's rejection rate over the families, each a single test at alpha."""
+    tau = pd.DataFrame({"dataset": ["letter"], "kernel": ["rbf"], "cv": [cv], "df": [math.inf]})
+    t = compare_reference(ours, ref, cfg_with(compare={}), tau)
+    p = pooled_bias(t, tau, shared_runs=shared_runs)
+    assert np.isfinite(p["z"]).all()
+    z_crit = np.array([sidak_z(1, alpha, df) for df in p["df"]])
+    return float((p["z"].abs().to_numpy() > z_crit).mean())
+
+
+#: binomial standard error of a rejection rate of 0.05 over 1000 families
+SE_1000 = math.sqrt(0.05 * 0.95 / 1000)
+
+
+@pytest.mark.parametrize("rho", [1.0, 0.5, 0.0])
+def test_pooled_false_alarm_rate_is_at_most_alpha(rho):
+    # 1000 families of 5 cells with no bias, 30 runs against the paper's 500: the pooled
+    # test rejects at about alpha when the sample effect is one offset for the family
+    # (rho = 1, the bound it assumes), and less often when it is not (conservative)
+    rng = np.random.default_rng(26)
+    ours, ref = _null_families(rng, 1000, 5, cv=0.03, rho=rho, rel_sd=0.3)
+    rate = _rejections(ours, ref, cv=0.03)
+    assert rate <= 0.05 + 3 * SE_1000
+    if rho == 1.0:
+        assert rate >= 0.05 - 3 * SE_1000
+    else:
+        assert rate < 0.05
+
+
+@pytest.mark.parametrize("shared_runs", [False, True])
+def test_pooled_false_alarm_rate_with_few_runs(shared_runs):
+    # no sample effect, 10 runs against the paper's 10 (as on LEUKEMIA), the paper's runs
+    # shared by the family (the case its bound is exact for), ours independent or shared
+    # (a split per run, the krr protocol, config shared_runs): rate near alpha, by t at
+    # the Welch df
+    rng = np.random.default_rng(7)
+    ours, ref = _null_families(
+        rng,
+        1000,
+        5,
+        cv=0.0,
+        rho=1.0,
+        rel_sd=0.2,
+        runs=10,
+        paper_runs=10,
+        shared=(shared_runs, True),
+    )
+    rate = _rejections(ours, ref, cv=0.0, shared_runs=shared_runs)
+    assert abs(rate - 0.05) <= 3 * SE_1000
+    if shared_runs:  # treating shared runs as independent would over-reject
+        assert _rejections(ours, ref, cv=0.0, shared_runs=False) > 0.05 + 3 * SE_1000
+
+
+def test_pooled_detects_a_10_percent_bias_no_single_cell_detects():
+    # 5 cells at 1.1x the paper, each cell's relative standard error 5%: every cell
+    # reproduces (|z| about 2), the family's pooled mean (se about 2.6%) deviates
+    runs, rel_sd = 30, 0.05 * math.sqrt(30)
+    ours = [
+        ours_row(label="sr33", n=n, mean=0.11 / n, std=rel_sd * 0.1 / n, runs=runs)
+        for n in range(1, 6)
+    ]
+    ref = [ref_row(method="sr33", n=n, mean=0.1 / n, std=0.0, runs=500) for n in range(1, 6)]
+    tau = pd.DataFrame({"dataset": ["letter"], "kernel": ["rbf"], "cv": [0.01], "df": [56]})
+    t = compare_reference(pd.DataFrame(ours), pd.DataFrame(ref), cfg_with(), tau)
+    p = pooled_bias(sort_cells(t), tau)
+    t, _, m = judge(t, 0.01, False, p)
+    assert m == 6  # five cells and one family
+    assert list(t["verdict"]) == [REPRODUCED] * 5
+    assert (t["z"].abs() < 2.2).all()
+    (row,) = p.to_dict("records")
+    assert row["cells"] == 5 and row["ratio"] == pytest.approx(1.1)
+    se = math.sqrt(5 * 0.05**2 / 25 + 2 * 0.01**2)
+    assert row["se"] == pytest.approx(se)
+    assert row["z"] == pytest.approx(0.1 / se) and row["z"] > row["z_crit"]
+    assert row["verdict"] == DEVIATES
+    assert failed(t, p) and not failed(t)
+    # the same 10% inside a large shared sample effect (cv 0.1) is not a bias one can
+    # tell from the paper's sample: the bound keeps it reproduced
+    tau["cv"] = 0.1
+    t = compare_reference(pd.DataFrame(ours), pd.DataFrame(ref), cfg_with(), tau)
+    p = pooled_bias(t, tau)
+    judge(t, 0.01, False, p)
+    assert p["verdict"].iloc[0] == REPRODUCED
+
+
+def test_pooled_families_known_and_single_cells():
+    known = [{"methods": ["orf"], "reason": "true ORF"}]
+    ours = [ours_row(label=lab, n=n, mean=0.1) for lab in ("rff", "orf", "gq") for n in (1, 2)]
+    ours = ours[:-1]  # gq has one cell: no pooled test
+    ref = [ref_row(method=lab, n=n) for lab in ("rff", "orf", "gq") for n in (1, 2)]
+    t = compare_reference(pd.DataFrame(ours), pd.DataFrame(ref), cfg_with(known=known), None)
+    p = pooled_bias(t, None)
+    t, _, m = judge(t, 0.01, False, p)
+    assert list(p["method_label"]) == ["rff", "orf"]
+    assert p["verdict"].iloc[1] == f"{KNOWN}: true ORF"
+    assert m == 3 + 1  # rff's 2 cells, gq's 1, rff's family
+    c = counts(t, p)
+    assert (c["pooled"], c["pooled_reproduced"], c["pooled_known"]) == (2, 1, 1)

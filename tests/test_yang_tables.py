@@ -176,8 +176,8 @@ def test_offline_run_is_one_line_exit_2(tmp_path, exp):
         check=False,
     )
     assert proc.returncode == 2, proc.stderr
-    err = proc.stderr.strip()
-    assert err.splitlines() == [err]
+    plan_line, err = proc.stderr.strip().splitlines()  # the plan, then one error line
+    assert plan_line.startswith("plan: 1 cells, 10 runs, ")
     assert err.startswith(
         f"Error: {dataset} rbf {methods[0]} learner=linear n={s_values[0]}: "
         f"dataset {dataset!r} is not available offline; searched mirror {empty}"

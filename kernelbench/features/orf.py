@@ -11,6 +11,7 @@ from kernelbench.features.base import (
     RandomFeatureMap,
     check_choice,
     check_real,
+    n_projections,
     sample_factor,
 )
 from kernelbench.transforms import (
@@ -132,7 +133,7 @@ class ORF(RandomFeatureMap):
             return False
         if self.construction == "stacked":
             return True
-        return bool(self.tall_qr_sample_space) and self._n_projections(d) >= d
+        return bool(self.tall_qr_sample_space) and n_projections(self.n, d) >= d
 
     def _draw_sample_space(
         self, rng: np.random.Generator, As: np.ndarray, D: int

@@ -127,3 +127,48 @@ def load_sections(only: list[str] | None = None) -> list[Section]:
         if section is not None:
             sections.append(section)
     return sections
+
+
+def pooled_lines(
+    pooled, names: dict[str, str] | None = None, kernels: dict[str, str] | None = None
+):
+    """The pooled bias test of ``kernelbench verify`` (one row per family: dataset,
+    kernel, method across n) as (per-dataset counts, every family) Markdown tables."""
+    from kernelbench.verify import DEVIATES, KNOWN, REPRODUCED
+
+    names, kernels = names or {}, kernels or {}
+    v = pooled["verdict"].astype(str)
+    head = [
+        "| dataset | families | reproduced | known deviations | deviate | largest \\|z\\| "
+        "(family) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for ds in dict.fromkeys(pooled["dataset"]):
+        sel = pooled["dataset"] == ds
+        g, gv = pooled[sel], v[sel]
+        gated = g[~gv.str.startswith(KNOWN)]
+        top = gated.loc[gated["z"].abs().idxmax()] if len(gated) else None
+        where = (
+            f"{fmt(abs(top['z']), '.2f')} ({kernels.get(top['kernel'], top['kernel'])} "
+            f"`{top['method_label']}`, ratio {fmt(top['ratio'], '.2f')})"
+            if top is not None
+            else "–"
+        )
+        head.append(
+            f"| {names.get(ds, ds)} | {len(g)} | {int((gv == REPRODUCED).sum())} | "
+            f"{int(gv.str.startswith(KNOWN).sum())} | {int((gv == DEVIATES).sum())} | {where} |"
+        )
+    full = [
+        "| dataset | kernel | method | cells | mean ratio | ratio range | z | z_crit | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in pooled.to_dict("records"):
+        verdict = str(r["verdict"])
+        verdict = "**deviates**" if verdict == DEVIATES else verdict
+        full.append(
+            f"| {names.get(r['dataset'], r['dataset'])} | "
+            f"{kernels.get(r['kernel'], r['kernel'])} | `{r['method_label']}` | {r['cells']} | "
+            f"{fmt(r['ratio'], '.3f')} | {fmt(r['ratio_min'], '.2f')}–{fmt(r['ratio_max'], '.2f')}"
+            f" | {fmt(r['z'], '+.2f')} | {fmt(r['z_crit'], '.2f')} | {verdict} |"
+        )
+    return "\n".join(head) + "\n", "\n".join(full) + "\n"

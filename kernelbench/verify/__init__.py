@@ -4,14 +4,23 @@
   (``configs/verify/<name>.yaml``): reference, protocol, metric, grids, known deviations;
 * :mod:`~kernelbench.verify.grid` - the cells of a grid, and running them;
 * :mod:`~kernelbench.verify.compare` - the statistics (z against the reference and the
-  baseline, the Sidak threshold, verdicts);
+  baseline, the pooled bias test per family, the Sidak threshold, verdicts);
 * :mod:`~kernelbench.verify.report` - the printed table and its files;
 * :mod:`~kernelbench.verify.command` - the click command.
 """
 
 from __future__ import annotations
 
-from kernelbench.stats import aggregate, sidak_rate, sidak_z, welch_df
+from kernelbench.stats import (
+    BLAS_SPREAD,
+    SAME_DRAWS_ATOL,
+    SAME_DRAWS_RTOL,
+    aggregate,
+    same_draws_tolerance,
+    sidak_rate,
+    sidak_z,
+    welch_df,
+)
 from kernelbench.verify.command import load_baseline, verify
 from kernelbench.verify.compare import (
     AGREES,
@@ -22,12 +31,14 @@ from kernelbench.verify.compare import (
     NO_BASELINE,
     NO_REFERENCE,
     REPRODUCED,
+    Verification,
     compare_baseline,
     compare_reference,
     counts,
     failed,
     judge,
     load_sample_variation,
+    pooled_bias,
     sort_cells,
     tau_cv,
     tau_df,
@@ -42,10 +53,19 @@ from kernelbench.verify.config import (
     parse_known,
 )
 from kernelbench.verify.grid import grid_cells, grid_experiments, run_cells
-from kernelbench.verify.report import display_frame, format_text, summary_line, write_table
+from kernelbench.verify.report import (
+    WIDTH,
+    display_frame,
+    format_text,
+    pooled_frame,
+    summary_line,
+    verdict_line,
+    write_table,
+)
 
 __all__ = [
     "AGREES",
+    "BLAS_SPREAD",
     "CELL",
     "DEFAULT_CONFIG",
     "DEVIATES",
@@ -54,7 +74,12 @@ __all__ = [
     "NO_BASELINE",
     "NO_REFERENCE",
     "REPRODUCED",
+    "SAME_DRAWS_ATOL",
+    "SAME_DRAWS_RTOL",
+    "same_draws_tolerance",
+    "WIDTH",
     "KnownDeviation",
+    "Verification",
     "VerifyConfig",
     "aggregate",
     "compare_baseline",
@@ -71,6 +96,8 @@ __all__ = [
     "load_config",
     "load_sample_variation",
     "parse_known",
+    "pooled_bias",
+    "pooled_frame",
     "run_cells",
     "sidak_rate",
     "sidak_z",
@@ -78,6 +105,7 @@ __all__ = [
     "summary_line",
     "tau_cv",
     "tau_df",
+    "verdict_line",
     "verify",
     "verify_table",
     "welch_df",

@@ -10,20 +10,34 @@ with tau the standard deviation of a cell's mean across independent data samples
 Welch-Satterthwaite degrees of freedom of the variance) at the family-wise rate alpha
 over all comparisons that can fail. Cells are identified by the protocol's
 ``cell_keys``; the reference's ``method`` stands for our ``method_label``.
+
+Besides the cells: a pooled bias test per family (dataset, kernel, method: the cell keys
+but n), :func:`pooled_bias`, for a systematic ratio to the paper that each cell hides
+inside its tolerance; and the drift check against our baseline, :func:`compare_baseline`
+(a relative tolerance where both sides are the same draws, a z-test elsewhere).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.stats import sidak_rate, sidak_z, welch_df, z_score
-from kernelbench.verify.config import VerifyConfig
+from kernelbench.stats import (
+    pooled_z,
+    same_draws_tolerance,
+    se_floor,
+    sidak_rate,
+    sidak_z,
+    welch_df,
+    z_score,
+)
+from kernelbench.verify.config import VerifyConfig, n_str
 
 #: The cell keys of the kernel_approx protocol (the default of the functions below).
 CELL = ["dataset", "kernel", "method_label", "n"]
@@ -155,14 +169,20 @@ def compare_reference(
 def compare_baseline(
     ours: pd.DataFrame, base: pd.DataFrame, keys: Sequence[str] = CELL
 ) -> pd.DataFrame:
-    """Per our cell: the baseline mean, ratio and z of the difference (tau = 0).
+    """Per our cell: the baseline mean, ratio, and the drift test (column base_test).
 
-    Both sides use the same X, Y when their data seeds agree; then run r draws
-    the same features on both sides too, so the first min(R, B) runs are shared
-    and Var(ours - base) = s^2 (1/R + 1/B - 2 min(R, B) / (R B)), with s^2 the
-    average of both sides' variances. Without a shared seed the sides are
-    independent (s_o^2/R + s_b^2/B) but differ by the X, Y sample too, which this
-    check does not allow for: baselines are compared at the same seed.
+    * **Same draws** (same seed and run count, ``base_test = "rtol"``): run r of a cell
+      draws from a seed derived from (seed, cell, r), so both sides computed the same
+      numbers and differ only by floating point (another BLAS kernel). They agree when
+      |ours - base| <= SAME_DRAWS_RTOL x |base| + SAME_DRAWS_ATOL; base_z is the
+      difference in units of that tolerance (base_se; the threshold base_z_crit is 1),
+      never a noise z.
+    * **Other draws** (``base_test = "z"``): the same seed shares the first
+      k = min(R, B) runs, so Var(ours - base) = s^2 (1/R + 1/B - 2 k / (R B)), with s^2
+      the average of both sides' variances; another seed gives independent means
+      (s_o^2/R + s_b^2/B) that differ by the X, Y sample too, which this check does not
+      allow for: baselines are compared at the same seed. The standard error is floored
+      at BLAS_SPREAD x |base| (:func:`kernelbench.stats.se_floor`), so z is finite.
     """
     base = base.copy()
     base["n"] = base["n"].astype(float)
@@ -173,48 +193,154 @@ def compare_baseline(
         out = {k: cell[k] for k in keys}
         if b is None:
             out.update(
-                base_mean=np.nan, base_runs=np.nan, base_ratio=np.nan, base_se=np.nan, base_z=np.nan
+                base_mean=np.nan,
+                base_runs=np.nan,
+                base_ratio=np.nan,
+                base_se=np.nan,
+                base_z=np.nan,
+                base_test="",
             )
             rows.append(out)
             continue
         R, B = int(cell["runs"]), int(b["runs"])
+        b_mean = float(b["mean"])
         s_o = cell["std"] if np.isfinite(cell["std"]) else 0.0
         s_b = float(b["std"]) if np.isfinite(b["std"]) else 0.0
-        if int(b.get("seed", cell["seed"])) == int(cell["seed"]):
+        same_seed = int(b.get("seed", cell["seed"])) == int(cell["seed"])
+        if same_seed and R == B:  # the tolerance is the unit of base_z
+            test, var, df = "rtol", same_draws_tolerance(b_mean) ** 2, math.inf
+        elif same_seed:
             shared = min(R, B)
             factor = max(1.0 / R + 1.0 / B - 2.0 * shared / (R * B), 0.0)
             var = 0.5 * (s_o**2 + s_b**2) * factor
             df = welch_df([(0.5 * s_o**2, R - 1.0), (0.5 * s_b**2, B - 1.0)])
+            test = "z"
         else:
             var = s_o**2 / R + s_b**2 / B
             df = welch_df([(s_o**2 / R, R - 1.0), (s_b**2 / B, B - 1.0)])
-        se = math.sqrt(var)
+            test = "z"
+        se = se_floor(math.sqrt(var), b_mean)
         out.update(
-            base_mean=float(b["mean"]),
+            base_mean=b_mean,
             base_runs=B,
-            base_ratio=cell["mean"] / float(b["mean"]) if b["mean"] else np.nan,
+            base_ratio=cell["mean"] / b_mean if b_mean else np.nan,
             base_se=se,
-            base_z=z_score(cell["mean"] - float(b["mean"]), se, float(b["mean"])),
+            base_z=z_score(cell["mean"] - b_mean, se, b_mean),
             base_df=df,
+            base_test=test,
         )
         rows.append(out)
     return pd.DataFrame(rows)
 
 
-def judge(table: pd.DataFrame, alpha: float, baseline: bool) -> tuple[pd.DataFrame, float, int]:
+def pooled_bias(
+    t: pd.DataFrame,
+    tau_table: pd.DataFrame | None,
+    keys: Sequence[str] = CELL,
+    shared_runs: bool = False,
+) -> pd.DataFrame:
+    """Per family (the cell keys but n: dataset, kernel, method...): the pooled bias test.
+
+    For the family's k cells with a paper number, r_i = (ours_i - paper_i) / paper_i;
+    the statistic is the mean of the r_i over its standard error (:func:`kernelbench.
+    stats.pooled_z`). Our run noise is independent across cells (every cell draws its
+    own features), unless ``shared_runs`` (run r of every cell shares a split: the krr
+    protocol); the paper's run noise has an unknown correlation across cells; the sample
+    effect (relative variance 2 cv^2) is one offset for the family. Each is bounded for
+    its case, so the test holds its rate whatever the correlations. Pooled over the
+    cells that must reproduce; a family whose cells are all known deviations is pooled
+    too and marked known. Families of one cell are left out (the cell test is the test).
+
+    Columns: the family keys, cells, ns, bias (mean r_i), ratio (1 + bias), ratio_min,
+    ratio_max, cv, se, df, z, known.
+    """
+    fam = [k for k in keys if k != "n"]
+    have = t[t["paper_mean"].notna()]
+    rows = []
+    for key, g in have.groupby(fam, sort=False):
+        gated = g[g["known"] == ""]
+        if len(gated) >= 2:
+            cells, known = gated, ""
+        elif gated.empty and len(g) >= 2:
+            cells, known = g, "; ".join(dict.fromkeys(g["known"]))
+        else:
+            continue
+        p = cells["paper_mean"].to_numpy(dtype=float)
+        mean = cells["mean"].to_numpy(dtype=float)
+        ours_se = cells["sem"].fillna(0.0).to_numpy(dtype=float) / np.abs(p)
+        paper_se = cells["paper_sem"].fillna(0.0).to_numpy(dtype=float) / np.abs(p)
+        runs = cells["runs"].to_numpy(dtype=float)
+        paper_runs = cells["paper_runs"].to_numpy(dtype=float)
+        correlated = [(paper_se, float(paper_runs.min()) - 1.0)]
+        if shared_runs:
+            independent = []
+            correlated.append((ours_se, float(runs.min()) - 1.0))
+        else:
+            independent = list(zip(ours_se**2, runs - 1.0, strict=True))
+        cv = float((cells["tau"] / cells["paper_mean"]).fillna(0.0).max())
+        kernel = str(cells["kernel"].iloc[0]) if "kernel" in cells else ""
+        dataset = str(cells["dataset"].iloc[0])
+        bias, se, df = pooled_z(
+            list((mean - p) / p),
+            independent,
+            correlated,
+            2.0 * cv**2,
+            tau_df(tau_table, dataset, kernel),
+        )
+        se = se_floor(se, 1.0)
+        ratio = mean / p
+        rows.append(
+            {
+                **dict(zip(fam, key if isinstance(key, tuple) else (key,), strict=True)),
+                "cells": len(cells),
+                "ns": ",".join(n_str(n) or "" for n in cells["n"]),
+                "bias": bias,
+                "ratio": 1.0 + bias,
+                "ratio_min": float(ratio.min()),
+                "ratio_max": float(ratio.max()),
+                "cv": cv,
+                "se": se,
+                "df": df,
+                "z": z_score(bias, se, 1.0),
+                "known": known,
+            }
+        )
+    cols = [*fam, "cells", "ns", "bias", "ratio", "ratio_min", "ratio_max", "cv", "se", "df"]
+    return pd.DataFrame(rows, columns=[*cols, "z", "known"])
+
+
+@dataclass
+class Verification:
+    """A whole comparison: per cell (``table``), per family (``pooled``), the Sidak
+    per-test rate and the family size ``m`` (every comparison that can fail)."""
+
+    table: pd.DataFrame
+    pooled: pd.DataFrame
+    rate: float
+    m: int
+
+
+def judge(
+    table: pd.DataFrame, alpha: float, baseline: bool, pooled: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, float, int]:
     """Add verdict (and base_verdict) columns; return (table, per-test rate, family size).
 
-    The family: paper comparisons that are not known deviations, plus baseline
-    comparisons (when checked). Each comparison passes when |z| <= z_crit, the
-    Sidak threshold of Student's t at the comparison's Welch-Satterthwaite df
-    (columns z_crit, base_z_crit).
+    The family: paper comparisons that are not known deviations, the pooled tests of
+    families that are not known deviations (``pooled``, judged in place: columns z_crit,
+    verdict), plus the baseline comparisons that are z-tests (when checked; a same-draws
+    comparison is a floating-point tolerance, not a random event, and takes no share of
+    alpha). Each comparison passes when |z| <= z_crit, the Sidak threshold of Student's t
+    at the comparison's Welch-Satterthwaite df (columns z_crit, base_z_crit; 1 for the
+    same-draws tolerance, whose base_z is in units of it).
     """
     t = table.copy()
     has_ref = t["paper_mean"].notna()
     gated = has_ref & (t["known"] == "")
     m = int(gated.sum())
+    if pooled is not None:
+        m += int((pooled["known"] == "").sum())
     if baseline:
-        m += int(t["base_mean"].notna().sum())
+        m += int(((t["base_test"] == "z") & t["base_mean"].notna()).sum())
     rate = sidak_rate(m, alpha)
     t["z_crit"] = [
         sidak_z(m, alpha, df) if ok else np.nan
@@ -225,8 +351,17 @@ def judge(table: pd.DataFrame, alpha: float, baseline: bool) -> tuple[pd.DataFra
     verdict = np.where(within, REPRODUCED, DEVIATES).astype(object)
     verdict = np.where(t["known"] != "", KNOWN + ": " + t["known"], verdict)
     t["verdict"] = np.where(has_ref, verdict, NO_REFERENCE)
+    if pooled is not None:
+        pooled["z_crit"] = [sidak_z(m, alpha, df) for df in pooled["df"].fillna(math.inf)]
+        ok = pooled["z"].abs() <= pooled["z_crit"]
+        pv = np.where(ok, REPRODUCED, DEVIATES).astype(object)
+        pooled["within_tolerance"] = ok
+        pooled["verdict"] = np.where(pooled["known"] != "", KNOWN + ": " + pooled["known"], pv)
     if baseline:
-        t["base_z_crit"] = [sidak_z(m, alpha, df) for df in t["base_df"].fillna(math.inf)]
+        t["base_z_crit"] = [
+            1.0 if test == "rtol" else sidak_z(m, alpha, df)
+            for test, df in zip(t["base_test"], t["base_df"].fillna(math.inf), strict=True)
+        ]
         bv = np.where(t["base_z"].abs() <= t["base_z_crit"], AGREES, DRIFTS).astype(object)
         t["base_verdict"] = np.where(t["base_mean"].notna(), bv, NO_BASELINE)
     return t, rate, m
@@ -237,11 +372,11 @@ def verify_table(
     cfg: VerifyConfig,
     ref: pd.DataFrame | None = None,
     baseline: pd.DataFrame | None = None,
-) -> tuple[pd.DataFrame, float, int]:
+) -> Verification:
     """The whole comparison of aggregated results (:func:`kernelbench.stats.aggregate`
     over the protocol's cell keys), against the reference table in the protocol's
-    reading (:meth:`kernelbench.reporting.Reporting.reference_cells`) and optionally our
-    baseline."""
+    reading (:meth:`kernelbench.reporting.Reporting.reference_cells`), pooled per family
+    (:func:`pooled_bias`), and optionally against our baseline."""
     from kernelbench.reference import load_reference
     from kernelbench.reporting import get_reporting
 
@@ -250,11 +385,14 @@ def verify_table(
     if ref is None:
         ref = load_reference(cfg.reference)
     ref = rep.reference_cells(cfg.reference, ref)
-    t = compare_reference(ours, ref, cfg, load_sample_variation(cfg.sample_variation), keys)
+    tau = load_sample_variation(cfg.sample_variation)
+    t = compare_reference(ours, ref, cfg, tau, keys)
+    t = sort_cells(t, keys)
+    pooled = pooled_bias(t, tau, keys, cfg.shared_runs)
     if baseline is not None:
         t = t.merge(compare_baseline(ours, baseline, keys), on=keys, how="left")
-    t, rate, m = judge(t, cfg.alpha, baseline is not None)
-    return sort_cells(t, keys), rate, m
+    t, rate, m = judge(t, cfg.alpha, baseline is not None, pooled)
+    return Verification(sort_cells(t, keys), pooled, rate, m)
 
 
 def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
@@ -279,27 +417,41 @@ def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
     return t.iloc[idx].reset_index(drop=True)
 
 
-def counts(t: pd.DataFrame) -> dict[str, int]:
+def counts(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> dict[str, int]:
+    """Verdict counts of the cells (and of the pooled families, keys ``pooled_*``)."""
     v = t["verdict"]
     out = {
+        "cells": len(t),
         "reproduced": int((v == REPRODUCED).sum()),
         "known": int(v.str.startswith(KNOWN).sum()),
         "deviate": int((v == DEVIATES).sum()),
         "no_reference": int((v == NO_REFERENCE).sum()),
     }
+    if pooled is not None:
+        pv = pooled["verdict"] if len(pooled) else pd.Series(dtype=object)
+        out.update(
+            pooled=len(pooled),
+            pooled_reproduced=int((pv == REPRODUCED).sum()),
+            pooled_known=int(pv.astype(str).str.startswith(KNOWN).sum()),
+            pooled_deviate=int((pv == DEVIATES).sum()),
+        )
     if "base_verdict" in t:
         b = t["base_verdict"]
         out.update(
             agree=int((b == AGREES).sum()),
             drift=int((b == DRIFTS).sum()),
             no_baseline=int((b == NO_BASELINE).sum()),
+            same_draws=int(((t["base_test"] == "rtol") & t["base_mean"].notna()).sum()),
         )
     return out
 
 
-def failed(t: pd.DataFrame) -> bool:
-    """Whether any cell that must reproduce deviates, or any baseline cell drifts."""
+def failed(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> bool:
+    """Whether any cell or pooled family that must reproduce deviates, or any baseline
+    cell drifts."""
     bad = (t["verdict"] == DEVIATES).any()
+    if pooled is not None and len(pooled):
+        bad = bad or (pooled["verdict"] == DEVIATES).any()
     if "base_verdict" in t:
         bad = bad or (t["base_verdict"] == DRIFTS).any()
     return bool(bad)

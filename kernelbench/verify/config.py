@@ -2,7 +2,8 @@
 
 A verify config names the reference table, the protocol and metric compared, the
 grids to run (experiment files), the method mapping, the known deviations, the
-family-wise alpha, the measured sample-to-sample variation and our baseline table.
+family-wise alpha, the measured sample-to-sample variation, our baseline table and
+whether the runs of a family's cells share draws (``shared_runs``, for the pooled test).
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ class VerifyConfig:
     sample_variation: Path | None = None
     baseline: Path | None = None
     compare: dict[str, str] = field(default_factory=dict)
+    #: run r of every cell shares random draws (a split) with run r of the other cells of
+    #: a family: the pooled bias test then bounds our run noise as fully correlated
+    shared_runs: bool = False
     known_deviations: list[KnownDeviation] = field(default_factory=list)
 
     def reference_method(self, label: str) -> str:
@@ -200,7 +204,7 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         for k, v in (raw.get("grids") or {}).items()
     }
     known = {"reference", "protocol", "metric", "scale", "grids", "seed", "alpha"}
-    known |= {"sample_variation", "baseline", "compare", "known_deviations"}
+    known |= {"sample_variation", "baseline", "compare", "known_deviations", "shared_runs"}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise KernelbenchError(f"{path}: unknown keys {unknown}; valid: {sorted(known)}")
@@ -226,5 +230,6 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         sample_variation=resolve(raw.get("sample_variation")),
         baseline=resolve(raw.get("baseline")),
         compare={str(k): str(v) for k, v in (raw.get("compare") or {}).items()},
+        shared_runs=bool(raw.get("shared_runs", False)),
         known_deviations=parse_known(raw.get("known_deviations") or []),
     )

@@ -1,7 +1,13 @@
-"""How ``verify`` shows a comparison: the printed table, its Markdown/CSV, one-line counts."""
+"""How ``verify`` shows a comparison: the printed tables, their Markdown/CSV, the verdict line.
+
+The printed table fits :data:`WIDTH` columns (known-deviation reasons become numbered
+notes under it); ``--wide`` prints every column. The last line of ``verify`` is
+:func:`verdict_line`: PASS or FAIL, the counts and where the comparison was written.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -9,8 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernelbench.verify.compare import CELL
+from kernelbench.verify.compare import CELL, KNOWN
 from kernelbench.verify.config import n_str
+
+#: The widest line ``verify`` prints without ``--wide``.
+WIDTH = 120
+#: Right-aligned (numeric) columns of the printed tables.
+RIGHT = {"n", "runs", "ratio", "z", "z_crit", "z_base", "baseline (mean)", "cells", "ratio range"}
 
 
 def _num(x: Any, spec: str = ".4g") -> str:
@@ -26,40 +37,95 @@ def _pm(mean: Any, std: Any) -> str:
     return f"{mean:.4g} ± {_num(std, '.2g')}"
 
 
-def display_frame(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
-    """The printed columns: one row per cell (its keys, runs, both means, ratio, z)."""
+def _key_columns(t: pd.DataFrame, keys: Sequence[str]) -> dict[str, Any]:
     cols: dict[str, Any] = {}
     for k in keys:
+        if k not in t:
+            continue
         name = "method" if k == "method_label" else k
         cols[name] = t[k].map(n_str) if k == "n" else t[k]
-    cols.update(
-        {
-            "runs": t["runs"].astype(int).astype(str),
-            "ours (mean ± std)": [_pm(m, s) for m, s in zip(t["mean"], t["std"], strict=True)],
-            "paper (mean ± std)": [
-                _pm(m, s) for m, s in zip(t["paper_mean"], t["paper_std"], strict=True)
-            ],
-            "ratio": t["ratio"].map(lambda x: _num(x, ".3f")),
-            "z": t["z"].map(lambda x: _num(x, "+.2f")),
-            "z_crit": t["z_crit"].map(lambda x: _num(x, ".2f")),
-        }
-    )
+    return cols
+
+
+def known_notes(verdicts: Iterable[str]) -> dict[str, int]:
+    """Known-deviation reasons, numbered in order of appearance (the narrow table's notes)."""
+    notes: dict[str, int] = {}
+    for v in verdicts:
+        if isinstance(v, str) and v.startswith(KNOWN + ": "):
+            notes.setdefault(v[len(KNOWN) + 2 :], len(notes) + 1)
+    return notes
+
+
+def _short_verdict(v: str, notes: Mapping[str, int]) -> str:
+    if isinstance(v, str) and v.startswith(KNOWN + ": "):
+        return f"known [{notes[v[len(KNOWN) + 2 :]]}]"
+    return v
+
+
+def display_frame(
+    t: pd.DataFrame, keys: Sequence[str] = CELL, wide: bool = True, notes=None
+) -> pd.DataFrame:
+    """The printed columns, one row per cell. ``wide``: its keys, runs, both means ± std,
+    ratio, z, z_crit, the baseline's mean, z and verdict, and the verdict with its
+    reason; narrow: the means without std, no z_crit or baseline mean, and known
+    deviations as ``known [i]`` (``notes``: reason -> i, :func:`known_notes`)."""
+    cols = _key_columns(t, keys)
+    cols["runs"] = t["runs"].astype(int).astype(str)
+    if wide:
+        cols["ours (mean ± std)"] = [_pm(m, s) for m, s in zip(t["mean"], t["std"], strict=True)]
+        cols["paper (mean ± std)"] = [
+            _pm(m, s) for m, s in zip(t["paper_mean"], t["paper_std"], strict=True)
+        ]
+    else:
+        cols["ours"] = t["mean"].map(lambda x: _num(x, ".4g"))
+        cols["paper"] = t["paper_mean"].map(lambda x: _num(x, ".4g"))
+    cols["ratio"] = t["ratio"].map(lambda x: _num(x, ".3f"))
+    cols["z"] = t["z"].map(lambda x: _num(x, "+.2f"))
+    if wide:
+        cols["z_crit"] = t["z_crit"].map(lambda x: _num(x, ".2f"))
     if "base_verdict" in t:
-        cols["baseline (mean)"] = t["base_mean"].map(lambda x: _num(x, ".4g"))
+        if wide:
+            cols["baseline (mean)"] = t["base_mean"].map(lambda x: _num(x, ".4g"))
         cols["z_base"] = t["base_z"].map(lambda x: _num(x, "+.2f"))
         cols["vs baseline"] = t["base_verdict"]
-    cols["verdict"] = t["verdict"]  # last: the reasons of known deviations are long
+    if wide:
+        cols["verdict"] = t["verdict"]  # last: the reasons of known deviations are long
+    else:
+        notes = known_notes(t["verdict"]) if notes is None else notes
+        cols["verdict"] = [_short_verdict(v, notes) for v in t["verdict"]]
+    return pd.DataFrame(cols)
+
+
+def pooled_frame(
+    p: pd.DataFrame, keys: Sequence[str] = CELL, wide: bool = True, notes=None
+) -> pd.DataFrame:
+    """The pooled families as printed: keys, cells, mean ratio (range), z, z_crit, verdict."""
+    fam = [k for k in keys if k != "n"]
+    cols = _key_columns(p, fam)
+    cols["cells"] = p["cells"].astype(str)
+    cols["ratio"] = p["ratio"].map(lambda x: _num(x, ".3f"))
+    cols["ratio range"] = [
+        f"{_num(a, '.2f')}-{_num(b, '.2f')}"
+        for a, b in zip(p["ratio_min"], p["ratio_max"], strict=True)
+    ]
+    cols["z"] = p["z"].map(lambda x: _num(x, "+.2f"))
+    cols["z_crit"] = p["z_crit"].map(lambda x: _num(x, ".2f"))
+    if wide:
+        cols["verdict"] = p["verdict"]
+    else:
+        notes = known_notes(p["verdict"]) if notes is None else notes
+        cols["verdict"] = [_short_verdict(v, notes) for v in p["verdict"]]
     return pd.DataFrame(cols)
 
 
 def format_text(d: pd.DataFrame) -> str:
+    """A plain-text table: columns padded, numbers right-aligned, two spaces apart."""
     widths = [max(len(str(c)), *(len(str(v)) for v in d[c])) for c in d.columns]
-    right = {"n", "runs", "ratio", "z", "z_crit", "z_base", "baseline (mean)"}
 
     def line(vals: Iterable[Any]) -> str:
         parts = []
         for c, v, w in zip(d.columns, vals, widths, strict=True):
-            parts.append(str(v).rjust(w) if c in right else str(v).ljust(w))
+            parts.append(str(v).rjust(w) if c in RIGHT else str(v).ljust(w))
         return "  ".join(parts).rstrip()
 
     out = [line(d.columns), line("-" * w for w in widths)]
@@ -67,16 +133,79 @@ def format_text(d: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
+def wrap(text: str, width: int = WIDTH, indent: str = "") -> str:
+    """``text`` as lines of at most ``width`` characters (continuation lines indented)."""
+    return "\n".join(textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False))
+
+
+def format_notes(notes: Mapping[str, int], width: int = WIDTH) -> str:
+    """The narrow tables' notes: ``[i] known deviation: reason``, wrapped."""
+    return "\n".join(
+        wrap(f"[{i}] {KNOWN}: {reason}", width, indent="    ") for reason, i in notes.items()
+    )
+
+
 def summary_line(c: Mapping[str, int]) -> str:
-    return f"{c['reproduced']} reproduced, {c['known']} known deviations, {c['deviate']} deviate"
+    """The counts: reproduced, known deviations, deviations (cells and pooled families;
+    split when there are any), drift."""
+    pooled = c.get("pooled_deviate", 0)
+    dev = c["deviate"] + pooled
+    text = f"{c['reproduced']} reproduced, {c['known']} known deviations, {dev} deviations"
+    if dev:
+        text += f" ({c['deviate']} cells, {pooled} pooled)"
+    if "drift" in c:
+        text += f", {c['drift']} drift"
+    return text
 
 
-def write_table(t: pd.DataFrame, path: Path, keys: Sequence[str] = CELL) -> None:
-    """``.csv``: every column of the comparison; ``.md``: the printed table as Markdown."""
+def verdict_line(
+    c: Mapping[str, int], failed: bool, written: Path | None = None, width: int = WIDTH
+) -> str:
+    """``PASS: <counts>; written to <path>`` (or FAIL): ``verify``'s last line. A path too
+    long for ``width`` keeps its last parts after ``.../`` (``verify`` prints it whole on
+    stderr)."""
+    text = f"{'FAIL' if failed else 'PASS'}: {summary_line(c)}"
+    if written is None:
+        return text
+    path = _short_path(written)
+    room = width - len(text) - len("; written to ")
+    if len(path) > room:
+        parts = Path(path).parts
+        tail = parts[-1]
+        for part in reversed(parts[:-1]):
+            if len(f".../{part}/{tail}") > room:
+                break
+            tail = f"{part}/{tail}"
+        path = f".../{tail}"
+    return f"{text}; written to {path}"
+
+
+def _short_path(p: Path) -> str:
+    try:
+        return str(Path(p).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def write_table(
+    t: pd.DataFrame, path: Path, keys: Sequence[str] = CELL, pooled: pd.DataFrame | None = None
+) -> list[Path]:
+    """``.csv``: every column of the comparison (pooled families beside it, ``<stem>_pooled
+    .csv``); ``.md``: the printed tables (wide) as Markdown. Returns the files written."""
     from kernelbench.drawing import markdown_table
 
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".md":
-        path.write_text(markdown_table(display_frame(t, keys)))
-    else:
-        t.to_csv(path, index=False)
+        text = markdown_table(display_frame(t, keys))
+        if pooled is not None and len(pooled):
+            text += "\nPooled per family (bias across n):\n\n"
+            text += markdown_table(pooled_frame(pooled, keys))
+        path.write_text(text)
+        return [path]
+    t.to_csv(path, index=False)
+    written = [path]
+    if pooled is not None:
+        side = path.with_name(f"{path.stem}_pooled{path.suffix or '.csv'}")
+        pooled.to_csv(side, index=False)
+        written.append(side)
+    return written
