@@ -16,9 +16,9 @@ here), resolves the data key and the dataset's data settings for the protocol, t
 default runs and the experiment name. Everything that is a function of the cell alone
 is a cached property: :attr:`Cell.config_hash`, :attr:`Cell.variant`
 (:func:`shard_variant`), :attr:`Cell.name` (:func:`cell_name`), the cache keys of the
-shared data (:attr:`Cell.pair_key`). A :class:`Cell` still reads as the resolved dict
-(``cell["protocol"]["reading"]``, ``{**cell, "runs": 3}``), so protocol hooks written for
-dicts keep working; its dicts are not to be mutated.
+shared data (:attr:`Cell.pair_key`). It is read by attribute (``cell.kernel``,
+``cell.options.reading``: the protocol's settings dataclass); its dicts are not to be
+mutated (:func:`dataclasses.replace` makes another cell).
 """
 
 from __future__ import annotations
@@ -28,20 +28,66 @@ import dataclasses
 import hashlib
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
+
+import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import get_protocol
-from kernelbench.results import EARLIER_SCHEMAS, SCHEMA_VERSION, dumps, shard_path
+from kernelbench.registry import Registry
+from kernelbench.results import SCHEMA_VERSION, dumps, shard_path
+from kernelbench.settings import ProtocolSettings, defaults
 from kernelbench.validation import check_n, check_runs
 
-if TYPE_CHECKING:  # pragma: no cover
-    from kernelbench.protocols import Protocol
-    from kernelbench.protocols.settings import ProtocolSettings
+
+class Measurement(Protocol):
+    """What a cell and the runner need of a protocol (:class:`kernelbench.protocols.Protocol`
+    implements it): the cell layer knows protocols through this contract alone, so
+    ``cell`` depends on nothing in ``protocols/`` and protocols may depend on it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def Settings(self) -> type[ProtocolSettings]: ...  # noqa: N802 - the class attribute
+    @property
+    def cell_settings(self) -> tuple[str, ...]: ...
+    @property
+    def extendable(self) -> bool: ...
+
+    def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]: ...
+    def default_runs(self, settings: Mapping[str, Any], data: Mapping[str, Any]) -> int | None: ...
+    def check(self, cell: Cell) -> None: ...
+    def prepare(self, cell: Cell) -> Any: ...
+    def batch_size(self, cell: Cell) -> int: ...
+    def measure(self, cell: Cell, ctx: Any, runs: Sequence[int]) -> list[dict]: ...
+    def row_keys(self, cell: Cell) -> dict[str, Any]: ...
+    def cell_columns(self, cell: Cell, ctx: Any) -> dict[str, Any]: ...
+    def schema(self) -> pa.Schema: ...
+
+
+#: Protocols by name; each plug-in module registers its own (:mod:`kernelbench.plugins`).
+PROTOCOLS: Registry[Measurement] = Registry("protocol")
+
+
+def get_protocol(cell_or_name: Mapping[str, Any] | str) -> Measurement:
+    """The protocol of a cell (its ``protocol.name``, default ``kernel_approx``) or of a
+    name."""
+    return PROTOCOLS.get(protocol_name(cell_or_name))
+
+
+def protocol_name(cell_or_name: Mapping[str, Any] | str) -> str:
+    """A protocol's name, given as is or as a cell's ``protocol`` (its settings'
+    ``name``, or a name; default ``kernel_approx``)."""
+    if isinstance(cell_or_name, str):
+        return cell_or_name
+    if isinstance(cell_or_name, Cell):
+        return cell_or_name.protocol.name
+    proto = cell_or_name.get("protocol", "kernel_approx")
+    return str(proto.get("name") if isinstance(proto, Mapping) else proto)
+
 
 #: Config keys that select a cell (the rest is where and how to run it).
 CELL_KEYS = ("experiment", "protocol", "dataset", "kernel", "method", "n", "runs", "seed")
@@ -50,16 +96,16 @@ _NO_SOURCES = {"mirror": None, "cache": None, "download": False}
 
 
 @dataclass(frozen=True, eq=False)
-class Cell(Mapping[str, Any]):
+class Cell:
     """A resolved cell (see the module docstring); build it with :func:`build_cell`."""
 
     #: the results' experiment name (default: the protocol's name)
     experiment: str
     #: the protocol object (:data:`kernelbench.protocols.PROTOCOLS`)
-    protocol: Protocol
+    protocol: Measurement
     #: its validated, resolved settings as stored and hashed (``name`` first)
     settings: dict[str, Any]
-    #: the dataset's config entry (name, data recipes under ``protocols``, ...)
+    #: the dataset's config entry (name, data recipes under ``splits``, ...)
     dataset: dict[str, Any]
     #: ``{"name", "params", ...}`` of the kernel config
     kernel: dict[str, Any]
@@ -81,14 +127,9 @@ class Cell(Mapping[str, Any]):
 
     # -- typed views ---------------------------------------------------------------
     @cached_property
-    def options(self) -> ProtocolSettings | None:
-        """The settings as the protocol's ``Settings`` dataclass (defaults filled), or
-        None for a protocol without one."""
+    def options(self) -> ProtocolSettings:
+        """The settings as the protocol's ``Settings`` dataclass (defaults filled)."""
         cls = self.protocol.Settings
-        if cls is None:
-            return None
-        from kernelbench.protocols.settings import defaults
-
         return cls(**{**defaults(cls), **self.settings})
 
     @property
@@ -107,12 +148,11 @@ class Cell(Mapping[str, Any]):
         """:func:`config_hash` of this cell."""
         return _hash_payload(self, protocol_dataset(self))
 
-    @cached_property
-    def legacy_config_hash(self) -> str:
-        """:func:`legacy_config_hash` of this cell."""
-        from kernelbench.datasets.splits import legacy_entry
-
-        return _hash_payload(self, legacy_entry(self.dataset))
+    @property
+    def path_parts(self) -> tuple[str, ...]:
+        """The protocol's directory levels of the shard: ``<key>=<value>`` for each of its
+        ``cell_settings`` (an integral float as an int: ``d=16``)."""
+        return tuple(f"{k}={_part(self.settings[k])}" for k in self.protocol.cell_settings)
 
     @cached_property
     def variant(self) -> tuple[str, ...]:
@@ -123,7 +163,7 @@ class Cell(Mapping[str, Any]):
     def name(self) -> str:
         """:func:`cell_name` of this cell."""
         parts = [str(self.dataset["name"]), str(self.kernel["name"]), self.method_label]
-        parts += list(self.protocol.path_parts(self))
+        parts += list(self.path_parts)
         parts += list(self.variant)
         return " ".join(parts) + f" n={self.n}"
 
@@ -141,11 +181,10 @@ class Cell(Mapping[str, Any]):
         values["protocol"] = self.protocol
         return Cell(**values)
 
-    # -- the resolved dict ---------------------------------------------------------
-    @cached_property
-    def _view(self) -> dict[str, Any]:
+    def payload(self) -> dict[str, Any]:
+        """What identifies the cell, keyed as the config (:data:`CELL_KEYS`; the
+        protocol's settings under ``protocol``): the config hash's payload."""
         return {
-            **self.extra,
             "experiment": self.experiment,
             "protocol": self.settings,
             "dataset": self.dataset,
@@ -154,18 +193,7 @@ class Cell(Mapping[str, Any]):
             "n": self.n,
             "runs": self.runs,
             "seed": self.seed,
-            "data": self.data,
-            "output_dir": self.output_dir,
         }
-
-    def __getitem__(self, key: str) -> Any:
-        return self._view[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._view)
-
-    def __len__(self) -> int:
-        return len(self._view)
 
     def __repr__(self) -> str:
         return f"Cell({self.experiment}: {self.name}, runs={self.runs}, seed={self.seed})"
@@ -174,7 +202,7 @@ class Cell(Mapping[str, Any]):
 _FIELDS = dataclasses.fields(Cell)
 
 
-def build_cell(config: Mapping[str, Any]) -> Cell:
+def build_cell(config: Cell | Mapping[str, Any]) -> Cell:
     """The :class:`Cell` of a composed config (a :class:`Cell` is returned as is).
 
     Validates the protocol's settings and fills their defaults (the protocol's
@@ -191,20 +219,13 @@ def build_cell(config: Mapping[str, Any]) -> Cell:
     method["params"] = dict(method.get("params") or {})
     kernel = dict(config["kernel"])
     kernel["params"] = dict(kernel.get("params") or {})
-    view = {
-        **config,
-        "protocol": settings,
-        "method": method,
-        "kernel": kernel,
-        "n": check_n(config["n"]),
-        "seed": int(config.get("seed", 0)),
-        "experiment": config.get("experiment") or proto.name,
-        "data": config.get("data") or dict(_NO_SOURCES),
-    }
-    data_settings = proto.data_settings(view)  # one line if the dataset lacks the entry
+    n, seed = check_n(config["n"]), int(config.get("seed", 0))
+    data = dict(config.get("data") or _NO_SOURCES)
+    data_key = str(settings.get("data") or proto.name)
+    data_settings = _data_settings(proto.name, config["dataset"], data_key)
     runs = config.get("runs")
     if runs is None:
-        runs = proto.default_runs(view)
+        runs = proto.default_runs(settings, data_settings)
         if runs is None:
             raise KernelbenchError(
                 f"runs is null and neither dataset {config['dataset'].get('name')!r} nor "
@@ -213,24 +234,45 @@ def build_cell(config: Mapping[str, Any]) -> Cell:
     extra = {k: v for k, v in config.items() if k not in (*CELL_KEYS, "data", "output_dir")}
     output_dir = config.get("output_dir")
     return Cell(
-        experiment=str(view["experiment"]),
+        experiment=str(config.get("experiment") or proto.name),
         protocol=proto,
         settings=settings,
         dataset=dict(config["dataset"]),
         kernel=kernel,
         method=method,
-        n=view["n"],
+        n=n,
         runs=check_runs(runs),
-        seed=view["seed"],
-        data=dict(view["data"]),
-        data_key=proto.data_key(view),
+        seed=seed,
+        data=data,
+        data_key=data_key,
         data_settings=data_settings,
         output_dir=None if output_dir is None else str(output_dir),
         extra=extra,
     )
 
 
-def _resolve_protocol(cell: Mapping[str, Any]) -> tuple[Protocol, dict[str, Any]]:
+def _data_settings(protocol: str, dataset: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The dataset's data settings ``dataset.splits.<key>``, or one line naming those
+    it has."""
+    from kernelbench.datasets.splits import recipes
+
+    found = recipes(dataset)
+    if key not in found:
+        raise KernelbenchError(
+            f"dataset {dataset.get('name')!r} has no data settings for protocol {protocol!r} "
+            f"(dataset.splits.{key}); it has: {', '.join(found) or 'none'}"
+        )
+    return dict(found[key])
+
+
+def _part(value: Any) -> str:
+    """A setting's value in a shard path: an integral float as an int (``d=16``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _resolve_protocol(cell: Mapping[str, Any]) -> tuple[Measurement, dict[str, Any]]:
     """The cell's protocol and its validated settings (a name is read from
     ``configs/protocol/<name>.yaml``)."""
     from kernelbench.config import load_group
@@ -248,80 +290,33 @@ def _resolve_protocol(cell: Mapping[str, Any]) -> tuple[Protocol, dict[str, Any]
     return proto, proto.check_settings(settings)
 
 
-def protocol_dataset(cell: Mapping[str, Any]) -> dict[str, Any]:
+def protocol_dataset(cell: Cell) -> dict[str, Any]:
     """The part of a cell's dataset entry that its protocol reads: every key but the
     data recipes (``splits``), and of these only the entry ``protocol.data`` (default the
-    protocol's name), so editing another protocol's data settings leaves it alone.
-
-    The recipes are under ``protocols``, their key in earlier versions
-    (:func:`kernelbench.datasets.splits.legacy_entry`): the config hash and the shard
-    path are those of earlier versions."""
-    from kernelbench.datasets.splits import legacy_entry
-
-    cell = build_cell(cell)
-    dataset = legacy_entry(cell.dataset)
-    protocols = dataset.get("protocols")
-    if isinstance(protocols, Mapping):
+    protocol's name), so editing another protocol's data settings leaves it alone."""
+    dataset = dict(cell.dataset)
+    splits = dataset.get("splits")
+    if isinstance(splits, Mapping):
         key = cell.data_key
-        dataset["protocols"] = {key: protocols[key]} if key in protocols else {}
+        dataset["splits"] = {key: splits[key]} if key in splits else {}
     return dataset
 
 
-def _hash_payload(cell: Cell, dataset: Any, version: int = SCHEMA_VERSION) -> str:
-    """The hash payload; ``dataset`` holds the data recipes under ``protocols``, their key
-    in earlier versions (the dataset YAML's ``splits``), so hashes do not change."""
-    payload = {k: cell[k] for k in CELL_KEYS}
-    payload["dataset"] = dataset
-    payload["schema_version"] = version
+def _hash_payload(cell: Cell, dataset: Any) -> str:
+    payload: dict[str, Any] = {**cell.payload(), "dataset": dataset}
+    payload["schema_version"] = SCHEMA_VERSION
     return hashlib.sha256(dumps(payload).encode()).hexdigest()[:16]
 
 
-def config_hash(cell: Mapping[str, Any]) -> str:
+def config_hash(cell: Cell | Mapping[str, Any]) -> str:
     """SHA-256 (16 hex digits) of everything that determines a cell's numbers.
 
     The experiment, the protocol's settings, the part of the dataset entry the protocol
     reads (:func:`protocol_dataset`), kernel, method, n, runs, seed and
     :data:`SCHEMA_VERSION`; not the output directory, overwrite, the launcher or BLAS
-    threads. Equal to :func:`legacy_config_hash` when the dataset has data settings for
-    this protocol only. Computed once per :class:`Cell`.
+    threads. Computed once per :class:`Cell`.
     """
     return build_cell(cell).config_hash
-
-
-def legacy_config_hash(cell: Mapping[str, Any]) -> str:
-    """The config hash of shards written before :func:`protocol_dataset` (the whole
-    dataset entry): such a shard is still recognised as done, and its hash updated."""
-    return build_cell(cell).legacy_config_hash
-
-
-def earlier_config_hashes(cell: Mapping[str, Any]) -> set[str]:
-    """The config hashes of shards of earlier schema versions (:data:`EARLIER_SCHEMAS`)
-    that hold this cell's numbers (:meth:`Protocol.earlier_cell`; either dataset part):
-    such a shard is still recognised as done, and its hash updated. May load the data."""
-    from kernelbench.datasets.splits import legacy_entry
-
-    cell = build_cell(cell)
-    out: set[str] = set()
-    for version in EARLIER_SCHEMAS:
-        old = cell.protocol.earlier_cell(cell, version)
-        if old is not None:
-            old = build_cell(old)
-            out |= {
-                _hash_payload(old, protocol_dataset(old), version),
-                _hash_payload(old, legacy_entry(old.dataset), version),
-            }
-    return out
-
-
-def holds_cell(cell: Mapping[str, Any], stored: str | None) -> bool:
-    """Whether a shard's stored hash is this cell's: :func:`config_hash`,
-    :func:`legacy_config_hash` or an earlier version's (checked last: it may load data)."""
-    if stored is None:
-        return False
-    cell = build_cell(cell)
-    return stored in (cell.config_hash, cell.legacy_config_hash) or stored in (
-        earlier_config_hashes(cell)
-    )
 
 
 # -- shard identity ------------------------------------------------------------------
@@ -403,23 +398,21 @@ def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
     tree[last] = value
 
 
-def default_cell(cell: Mapping[str, Any]) -> dict[str, Any]:
+def default_cell(cell: Cell) -> dict[str, Any]:
     """What a resolved cell's settings are when none is overridden: the config files of
     its kernel, method label, dataset and protocol (``configs/<group>/``) and
     ``seed`` of ``configs/config.yaml``, with the settings its experiment's files fix
     (:func:`_experiment_fixed`). A part missing a file is None."""
-    fixed = _experiment_fixed(str(cell["experiment"]))
+    fixed = _experiment_fixed(cell.experiment)
     proto_name = fixed.get("protocol")
     if not isinstance(proto_name, str):
-        from kernelbench.protocols import PROTOCOLS
-
-        exp = str(cell["experiment"])
+        exp = cell.experiment
         proto_name = exp if exp in PROTOCOLS else _default_protocol()
     out: dict[str, Any] = {
         "seed": base_config()["seed"],
-        "kernel": _group_file("kernel", cell["kernel"]["name"]),
-        "method": _group_file("method", cell["method"]["label"]),
-        "dataset": _group_file("dataset", cell["dataset"]["name"]),
+        "kernel": _group_file("kernel", cell.kernel["name"]),
+        "method": _group_file("method", cell.method_label),
+        "dataset": _group_file("dataset", cell.dataset["name"]),
         "protocol": _group_file("protocol", proto_name),
     }
     for key, value in fixed.items():
@@ -456,7 +449,7 @@ def _default_protocol() -> str:
     return "kernel_approx"  # pragma: no cover
 
 
-def shard_variant(cell: Mapping[str, Any]) -> tuple[str, ...]:
+def shard_variant(cell: Cell | Mapping[str, Any]) -> tuple[str, ...]:
     """The parts of a cell's shard path beyond experiment, dataset, kernel,
     method label, the protocol's parts and n: what differs from :func:`default_cell`.
 
@@ -486,11 +479,11 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
                 base["protocol"] = proto.check_settings(base["protocol"])
             except KernelbenchError:
                 base["protocol"] = None
-    if cell["seed"] != base["seed"]:
-        parts.append(f"seed={int(cell['seed'])}")
+    if cell.seed != base["seed"]:
+        parts.append(f"seed={int(cell.seed)}")
     kernel_keys: set[str] = set()
     for group in ("kernel", "method"):
-        have, want = cell[group], base[group]
+        have, want = getattr(cell, group), base[group]
         if want is None:
             rest = True
             continue
@@ -519,7 +512,7 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
         rest = True
     else:
         shown = set(proto.cell_settings)
-        have = {k: v for k, v in cell["protocol"].items() if k not in shown}
+        have = {k: v for k, v in cell.settings.items() if k not in shown}
         want = {k: v for k, v in base["protocol"].items() if k not in shown}
         rest |= have != want
     if base["dataset"] is None:
@@ -532,37 +525,38 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
     return tuple(parts)
 
 
-def _identity_hash(cell: Mapping[str, Any]) -> str:
+def _identity_hash(cell: Cell) -> str:
     """``h=<8 hex>``: SHA-256 of everything in the config hash but ``runs``."""
-    payload = {k: cell[k] for k in CELL_KEYS if k != "runs"}
+    payload = {k: v for k, v in cell.payload().items() if k != "runs"}
     payload["dataset"] = protocol_dataset(cell)
     return "h=" + hashlib.sha256(dumps(payload).encode()).hexdigest()[:8]
 
 
-def cell_name(cell: Mapping[str, Any]) -> str:
+def cell_name(cell: Cell | Mapping[str, Any]) -> str:
     """``letter rbf sr33 n=1``, with the protocol's own path parts and what differs from
     the defaults (:func:`shard_variant`): ``letter rbf sr33 seed=1 n_blocks=2 n=1``.
     A config that does not build names its dataset, kernel, method and n alone."""
     if isinstance(cell, Cell):
         return cell.name
-    parts = [
-        str(cell["dataset"]["name"]),
-        str(cell["kernel"]["name"]),
-        str(cell["method"].get("label") or cell["method"]["name"]),
-    ]
     try:
-        parts += list(get_protocol(cell).path_parts(cell))
-        parts += list(build_cell(cell).variant)
+        return build_cell(cell).name
     except (KernelbenchError, AttributeError, KeyError, TypeError, ValueError):
         pass
-    return " ".join(parts) + f" n={check_n(cell['n'])}"
+    config = dict(cell)
+    method = config["method"]
+    parts = [
+        config["dataset"]["name"],
+        config["kernel"]["name"],
+        method.get("label") or method["name"],
+    ]
+    return " ".join(map(str, parts)) + f" n={check_n(config['n'])}"
 
 
 #: Longest variant directory name; a longer one is replaced by its ``h=`` part alone.
 _MAX_VARIANT = 120
 
 
-def cell_shard_path(cell: Mapping[str, Any], output_dir: str | Path) -> Path:
+def cell_shard_path(cell: Cell | Mapping[str, Any], output_dir: str | Path) -> Path:
     """Where a resolved cell's shard lives: :func:`kernelbench.results.shard_path` with
     the cell's variant (:func:`shard_variant`, comma-joined) as the last directory."""
     cell = build_cell(cell)
@@ -572,20 +566,15 @@ def cell_shard_path(cell: Mapping[str, Any], output_dir: str | Path) -> Path:
     return _layout_path(cell, output_dir, *([variant] if variant else []))
 
 
-def legacy_shard_path(cell: Mapping[str, Any], output_dir: str | Path) -> Path:
-    """Where earlier versions stored a cell's shard (no variant directory)."""
-    return _layout_path(build_cell(cell), output_dir)
-
-
 def _layout_path(cell: Cell, output_dir: str | Path, *variant: str) -> Path:
     return shard_path(
         output_dir,
-        cell["experiment"],
-        cell["dataset"]["name"],
-        cell["kernel"]["name"],
-        cell["method"]["label"],
-        cell["n"],
-        *cell.protocol.path_parts(cell),
+        cell.experiment,
+        cell.dataset["name"],
+        cell.kernel["name"],
+        cell.method_label,
+        cell.n,
+        *cell.path_parts,
         *variant,
     )
 
@@ -602,4 +591,5 @@ def _base_config() -> dict[str, Any]:
     from kernelbench.config import config_dir
 
     raw = OmegaConf.to_container(OmegaConf.load(config_dir() / "config.yaml"), resolve=False)
-    return {k: v for k, v in raw.items() if k not in ("defaults", "hydra")}
+    assert isinstance(raw, dict)
+    return {str(k): v for k, v in raw.items() if k not in ("defaults", "hydra")}

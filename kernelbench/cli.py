@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Run a grid of cells (Hydra overrides, sweeps and launchers).",
     ),
     "estimate": (
-        "kernelbench.estimate",
+        "kernelbench.launch",
         "estimate",
         "Price a run (cells, runs, time, peak memory); run nothing.",
     ),
@@ -58,6 +58,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "kernelbench.datasets.cli",
         "datasets",
         "List, fetch and describe the benchmark datasets.",
+    ),
+    "migrate": (
+        "kernelbench.migrate",
+        "migrate",
+        "Bring the shards of an earlier schema to the current one.",
     ),
     "list": (
         "kernelbench.cli",

@@ -1,4 +1,5 @@
-"""The plan of a grid before compute: ``kernelbench estimate`` and the line that
+"""The plan of a grid before compute: ``kernelbench estimate`` (the command is
+:func:`kernelbench.launch.estimate`, beside ``run``) and the line that
 ``kernelbench run`` and ``verify`` print before their first cell.
 
 :func:`run_plan` turns ``kernelbench run``'s arguments (as validated by
@@ -158,56 +159,17 @@ def announce_run(hydra_args: Sequence[str], echo: Callable[[str], None] = _stder
 
 
 def parts_plan(parts: Sequence[Sequence[str]]) -> Plan:
-    """One plan over several ``kernelbench run`` argument lists (a leaderboard's grids)."""
-    from kernelbench.launch import plan as launch_plan
-
+    """One plan over several grids' Hydra arguments (a leaderboard's grids, each as
+    :func:`kernelbench.launch.plan` validated it)."""
     costs = []
     for part in parts:
-        p = run_plan(launch_plan(list(part), True)[0])
+        p = run_plan(part)
         costs += list(p.costs) if p is not None else []
     return Plan(costs)
 
 
 def announce_parts(parts: Sequence[Sequence[str]], echo: Callable[[str], None] = _stderr) -> None:
-    """The plan line of all of ``parts`` together, and its guards (max_hours, memory)."""
+    """The plan line of all of ``parts`` (Hydra arguments) together, and its guards
+    (max_hours, memory)."""
     plan = parts_plan(parts)
     guard(plan, echo, **limits(plan))
-
-
-@click.command(
-    "estimate",
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": False},
-)
-@click.option("-m", "--multirun", is_flag=True, help="Sweep comma lists and ranges (Hydra).")
-@click.argument("overrides", nargs=-1, type=click.UNPROCESSED)
-def estimate(multirun: bool, overrides: tuple[str, ...]) -> None:
-    """Price a run and run nothing: the cells, runs, time and peak memory that
-    ``kernelbench run OVERRIDES`` would take (the same overrides and -m).
-
-    \b
-    Examples:
-      kernelbench estimate                         the quick grid
-      kernelbench estimate experiment=fig1         a paper grid
-      kernelbench estimate -m method=rff,sr33 n=1,2,3 dataset=mnist
-    """
-    from kernelbench.cost import available_memory, format_bytes, parse_memory
-    from kernelbench.launch import plan as launch_plan
-    from kernelbench.leaderboard import part_args
-
-    parts = part_args(list(overrides))
-    if parts is not None:
-        plan: Plan | None = parts_plan(parts)
-    else:
-        hydra_args, _, _ = launch_plan(list(overrides), multirun)
-        plan = run_plan(hydra_args)
-    if plan is None:
-        raise KernelbenchError("nothing to price: --cfg, --info and --help run no cells")
-    click.echo(plan.line())
-    settings = limits(plan)
-    limit = parse_memory(settings["max_memory"]) or available_memory()
-    big = plan.largest
-    if big is not None and limit is not None and big.peak_bytes > limit:
-        click.echo(f"over the memory limit {format_bytes(limit)}: kernelbench run would refuse it")
-    max_h = settings["max_hours"]
-    if max_h is not None and plan.seconds > 3600 * float(max_h):
-        click.echo(f"over max_hours={max_h}: kernelbench run needs confirm=true")

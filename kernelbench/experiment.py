@@ -1,7 +1,7 @@
 """One cell of a grid, measured run by run by its protocol, stored as one shard.
 
 A cell is a :class:`kernelbench.cell.Cell`, built once from the composed config by
-:func:`kernelbench.cell.build_cell` (``resolve_cell`` here). The protocol
+:func:`kernelbench.cell.build_cell`. The protocol
 (:mod:`kernelbench.protocols`) measures it; this module is the same for every
 protocol: :func:`run_cell` returns one row per run (the protocol's schema),
 :func:`run_and_store` adds resume and the atomic shard write, :func:`run_grid` runs
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -24,35 +23,29 @@ import pandas as pd
 from kernelbench.cell import (
     CELL_KEYS,
     Cell,
+    Measurement,
     base_config,
     build_cell,
     cell_name,
     cell_shard_path,
     config_hash,
     default_cell,
-    earlier_config_hashes,
-    holds_cell,
-    legacy_config_hash,
-    legacy_shard_path,
     protocol_dataset,
     shard_variant,
 )
 from kernelbench.errors import Interrupted, KernelbenchError
 from kernelbench.progress import checkpoint_interval
-from kernelbench.protocols import Protocol
 from kernelbench.results import (
+    SCHEMA_VERSION,
     blas_info,
     dumps,
     provenance,
     read_results,
-    set_shard_config_hash,
     shard_config_hash,
+    shard_schema_version,
     write_shard,
 )
 from kernelbench.validation import check_n, check_runs
-
-#: The cell of a composed config, validated and resolved once (kept name).
-resolve_cell = build_cell
 
 # -- measurement --------------------------------------------------------------------
 
@@ -70,7 +63,7 @@ def blas_limit(threads: int | None):
 
 
 def run_cell(
-    cell: Mapping[str, Any],
+    cell: Cell | Mapping[str, Any],
     progress: bool = False,
     on_run: Callable[[int], None] | None = None,
     start: int = 0,
@@ -93,7 +86,7 @@ def run_cell(
     started = datetime.now(UTC)
     proto.check(cell)
     ctx = proto.prepare(cell)
-    runs = cell["runs"]
+    runs = cell.runs
     if not 0 <= start < runs:
         raise ValueError(f"start must be in [0, {runs - 1}], got {start}")
     rows: list[dict[str, Any]] = []
@@ -129,23 +122,23 @@ def _frame(cell: Cell, ctx: Any, started: datetime, rows: list[dict]) -> pd.Data
     """The shard rows of a cell: the measured ``rows`` with the cell's common columns,
     in the protocol's schema."""
     proto = cell.protocol
-    runs = cell["runs"]
+    runs = cell.runs
     blas, threads = blas_info()
-    method = cell["method"]
+    method = cell.method
     common = {
-        "experiment": cell["experiment"],
+        "experiment": cell.experiment,
         "protocol": proto.name,
-        "protocol_params": dumps({k: v for k, v in cell["protocol"].items() if k != "name"}),
-        "dataset": cell["dataset"]["name"],
-        "kernel": cell["kernel"]["name"],
-        "kernel_params": dumps(cell["kernel"]["params"]),
+        "protocol_params": dumps({k: v for k, v in cell.settings.items() if k != "name"}),
+        "dataset": cell.dataset["name"],
+        "kernel": cell.kernel["name"],
+        "kernel_params": dumps(cell.kernel["params"]),
         "method": method["name"],
         "method_label": method["label"],
         "paper_label": method.get("paper_label") or "",
         "method_params": dumps(method["params"]),
-        "n": float(cell["n"]),
+        "n": float(cell.n),
         "runs": runs,
-        "seed": cell["seed"],
+        "seed": cell.seed,
         "config_hash": cell.config_hash,
         "started_at": pd.Timestamp(started),
         **provenance(),
@@ -165,7 +158,7 @@ def _frame(cell: Cell, ctx: Any, started: datetime, rows: list[dict]) -> pd.Data
     return df[schema.names]
 
 
-def _batch_rows(proto: Protocol, batch: range, measured: list[dict]) -> list[dict]:
+def _batch_rows(proto: Measurement, batch: range, measured: list[dict]) -> list[dict]:
     """The rows of a batch with their ``run``: one row per run in order, or rows that
     name their run themselves (a protocol may record several rows per run)."""
     if all("run" in row for row in measured):
@@ -177,11 +170,10 @@ def _batch_rows(proto: Protocol, batch: range, measured: list[dict]) -> list[dic
     return [{"run": r, **row} for r, row in zip(batch, measured, strict=True)]
 
 
-def summary_line(cell: Mapping[str, Any], df: pd.DataFrame, seconds: float) -> str:
+def summary_line(cell: Cell, df: pd.DataFrame, seconds: float) -> str:
     """``letter rbf sr33 n=1: rel_fro 0.0123 ± 0.0045 (30 runs) [2.1 s]``."""
     from kernelbench.reporting import get_reporting
 
-    cell = build_cell(cell)
     metric = get_reporting(cell.protocol.name).metric(None)
     v = df[metric.column].to_numpy(dtype=float)
     std = float(v.std(ddof=1)) if len(v) > 1 else 0.0
@@ -192,7 +184,7 @@ def summary_line(cell: Mapping[str, Any], df: pd.DataFrame, seconds: float) -> s
 
 
 def run_and_store(
-    cell: Mapping[str, Any],
+    cell: Cell | Mapping[str, Any],
     output_dir: str | Path | None = "results/runs",
     overwrite: bool = False,
     blas_threads: int | None = None,
@@ -206,10 +198,9 @@ def run_and_store(
     A shard of the same cell with fewer runs is extended: its rows are kept and only
     the missing runs are measured (run r's row does not depend on the number of runs,
     so the result equals a fresh run). Any other change recomputes the cell; an
-    unreadable shard is reported as corrupt and recomputed. A shard of an earlier
-    version (at :func:`legacy_shard_path`, or with :func:`legacy_config_hash`) that
-    holds this cell is moved to the cell's path and its config hash updated, its rows
-    unchanged. Returns the cell's rows, or None when it was skipped.
+    unreadable shard is reported as corrupt and recomputed. A shard written by an
+    earlier schema version is one line (:func:`check_schema`), never adopted.
+    Returns the cell's rows, or None when it was skipped.
     ``output_dir=None`` computes without writing. ``on_run(done, total)`` is called
     after each batch of runs.
     """
@@ -225,25 +216,22 @@ def run_and_store(
 
     if output_dir is not None:
         path = cell_shard_path(cell, output_dir)
-        if not overwrite:
-            _adopt_legacy(cell, path, legacy_shard_path(cell, output_dir), say)
         if path.exists() and not overwrite:
+            check_schema(path, output_dir)
             stored = shard_config_hash(path)
-            if holds_cell(cell, stored):
-                if stored != cell.config_hash:
-                    set_shard_config_hash(path, cell.config_hash)
+            if stored == cell.config_hash:
                 say("skipped (done)")
                 return None
             done = _fewer_runs(path, cell, stored)
             if done is not None:
                 start = int(done["runs"].iloc[0])
-                say(f"extending {start} runs to {cell['runs']}")
+                say(f"extending {start} runs to {cell.runs}")
             elif stored is None:
                 say(f"corrupt shard {path} (unreadable), recomputing")
             else:
                 say("config changed, recomputing")
     t0 = time.perf_counter()
-    total = cell["runs"]
+    total = cell.runs
 
     def ran(r: int) -> None:
         if on_run is not None:
@@ -267,7 +255,7 @@ def run_and_store(
         raise Interrupted(f"{prefix}{label}: {what}", getattr(err, "signum", None)) from None
     seconds = time.perf_counter() - t0
     if done is not None:
-        done["runs"] = cell["runs"]
+        done["runs"] = cell.runs
         done["config_hash"] = df["config_hash"].iloc[0]
         df = pd.concat([done[df.columns], df], ignore_index=True)
     if path is not None:
@@ -275,6 +263,16 @@ def run_and_store(
     if echo is not None:
         echo(prefix + summary_line(cell, df, seconds))
     return df
+
+
+def check_schema(path: Path, output_dir: str | Path) -> None:
+    """One line if the shard at ``path`` was written by an earlier schema version."""
+    version = shard_schema_version(path)
+    if version is not None and version < SCHEMA_VERSION:
+        raise KernelbenchError(
+            f"{path}: written by schema {version}; rerun with overwrite=true, "
+            f"or `kernelbench migrate {output_dir}`"
+        )
 
 
 class _Checkpoint:
@@ -306,33 +304,6 @@ class _Checkpoint:
         self.kept, self.last = k, time.monotonic()
 
 
-def _adopt_legacy(cell: Cell, path: Path, legacy: Path, say: Callable[[str], None]) -> None:
-    """Move a shard of this cell from the layout of earlier versions to ``path``.
-
-    Only a shard whose stored hash is this cell's (any number of runs, either hash)
-    moves: the last cell of an earlier sweep that overwrote its siblings."""
-    if legacy == path or path.exists() or not legacy.exists():
-        return
-    stored = shard_config_hash(legacy)
-    if stored is None:
-        return
-    runs = _shard_runs(legacy)
-    fewer = None if runs is None else cell.with_runs(runs)
-    if not holds_cell(cell, stored) and (fewer is None or not holds_cell(fewer, stored)):
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(legacy, path)
-    say(f"moved the shard of an earlier version from {legacy} to {path}")
-
-
-def _shard_runs(path: Path) -> int | None:
-    try:
-        df = read_results(path)
-    except KernelbenchError:
-        return None
-    return int(df["runs"].iloc[0]) if "runs" in df and len(df) else None
-
-
 def _fewer_runs(path: Path, cell: Cell, stored: str | None) -> pd.DataFrame | None:
     """The rows of the shard at ``path`` if it holds this cell with fewer runs and the
     protocol allows extending them (:attr:`Protocol.extendable`), else None."""
@@ -347,8 +318,7 @@ def _fewer_runs(path: Path, cell: Cell, stored: str | None) -> pd.DataFrame | No
     k = int(df["runs"].iloc[0])
     if not 0 < k < cell.runs:
         return None
-    fewer = cell.with_runs(k)
-    if not holds_cell(fewer, stored):
+    if cell.with_runs(k).config_hash != stored:
         return None
     return df if set(df["run"]) == set(range(k)) else None
 
@@ -426,7 +396,7 @@ def run_grid(
             **extra,
         )
         df = run_and_store(cell, output_dir, overwrite, blas_threads, echo=echo)
-        if df is None:  # skipped: read the stored shard
+        if df is None and output_dir is not None:  # skipped: read the stored shard
             df = read_results(cell_shard_path(cell, output_dir))
         frames.append(df)
     if not frames:
@@ -446,13 +416,8 @@ __all__ = [
     "check_runs",
     "config_hash",
     "default_cell",
-    "earlier_config_hashes",
-    "holds_cell",
-    "legacy_config_hash",
-    "legacy_shard_path",
     "make_cell",
     "protocol_dataset",
-    "resolve_cell",
     "run_and_store",
     "run_cell",
     "run_grid",

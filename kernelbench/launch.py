@@ -106,9 +106,9 @@ def _job(cfg: Any) -> None:
     try:
         df = run_and_store(
             cell,
-            output_dir=cell["output_dir"],
-            overwrite=bool(cell["overwrite"]),
-            blas_threads=cell.get("blas_threads"),
+            output_dir=cell.output_dir,
+            overwrite=bool(cell.extra.get("overwrite")),
+            blas_threads=cell.extra.get("blas_threads"),
             echo=echo,
             prefix=prefix,
             on_run=on_run,
@@ -131,7 +131,7 @@ def _finish(report: Any, cell: Any, outcome: str) -> None:
     """Tell the launching process how the job ended and where its shard is."""
     from kernelbench.experiment import cell_shard_path
 
-    out = cell["output_dir"]
+    out = cell.output_dir
     shard = None
     if out is not None and outcome not in ("failed", "interrupted"):
         shard = str(cell_shard_path(cell, out))
@@ -604,7 +604,7 @@ def launch(args: list[str], multirun: bool = False) -> None:
 
     parts = part_args(list(args))
     if parts is not None:  # a leaderboard: priced as a whole, then one launch per grid
-        announce_parts(parts)
+        announce_parts([plan(list(part), True)[0] for part in parts])
         for part in parts:
             launch(part, True)
         return
@@ -716,3 +716,42 @@ class _RunCommand(click.Command):
 def run(multirun: bool, overrides: tuple[str, ...]) -> None:
     """Run a grid of cells; OVERRIDES use Hydra's grammar (key=value, group=option)."""
     launch(list(overrides), multirun=multirun)
+
+
+@click.command(
+    "estimate",
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": False},
+)
+@click.option("-m", "--multirun", is_flag=True, help="Sweep comma lists and ranges (Hydra).")
+@click.argument("overrides", nargs=-1, type=click.UNPROCESSED)
+def estimate(multirun: bool, overrides: tuple[str, ...]) -> None:
+    """Price a run and run nothing: the cells, runs, time and peak memory that
+    ``kernelbench run OVERRIDES`` would take (the same overrides and -m).
+
+    \b
+    Examples:
+      kernelbench estimate                         the quick grid
+      kernelbench estimate experiment=fig1         a paper grid
+      kernelbench estimate -m method=rff,sr33 n=1,2,3 dataset=mnist
+    """
+    from kernelbench.cost import Plan, available_memory, format_bytes, limits, parse_memory
+    from kernelbench.estimate import parts_plan, run_plan
+    from kernelbench.leaderboard import part_args
+
+    parts = part_args(list(overrides))
+    if parts is not None:
+        priced: Plan | None = parts_plan([plan(list(part), True)[0] for part in parts])
+    else:
+        hydra_args, _, _ = plan(list(overrides), multirun)
+        priced = run_plan(hydra_args)
+    if priced is None:
+        raise KernelbenchError("nothing to price: --cfg, --info and --help run no cells")
+    click.echo(priced.line())
+    settings = limits(priced)
+    limit = parse_memory(settings["max_memory"]) or available_memory()
+    big = priced.largest
+    if big is not None and limit is not None and big.peak_bytes > limit:
+        click.echo(f"over the memory limit {format_bytes(limit)}: kernelbench run would refuse it")
+    max_h = settings["max_hours"]
+    if max_h is not None and priced.seconds > 3600 * float(max_h):
+        click.echo(f"over max_hours={max_h}: kernelbench run needs confirm=true")

@@ -40,16 +40,16 @@ from kernelbench.errors import KernelbenchError
 # 2: orf draws its blocks as Householder reflectors (same law, other numbers); the
 #    spectral norm is computed by Golub-Kahan-Lanczos (equal to 1e-12, other bits).
 # 3: kernel_approx draws rff/orf projections in sample space where 2N < d (same law,
-#    other numbers; column ``draws``); shards of version 2 whose numbers did not change
-#    are still recognised (:func:`kernelbench.cell.earlier_config_hashes`).
+#    other numbers; column ``draws``).
 # 4: sr33 uses rff's D = round(2n(d + 1)) at every n (the last rule truncated; it rounded
-#    D to whole rules): its cells whose n is not a whole number of rules change, the
-#    others' shards of versions 2 and 3 are still recognised.
-SCHEMA_VERSION = 4
+#    D to whole rules): its cells whose n is not a whole number of rules change.
+# 5: a shard carries its schema version (:data:`SCHEMA_KEY`); the hash reads the data
+#    recipes under ``splits`` (numbers unchanged). A shard of an earlier version is
+#    reported, never adopted: rerun it, or ``kernelbench migrate DIR``.
+SCHEMA_VERSION = 5
 
-#: Earlier schema versions whose shards may hold a cell's current numbers (where
-#: :meth:`kernelbench.protocols.base.Protocol.earlier_cell` says so).
-EARLIER_SCHEMAS: tuple[int, ...] = (2, 3)
+#: The key of a shard's Parquet metadata that holds its schema version.
+SCHEMA_KEY = b"kernelbench_schema"
 
 #: Columns every row has, before the protocol's own: the cell and the map of the run.
 CELL_FIELDS: list[tuple[str, pa.DataType]] = [
@@ -99,7 +99,8 @@ def make_schema(fields: list[tuple[str, pa.DataType]]) -> pa.Schema:
     clash = [name for name, _ in fields if name in names]
     if clash:
         raise ValueError(f"protocol columns {clash} clash with the common columns")
-    return pa.schema(CELL_FIELDS + list(fields) + PROVENANCE_FIELDS)
+    fields = CELL_FIELDS + list(fields) + PROVENANCE_FIELDS
+    return pa.schema(fields, metadata={SCHEMA_KEY: str(SCHEMA_VERSION).encode()})
 
 
 def shard_path(
@@ -220,15 +221,15 @@ def shard_config_hash(path: str | os.PathLike) -> str | None:
     return col[0].as_py()
 
 
-def set_shard_config_hash(path: str | os.PathLike, value: str) -> Path:
-    """Rewrite a shard with ``value`` in its config_hash column, every other column
-    unchanged (atomically, as :func:`write_shard`)."""
-    path = Path(path)
-    table = pq.read_table(path)
-    i = table.schema.get_field_index("config_hash")
-    column = pa.array([value] * len(table), type=table.schema.field(i).type)
-    table = table.set_column(i, table.schema.field(i), column)
-    return atomic_write(path, lambda f: pq.write_table(table, f))
+def shard_schema_version(path: str | os.PathLike) -> int | None:
+    """The schema version a shard was written by (:data:`SCHEMA_KEY`; ``4``, the last
+    version before shards carried it, when absent), or None if it is unreadable."""
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (OSError, pa.ArrowException):
+        return None
+    value = meta.get(SCHEMA_KEY, b"4")
+    return int(value) if value.isdigit() else None
 
 
 def _is_hidden(path: Path, root: Path) -> bool:

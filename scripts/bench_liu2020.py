@@ -21,13 +21,15 @@ Timings on a shared machine are noisy; only the ratios within one run are meanin
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 import numpy as np
 import pandas as pd
 
+from kernelbench.cell import Cell
 from kernelbench.config import experiment_sweep
-from kernelbench.experiment import make_cell, run_and_store
+from kernelbench.experiment import build_cell, make_cell, run_and_store
 from kernelbench.learners.ridge import CHUNK_ROWS
 from kernelbench.protocols import get_protocol
 from kernelbench.results import read_results
@@ -36,10 +38,10 @@ from kernelbench.results import read_results
 CONFIG = "liu2020_table3"
 
 
-def feature_time(cell: dict, ctx, method: str) -> float:
+def feature_time(cell: Cell, ctx, method: str) -> float:
     """Seconds of fit + transform of the train and test rows (chunked, as the KRR does)."""
     proto = get_protocol("krr")
-    cell = {**cell, "method": make_cell(method, protocol="krr")["method"]}
+    cell = dataclasses.replace(cell, method=build_cell(make_cell(method, protocol="krr")).method)
     fm = proto.feature_map(cell, np.random.default_rng(0), d=ctx.X_train.shape[1])
     t0 = time.perf_counter()
     fm.fit(ctx.X_train, ctx.y_train)
@@ -61,6 +63,7 @@ def ratio_table(datasets: list[str], ns: list[float], repeats: int) -> pd.DataFr
             for n in ns:
                 cell = make_cell("rff", "rbf", ds, n=n, runs=1, protocol="krr")
                 cell["protocol"]["spectral_points"] = 0
+                cell = build_cell(cell)
                 ctx = proto.prepare(cell)
                 best = {"rff": np.inf, "lev_rff": np.inf, "slw_rff": np.inf}
                 for _ in range(repeats):

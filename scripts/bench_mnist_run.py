@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_limits
 def main() -> None:
     from bench_speedups import interleaved, use_cpu_clock
 
-    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.experiment import build_cell, make_cell
     from kernelbench.metrics import spectral_norm
     from kernelbench.protocols import get_protocol
     from kernelbench.trig import scaled_cos_sin
@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--cpu", action="store_true", help="time CPU seconds, not wall")
     args = parser.parse_args()
     use_cpu_clock(args.cpu)
-    cell = resolve_cell(make_cell("rff", "rbf", "mnist", args.n, runs=1))
+    cell = build_cell(make_cell("rff", "rbf", "mnist", args.n, runs=1))
     proto = get_protocol(cell)
     ctx = proto.prepare(cell)
     fm = proto.feature_map(cell, proto.run_rng(cell, 0), d=ctx.X.shape[1], ctx=ctx).fit(ctx.X)

@@ -87,13 +87,13 @@ def probe(
     runs); ``draws``: the kernel_approx setting (default: the protocol's)."""
     from threadpoolctl import threadpool_limits
 
-    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.experiment import build_cell, make_cell
     from kernelbench.protocols import get_protocol
 
-    cell = make_cell(method, kernel, dataset, 3, runs=None)
+    config = make_cell(method, kernel, dataset, 3, runs=None)
     if draws is not None:
-        cell["protocol"]["draws"] = draws
-    cell = resolve_cell(cell)
+        config["protocol"]["draws"] = draws
+    cell = build_cell(config)
     proto = get_protocol(cell)
     clock = time.process_time  # CPU seconds: other jobs' load does not count
     with threadpool_limits(limits=1, user_api="blas"):
@@ -101,13 +101,13 @@ def probe(
         proto.check(cell)
         ctx = proto.prepare(cell)  # cached after the first cell of a dataset
         overhead = clock() - t0
-        proto.measure(cell, ctx, [cell["runs"]])  # warm-up: compilation, caches
+        proto.measure(cell, ctx, [cell.runs])  # warm-up: compilation, caches
         step = max(1, proto.batch_size(cell))
         t0 = clock()
         for lo in range(0, runs, step):
             proto.measure(cell, ctx, range(lo, min(runs, lo + step)))
         per_run = (clock() - t0) / runs
-    return per_run, overhead, int(cell["runs"])
+    return per_run, overhead, int(cell.runs)
 
 
 def makespan(times: list[float], jobs: int) -> float:

@@ -42,6 +42,7 @@ Times depend on the machine and its load; the ratios are what to compare.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -130,7 +131,7 @@ def spectral(repeats: int) -> None:
 
 
 def batching(repeats: int) -> None:
-    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.experiment import build_cell, make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):
@@ -138,7 +139,7 @@ def batching(repeats: int) -> None:
         return
     runs = 64
     for ds, method in [("powerplant", "rff"), ("letter", "rff"), ("letter", "sr33")]:
-        cell = resolve_cell(make_cell(method, "rbf", ds, 1, runs=runs))
+        cell = build_cell(make_cell(method, "rbf", ds, 1, runs=runs))
         proto = get_protocol(cell)
         ctx = proto.prepare(cell)
         proto.measure(cell, ctx, range(2))
@@ -336,7 +337,7 @@ def sorf(repeats: int) -> None:
 
 def workspace(repeats: int) -> None:
     import kernelbench.protocols.kernel_approx as KA
-    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.experiment import build_cell, make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):
@@ -358,7 +359,7 @@ def workspace(repeats: int) -> None:
 
     runs = 500
     for ds, method in [("powerplant", "rff"), ("powerplant", "sr33"), ("letter", "rff")]:
-        cell = resolve_cell(make_cell(method, "rbf", ds, 1, runs=runs))
+        cell = build_cell(make_cell(method, "rbf", ds, 1, runs=runs))
         proto = get_protocol(cell)
         ctx = proto.prepare(cell)
         step = proto.batch_size(cell)
@@ -436,7 +437,7 @@ def draws(
 ) -> None:
     from scipy.stats import ks_2samp
 
-    from kernelbench.experiment import make_cell, resolve_cell
+    from kernelbench.experiment import build_cell, make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):
@@ -445,8 +446,8 @@ def draws(
     for ds, n in (c.split(":") for c in cells):
         n = int(n) if float(n).is_integer() else float(n)
         for method in methods:
-            cell = resolve_cell(make_cell(method, "rbf", ds, n, runs=runs))
-            weights = {**cell, "protocol": {**cell["protocol"], "draws": "weights"}}
+            cell = build_cell(make_cell(method, "rbf", ds, n, runs=runs))
+            weights = dataclasses.replace(cell, settings={**cell.settings, "draws": "weights"})
             proto = get_protocol(cell)
             ctx = proto.prepare(cell)
             proto.measure_run(cell, ctx, 0)  # load the compiled trig kernel

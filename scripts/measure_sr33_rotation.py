@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernelbench.experiment import make_cell, resolve_cell
+from kernelbench.experiment import build_cell, make_cell
 from kernelbench.features.sr import SR33
 from kernelbench.protocols import get_protocol
 from kernelbench.reference import load_reference
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         for kern in args.kernels:
             for n in args.ns:
                 for seed in args.seeds:
-                    cell = resolve_cell(make_cell("sr33", kern, ds, n, args.runs, seed))
+                    cell = build_cell(make_cell("sr33", kern, ds, n, args.runs, seed))
                     pair = proto.prepare(cell)
                     params = proto.kernel_params(cell)
                     for name, make in variants.items():

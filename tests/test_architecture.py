@@ -8,6 +8,7 @@ in a layer here, so the layering is a decision, not an accident.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ LAYERS: dict[str, int] = {
     "registry": 0,
     "seeding": 0,
     "config": 0,
+    "settings": 0,
     "plugins": 0,
     "validation": 0,
     "kernels": 1,
@@ -49,6 +51,7 @@ LAYERS: dict[str, int] = {
     "verify": 4,
     "leaderboard": 4,
     "plot_command": 4,
+    "migrate": 4,
     "launch": 5,
     "estimate": 5,
     "report": 5,
@@ -125,3 +128,166 @@ def test_the_check_catches_an_upward_import(tmp_path):
     bad.write_text("def f():\n    from kernelbench.experiment import run_cell\n")
     assert imports(bad) == ["experiment"]
     assert layer("experiment") > layer("features.base")
+
+
+def module_graph(sources: list[Path] = SOURCES, root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the kernelbench modules it imports (anywhere, functions and
+    ``TYPE_CHECKING`` blocks included). A package is its ``__init__``; ``from pkg import
+    sub`` is an arrow to ``pkg`` and, where ``sub`` is a module, to ``pkg.sub``."""
+
+    def dotted(path: Path) -> str:
+        return ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+
+    names = {dotted(p) for p in sources}
+    graph: dict[str, set[str]] = {}
+    for path in sources:
+        name = dotted(path)
+        out: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module == "kernelbench" or node.module.startswith("kernelbench."):
+                    base = node.module.removeprefix("kernelbench").lstrip(".")
+                    targets.append(base)
+                    prefix = f"{base}." if base else ""
+                    targets += [f"{prefix}{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets += [
+                    a.name.removeprefix("kernelbench.")
+                    for a in node.names
+                    if a.name.startswith("kernelbench.")
+                ]
+            out |= {t for t in targets if t in names and t != name}
+        graph[name] = out
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycle():
+    found = cycles(module_graph())
+    assert not found, f"import cycles (imports inside functions count): {found}"
+
+
+def test_the_cycle_check_catches_a_cycle(tmp_path):
+    pkg = tmp_path / "kernelbench"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("from kernelbench.b import x\n")
+    (pkg / "b.py").write_text("def f():\n    from kernelbench import c\n")
+    (pkg / "c.py").write_text("if TYPE_CHECKING:\n    import kernelbench.a\n")
+    (pkg / "d.py").write_text("import kernelbench.a\n")
+    graph = module_graph(sorted(pkg.glob("*.py")), pkg)
+    assert graph == {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_migrate_is_off_the_run_path():
+    """``kernelbench migrate`` reads the old layouts; no module imports it (the CLI
+    names it in its command table)."""
+    importers = sorted(m for m, deps in module_graph().items() if "migrate" in deps)
+    assert not importers, f"only the CLI's command table may name kernelbench.migrate: {importers}"
+
+
+def _protocol_names() -> set[str]:
+    from kernelbench.protocols import PROTOCOLS
+
+    return set(PROTOCOLS.names())
+
+
+def name_branches(path: Path, names: set[str]) -> list[str]:
+    """Comparisons (``==``, ``!=``, ``in``, ``match``) against a protocol's name literal."""
+
+    def literal(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return any(literal(e) for e in node.elts)
+        return False
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare) and any(
+            literal(n) for n in (node.left, *node.comparators)
+        ):
+            found.append(f"{path.name}:{node.lineno}")
+        elif isinstance(node, ast.match_case) and isinstance(node.pattern, ast.MatchValue):
+            if literal(node.pattern.value):
+                found.append(f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_the_runner_verify_and_cli_never_branch_on_a_protocol_name():
+    """What differs between protocols is the protocol's (or its reporting side's) hook."""
+    names = _protocol_names()
+    paths = [
+        PACKAGE / "experiment.py",
+        PACKAGE / "cli.py",
+        *sorted((PACKAGE / "verify").glob("*.py")),
+    ]
+    found = [hit for p in paths for hit in name_branches(p, names)]
+    assert not found, f"branches on a protocol's name: {found}"
+
+
+def test_the_name_branch_check_catches_one(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "def f(p):\n    if p.name == 'krr':\n        return 1\n    return p in ('walltime',)\n"
+    )
+    assert name_branches(bad, {"krr", "walltime"}) == ["bad.py:2", "bad.py:4"]
+
+
+DOC = PACKAGE.parent / "docs" / "architecture.md"
+STEP = re.compile(r"\[kernelbench/([\w/]+\.py)\] (\d)\s*$")
+
+
+def diagram_steps() -> list[tuple[str, int]]:
+    """The (module, stated layer) of each step of the cell's path in docs/architecture.md."""
+    text = DOC.read_text()
+    block = text.split("## One `kernelbench run`", 1)[1].split("```")[1]
+    return [(m.group(1), int(m.group(2))) for m in map(STEP.search, block.splitlines()) if m]
+
+
+def test_the_cell_path_diagram_names_real_modules_and_states_its_climbs():
+    steps = diagram_steps()
+    assert len(steps) >= 10
+    for path, stated in steps:
+        assert (PACKAGE / path).is_file(), f"docs/architecture.md names {path}: no such module"
+        name = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+        assert layer(name) == stated, f"{path} is in layer {layer(name)}, the doc says {stated}"
+    layers = [stated for _, stated in steps]
+    climbs = sum(b > a for a, b in zip(layers, layers[1:], strict=False))
+    claimed = re.search(r"\*\*Climbs back up: (\d+)\*\*", DOC.read_text())
+    assert claimed and int(claimed.group(1)) == climbs <= 5

@@ -219,13 +219,13 @@ def test_which_overrides_make_one_cell(args, multirun, cells):
 
 def test_a_corrupt_shard_is_reported_as_corrupt(tmp_path):
     """Not as "config changed": a shard that cannot be read is named and recomputed."""
-    from kernelbench.experiment import cell_shard_path, make_cell, resolve_cell, run_and_store
+    from kernelbench.experiment import build_cell, cell_shard_path, make_cell, run_and_store
 
     cell = make_cell("rff", runs=2)
     cell["dataset"]["splits"]["kernel_approx"]["samples"] = 60
     lines: list[str] = []
     first = run_and_store(cell, tmp_path, echo=lines.append)
-    path = cell_shard_path(resolve_cell(cell), tmp_path)
+    path = cell_shard_path(build_cell(cell), tmp_path)
     path.write_bytes(b"PAR1 not a parquet file")
     again = run_and_store(cell, tmp_path, echo=lines.append)
     variant = path.parent.name  # samples=60 is a data setting: the shard's h=... part

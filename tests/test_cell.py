@@ -7,13 +7,13 @@ import dataclasses
 import pytest
 from omegaconf import OmegaConf
 
-from kernelbench.cell import Cell, build_cell, config_hash, shard_variant
+from kernelbench.cell import Cell, build_cell
 from kernelbench.config import config_dir, expand, experiment_grid, experiment_sweep, load_group
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell
 from kernelbench.launch import plan
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.settings import defaults, schema_name
+from kernelbench.settings import defaults, schema_name
 
 BUILT_IN = sorted(p.stem for p in (config_dir() / "protocol").glob("*.yaml"))
 
@@ -33,7 +33,7 @@ def test_a_cell_is_built_once_and_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         cell.runs = 3  # type: ignore[misc]
     assert cell.with_runs(5).runs == 5 and cell.runs == 2
-    assert cell.config_hash == config_hash(dict(cell))  # the dict view builds the same cell
+    assert not hasattr(cell, "__getitem__")  # read by attribute only
 
 
 def test_derived_settings_are_resolved_when_the_cell_is_built():
@@ -51,16 +51,6 @@ def test_settings_are_typed_and_checked_once():
         build_cell(cell)
 
 
-def test_recipes_under_the_legacy_key_keep_the_hash():
-    cell = make_cell("rff", "rbf", "digits", runs=2, seed=1)
-    legacy = {
-        **cell,
-        "dataset": {("protocols" if k == "splits" else k): v for k, v in cell["dataset"].items()},
-    }
-    assert config_hash(legacy) == config_hash(cell)
-    assert shard_variant(legacy) == shard_variant(cell) == ("seed=1",)
-
-
 def test_one_expansion_for_plan_verify_and_the_python_api():
     points = expand({"a": [1, 2], "b": ["x"], "c": [], "d": [3, 4, 5]})
     assert points[:2] == [{"a": 1, "b": "x", "d": 3}, {"a": 1, "b": "x", "d": 4}]
@@ -69,3 +59,32 @@ def test_one_expansion_for_plan_verify_and_the_python_api():
     cells = experiment_grid("fig1_reduced", ["runs=2"])
     assert len(cells) == len(expand(sweep)) == plan(["experiment=fig1_reduced"], False)[2]
     assert all(c[0] == "experiment=fig1_reduced" and c[-1] == "runs=2" for c in cells)
+
+
+@pytest.mark.parametrize("protocol", ["kernel_approx", "downstream", "walltime"])
+def test_a_job_builds_its_cell_once(protocol, tmp_path, monkeypatch):
+    """From the Hydra job's config to its shard (and a rerun that skips it), the cell is
+    built once per run: every step after receives the Cell."""
+    import sys
+
+    import kernelbench.cell
+    from kernelbench.launch import _job
+
+    original = kernelbench.cell.build_cell
+    built: list[str] = []
+
+    def counting(config):
+        if not isinstance(config, Cell):
+            built.append(config["method"]["name"])
+        return original(config)
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("kernelbench") and getattr(module, "build_cell", None) is original:
+            monkeypatch.setattr(module, "build_cell", counting)
+    config = make_cell("rff", "rbf", "digits", runs=2, protocol=protocol)
+    config["dataset"]["splits"]["kernel_approx"]["samples"] = 40
+    config.update(output_dir=str(tmp_path), overwrite=False)
+    for _ in range(2):  # computed, then skipped
+        _job(OmegaConf.create(config))
+    assert built == ["rff", "rff"]
+    assert len(list(tmp_path.rglob("*.parquet"))) == 1

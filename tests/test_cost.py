@@ -14,13 +14,13 @@ from click.testing import CliRunner
 from kernelbench import cost
 from kernelbench.cli import app
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import make_cell, resolve_cell
+from kernelbench.experiment import build_cell, make_cell
 
 
 def _cell(method="rff", n=1, runs=5, samples=300, dataset="digits", kernel="rbf"):
     cell = make_cell(method, kernel, dataset, n, runs=runs)
     cell["dataset"]["splits"]["kernel_approx"]["samples"] = samples
-    return resolve_cell(cell)
+    return build_cell(cell)
 
 
 def _price(cell):

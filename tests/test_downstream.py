@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import cell_shard_path, make_cell, resolve_cell, run_and_store
+from kernelbench.experiment import build_cell, cell_shard_path, make_cell, run_and_store
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.downstream import EXACT_DIR, exact_key
 from kernelbench.reporting import get_reporting
@@ -32,7 +32,7 @@ def _cell(learner="svm_precomputed", **kw):
 def test_registered_with_its_learner_as_a_cell_key():
     proto = get_protocol("downstream")
     assert "learner" in proto.cell_keys and "fig2" in get_reporting("downstream").figures
-    cells = [resolve_cell(_cell(learner)) for learner in ("svm_precomputed", "linear")]
+    cells = [build_cell(_cell(learner)) for learner in ("svm_precomputed", "linear")]
     paths = {cell_shard_path(c, "out") for c in cells}
     assert len(paths) == 2  # the learners' shards do not collide
     # train_rows=400 differs from configs/dataset/digits.yaml: a hash part below the learner
@@ -66,7 +66,7 @@ def test_rows_cache_and_rerun(tmp_path):
     for col in ("fit_seconds", "transform_seconds", "train_seconds", "predict_seconds"):
         assert (df[col] >= 0).all()
     # the exact score is cached next to the results, named by its hash
-    digest, payload = exact_key(resolve_cell(_cell("linear")), get_protocol("downstream"))
+    digest, payload = exact_key(build_cell(_cell("linear")), get_protocol("downstream"))
     path = out / EXACT_DIR / f"{digest}.json"
     stored = json.loads(path.read_text())
     assert stored["score"] == df["exact_score"].iloc[0] and stored["learner"] == "linear"
@@ -84,7 +84,7 @@ def test_rows_cache_and_rerun(tmp_path):
 
 def test_both_learners_see_the_same_maps():
     proto = get_protocol("downstream")
-    a, b = (resolve_cell(_cell(learner, method="rff")) for learner in ("svm_precomputed", "linear"))
+    a, b = (build_cell(_cell(learner, method="rff")) for learner in ("svm_precomputed", "linear"))
     wa = proto.feature_map(a, proto.run_rng(a, 1)).fit(np.zeros((1, 64))).weight_matrix()
     wb = proto.feature_map(b, proto.run_rng(b, 1)).fit(np.zeros((1, 64))).weight_matrix()
     np.testing.assert_array_equal(wa, wb)

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from kernelbench.errors import Interrupted
-from kernelbench.experiment import cell_shard_path, make_cell, resolve_cell, run_and_store
+from kernelbench.experiment import build_cell, cell_shard_path, make_cell, run_and_store
 from kernelbench.protocols import get_protocol
 from kernelbench.results import is_stable, read_results, shard_config_hash
 from tests.test_cli import kb
@@ -60,8 +60,8 @@ def test_an_interrupted_cell_keeps_its_batches_and_a_rerun_completes_it(
     finished), then once more while extending, then completed: the rows of one
     uninterrupted run."""
     monkeypatch.setenv("KERNELBENCH_CHECKPOINT", "3600")  # kept on the interrupt alone
-    path = cell_shard_path(resolve_cell(_digits(50)), tmp_path)
-    name = resolve_cell(_digits(50)).name
+    path = cell_shard_path(build_cell(_digits(50)), tmp_path)
+    name = build_cell(_digits(50)).name
     lines: list[str] = []
     with monkeypatch.context() as m:
         _interrupt_at(m, "kernel_approx", stop)
@@ -76,7 +76,7 @@ def test_an_interrupted_cell_keeps_its_batches_and_a_rerun_completes_it(
     part = read_results(path)
     assert sorted(part["run"]) == list(range(32)) and set(part["runs"]) == {32}
     # the partial shard is the cell with 32 runs: done for runs=32, extended for more
-    assert shard_config_hash(path) == resolve_cell(_digits(32)).config_hash
+    assert shard_config_hash(path) == build_cell(_digits(32)).config_hash
     assert run_and_store(_digits(32), tmp_path, echo=None) is None
     with monkeypatch.context() as m:  # interrupted again while extending: keeps 48
         _interrupt_at(m, "kernel_approx", 48)
@@ -89,7 +89,7 @@ def test_an_interrupted_cell_keeps_its_batches_and_a_rerun_completes_it(
     final = read_results(path)
     assert_same_rows(final, whole)
     assert set(final["runs"]) == {50}
-    assert shard_config_hash(path) == resolve_cell(_digits(50)).config_hash
+    assert shard_config_hash(path) == build_cell(_digits(50)).config_hash
 
 
 def test_sigterm_keeps_runs_and_a_cell_that_is_not_resumed_keeps_none(tmp_path, monkeypatch):
@@ -111,7 +111,7 @@ def test_periodic_checkpoints_keep_runs_a_kill_would_lose(tmp_path, monkeypatch)
     """With checkpoints after every batch, the shard holds the finished batches while
     the cell runs (what survives a SIGKILL); each is a valid shard of fewer runs."""
     monkeypatch.setenv("KERNELBENCH_CHECKPOINT", "0")
-    path = cell_shard_path(resolve_cell(_digits(40)), tmp_path)
+    path = cell_shard_path(build_cell(_digits(40)), tmp_path)
     seen: list[int] = []
     proto = get_protocol("kernel_approx")
     measure = type(proto).measure

@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import config_hash, make_cell, resolve_cell, run_cell
+from kernelbench.experiment import build_cell, config_hash, make_cell, run_cell
 from kernelbench.protocols import get_protocol
 
 
 def test_default_product_keeps_the_settings_and_hash() -> None:
-    cell = resolve_cell(make_cell("rff", dataset="digits", n=1, runs=2))
-    assert "product" not in cell["protocol"]
+    cell = build_cell(make_cell("rff", dataset="digits", n=1, runs=2))
+    assert "product" not in cell.settings
     explicit = make_cell("rff", dataset="digits", n=1, runs=2)
     explicit["protocol"]["product"] = "float64"
-    assert config_hash(resolve_cell(explicit)) == config_hash(cell)
+    assert config_hash(build_cell(explicit)) == config_hash(cell)
     with pytest.raises(KernelbenchError, match="invalid product 'float16'"):
         get_protocol("kernel_approx").check_settings(
             {"name": "kernel_approx", "product": "float16"}

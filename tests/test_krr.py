@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sklearn.linear_model import Ridge
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import make_cell, run_cell
+from kernelbench.experiment import build_cell, make_cell, run_cell
 from kernelbench.learners.ridge import ChunkedRidge
 from kernelbench.protocols import get_protocol
 from kernelbench.reporting import get_reporting
@@ -110,10 +110,10 @@ def test_ridge_errors_are_one_line() -> None:
 def test_budget_gamma_and_settings() -> None:
     proto = get_protocol("krr")
     cell = make_cell("rff", dataset="eeg", n=4, protocol="krr")
-    assert proto.gamma(cell) == 1.0  # exp(-|x - x'|^2 / sigma^2), sigma = 1
+    assert proto.gamma(build_cell(cell)) == 1.0  # exp(-|x - x'|^2 / sigma^2), sigma = 1
     cell["protocol"]["width"] = "2sigma2"
-    assert proto.gamma(cell) == 0.5
-    fm = proto.feature_map(cell, 0, d=14)
+    assert proto.gamma(build_cell(cell)) == 0.5
+    fm = proto.feature_map(build_cell(cell), 0, d=14)
     assert fm.fit(np.zeros((3, 14))).n_projections_ == 4 * 14  # s = (s/d) d
     with pytest.raises(KernelbenchError, match="valid choices: sigma2, 2sigma2"):
         proto.check_settings({**cell["protocol"], "width": "sigma"})

@@ -4,6 +4,7 @@ centred labels, 3 folds, a fresh split per run) and the paper's (``reading=paper
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 
 from kernelbench.datasets.splits import Scaler, row_minmax
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import make_cell, resolve_cell, run_cell
+from kernelbench.experiment import build_cell, make_cell, run_cell
 from kernelbench.features import make_feature_map
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.krr import READINGS
@@ -124,8 +125,8 @@ def test_row_minmax_scales_each_sample() -> None:
 def test_readings_fill_the_settings_left_null() -> None:
     proto = get_protocol("krr")
     for reading, values in READINGS.items():
-        cell = resolve_cell(make_cell("rff", dataset="eeg", n=1, protocol="krr", runs=1))
-        settings = {**cell["protocol"], "reading": reading, **dict.fromkeys(values)}
+        cell = build_cell(make_cell("rff", dataset="eeg", n=1, protocol="krr", runs=1))
+        settings = {**cell.settings, "reading": reading, **dict.fromkeys(values)}
         out = proto.check_settings(settings)
         assert {k: out[k] for k in values} == values
     # an explicit value wins over the reading's
@@ -141,21 +142,21 @@ def test_readings_fill_the_settings_left_null() -> None:
 
 
 def test_the_learner_reads_the_resolved_settings() -> None:
-    cell = resolve_cell(make_cell("rff", dataset="eeg", n=1, protocol="krr", runs=1))
+    cell = build_cell(make_cell("rff", dataset="eeg", n=1, protocol="krr", runs=1))
     krr = get_protocol("krr").learner(cell, 0)
     assert (krr.cv_folds, krr.center, krr.lambda_times_n) == (3, True, False)
 
 
 def test_shared_draw_gives_the_rff_family_one_stream() -> None:
     proto = get_protocol("krr")
-    cells = {m: resolve_cell(make_cell(m, dataset="eeg", n=2, protocol="krr")) for m in METHODS}
-    rff = resolve_cell(make_cell("rff", dataset="eeg", n=2, protocol="krr"))
+    cells = {m: build_cell(make_cell(m, dataset="eeg", n=2, protocol="krr")) for m in METHODS}
+    rff = build_cell(make_cell("rff", dataset="eeg", n=2, protocol="krr"))
     a = proto.run_rng(rff, 4).standard_normal(5)
     for cell in cells.values():
         np.testing.assert_array_equal(proto.run_rng(cell, 4).standard_normal(5), a)
-        cell["protocol"]["shared_draw"] = False
+        cell = dataclasses.replace(cell, settings={**cell.settings, "shared_draw": False})
         assert not np.array_equal(proto.run_rng(cell, 4).standard_normal(5), a)
-    orf = resolve_cell(make_cell("orf", dataset="eeg", n=2, protocol="krr"))
+    orf = build_cell(make_cell("orf", dataset="eeg", n=2, protocol="krr"))
     assert not np.array_equal(proto.run_rng(orf, 4).standard_normal(5), a)
 
 
@@ -163,16 +164,17 @@ def test_shared_draw_gives_the_rff_family_one_stream() -> None:
 def test_sampler_reaches_the_map(reading: str, mode: str) -> None:
     cell = make_cell("slw_rff", dataset="eeg", n=1, protocol="krr")
     cell["protocol"]["reading"] = reading
-    cell = resolve_cell(cell)
+    cell = build_cell(cell)
     assert get_protocol("krr").feature_map(cell, 0, d=14).mode == mode
-    cell["method"]["params"]["mode"] = "resample"  # the method's own setting wins
+    params = {**cell.method["params"], "mode": "resample"}  # the method's own setting wins
+    cell = dataclasses.replace(cell, method={**cell.method, "params": params})
     assert get_protocol("krr").feature_map(cell, 0, d=14).mode == "resample"
 
 
 @needs_mirror
 def test_code_reading_splits_every_run_and_scales_rows() -> None:
     proto = get_protocol("krr")
-    cell = resolve_cell(make_cell("rff", dataset="eeg", n=1, protocol="krr", runs=2))
+    cell = build_cell(make_cell("rff", dataset="eeg", n=1, protocol="krr", runs=2))
     ctx = proto.prepare(cell)
     a, b = proto.run_split(cell, ctx, 0), proto.run_split(cell, ctx, 1)
     assert len(a.y_train) == len(b.y_train) == 7490
@@ -180,7 +182,7 @@ def test_code_reading_splits_every_run_and_scales_rows() -> None:
     for part in (a.X_train, a.X_test):
         np.testing.assert_allclose(part.min(axis=1), -1.0)
         np.testing.assert_allclose(part.max(axis=1), 1.0)
-    cod = resolve_cell(make_cell("rff", dataset="codrna", n=1, protocol="krr", runs=1))
+    cod = build_cell(make_cell("rff", dataset="codrna", n=1, protocol="krr", runs=1))
     ctx = proto.prepare(cod)
     assert proto.run_split(cod, ctx, 3) is ctx  # a given partition is not re-split
 

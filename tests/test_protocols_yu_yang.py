@@ -88,9 +88,9 @@ def test_pair_mse_pads_uses_nn50_and_measures_the_pair_mse():
     assert df["sigma"].iloc[0] == pytest.approx(ref.sigma, rel=1e-12)
     # the MSE is the mean over all pairs of the squared kernel error, recomputed here
     proto = get_protocol("pair_mse")
-    from kernelbench.experiment import resolve_cell
+    from kernelbench.experiment import build_cell
 
-    resolved = resolve_cell(cell)
+    resolved = build_cell(cell)
     ctx = proto.prepare(resolved)
     fm = proto.feature_map(resolved, proto.run_rng(resolved, 1), d=64, ctx=ctx).fit(ctx.X)
     K = exact_kernel("rbf", ctx.X, ctx.Y, gamma=ref.gamma)

@@ -8,13 +8,13 @@ import pytest
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import (
+    build_cell,
     cell_name,
     cell_shard_path,
     check_n,
     check_runs,
     config_hash,
     make_cell,
-    resolve_cell,
     run_and_store,
     run_cell,
     run_grid,
@@ -93,21 +93,21 @@ def test_validation():
         with pytest.raises(KernelbenchError, match="runs must be a positive integer"):
             check_runs(bad)
     with pytest.raises(KernelbenchError, match="unknown protocol 'x'"):
-        resolve_cell(_cell(protocol="x"))
+        build_cell(_cell(protocol="x"))
 
 
 def test_runs_default_to_the_protocol():
     cell = _cell(runs=None)
     proto_runs = cell["dataset"]["splits"]["kernel_approx"]["runs"]
-    assert resolve_cell(cell)["runs"] == proto_runs
-    assert config_hash(resolve_cell(cell)) == config_hash(resolve_cell(_cell(runs=proto_runs)))
+    assert build_cell(cell).runs == proto_runs
+    assert config_hash(build_cell(cell)) == config_hash(build_cell(_cell(runs=proto_runs)))
 
 
 def test_config_hash_covers_what_determines_the_numbers():
-    h = config_hash(resolve_cell(_cell()))
-    assert config_hash(resolve_cell(_cell(output_dir="elsewhere", overwrite=True))) == h
-    assert config_hash(resolve_cell(_cell(blas_threads=None))) == h
-    assert config_hash(resolve_cell(_cell(n=1.0))) == h
+    h = config_hash(build_cell(_cell()))
+    assert config_hash(build_cell(_cell(output_dir="elsewhere", overwrite=True))) == h
+    assert config_hash(build_cell(_cell(blas_threads=None))) == h
+    assert config_hash(build_cell(_cell(n=1.0))) == h
     changed = [
         _cell(n=2),
         _cell(runs=4),
@@ -122,13 +122,13 @@ def test_config_hash_covers_what_determines_the_numbers():
     cell = _cell("sorf")
     cell["method"]["params"]["n_blocks"] = 2
     changed.append(cell)
-    hashes = {config_hash(resolve_cell(c)) for c in changed}
+    hashes = {config_hash(build_cell(c)) for c in changed}
     assert h not in hashes and len(hashes) == len(changed)
 
 
 def _where(cell, root):
     """The shard path and the printed name of a cell."""
-    cell = resolve_cell(cell)
+    cell = build_cell(cell)
     return cell_shard_path(cell, root), cell_name(cell)
 
 
@@ -267,7 +267,7 @@ def test_plan_rejects_bad_input(args, message):
 def test_batched_runs_give_the_rows_of_runs_one_by_one(method, n):
     """kernel_approx measures a batch with one stacked product: same rows, bit for bit."""
 
-    cell = resolve_cell(make_cell(method, "arccos0", "digits", n, runs=7))
+    cell = build_cell(make_cell(method, "arccos0", "digits", n, runs=7))
     proto = get_protocol(cell)
     assert proto.batch_size(cell) > 1
     ctx = proto.prepare(cell)
@@ -291,7 +291,7 @@ def test_a_batch_does_not_keep_the_fitted_maps():
 
     cell = make_cell("orf_tallqr", "rbf", "digits", 5, runs=16)
     cell["method"]["params"]["dense_limit_mb"] = 0  # the reflectors only, W not formed
-    cell = resolve_cell(cell)
+    cell = build_cell(cell)
     proto = get_protocol(cell)
     rng = np.random.default_rng(0)
     X, Y = rng.uniform(size=(10, 512)), rng.uniform(size=(10, 512))

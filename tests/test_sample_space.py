@@ -421,34 +421,3 @@ def test_bad_draws_setting_names_the_choices():
 
     with pytest.raises(KernelbenchError, match="sample_space"):
         PROTOCOLS.get("kernel_approx").check_settings({"name": "kernel_approx", "draws": "w"})
-
-
-@pytest.mark.parametrize(
-    ("method", "samples", "kept"), [("sorf", 10, True), ("rff", 40, True), ("rff", 10, False)]
-)
-def test_schema_2_shards_recognised_where_numbers_unchanged(tmp_path, method, samples, kept):
-    """A shard written under schema 2 is still done where the cell's numbers did not
-    change (other methods; rff/orf with 2N >= d) and recomputed where they did."""
-    from kernelbench.cell import _hash_payload
-    from kernelbench.experiment import (
-        config_hash,
-        protocol_dataset,
-        resolve_cell,
-        run_and_store,
-    )
-    from kernelbench.results import set_shard_config_hash, shard_config_hash
-
-    cell = _digits_cell(method, samples, "kernel_approx")
-    said: list[str] = []
-    df = run_and_store(cell, tmp_path, echo=said.append)
-    path = next(tmp_path.rglob("*.parquet"))
-    resolved = resolve_cell(cell)
-    old = _hash_payload(resolved, protocol_dataset(resolved), 2)
-    set_shard_config_hash(path, old)
-    said.clear()
-    again = run_and_store(cell, tmp_path, echo=said.append)
-    if kept:
-        assert again is None and said[-1].endswith("skipped (done)")
-        assert shard_config_hash(path) == config_hash(resolved) == df["config_hash"].iloc[0]
-    else:
-        assert any("recomputing" in s for s in said) and again is not None

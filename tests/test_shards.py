@@ -4,34 +4,40 @@ the config hash covers only what the cell's protocol reads; corrupt and earlier 
 from __future__ import annotations
 
 import copy
-import os
+import dataclasses
 from pathlib import Path
 
+import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernelbench.experiment import (
-    CELL_KEYS,
+    build_cell,
     cell_name,
     cell_shard_path,
     config_hash,
-    legacy_config_hash,
-    legacy_shard_path,
     make_cell,
     protocol_dataset,
-    resolve_cell,
     run_and_store,
     shard_variant,
 )
-from kernelbench.results import dumps, read_results, shard_config_hash, shard_files
+from kernelbench.results import (
+    SCHEMA_VERSION,
+    dumps,
+    read_results,
+    shard_config_hash,
+    shard_files,
+    shard_schema_version,
+)
 from tests.test_cli import kb
 
 SAMPLES = 40
 
 
-def _identity(cell: dict) -> str:
+def _identity(cell) -> str:
     """Everything that tells two resolved cells apart, but runs (a shard is extended)."""
-    payload = {k: cell[k] for k in CELL_KEYS if k != "runs"}
+    payload = {k: v for k, v in cell.payload().items() if k != "runs"}
     payload["dataset"] = protocol_dataset(cell)
     return dumps(payload)
 
@@ -69,7 +75,7 @@ def cells(draw: st.DrawFn) -> dict:
         cell["dataset"]["splits"][other]["runs"] = 99
     if protocol == "downstream" and draw(st.booleans()):
         cell["protocol"]["learner"] = "linear"
-    return resolve_cell(cell)
+    return build_cell(cell)
 
 
 @settings(max_examples=150, deadline=None)
@@ -77,13 +83,12 @@ def cells(draw: st.DrawFn) -> dict:
 def test_distinct_cells_have_distinct_shard_paths(a, b):
     same = _identity(a) == _identity(b)
     assert (cell_shard_path(a, "out") == cell_shard_path(b, "out")) == same
-    assert (config_hash(a) == config_hash(b)) == (same and a["runs"] == b["runs"])
+    assert (config_hash(a) == config_hash(b)) == (same and a.runs == b.runs)
 
 
-def test_default_cells_keep_the_path_of_earlier_versions():
-    cell = resolve_cell(make_cell("sr33", "arccos1", "digits", n=2, runs=3))
+def test_default_cells_have_no_variant_directory():
+    cell = build_cell(make_cell("sr33", "arccos1", "digits", n=2, runs=3))
     assert shard_variant(cell) == ()
-    assert cell_shard_path(cell, "out") == legacy_shard_path(cell, "out")
     assert cell_shard_path(cell, "out") == Path("out/kernel_approx/digits/arccos1/sr33/n=2.parquet")
     assert cell_name(cell) == "digits arccos1 sr33 n=2"
 
@@ -92,7 +97,7 @@ def test_readable_parts_name_what_differs():
     cell = make_cell("sorf", "rbf", "digits", runs=2, seed=1)
     cell["kernel"]["params"]["gamma"] = 0.1
     cell["method"]["params"]["n_blocks"] = 2
-    cell = resolve_cell(cell)
+    cell = build_cell(cell)
     assert shard_variant(cell) == ("seed=1", "gamma=0.1", "n_blocks=2")
     assert cell_shard_path(cell, "out").parent.name == "seed=1,gamma=0.1,n_blocks=2"
     assert cell_name(cell) == "digits rbf sorf seed=1 gamma=0.1 n_blocks=2 n=1"
@@ -109,10 +114,10 @@ def test_paper_grid_settings_are_their_experiments_defaults():
         "budget": "s",
     }
     cell["kernel"]["params"]["gamma"] = "nn50"
-    cell = resolve_cell(cell)
+    cell = build_cell(cell)
     assert shard_variant(cell) == ()
-    kernel = {**cell["kernel"], "params": {**cell["kernel"]["params"], "gamma": "nn20"}}
-    cell = resolve_cell({**cell, "kernel": kernel})  # a Cell is frozen: build another
+    kernel = {**cell.kernel, "params": {**cell.kernel["params"], "gamma": "nn20"}}
+    cell = dataclasses.replace(cell, kernel=kernel)  # a Cell is frozen: build another
     assert shard_variant(cell) == ("gamma=nn20",)
 
 
@@ -120,21 +125,14 @@ def test_paper_grid_settings_are_their_experiments_defaults():
 
 
 def test_other_protocols_data_settings_leave_the_hash_alone():
-    cell = resolve_cell(make_cell("rff", "rbf", "digits", runs=2))
+    cell = build_cell(make_cell("rff", "rbf", "digits", runs=2))
     edited = copy.deepcopy(cell)
-    edited["dataset"]["splits"]["downstream"]["train_rows"] = 1000
+    edited.dataset["splits"]["downstream"]["train_rows"] = 1000
     assert config_hash(edited) == config_hash(cell)
     assert cell_shard_path(edited, "out") == cell_shard_path(cell, "out")
-    assert legacy_config_hash(edited) != legacy_config_hash(cell)  # what earlier versions did
     own = copy.deepcopy(cell)
-    own["dataset"]["splits"]["kernel_approx"]["samples"] = 100
+    own.dataset["splits"]["kernel_approx"]["samples"] = 100
     assert config_hash(own) != config_hash(cell)
-
-
-def test_hash_unchanged_where_the_dataset_has_one_protocol():
-    cell = resolve_cell(make_cell("rff", "rbf", "leukemia", runs=2))
-    assert list(cell["dataset"]["splits"]) == ["kernel_approx"]
-    assert config_hash(cell) == legacy_config_hash(cell)
 
 
 # -- corrupt shards and shards of earlier versions ---------------------------------
@@ -149,41 +147,103 @@ def _small(**kw) -> dict:
 def test_a_corrupt_shard_is_reported_as_corrupt(tmp_path):
     lines: list[str] = []
     first = run_and_store(_small(), tmp_path, echo=lines.append)
-    path = cell_shard_path(resolve_cell(_small()), tmp_path)
+    path = cell_shard_path(build_cell(_small()), tmp_path)
     path.write_bytes(path.read_bytes()[:100])  # truncated
     again = run_and_store(_small(), tmp_path, echo=lines.append)
-    name = cell_name(resolve_cell(_small()))
+    name = cell_name(build_cell(_small()))
     assert lines[-2] == f"{name}: corrupt shard {path} (unreadable), recomputing"
     assert again["rel_fro_error"].equals(first["rel_fro_error"])
-    assert shard_config_hash(path) == config_hash(resolve_cell(_small()))
+    assert shard_config_hash(path) == config_hash(build_cell(_small()))
 
 
-def test_a_shard_of_an_earlier_version_is_adopted(tmp_path):
-    """An earlier sweep over seed left the last seed's shard at the path without its
-    seed, with the hash over the whole dataset entry: it moves, and is not recomputed."""
-    lines: list[str] = []
-    cell = resolve_cell(_small(seed=2))
+def test_a_shard_of_an_earlier_schema_is_one_line_never_adopted(tmp_path):
+    """A shard without the current schema version stops the run with one line; it is
+    left as it is, and overwrite=true replaces it."""
+    import pyarrow.parquet as pq
+
+    from kernelbench.errors import KernelbenchError
+
+    cell = build_cell(_small(seed=2))
     fresh = run_and_store(cell, tmp_path, echo=None)
-    path, legacy = cell_shard_path(cell, tmp_path), legacy_shard_path(cell, tmp_path)
-    legacy.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(path, legacy)
-    from kernelbench.results import set_shard_config_hash
+    path = cell_shard_path(cell, tmp_path)
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata({}), path)  # as schemas 4 and earlier wrote it
+    before = path.read_bytes()
+    with pytest.raises(KernelbenchError) as err:
+        run_and_store(cell, tmp_path, echo=None)
+    assert str(err.value) == (
+        f"{path}: written by schema 4; rerun with overwrite=true, "
+        f"or `kernelbench migrate {tmp_path}`"
+    )
+    assert path.read_bytes() == before
+    again = run_and_store(cell, tmp_path, overwrite=True, echo=None)
+    assert again["rel_fro_error"].equals(fresh["rel_fro_error"])
+    assert shard_schema_version(path) == SCHEMA_VERSION
 
-    set_shard_config_hash(legacy, legacy_config_hash(cell))
-    assert run_and_store(_small(seed=2), tmp_path, echo=lines.append) is None
-    assert lines[0].endswith(f"moved the shard of an earlier version from {legacy} to {path}")
-    assert lines[1].endswith(": skipped (done)")
-    assert not legacy.exists() and shard_config_hash(path) == config_hash(cell)
-    stored = read_results(tmp_path)
-    cols = ["run", "rel_fro_error", "rel_spec_error", "started_at"]
-    assert stored[cols].equals(fresh[cols])
-    # a shard of another cell (seed 0) at the earlier path stays there
-    run_and_store(_small(), tmp_path, echo=None)
-    os.replace(cell_shard_path(resolve_cell(_small()), tmp_path), legacy)
-    run_and_store(_small(seed=3), tmp_path, echo=None)
-    assert legacy.exists() and len(shard_files(tmp_path)) == 3
-    assert run_and_store(_small(), tmp_path, echo=None) is None  # adopted in turn
-    assert not legacy.exists() and len(shard_files(tmp_path)) == 3
+
+def test_migrate_moves_a_schema_3_shard_and_lists_the_rest(tmp_path):
+    """A schema-3 shard of a default dataset is moved to its new path with the new hash,
+    rows unchanged; one with a dataset override cannot be rebuilt: rerun."""
+    import pyarrow.parquet as pq
+
+    from kernelbench.migrate import earlier_hash
+
+    cell = build_cell(make_cell("sorf", "rbf", "digits", runs=2, seed=1))
+    small = build_cell(_small())
+    for c in (cell, small):
+        run_and_store(c, tmp_path, echo=None)
+    old_path = tmp_path / "kernel_approx/digits/rbf/sorf/seed=1,h=00000000/n=1.parquet"
+    for c, target in ((cell, old_path), (small, cell_shard_path(small, tmp_path))):
+        table = pq.read_table(cell_shard_path(c, tmp_path))
+        hashes = pa.array([earlier_hash(c, 3)] * table.num_rows)
+        table = table.set_column(table.schema.get_field_index("config_hash"), "config_hash", hashes)
+        cell_shard_path(c, tmp_path).unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table.replace_schema_metadata({}), target)
+    out = kb("migrate", str(tmp_path), cwd=tmp_path)
+    assert out.stdout.splitlines() == [
+        f"migrated 1 shard(s) to schema {SCHEMA_VERSION}",
+        f"rerun with overwrite=true: {cell_shard_path(small, tmp_path)} (schema 4)",
+    ]
+    assert not old_path.exists()
+    assert shard_config_hash(cell_shard_path(cell, tmp_path)) == config_hash(cell)
+    assert run_and_store(cell, tmp_path, echo=None) is None  # done
+
+
+def test_migrate_adopts_schema_4_and_schema_3_unless_sr33s_budget_changed(tmp_path):
+    """Schema 4 gave sr33 rff's D at every n: a schema-4 shard is migrated, a schema-3
+    one too unless the cell is sr33 at an n that is not a whole number of rules (a
+    multiple of 1/2 for rbf, without reflections; of 1 for the arc-cosine kernels)."""
+    import pyarrow.parquet as pq
+
+    from kernelbench.migrate import budget_changed, earlier_hash
+
+    def cell(method: str, kernel: str, n: float):
+        return build_cell(make_cell(method, kernel, "digits", n=n, runs=2))
+
+    assert not budget_changed(cell("sr33", "rbf", 1)) and not budget_changed(
+        cell("sr33", "rbf", 1.5)
+    )
+    assert not budget_changed(cell("sr33", "arccos1", 2)) and not budget_changed(
+        cell("rff", "rbf", 1.3)
+    )
+    assert budget_changed(cell("sr33", "rbf", 1.3)) and budget_changed(cell("sr33", "arccos1", 1.5))
+    kept, changed, four = cell("sr33", "rbf", 1), cell("sr33", "rbf", 1.3), cell("sr33", "rbf", 0.3)
+    assert len({earlier_hash(kept, 3), earlier_hash(kept, 4), kept.config_hash}) == 3
+    for c, version in ((kept, 3), (changed, 3), (four, 4)):
+        run_and_store(c, tmp_path, echo=None)
+        path = cell_shard_path(c, tmp_path)
+        table = pq.read_table(path)
+        hashes = pa.array([earlier_hash(c, version)] * table.num_rows)
+        table = table.set_column(table.schema.get_field_index("config_hash"), "config_hash", hashes)
+        pq.write_table(table.replace_schema_metadata({}), path)
+    out = kb("migrate", str(tmp_path), cwd=tmp_path)
+    assert out.stdout.splitlines() == [
+        f"migrated 2 shard(s) to schema {SCHEMA_VERSION}",
+        f"rerun with overwrite=true: {cell_shard_path(changed, tmp_path)} (schema 4)",
+    ]
+    for c in (kept, four):
+        assert run_and_store(c, tmp_path, echo=None) is None  # done
 
 
 # -- a sweep keeps every shard -----------------------------------------------------
@@ -243,23 +303,7 @@ def test_plot_and_verify_do_not_pool_cells_of_another_seed(tmp_path):
     assert sorted(set(rows["method_label"])) == ["rff seed=0", "rff seed=1"]
     report = make_plots(tmp_path, tmp_path / "fig", formats=["png"])
     assert any("cells differ in seed" in note for note in report.notes)
-    kept = grid_rows(df, proto, [resolve_cell(_small(seed=1))])
+    kept = grid_rows(df, proto, [build_cell(_small(seed=1))])
     assert set(kept["seed"]) == {1} and len(kept) == 2
     alone = df[df["seed"] == 0]  # one cell under the key: kept as before
-    assert len(grid_rows(alone, proto, [resolve_cell(_small(seed=1))])) == 2
-
-
-def test_schema_3_shards_are_kept_unless_sr33s_budget_changed():
-    """Schema 4 gave sr33 rff's D at every n: a schema-3 shard holds a cell's numbers
-    unless the cell is sr33 at an n that is not a whole number of rules (a multiple of
-    1/2 for rbf, without reflections; of 1 for the arc-cosine kernels, with them)."""
-    from kernelbench.cell import _hash_payload, earlier_config_hashes, protocol_dataset
-
-    def recognised(method: str, kernel: str, n: float, **kw) -> bool:
-        cell = resolve_cell(make_cell(method, kernel, "digits", n=n, runs=2, **kw))
-        return _hash_payload(cell, protocol_dataset(cell), 3) in earlier_config_hashes(cell)
-
-    assert recognised("sr33", "rbf", 1) and recognised("sr33", "rbf", 1.5)
-    assert recognised("sr33", "arccos1", 2) and recognised("rff", "rbf", 1.3)
-    assert not recognised("sr33", "rbf", 1.3) and not recognised("sr33", "arccos1", 1.5)
-    assert not recognised("sr33", "rbf", 0.3) and recognised("sr33", "rbf", 0.5)
+    assert len(grid_rows(alone, proto, [build_cell(_small(seed=1))])) == 2

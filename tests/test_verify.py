@@ -381,7 +381,7 @@ def test_reduced_grid_has_tallqr_and_a_slice_of_mnist_and_leukemia():
         assert {c["n"] for c in by_ds[ds]} == ns
     assert {c["experiment"] for c in cells} == {EXPERIMENT}
     # the same cells (and config hashes) as make_cell and `kernelbench run` build
-    from kernelbench.experiment import config_hash, make_cell, resolve_cell
+    from kernelbench.experiment import build_cell, config_hash, make_cell
 
     for c in (cells[0], cells[-1]):
         same = make_cell(
@@ -394,7 +394,7 @@ def test_reduced_grid_has_tallqr_and_a_slice_of_mnist_and_leukemia():
             EXPERIMENT,
         )
         assert c == same
-        assert config_hash(resolve_cell(c)) == config_hash(resolve_cell(same))
+        assert config_hash(build_cell(c)) == config_hash(build_cell(same))
 
 
 def test_sample_variation_and_baseline_tables_if_committed():

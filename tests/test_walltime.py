@@ -13,8 +13,8 @@ from click.testing import CliRunner  # noqa: E402
 
 from kernelbench.errors import KernelbenchError  # noqa: E402
 from kernelbench.experiment import (  # noqa: E402
+    build_cell,
     make_cell,
-    resolve_cell,
     run_and_store,
     run_cell,
     shard_variant,
@@ -35,9 +35,9 @@ def walltime_cell(method="sr33", points=7, repeats=4, runs=None, **kw):
 
 def test_registered_with_its_config():
     assert "walltime" in PROTOCOLS
-    cell = resolve_cell(walltime_cell())
-    assert cell["protocol"]["data"] == "kernel_approx"
-    assert cell["runs"] == 1  # the protocol's runs, not Fig. 1's error runs
+    cell = build_cell(walltime_cell())
+    assert cell.options.data == "kernel_approx"
+    assert cell.runs == 1  # the protocol's runs, not Fig. 1's error runs
 
 
 def test_rows_one_per_repetition_with_fit_and_first_call():
@@ -55,9 +55,9 @@ def test_rows_one_per_repetition_with_fit_and_first_call():
 
 
 def test_points_are_reproducible_and_a_path_part(tmp_path):
-    cell = resolve_cell(walltime_cell(points=5))
+    cell = build_cell(walltime_cell(points=5))
     proto = get_protocol(cell)
-    a, b = proto.prepare(cell), proto.prepare(dict(cell, runs=3))
+    a, b = proto.prepare(cell), proto.prepare(cell.with_runs(3))
     np.testing.assert_array_equal(a.X, b.X)
     assert a.X.shape == (5, 64)
     run_and_store(walltime_cell(points=5), tmp_path, echo=None)
@@ -92,7 +92,7 @@ def test_bad_settings_are_one_line_errors(key, value, message):
     cell = walltime_cell()
     cell["protocol"][key] = value
     with pytest.raises(KernelbenchError, match=message):
-        resolve_cell(cell)
+        build_cell(cell)
 
 
 def test_fig3_grid(tmp_path, monkeypatch):

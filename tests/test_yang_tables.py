@@ -5,6 +5,7 @@ powerplant from the mirror."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from pathlib import Path
@@ -12,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kernelbench.cell import Cell
 from kernelbench.config import compose, experiment_sweep
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import config_hash, make_cell, resolve_cell, run_and_store
+from kernelbench.experiment import build_cell, config_hash, make_cell, run_and_store
 from kernelbench.learners import check_task, rel_error, score
 from kernelbench.protocols import get_protocol
 from tests.test_cli import kb
@@ -85,11 +87,11 @@ def test_rel_error_applies_to_regression_only():
 # -- the budget ----------------------------------------------------------------------
 
 
-def _downstream(budget: str | None = None, n: float = 100, method: str = "rff") -> dict:
+def _downstream(budget: str | None = None, n: float = 100, method: str = "rff") -> Cell:
     cell = make_cell(protocol="downstream", dataset="powerplant", method=method, n=n, runs=2)
     if budget is not None:
         cell["protocol"]["budget"] = budget
-    return resolve_cell(cell)
+    return build_cell(cell)
 
 
 @pytest.mark.parametrize("d", [4, 16, 21])
@@ -100,7 +102,8 @@ def test_budget_s_gives_d_equal_to_s(d, method):
     for s in (100, 300) if adaptive else (100, 300, 1800):
         cell = _downstream("s", n=s, method=method)
         if adaptive:
-            cell["method"]["params"]["max_cg_iter"] = 1
+            params = {**cell.method["params"], "max_cg_iter": 1}
+            cell = dataclasses.replace(cell, method={**cell.method, "params": params})
         assert proto.map_n(cell, d) == pytest.approx(s / (2 * (d + 1)))
         fm = proto.feature_map(cell, np.random.default_rng(0), d=d)
         fm.fit(np.random.default_rng(1).uniform(size=(30, d)))
@@ -112,11 +115,12 @@ def test_budget_s_gives_d_equal_to_s(d, method):
 
 def test_default_budget_leaves_cells_and_hashes_as_they_were():
     default = _downstream()
-    assert "budget" not in default["protocol"]  # the default is dropped
+    assert "budget" not in default.settings  # the default is dropped
     explicit = _downstream("n")
-    assert explicit == default and config_hash(explicit) == config_hash(default)
+    assert explicit.payload() == default.payload()
+    assert config_hash(explicit) == config_hash(default)
     with_s = _downstream("s")
-    assert with_s["protocol"]["budget"] == "s" and config_hash(with_s) != config_hash(default)
+    assert with_s.settings["budget"] == "s" and config_hash(with_s) != config_hash(default)
 
 
 def test_bad_budget_is_one_line_naming_the_choices():
@@ -134,18 +138,18 @@ def test_experiment_files_compose_and_every_cell_resolves(exp):
     assert len(cells) == len(s_values) * len(methods)
     seen = set()
     for raw in cells:
-        cell = resolve_cell(raw)
+        cell = build_cell(raw)
         proto = get_protocol(cell)
         proto.check(cell)  # method, kernel and settings; no data is loaded
-        assert proto.name == "downstream" and cell["experiment"] == name
-        assert cell["dataset"]["name"] == dataset and cell["runs"] == 10
-        assert cell["kernel"] == {"name": "rbf", "params": {"gamma": "nn50"}}
-        settings = cell["protocol"]
+        assert proto.name == "downstream" and cell.experiment == name
+        assert cell.dataset["name"] == dataset and cell.runs == 10
+        assert cell.kernel == {"name": "rbf", "params": {"gamma": "nn50"}}
+        settings = cell.settings
         assert settings["data"] == "yang2014" and settings["budget"] == "s"
         assert settings["learner"] == "linear" and settings["metric"] == "rel_error"
         assert proto.metric_name(cell) == "rel_error"
-        assert cell["data"]["download"] is False  # the command line turns it on
-        seen.add((cell["method"]["label"], cell["n"]))
+        assert cell.data["download"] is False  # the command line turns it on
+        seen.add((cell.method_label, cell.n))
     assert seen == {(m, s) for m in methods for s in s_values}
     if "table2" in exp:
         boxes = {c["method"]["label"]: c["method"]["params"].get("box_scale") for c in cells}
@@ -216,8 +220,8 @@ def test_yang_settings_end_to_end_on_powerplant(tmp_path, mirror):
     # ||y_hat - y||^2 = (1 - R^2) ||y - mean(y)||^2 gives the relative error again.
     r2 = run_and_store(_powerplant("r2", mirror), tmp_path / "res_r2", echo=None)
     np.testing.assert_array_equal(r2["alpha"], df["alpha"])
-    cell = resolve_cell(_powerplant("r2", mirror))
-    y = protocol_split(cell["dataset"], "downstream", cell["seed"], cell["data"]).y_test
+    cell = build_cell(_powerplant("r2", mirror))
+    y = protocol_split(cell.dataset, "downstream", cell.seed, cell.data).y_test
     expected = np.sqrt((1.0 - r2["score"]) * np.sum((y - y.mean()) ** 2)) / np.linalg.norm(y)
     np.testing.assert_allclose(df["score"], expected, rtol=1e-9)
 

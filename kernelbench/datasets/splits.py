@@ -1,6 +1,5 @@
 """Data recipes ("splits") of a dataset for the protocols, driven by the ``splits:``
-entries of ``configs/dataset/<name>.yaml`` (``protocols:`` in earlier versions, still
-read: :func:`recipes`).
+entries of ``configs/dataset/<name>.yaml`` (:func:`recipes`).
 
 Every constant (train rows, scaling, sample sizes, splits, runs) lives in the
 YAML files; this module only interprets them:
@@ -52,24 +51,9 @@ def dataset_config(name: str) -> dict[str, Any]:
     return load_group("dataset", name)
 
 
-#: The key of a dataset entry that holds its data recipes, and its name before.
-SPLITS_KEY, LEGACY_SPLITS_KEY = "splits", "protocols"
-
-
 def recipes(dataset_cfg: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A dataset entry's data recipes, one per data key: ``splits`` (or ``protocols``,
-    the key of earlier versions)."""
-    found = dataset_cfg.get(SPLITS_KEY)
-    if found is None:
-        found = dataset_cfg.get(LEGACY_SPLITS_KEY)
-    return found or {}
-
-
-def legacy_entry(dataset_cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """A dataset entry with its recipes under ``protocols``, the key of earlier versions:
-    what config hashes and cache keys are computed over, so that renaming the key to
-    ``splits`` changed no hash, shard path or cached file."""
-    return {(LEGACY_SPLITS_KEY if k == SPLITS_KEY else k): v for k, v in dataset_cfg.items()}
+    """A dataset entry's data recipes, one per data key (``splits``)."""
+    return dataset_cfg.get("splits") or {}
 
 
 def protocol_config(dataset_cfg: Mapping[str, Any], protocol: str) -> Mapping[str, Any]:

@@ -26,29 +26,8 @@ Adding a protocol is one module (a :class:`Protocol` subclass registered in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from kernelbench.cell import PROTOCOLS, get_protocol, protocol_name
 from kernelbench.protocols.base import Protocol
-from kernelbench.registry import Registry
-
-#: Protocols by name; each plug-in module registers its own (:mod:`kernelbench.plugins`).
-PROTOCOLS: Registry[Protocol] = Registry("protocol")
-
-
-def protocol_name(cell_or_name: Mapping[str, Any] | str) -> str:
-    """A protocol's name, given as is or as a cell's ``protocol`` (its settings'
-    ``name``, or a name; default ``kernel_approx``)."""
-    if isinstance(cell_or_name, str):
-        return cell_or_name
-    proto = cell_or_name.get("protocol", "kernel_approx")
-    return proto.get("name") if isinstance(proto, Mapping) else proto
-
-
-def get_protocol(cell_or_name: Mapping[str, Any] | str) -> Protocol:
-    """The protocol of a cell (its ``protocol.name``) or of a name."""
-    return PROTOCOLS.get(protocol_name(cell_or_name))
-
 
 __all__ = [
     "PROTOCOLS",

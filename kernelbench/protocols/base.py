@@ -23,28 +23,31 @@ needs no change there.
 The hooks take a *cell*: a :class:`kernelbench.cell.Cell`, built once from the
 composed config (``configs/config.yaml``) with the protocol's settings validated and
 resolved (:attr:`Protocol.Settings`, :meth:`Protocol.check_settings`), its data key
-and the dataset's data settings for it (``dataset.splits[<data key>]``). It reads as
-the resolved dict too: ``cell["protocol"]`` holds the settings (``name`` first).
+and the dataset's data settings for it (``dataset.splits[<data key>]``), read by
+attribute: a protocol reads its settings as its dataclass (``self._opts(cell).sigma``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError, choices_error
-from kernelbench.protocols.settings import ProtocolSettings, field_names, store, typed
 from kernelbench.results import dumps, make_schema
 from kernelbench.seeding import derive_rng
+from kernelbench.settings import ProtocolSettings, field_names, store, typed
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
     from kernelbench.features import RandomFeatureMap
+
+#: A protocol's settings dataclass.
+S = TypeVar("S", bound=ProtocolSettings)
 
 
 #: Most rows over which a bandwidth rule averages (the neighbours are all rows).
@@ -125,15 +128,9 @@ class Pair:
         }
 
 
-def _part(value: Any) -> str:
-    """A setting's value in a shard path: an integral float as an int (``d=16``)."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-class Protocol:
-    """Base class of the protocols (see the module docstring)."""
+class Protocol(Generic[S]):
+    """Base class of the protocols (see the module docstring); ``S`` is its settings
+    dataclass (:attr:`Settings`)."""
 
     #: registry id, the stem of configs/protocol/<name>.yaml
     name: ClassVar[str] = ""
@@ -148,12 +145,8 @@ class Protocol:
     cell_settings: ClassVar[tuple[str, ...]] = ()
     #: columns that tell apart the rows of one run (e.g. an iteration): cell keys after n
     row_index: ClassVar[tuple[str, ...]] = ()
-    #: the settings' schema and defaults (:mod:`kernelbench.protocols.settings`);
-    #: None for a plug-in that lists its keys in ``settings_keys`` and its YAML file
-    Settings: ClassVar[type[ProtocolSettings] | None] = None
-    #: settings keys allowed in configs/protocol/<name>.yaml (besides name and data),
-    #: where the protocol has no ``Settings`` dataclass (else its fields)
-    settings_keys: ClassVar[tuple[str, ...]] = ()
+    #: the settings' schema and defaults (:mod:`kernelbench.settings`)
+    Settings: ClassVar[type[ProtocolSettings]] = ProtocolSettings
     #: whether a shard stored with fewer runs may be extended by the missing runs (run
     #: r's row depends on r alone); False where rows are measurements of the moment
     extendable: ClassVar[bool] = True
@@ -162,10 +155,14 @@ class Protocol:
         """A protocol with a ``Settings`` dataclass registers it as the structured config
         ``protocol/<name>_settings`` (the schema ``configs/protocol/<name>.yaml`` selects)."""
         super().__init_subclass__(**kwargs)
-        if cls.__dict__.get("Settings") is not None and cls.name:
+        if "Settings" in cls.__dict__ and cls.name:
             store(cls.name, cls.Settings)
 
     # -- schema and settings -------------------------------------------------------
+    def _opts(self, cell: Cell) -> S:
+        """The cell's settings as this protocol's dataclass (:attr:`Cell.options`)."""
+        return cast(S, cell.options)
+
     def schema(self) -> pa.Schema:
         """The Parquet schema of this protocol's shards."""
         return make_schema(list(self.columns))
@@ -178,17 +175,14 @@ class Protocol:
         default ``n`` is dropped, so a cell's settings and hash are those without it.
         Called once per cell, when it is built (:func:`kernelbench.cell.build_cell`).
         """
-        if self.Settings is not None:
-            valid = set(field_names(self.Settings))
-        else:
-            valid = {"name", "data", *self.settings_keys}
+        valid = set(field_names(self.Settings))
         unknown = sorted(set(settings) - valid)
         if unknown:
             raise KernelbenchError(
                 f"unknown setting(s) {', '.join(unknown)} for protocol {self.name!r}; "
                 f"valid: {', '.join(sorted(valid - {'name'}))}"
             )
-        out = dict(settings) if self.Settings is None else typed(self.Settings, settings)
+        out = typed(self.Settings, settings)
         if "budget" in out:
             if out["budget"] not in BUDGETS:
                 raise choices_error(f"budget of protocol {self.name!r}", out["budget"], BUDGETS)
@@ -196,85 +190,26 @@ class Protocol:
                 del out["budget"]
         return out
 
-    def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None:
-        """The cell as an earlier schema ``version`` hashed it, where its shard of that
-        version holds this version's numbers, else None (recomputed).
-        Schema 3 changed only ``kernel_approx``'s sample-space cells, schema 4 only the
-        cells of :meth:`budget_changed`: elsewhere an earlier cell is the cell itself."""
-        if version not in (2, 3) or self.budget_changed(cell):
-            return None
-        return cell
-
-    def budget_changed(self, cell: Mapping[str, Any]) -> bool:
-        """Whether schemas 2 and 3 gave the cell's map another D: sr33 rounded D to
-        whole rules, so its cells with n not a whole number of rules (a multiple of
-        1/2, of 1 with reflections) changed; with ``budget: s`` (D = s) all are taken
-        as changed (whole rules there depend on d)."""
-        from kernelbench.features import FEATURE_MAPS
-        from kernelbench.features.sr import SR33
-
-        method = cell["method"]
-        if not issubclass(FEATURE_MAPS.get(method["name"]), SR33):
-            return False
-        if cell["protocol"].get("budget", BUDGETS[0]) != BUDGETS[0]:
-            return True
-        params = {k: v for k, v in method["params"].items() if k == "reflections"}
-        fm = SR33(kernel=cell["kernel"]["name"], n=cell["n"], **params)
-        return not (float(cell["n"]) * (1 if fm._use_reflections() else 2)).is_integer()
-
-    def data_key(self, cell: Mapping[str, Any]) -> str:
-        """The entry of ``dataset.splits`` the cell reads: ``protocol.data``, default
-        the protocol's name."""
-        key = getattr(cell, "data_key", None)  # a Cell resolved it once
-        return key if isinstance(key, str) else str(cell["protocol"].get("data") or self.name)
-
-    def data_settings(self, cell: Mapping[str, Any]) -> dict[str, Any]:
-        """The dataset's settings for this protocol: ``dataset.splits.<data>`` (a
-        :class:`~kernelbench.cell.Cell` holds them, resolved when it was built)."""
-        resolved = getattr(cell, "data_settings", None)
-        if isinstance(resolved, dict):
-            return dict(resolved)
-        key = self.data_key(cell)
-        from kernelbench.datasets.splits import recipes
-
-        protocols = recipes(cell["dataset"])
-        if key not in protocols:
-            name = cell["dataset"].get("name")
-            have = [k for k in protocols]
-            raise KernelbenchError(
-                f"dataset {name!r} has no data settings for protocol {self.name!r} "
-                f"(dataset.splits.{key}); it has: {', '.join(have) or 'none'}"
-            )
-        return dict(protocols[key])
-
     def exact_pair(self, cell: Cell) -> Pair:
         """The cell's samples X, Y (the data settings' entry ``protocol.data``, default
         the protocol's name) and their exact kernel, both cached per process; one line
         if the kernel is zero (relative errors undefined)."""
-        pair_key = self.pair_key(cell)
+        pair_key = cell.pair_key
         X, Y, prov = kernel_approx_pair_cached(*pair_key)
         K, fro_K, spec_K = exact_kernel_cached(
-            pair_key, cell["kernel"]["name"], dumps(self.kernel_params(cell))
+            pair_key, cell.kernel["name"], dumps(self.kernel_params(cell))
         )
         if fro_K == 0.0 or spec_K == 0.0:
             raise KernelbenchError(
-                f"the exact kernel of {cell['dataset']['name']!r} is zero; errors are undefined"
+                f"the exact kernel of {cell.dataset['name']!r} is zero; errors are undefined"
             )
         return Pair(X, Y, K, fro_K, spec_K, prov)
 
-    def pair_key(self, cell: Cell) -> tuple[str, int, str, str]:
-        """The hashable key of the cell's data (dataset entry, seed, data sources, data
-        key) for the per-process caches: :attr:`kernelbench.cell.Cell.pair_key`."""
-        from kernelbench.cell import build_cell
-
-        return build_cell(cell).pair_key
-
-    def default_runs(self, cell: Mapping[str, Any]) -> int | None:
-        """Runs when the cell says ``runs: null``: the dataset's, else the protocol's."""
-        runs = self.data_settings(cell).get("runs")
-        if runs is None:
-            runs = cell["protocol"].get("runs")
-        return runs
+    def default_runs(self, settings: Mapping[str, Any], data: Mapping[str, Any]) -> int | None:
+        """Runs when the cell says ``runs: null``: the dataset's data settings' (``data``),
+        else the protocol's."""
+        runs = data.get("runs")
+        return settings.get("runs") if runs is None else runs
 
     @property
     def cell_keys(self) -> tuple[str, ...]:
@@ -282,15 +217,9 @@ class Protocol:
         dataset, kernel, method label, :attr:`cell_settings`, n, :attr:`row_index`."""
         return ("dataset", "kernel", "method_label", *self.cell_settings, "n", *self.row_index)
 
-    def path_parts(self, cell: Cell) -> tuple[str, ...]:
-        """Extra directory levels of the cell's shard: ``<key>=<value>`` for each of
-        :attr:`cell_settings` (the other settings that differ from the defaults go into
-        the path's hash part)."""
-        return tuple(f"{k}={_part(cell['protocol'][k])}" for k in self.cell_settings)
-
     def row_keys(self, cell: Cell) -> dict[str, Any]:
         """The values of :attr:`cell_settings`, columns of every row of the cell."""
-        return {k: cell["protocol"][k] for k in self.cell_settings}
+        return {k: cell.settings[k] for k in self.cell_settings}
 
     # -- measurement ---------------------------------------------------------------
     def check(self, cell: Cell) -> None:
@@ -301,11 +230,11 @@ class Protocol:
         """
         from kernelbench.bandwidth import parse_rule
 
-        params = dict(cell["kernel"]["params"])
+        params = dict(cell.kernel["params"])
         if isinstance(params.get("gamma"), str):
             parse_rule(params["gamma"])
             params["gamma"] = 1.0  # stands for the data's value while checking the map
-        fm = self.feature_map({**cell, "kernel": {**cell["kernel"], "params": params}}, None)
+        fm = self.feature_map(replace(cell, kernel={**cell.kernel, "params": params}), None)
         fm._check_params()  # the method's own parameters (n_blocks, ...), before any data
 
     def prepare(self, cell: Cell) -> Any:
@@ -335,16 +264,15 @@ class Protocol:
         return 1
 
     # -- feature maps --------------------------------------------------------------
-    @staticmethod
-    def run_rng(cell: Cell, run: int) -> np.random.Generator:
+    def run_rng(self, cell: Cell, run: int) -> np.random.Generator:
         """The Generator of run ``run``: from (seed, dataset, kernel, method label, n, run),
         so a run draws the same map whatever the order, worker or protocol."""
         return derive_rng(
-            cell["seed"],
-            cell["dataset"]["name"],
-            cell["kernel"]["name"],
-            cell["method"]["label"],
-            cell["n"],
+            cell.seed,
+            cell.dataset["name"],
+            cell.kernel["name"],
+            cell.method["label"],
+            cell.n,
             run,
         )
 
@@ -355,9 +283,9 @@ class Protocol:
         ``budget: s`` (Yang et al. 2014, Tables 1-2: s points, each a cos and a sin
         feature): the cell's n is s = D, so the map gets n = s / (2 (d + 1)).
         """
-        if cell["protocol"].get("budget", BUDGETS[0]) == "s":
-            return float(cell["n"]) / (2.0 * (d + 1))
-        return cell["n"]
+        if getattr(cell.options, "budget", BUDGETS[0]) == "s":
+            return float(cell.n) / (2.0 * (d + 1))
+        return cell.n
 
     def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
         """The kernel parameters the maps and the exact kernel get.
@@ -366,7 +294,7 @@ class Protocol:
         the mean distance to the k-th nearest neighbour, gamma = 1 / (2 sigma^2)),
         resolved by :meth:`bandwidth_gamma` on the cell's data.
         """
-        params = dict(cell["kernel"]["params"])
+        params = dict(cell.kernel["params"])
         if isinstance(params.get("gamma"), str):
             params["gamma"] = self.bandwidth_gamma(cell, params["gamma"])
         return params
@@ -379,7 +307,7 @@ class Protocol:
         from (seed, "bandwidth", dataset), the neighbours over all rows
         (:func:`kernelbench.bandwidth.nn_sigma`). Cached per process.
         """
-        return _bandwidth_gamma(*self.pair_key(cell), rule)
+        return _bandwidth_gamma(*cell.pair_key, rule)
 
     def feature_map(
         self,
@@ -391,11 +319,11 @@ class Protocol:
         """An unfitted map of the cell's method (validates method and parameters)."""
         from kernelbench.features import make_feature_map
 
-        method = cell["method"]
-        n = cell["n"] if d is None else self.map_n(cell, d)
+        method = cell.method
+        n = cell.n if d is None else self.map_n(cell, d)
         return make_feature_map(
             method["name"],
-            kernel=cell["kernel"]["name"],
+            kernel=cell.kernel["name"],
             n=n,
             random_state=random_state,
             **self.kernel_params(cell, ctx),

@@ -42,8 +42,8 @@ import pyarrow as pa
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.results import SCHEMA_VERSION, atomic_write, dumps
+from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
@@ -82,17 +82,15 @@ def _split_cached(dataset_json: str, key: str, seed: int, data_json: str) -> tup
 
 def exact_key(cell: Cell, proto: Downstream) -> tuple[str, dict[str, Any]]:
     """The hash (16 hex digits) and payload naming a cell's exact-kernel score."""
-    from kernelbench.datasets.splits import legacy_entry
-
     payload = {
-        "dataset": legacy_entry(cell["dataset"]),  # the key of the exact score's cache
-        "data": proto.data_key(cell),
-        "kernel": cell["kernel"]["name"],
-        "kernel_params": cell["kernel"]["params"],
+        "dataset": cell.dataset,  # the key of the exact score's cache
+        "data": cell.data_key,
+        "kernel": cell.kernel["name"],
+        "kernel_params": cell.kernel["params"],
         "learner": proto.learner_name(cell),
         "learner_params": proto.learner(cell).params(),
         "metric": proto.metric_name(cell),
-        "seed": cell["seed"],
+        "seed": cell.seed,
         "schema_version": SCHEMA_VERSION,
     }
     return hashlib.sha256(dumps(payload).encode()).hexdigest()[:16], payload
@@ -125,7 +123,7 @@ class DownstreamSettings(ProtocolSettings):
     runs: int | None = 10
 
 
-class Downstream(Protocol):
+class Downstream(Protocol[DownstreamSettings]):
     """Test accuracy / R^2 of a learner on the features, and its exact-kernel ceiling."""
 
     name = "downstream"
@@ -146,20 +144,18 @@ class Downstream(Protocol):
 
     # -- settings ------------------------------------------------------------------
     def learner_name(self, cell: Cell) -> str:
-        return str(cell["protocol"]["learner"])
+        return str(self._opts(cell).learner)
 
     def learner(self, cell: Cell) -> Any:
         """The cell's learner (one line naming the learners if unknown)."""
         from kernelbench.learners import make_learner
 
-        return make_learner(
-            self.learner_name(cell), **(cell["protocol"].get("learner_params") or {})
-        )
+        return make_learner(self.learner_name(cell), **(self._opts(cell).learner_params or {}))
 
     def task(self, cell: Cell) -> str:
         from kernelbench.datasets import DATASETS
 
-        return DATASETS.get(str(cell["dataset"]["name"])).task
+        return DATASETS.get(str(cell.dataset["name"])).task
 
     def metric_name(self, cell: Cell) -> str:
         """``metric`` (null: accuracy for classification, R^2 for regression)."""
@@ -167,9 +163,9 @@ class Downstream(Protocol):
 
         task = self.task(cell)
         try:
-            return check_task(task, cell["protocol"].get("metric"))
+            return check_task(task, self._opts(cell).metric)
         except KernelbenchError as err:
-            raise KernelbenchError(f"dataset {cell['dataset']['name']!r}: {err}") from None
+            raise KernelbenchError(f"dataset {cell.dataset['name']!r}: {err}") from None
 
     def row_keys(self, cell: Cell) -> dict[str, Any]:
         return {**super().row_keys(cell), "metric": self.metric_name(cell)}
@@ -179,21 +175,20 @@ class Downstream(Protocol):
         super().check(cell)
         self.learner(cell)
         self.metric_name(cell)
-        self.data_settings(cell)
 
     def prepare(self, cell: Cell) -> Context:
-        dataset_json, seed, data_json, key = self.pair_key(cell)
+        dataset_json, seed, data_json, key = cell.pair_key
         Xtr, ytr, Xte, yte, prov = _split_cached(dataset_json, key, seed, data_json)
         task, metric = self.task(cell), self.metric_name(cell)
         ctx = Context(Xtr, ytr, Xte, yte, task, metric, self.learner(cell), float("nan"), prov)
-        if cell["protocol"]["exact"]:
+        if self._opts(cell).exact:
             ctx = replace(ctx, exact_score=self.exact_score(cell, ctx))
         return ctx
 
     def exact_score(self, cell: Cell, ctx: Context) -> float:
         """The learner's test score on the exact kernel, from the cache or computed."""
         digest, payload = exact_key(cell, self)
-        out = cell.get("output_dir")
+        out = cell.output_dir
         path = Path(out) / EXACT_DIR / f"{digest}.json" if out else None
         if path is not None and path.is_file():
             try:
@@ -215,7 +210,7 @@ class Downstream(Protocol):
         from kernelbench.kernels import exact_kernel
         from kernelbench.learners import score
 
-        name, params = cell["kernel"]["name"], self.kernel_params(cell)
+        name, params = cell.kernel["name"], self.kernel_params(cell)
 
         def kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
             return exact_kernel(name, A, B, **params)

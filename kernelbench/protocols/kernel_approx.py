@@ -40,8 +40,8 @@ import pyarrow as pa
 
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Pair, Protocol, kernel_approx_pair_cached
-from kernelbench.protocols.settings import ProtocolSettings
+from kernelbench.protocols.base import Pair, Protocol
+from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
@@ -79,7 +79,7 @@ class KernelApproxSettings(ProtocolSettings):
     draws: str = DRAWS[0]
 
 
-class KernelApprox(Protocol):
+class KernelApprox(Protocol[KernelApproxSettings]):
     """Relative Frobenius and spectral errors of K_hat on two random subsets (Fig. 1)."""
 
     name = "kernel_approx"
@@ -103,24 +103,9 @@ class KernelApprox(Protocol):
                     del out[key]
         return out
 
-    def earlier_cell(self, cell: Cell, version: int) -> Mapping[str, Any] | None:
-        """Schema 3 changed only the cells drawn in sample space; a ``draws: weights``
-        cell is a schema-2 cell (no such setting then). Schema 4: the base's."""
-        old = super().earlier_cell(cell, version)
-        if old is None or version != 2:
-            return old
-        if cell["protocol"].get("draws", DRAWS[0]) == "sample_space":
-            X, Y, _ = kernel_approx_pair_cached(*self.pair_key(cell))  # the samples alone
-            fm = self.feature_map(cell, None, d=X.shape[1])
-            if self._sample_space(cell, fm, len(X) + len(Y), X.shape[1]):
-                return None
-        protocol = {k: v for k, v in cell["protocol"].items() if k != "draws"}
-        return {**cell, "protocol": protocol}
-
-    @staticmethod
-    def _sample_space(cell: Cell, fm: Any, n_points: int, d: int) -> bool:
+    def _sample_space(self, cell: Cell, fm: Any, n_points: int, d: int) -> bool:
         """Whether the cell's runs draw in sample space (``draws`` and the map allow it)."""
-        draws = cell["protocol"].get("draws", DRAWS[0])
+        draws = self._opts(cell).draws
         return draws == "sample_space" and fm.supports_sample_space(n_points, d)
 
     def prepare(self, cell: Cell) -> Pair:
@@ -131,7 +116,7 @@ class KernelApprox(Protocol):
 
     def batch_size(self, cell: Cell) -> int:
         """Runs measured together: their K_hat in one stacked product (``BATCH_BYTES``)."""
-        samples = self.data_settings(cell).get("samples") or 1
+        samples = cell.data_settings.get("samples") or 1
         return int(max(1, min(BATCH_RUNS, BATCH_BYTES // (8 * int(samples) ** 2))))
 
     def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
@@ -169,9 +154,8 @@ class KernelApprox(Protocol):
         m = self._map_run(cell, ctx, run)
         return self._errors(ctx, m, _product(m[1], m[2], self._float32(cell)))
 
-    @staticmethod
-    def _float32(cell: Cell) -> bool:
-        return cell["protocol"].get("product") == "float32"
+    def _float32(self, cell: Cell) -> bool:
+        return self._opts(cell).product == "float32"
 
     def _map_run(self, cell: Cell, ctx: Pair, run: int) -> tuple:
         """(the map's row values, z(X), z(Y)) of run ``run``. The fitted map itself is

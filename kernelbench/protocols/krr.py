@@ -38,9 +38,9 @@ import json
 import time
 import tracemalloc
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -49,9 +49,9 @@ from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.results import dumps
 from kernelbench.seeding import derive_rng
+from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
@@ -206,7 +206,7 @@ class KRRSettings(ProtocolSettings):
     runs: int | None = 10
 
 
-class KRR(Protocol):
+class KRR(Protocol[KRRSettings]):
     """KRR test accuracy and feature time versus s = (s/d) d (Liu et al. 2020, Table 3)."""
 
     name = "krr"
@@ -256,21 +256,21 @@ class KRR(Protocol):
 
     def gamma(self, cell: Cell) -> float:
         """gamma of exp(-gamma |x - x'|^2): 1/sigma^2 (``sigma2``) or 1/(2 sigma^2)."""
-        p = cell["protocol"]
-        sigma = float(p["sigma"])
-        return 1.0 / (sigma**2 if p["width"] == "sigma2" else 2.0 * sigma**2)
+        p = self._opts(cell)
+        sigma = float(p.sigma)
+        return 1.0 / (sigma**2 if p.width == "sigma2" else 2.0 * sigma**2)
 
     def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
-        return {**cell["kernel"]["params"], "gamma": self.gamma(cell)}
+        return {**cell.kernel["params"], "gamma": self.gamma(cell)}
 
     def map_n(self, cell: Cell, d: int) -> float:
         """The map's n with D = 2 n (d + 1) = s = (s/d) d frequencies."""
-        return float(cell["n"]) * d / (2.0 * (d + 1))
+        return float(cell.n) * d / (2.0 * (d + 1))
 
     # -- measurement ---------------------------------------------------------------
     def check(self, cell: Cell) -> None:
-        if cell["kernel"]["name"] != "rbf":
-            raise choices_error("kernel of protocol 'krr'", cell["kernel"]["name"], ["rbf"])
+        if cell.kernel["name"] != "rbf":
+            raise choices_error("kernel of protocol 'krr'", cell.kernel["name"], ["rbf"])
         self.feature_map(cell, random_state=None)
 
     def _split_key(self, cell: Cell, repeat: int | None = None) -> tuple:
@@ -278,21 +278,20 @@ class KRR(Protocol):
         repetition when every run draws its own random half (``split_per_run``)."""
         from kernelbench.datasets.splits import recipes
 
-        key = self.data_key(cell)
-        data = self.data_settings(cell)
-        dataset = dict(cell["dataset"])
-        if cell["protocol"]["row_scaling"]:
+        key, data = cell.data_key, cell.data_settings
+        dataset = dict(cell.dataset)
+        if self._opts(cell).row_scaling:
             dataset["splits"] = {**recipes(dataset), key: {**data, "scaling": "row_minmax"}}
-        if not (cell["protocol"]["split_per_run"] and data.get("test") == "half"):
+        if not (self._opts(cell).split_per_run and data.get("test") == "half"):
             repeat = None
-        seed = int(cell["seed"])
-        return (dumps(dataset), key, seed, dumps(cell.get("data") or {}), repeat)
+        seed = int(cell.seed)
+        return (dumps(dataset), key, seed, dumps(cell.data), repeat)
 
     def prepare(self, cell: Cell) -> KRRData:
         split_key = self._split_key(cell)
         Xtr, ytr, Xte, yte, prov = _split_cached(*split_key)
-        points = int(cell["protocol"]["spectral_points"])
-        Xs, K, norm = _spectral_cached(split_key, points, int(cell["seed"]), self.gamma(cell))
+        points = int(self._opts(cell).spectral_points)
+        Xs, K, norm = _spectral_cached(split_key, points, int(cell.seed), self.gamma(cell))
         return KRRData(Xtr, ytr, Xte, yte, Xs, K, norm, prov)
 
     def run_split(self, cell: Cell, ctx: KRRData, run: int) -> KRRData:
@@ -308,23 +307,23 @@ class KRR(Protocol):
         """The run's Generator; under ``shared_draw`` the maps of one draw family (rff,
         lev_rff, slw_rff) take the family's stream, so they draw the same W."""
         family = self._method_class(cell).draw_family
-        if cell["protocol"]["shared_draw"] and family:
-            cell = {**cell, "method": {**cell["method"], "label": family}}
-        return Protocol.run_rng(cell, run)
+        if self._opts(cell).shared_draw and family:
+            cell = replace(cell, method={**cell.method, "label": family})
+        return super().run_rng(cell, run)
 
     @staticmethod
-    def _method_class(cell: Cell) -> type:
+    def _method_class(cell: Cell) -> Any:
         from kernelbench.features import FEATURE_MAPS
 
-        return FEATURE_MAPS.get(cell["method"]["name"])
+        return FEATURE_MAPS.get(cell.method["name"])
 
     def feature_map(self, cell, random_state, d=None, ctx=None):
         """The cell's map; maps with a ``mode`` (lev_rff, slw_rff) get the ``sampler``
         unless the method's parameters set it."""
         cls = self._method_class(cell)
-        if "mode" in cls._get_param_names() and "mode" not in cell["method"]["params"]:
-            params = {**cell["method"]["params"], "mode": cell["protocol"]["sampler"]}
-            cell = {**cell, "method": {**cell["method"], "params": params}}
+        if "mode" in cls._get_param_names() and "mode" not in cell.method["params"]:
+            params = {**cell.method["params"], "mode": self._opts(cell).sampler}
+            cell = replace(cell, method={**cell.method, "params": params})
         return super().feature_map(cell, random_state, d=d, ctx=ctx)
 
     def cell_columns(self, cell: Cell, ctx: KRRData) -> dict[str, Any]:
@@ -341,14 +340,14 @@ class KRR(Protocol):
         every method of a run is cross-validated on the same folds."""
         from kernelbench.learners.ridge import ChunkedRidge
 
-        p = cell["protocol"]
+        p = self._opts(cell)
         return ChunkedRidge(
-            lambdas=p["lambdas"],
-            cv_folds=int(p["cv_folds"]),
-            lambda_times_n=bool(p["lambda_times_n"]),
-            center=bool(p["center_labels"]),
-            chunk_rows=int(p["chunk_rows"]),
-            random_state=derive_rng(cell["seed"], "krr-cv", cell["dataset"]["name"], run),
+            lambdas=p.lambdas,
+            cv_folds=int(cast(int, p.cv_folds)),  # filled by the reading
+            lambda_times_n=bool(p.lambda_times_n),
+            center=bool(p.center_labels),
+            chunk_rows=int(p.chunk_rows),
+            random_state=derive_rng(cell.seed, "krr-cv", cell.dataset["name"], run),
         )
 
     def measure_run(self, cell: Cell, ctx: KRRData, run: int) -> dict:

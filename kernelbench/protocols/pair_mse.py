@@ -34,7 +34,7 @@ from kernelbench.protocols.base import (
     Protocol,
     kernel_approx_pair_cached,
 )
-from kernelbench.protocols.settings import ProtocolSettings
+from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
@@ -80,7 +80,7 @@ class PairMSESettings(ProtocolSettings):
     data: str | None = "kernel_approx"
 
 
-class PairMSE(Protocol):
+class PairMSE(Protocol[PairMSESettings]):
     """MSE of the kernel value over pairs, against D/d (Yu et al. 2016, Figs. 4 and 5(c))."""
 
     name = "pair_mse"
@@ -95,21 +95,21 @@ class PairMSE(Protocol):
     )
 
     def check(self, cell: Cell) -> None:
-        if cell["kernel"]["name"] != "rbf":
+        if cell.kernel["name"] != "rbf":
             raise KernelbenchError(
                 f"protocol pair_mse needs kernel rbf (the Gaussian kernel of Yu et al.), "
-                f"got {cell['kernel']['name']!r}"
+                f"got {cell.kernel['name']!r}"
             )
         super().check(cell)
 
     def map_n(self, cell: Cell, d: int) -> float:
         """n of the map for D = (D/d) d projections: D = 2 n (d + 1)."""
-        return cell["n"] * d / (2.0 * (d + 1))
+        return cell.n * d / (2.0 * (d + 1))
 
     def prepare(self, cell: Cell) -> PaddedPair:
         from kernelbench.kernels import exact_kernel
 
-        X, Y, d_data, prov = _padded_pair(*self.pair_key(cell))
+        X, Y, d_data, prov = _padded_pair(*cell.pair_key)
         params = self.kernel_params(cell)
         gamma = params.get("gamma")
         gamma = 1.0 / X.shape[1] if gamma is None else float(gamma)
@@ -128,7 +128,7 @@ class PairMSE(Protocol):
 
     def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
         if isinstance(ctx, PaddedPair):  # resolved once in prepare
-            return {**cell["kernel"]["params"], "gamma": ctx.gamma}
+            return {**cell.kernel["params"], "gamma": ctx.gamma}
         return super().kernel_params(cell, ctx)
 
     def measure_run(self, cell: Cell, ctx: PaddedPair, run: int) -> dict:

@@ -35,7 +35,7 @@ from kernelbench.protocols.base import (
     Pair,
     Protocol,
 )
-from kernelbench.protocols.settings import ProtocolSettings
+from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
@@ -51,7 +51,7 @@ class QMCAdaptiveSettings(ProtocolSettings):
     data: str | None = "kernel_approx"
 
 
-class QMCAdaptive(Protocol):
+class QMCAdaptive(Protocol[QMCAdaptiveSettings]):
     """Discrepancy and Gram errors per CG iteration of adaptive QMC (Yang et al. 2014, Fig. 4)."""
 
     name = "qmc_adaptive"
@@ -68,7 +68,7 @@ class QMCAdaptive(Protocol):
     row_index = ("iteration",)
 
     def check(self, cell: Cell) -> None:
-        method = cell["method"]
+        method = cell.method
         if method["name"] != "qmc" or (method.get("params") or {}).get("sequence") != "adaptive":
             raise KernelbenchError(
                 "protocol qmc_adaptive needs method qmc with sequence=adaptive "

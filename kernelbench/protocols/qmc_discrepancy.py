@@ -32,7 +32,7 @@ from kernelbench.protocols.base import (
     Pair,
     Protocol,
 )
-from kernelbench.protocols.settings import ProtocolSettings
+from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
@@ -49,7 +49,7 @@ class QMCDiscrepancySettings(ProtocolSettings):
     box_scale: float = 1.0
 
 
-class QMCDiscrepancy(Protocol):
+class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
     """Box discrepancy of the frequencies and the Gram errors per run (Yang Fig. 3)."""
 
     name = "qmc_discrepancy"
@@ -64,20 +64,19 @@ class QMCDiscrepancy(Protocol):
     )
 
     def check(self, cell: Cell) -> None:
-        if cell["kernel"]["name"] != "rbf" or cell["method"]["name"] not in ("rff", "qmc"):
+        if cell.kernel["name"] != "rbf" or cell.method["name"] not in ("rff", "qmc"):
             raise KernelbenchError(
                 "protocol qmc_discrepancy needs kernel rbf and a method with Gaussian "
-                f"frequencies (rff, qmc), got {cell['kernel']['name']!r}, "
-                f"{cell['method'].get('label') or cell['method']['name']!r}"
+                f"frequencies (rff, qmc), got {cell.kernel['name']!r}, "
+                f"{cell.method.get('label') or cell.method['name']!r}"
             )
-        if cell["method"].get("params", {}).get("sequence") == "adaptive":
+        if cell.method.get("params", {}).get("sequence") == "adaptive":
             raise KernelbenchError("protocol qmc_discrepancy: use qmc_adaptive for adaptive QMC")
         super().check(cell)
 
-    @staticmethod
-    def box_scale(cell: Cell) -> float:
+    def box_scale(self, cell: Cell) -> float:
         """The box scale (its default: configs/protocol/qmc_discrepancy.yaml)."""
-        return float(cell["protocol"]["box_scale"])
+        return float(self._opts(cell).box_scale)
 
     def prepare(self, cell: Cell) -> Pair:
         return self.exact_pair(cell)

@@ -34,8 +34,8 @@ import pyarrow as pa
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.seeding import derive_rng
+from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,7 +70,7 @@ class VarianceRatioSettings(ProtocolSettings):
     runs: int | None = 1000
 
 
-class VarianceRatio(Protocol):
+class VarianceRatio(Protocol[VarianceRatioSettings]):
     """Empirical Var(method)/Var(RFF) for pairs at distance z sigma (Yu et al. 2016, Fig. 2)."""
 
     name = "variance_ratio"
@@ -100,25 +100,25 @@ class VarianceRatio(Protocol):
         return out
 
     def check(self, cell: Cell) -> None:
-        if cell["kernel"]["name"] != "rbf":
+        if cell.kernel["name"] != "rbf":
             raise KernelbenchError(
                 f"protocol variance_ratio needs kernel rbf (the Gaussian kernel of Yu et al.), "
-                f"got {cell['kernel']['name']!r}"
+                f"got {cell.kernel['name']!r}"
             )
         super().check(cell)
 
     def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
-        return {**cell["kernel"]["params"], "gamma": GAMMA}
+        return {**cell.kernel["params"], "gamma": GAMMA}
 
     def map_n(self, cell: Cell, d: int) -> float:
         """n of the map for D = (D/d) d projections: D = 2 n (d + 1)."""
-        return cell["n"] * d / (2.0 * (d + 1))
+        return cell.n * d / (2.0 * (d + 1))
 
     def prepare(self, cell: Cell) -> Grid:
-        s = cell["protocol"]
-        step, top = float(s["z_step"]), float(s["z_max"])
+        s = self._opts(cell)
+        step, top = float(s.z_step), float(s.z_max)
         z = step * np.arange(1, int(np.floor(top / step + 1e-9)) + 1)
-        return Grid(int(s["d"]), z, int(s["pairs"]))
+        return Grid(int(s.d), z, int(s.pairs))
 
     def cell_columns(self, cell: Cell, ctx: Grid) -> dict[str, Any]:
         return {
@@ -129,7 +129,7 @@ class VarianceRatio(Protocol):
 
     def directions(self, cell: Cell, ctx: Grid, run: int) -> np.ndarray:
         """(len(z), pairs, d) unit vectors of run ``run`` (the same for every method)."""
-        rng = derive_rng(cell["seed"], "pairs", ctx.d, run)
+        rng = derive_rng(cell.seed, "pairs", ctx.d, run)
         U = rng.standard_normal((len(ctx.z), ctx.pairs, ctx.d))
         return U / np.linalg.norm(U, axis=2, keepdims=True)
 

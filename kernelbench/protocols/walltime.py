@@ -31,8 +31,8 @@ import pyarrow as pa
 
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.settings import ProtocolSettings
 from kernelbench.seeding import derive_rng
+from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,7 +80,7 @@ class WalltimeSettings(ProtocolSettings):
     runs: int | None = 1
 
 
-class Walltime(Protocol):
+class Walltime(Protocol[WalltimeSettings]):
     """Fit and map time of a feature map on a few points (Fig. 3), one thread."""
 
     name = "walltime"
@@ -101,14 +101,13 @@ class Walltime(Protocol):
         out["repeats"] = check_int("repeats", out["repeats"], 1)
         return out
 
-    def default_runs(self, cell: Mapping[str, Any]) -> int | None:
+    def default_runs(self, settings: Mapping[str, Any], data: Mapping[str, Any]) -> int | None:
         """Maps drawn per cell: the protocol's ``runs`` (not the data settings' runs,
         which count Fig. 1's error runs)."""
-        self.data_settings(cell)
-        return cell["protocol"].get("runs")
+        return settings.get("runs")
 
     def prepare(self, cell: Cell) -> Points:
-        X, prov = _points_cached(*self.pair_key(cell), int(cell["protocol"]["points"]))
+        X, prov = _points_cached(*cell.pair_key, int(self._opts(cell).points))
         return Points(X, prov)
 
     def cell_columns(self, cell: Cell, ctx: Points) -> dict[str, Any]:
@@ -144,7 +143,7 @@ class Walltime(Protocol):
             "first_map_seconds": first,
         }
         rows = []
-        for rep in range(int(cell["protocol"]["repeats"])):
+        for rep in range(int(self._opts(cell).repeats)):
             t0 = time.perf_counter()
             fm.transform(X)
             seconds = time.perf_counter() - t0

@@ -13,32 +13,11 @@ is reproducible without rerunning anything.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 import click
 
-from kernelbench.report.common import Section
-
-#: Section modules, in report order.
-SECTIONS = ("fig1", "fig2", "fig3", "liu2020", "yu2016", "yang2014")
-
-
-def load_sections(only: list[str] | None = None) -> list[Section]:
-    sections = []
-    for name in SECTIONS:
-        if only and name not in only:
-            continue
-        try:
-            module = importlib.import_module(f"kernelbench.report.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"kernelbench.report.{name}":
-                raise
-            continue
-        section = module.build()
-        if section is not None:
-            sections.append(section)
-    return sections
+from kernelbench.report.common import SECTIONS, Section, load_sections
 
 
 def summary_table(sections: list[Section]) -> list[str]:

@@ -105,6 +105,30 @@ def rel(p: Path | str | None) -> str:
         return str(p)
 
 
+#: Section modules, in report order.
+SECTIONS = ("fig1", "fig2", "fig3", "liu2020", "yu2016", "yang2014")
+
+
+def load_sections(only: list[str] | None = None) -> list[Section]:
+    """The sections of :data:`SECTIONS` (or of ``only``) that build, in report order."""
+    import importlib
+
+    sections = []
+    for name in SECTIONS:
+        if only and name not in only:
+            continue
+        try:
+            module = importlib.import_module(f"kernelbench.report.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"kernelbench.report.{name}":
+                raise
+            continue
+        section = module.build()
+        if section is not None:
+            sections.append(section)
+    return sections
+
+
 def pooled_lines(
     pooled, names: dict[str, str] | None = None, kernels: dict[str, str] | None = None
 ):

@@ -28,8 +28,7 @@ import pandas as pd
 
 from kernelbench.drawing import kernel_name
 from kernelbench.errors import KernelbenchError
-from kernelbench.report.common import ROOT, Claim, Section
-from kernelbench.site import static
+from kernelbench.report.common import ROOT, SECTIONS, Claim, Section, load_sections
 from kernelbench.site.figures import (
     FigureData,
     FigureSpec,
@@ -39,6 +38,7 @@ from kernelbench.site.figures import (
     ratio_table,
 )
 from kernelbench.site.pages import PAGES
+from kernelbench.site.static import draw, draw_all
 
 TEMPLATES = Path(__file__).with_name("templates")
 BASELINE_DIR = ROOT / "results" / "baseline"
@@ -189,7 +189,7 @@ def _figures(
     figs = []
     for f in fig_data:
         if jobs is None:
-            static.draw(f, out / "figures" / page)
+            draw(f, out / "figures" / page)
         else:
             jobs.append((f, out / "figures" / page))
         figs.append(
@@ -348,8 +348,6 @@ def build_site(
     """Build the site into ``out``: a page per report section (its tables looked up in
     the ``results`` folders first, then in results/baseline/), a page per experiment of
     each ``results`` runs folder (parquet shards), and the index."""
-    from kernelbench.report.command import SECTIONS, load_sections
-
     out.mkdir(parents=True, exist_ok=True)
     write_assets(out)
     report = SiteReport()
@@ -471,7 +469,7 @@ def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = N
         workers = min(len(os.sched_getaffinity(0)), 4)
     if workers <= 1 or len(jobs) < 4:
         for fig, where in jobs:
-            static.draw(fig, where)
+            draw(fig, where)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -479,7 +477,7 @@ def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = N
     chunks = [list(jobs[k::workers]) for k in range(workers)]
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        list(pool.map(static.draw_all, chunks))
+        list(pool.map(draw_all, chunks))
 
 
 def _short(key: str, title: str) -> str:

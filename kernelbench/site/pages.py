@@ -1,5 +1,5 @@
 """Which committed results tables each paper page of the site draws (by its report
-section's key, :data:`kernelbench.report.command.SECTIONS`), and where the paper's value
+section's key, :data:`kernelbench.report.common.SECTIONS`), and where the paper's value
 of a point comes from."""
 
 from __future__ import annotations

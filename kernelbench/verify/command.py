@@ -16,6 +16,7 @@ import click
 import pandas as pd
 
 from kernelbench.baseline.format import read_table
+from kernelbench.cell import build_cell
 from kernelbench.cost import announce_cells
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.protocols import Protocol, get_protocol
@@ -44,12 +45,13 @@ def load_baseline(path: Path, keys: list[str]) -> pd.DataFrame:
 
 def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
     """The values of the protocol's cell keys for a (composed) cell, before it runs."""
+    built = build_cell(cell)
     values = {
-        "dataset": cell["dataset"]["name"],
-        "kernel": cell["kernel"]["name"],
-        "method_label": cell["method"].get("label") or cell["method"]["name"],
-        "n": float(cell["n"]),
-        **proto.row_keys(cell),
+        "dataset": built.dataset["name"],
+        "kernel": built.kernel["name"],
+        "method_label": built.method_label,
+        "n": float(built.n),
+        **proto.row_keys(built),
     }
     return tuple(values[k] for k in get_reporting(proto.name).cell_keys)
 
@@ -57,11 +59,8 @@ def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
 def cell_variant(cell: Mapping[str, Any]) -> tuple:
     """A composed cell's seed, kernel and method parameters as its rows store them: two
     cells with one cell key but other values are different cells (not pooled)."""
-    return (
-        int(cell.get("seed", 0)),
-        dumps(dict(cell["kernel"].get("params") or {})),
-        dumps(dict(cell["method"].get("params") or {})),
-    )
+    built = build_cell(cell)
+    return (int(built.seed), dumps(built.kernel["params"]), dumps(built.method["params"]))
 
 
 def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) -> pd.DataFrame:

@@ -8,9 +8,6 @@ only selects it (``defaults: [<name>_settings, _self_]``). So Hydra and OmegaCon
 the types of every override (``protocol.sigma=abc`` is one line), and the protocol's
 ``check_settings`` checks the choices and ranges, once, when the cell is built
 (:func:`kernelbench.cell.build_cell`).
-
-A plug-in protocol without a ``Settings`` dataclass keeps its settings in its YAML file
-(``settings_keys`` lists them), as before.
 """
 
 from __future__ import annotations
