@@ -28,6 +28,7 @@ import pandas as pd
 
 from kernelbench.drawing import kernel_name
 from kernelbench.errors import KernelbenchError
+from kernelbench.leaderboard import default_baseline_dir
 from kernelbench.report.common import ROOT, SECTIONS, Claim, Section, load_sections
 from kernelbench.site.figures import (
     FigureData,
@@ -41,7 +42,8 @@ from kernelbench.site.pages import PAGES
 from kernelbench.site.static import draw, draw_all
 
 TEMPLATES = Path(__file__).with_name("templates")
-BASELINE_DIR = ROOT / "results" / "baseline"
+#: The committed baselines (one definition: kernelbench.leaderboard.default_baseline_dir).
+BASELINE_DIR = default_baseline_dir()
 #: Verdict -> CSS class of its table cell.
 VERDICT_CLASS = (
     ("reproduced", "v-ok"),
