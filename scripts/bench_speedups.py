@@ -306,7 +306,7 @@ def orf_map(repeats: int) -> None:
                 f"{t['rule'] / t['rff']:.2f}, W by dorgqr {t['dorgqr'] / t['rff']:.2f}; "
                 f"fit s: panels {fits['panels']:.3f}, rule {fits['rule']:.3f}, W by dorgqr "
                 f"{fits['dorgqr']:.3f}, rff {fits['rff']:.3f}"
-                + (pays if route else f"; W not formed: 51 N < d/2 = {d // 2}"),
+                + (pays if route else "; W not formed: 51 N < d"),
                 flush=True,
             )
 

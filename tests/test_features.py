@@ -708,26 +708,26 @@ def test_orf_w_formed_by_the_panels_gemms_equals_the_panels(construction, d, n):
 
 
 def test_orf_forms_w_for_the_rows_it_will_map():
-    """map_rows, where given, is the N of the N >= d/2 rule in place of the fit rows."""
+    """map_rows, where given, is the N of the N >= d rule in place of the fit rows."""
     d, n = 40, 2
     params = {"n": n, "random_state": 1, "dense_limit_mb": 0.01}
-    few, many = np.ones((5, d)), np.ones((20, d))
-    assert make_feature_map("orf", map_rows=20, **params).fit(few).W_ is not None
-    assert make_feature_map("orf", map_rows=19, **params).fit(many).W_ is None
+    few, many = np.ones((5, d)), np.ones((40, d))
+    assert make_feature_map("orf", map_rows=40, **params).fit(few).W_ is not None
+    assert make_feature_map("orf", map_rows=39, **params).fit(many).W_ is None
     assert make_feature_map("orf", map_rows=None, **params).fit(many).W_ is not None
     with pytest.raises(KernelbenchError, match="map_rows must be an integer >= 0"):
         make_feature_map("orf", map_rows=2.5).fit(few)
 
 
 def test_orf_forms_w_for_many_rows_under_the_budget():
-    """Above dense_limit_mb, W is formed where fit sees N >= d/2 rows and W fits
+    """Above dense_limit_mb, W is formed where fit sees N >= d rows and W fits
     dense_budget_mb; fewer rows, a smaller budget or dense_limit_mb = 0 keep the panels.
     The budget's default is a constant of the machine."""
     from kernelbench.features.orf import dense_budget_mb
 
     d, n = 40, 2  # D = 164: W takes 0.05 MiB
     params = {"n": n, "random_state": 1, "dense_limit_mb": 0.01}
-    many, few = np.ones((20, d)), np.ones((19, d))
+    many, few = np.ones((40, d)), np.ones((39, d))
     assert make_feature_map("orf", **params).fit(many).W_ is not None
     assert make_feature_map("orf", **params).fit(few).W_ is None
     assert make_feature_map("orf", dense_budget_mb=0.01, **params).fit(many).W_ is None

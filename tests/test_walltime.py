@@ -71,9 +71,9 @@ def test_a_map_is_told_the_rows_it_will_transform(monkeypatch):
 
     assert orf(7).map_rows == 35
     assert orf(7, map_rows=3).map_rows == 3
-    # above dense_limit_mb (d = 64, D = 130) the rows decide: 35 >= d/2 forms W
-    assert orf(7, dense_limit_mb=0.01).W_ is not None
-    assert orf(3, dense_limit_mb=0.01).W_ is None
+    # above dense_limit_mb (d = 64, D = 130) the rows decide: 13 x 5 >= d forms W
+    assert orf(13, dense_limit_mb=0.01).W_ is not None
+    assert orf(12, dense_limit_mb=0.01).W_ is None
 
 
 def test_points_are_reproducible_and_a_path_part(tmp_path):

@@ -50,16 +50,17 @@ class ORF(RandomFeatureMap):
     ``dense_limit_mb``: where the D x d float64 matrix W takes at most this many MiB,
     ``fit`` forms it once from the reflectors (LAPACK ``dorgqr``, O(D d^2)) and
     ``transform`` is one GEMM, as for rff; the numbers are the same up to rounding.
-    Forming W costs about as much as mapping d/2 points through the panels, so the
-    default (64 MiB: d <= 784 at every n of Munkhoeva et al.'s Fig. 1) leaves the wide
-    datasets (CIFAR-100, LEUKEMIA: 20-100 points per map) on the panels. 0: never.
+    The default (64 MiB: d <= 784 at every n of Munkhoeva et al.'s Fig. 1) leaves the
+    wide datasets (CIFAR-100, LEUKEMIA: 20-100 points per map) on the panels. 0: never.
     ``dense_budget_mb``: W is also formed where it takes more than ``dense_limit_mb``
-    but the map will transform N >= d/2 rows (forming then pays for itself) and W
+    but the map will transform N >= d rows and W
     takes at most this many MiB; None (the default): 1/16 of the machine's physical
     memory (:func:`dense_budget_mb`: fixed per machine, so reruns choose alike). There
     W is formed with the panels' GEMMs (:meth:`HouseholderProduct.reduced_rows`; a
     truncated block's r < 2d/3 rows as Q^T applied to r unit vectors), not ``dorgqr``
-    (which the smaller W keep, so that their numbers stay as they were).
+    (which the smaller W keep, so that their numbers stay as they were): 2 (4/3) d^3
+    flops for D = 2d + 2 (two whole blocks), which the GEMM saves back after 4d/3 rows
+    by flops, after 0.8-1.1 d rows as measured (docs/performance.md).
     ``map_rows``: the N of that rule, the rows the map will transform in all (the
     walltime protocol maps its points 1 + ``repeats`` times); None: the rows ``fit``
     sees.
@@ -108,7 +109,7 @@ class ORF(RandomFeatureMap):
 
     def _forms_w(self, d: int, D: int) -> str | None:
         """How ``fit`` forms W: ``"dorgqr"`` under ``dense_limit_mb``; ``"gemm"`` above
-        it where the map will transform N >= d/2 rows (``map_rows``, else the fit
+        it where the map will transform N >= d rows (``map_rows``, else the fit
         rows) and W fits the budget (``dense_budget_mb``); None: not formed."""
         mib = D * d * 8 / 2**20
         if mib <= self.dense_limit_mb:
@@ -117,7 +118,7 @@ class ORF(RandomFeatureMap):
             return None
         budget = dense_budget_mb() if self.dense_budget_mb is None else self.dense_budget_mb
         rows = getattr(self, "fit_rows_", 0) if self.map_rows is None else self.map_rows
-        return "gemm" if 2 * rows >= d and mib <= budget else None
+        return "gemm" if rows >= d and mib <= budget else None
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         if self.construction == "stacked":
