@@ -53,11 +53,11 @@ class ORF(RandomFeatureMap):
     The default (64 MiB: d <= 784 at every n of Munkhoeva et al.'s Fig. 1) leaves the
     wide datasets (CIFAR-100, LEUKEMIA: 20-100 points per map) on the panels. 0: never.
     ``dense_budget_mb``: W is also formed where it takes more than ``dense_limit_mb``
-    but the map will transform N >= d rows and W
-    takes at most this many MiB; None (the default): 1/16 of the machine's physical
-    memory (:func:`dense_budget_mb`: fixed per machine, so reruns choose alike). There
-    W is formed with the panels' GEMMs (:meth:`HouseholderProduct.reduced_rows`; a
-    truncated block's r < 2d/3 rows as Q^T applied to r unit vectors), not ``dorgqr``
+    but the map will transform N >= d rows and W takes at most this many MiB; None
+    (the default): 1/16 of the machine's physical memory (:func:`dense_budget_mb`:
+    fixed per machine, so reruns choose alike). There W is formed with the panels'
+    GEMMs (:meth:`HouseholderProduct.reduced_rows`; a truncated block's r < 2d/3 rows
+    as Q^T applied to r unit vectors), not ``dorgqr``
     (which the smaller W keep, so that their numbers stay as they were): 2 (4/3) d^3
     flops for D = 2d + 2 (two whole blocks), which the GEMM saves back after 4d/3 rows
     by flops, after 0.8-1.1 d rows as measured (docs/performance.md).
