@@ -16,8 +16,11 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
 * the Gaussian features' cos/sin: numpy's libm against the fused kernel of
   ``kernelbench.trig`` (1000 points, d = 784 and 3072, n = 1; and lev_rff's
   re-weighted columns, 4096 x 2048);
-* orf's map: the Householder panels at transform time against W formed in ``fit``
-  (``dense_limit_mb``), d = 784 and 3072, 10 and 1000 points, and what forming costs;
+* orf's map: the Householder panels at transform time against W formed in ``fit`` by
+  the default rule told the rows as the walltime protocol tells them (``map_rows`` =
+  51 N: under 64 MiB by ``dorgqr``, above it by the panels' GEMMs), d = 784 and 3072,
+  10 and 1000 points, what forming costs (also by ``dorgqr`` at any size), and after
+  how many mapped rows it pays;
 * sorf's HD blocks: block by block over the whole batch with a stage-by-stage FWHT
   (as before) against one fused pass per row (``hd_blocks_rows``), d = 3072, n = 1;
 * kernel_approx's K_hat and error matrix in a reused buffer against fresh arrays per
@@ -27,6 +30,9 @@ One BLAS thread, best of ``--repeats``; prints before, after and their ratio for
   Fortran-ordered one factored in place, s = 1792 and 3584;
 * the Fig. 3 goals as ratios of map times (transform, and fit + transform) measured
   here: rff / sr33, rff / sorf and orf / rff, with numpy's and the fused cos/sin;
+* sr33's map (d = 3072, 1000 points): each rule's rotation stored, then the simplex
+  pass, against the fused pass (``Butterfly.simplex_into``), with rff/sr33 and the
+  floor: the rotations alone plus the cos/sin pass over the output;
 * kernel_approx runs drawing W (``protocol.draws=weights``) against sample-space draws
   (the default), rff, orf and orf_tallqr (``--draw-methods``), Gaussian kernel, on the
   cells ``--draw-cells`` (dataset:n, default CIFAR-100 and LEUKEMIA at n = 1): one run
@@ -275,22 +281,32 @@ def _fitted(d: int, specs: dict[str, tuple[str, dict]], N: int, repeats: int):
 
 
 def orf_map(repeats: int) -> None:
-    specs = {
-        "panels": ("orf", {"dense_limit_mb": 0}),
-        "dense": ("orf", {"dense_limit_mb": 1e6}),
-        "rff": ("rff", {}),
-    }
     for d in (784, 3072):
         for N in (10, 1000):
+            specs = {
+                "panels": ("orf", {"dense_limit_mb": 0}),
+                "dorgqr": ("orf", {"dense_limit_mb": 1e6}),  # W by dorgqr at any size
+                # the default rule, told the rows as walltime does (Fig. 3: 1 + 50 maps)
+                "rule": ("orf", {"map_rows": 51 * N}),
+                "rff": ("rff", {}),
+            }
             X, maps, fits = _fitted(d, specs, N, 1 if d > 1000 else repeats)
+            route = maps["rule"]._forms_w(d, maps["rule"].n_projections_)
             t = interleaved(
                 {k: (lambda fm=fm, X=X: fm.transform(X)) for k, fm in maps.items()}, repeats
             )
-            report(f"orf map d={d}, N={N}: panels vs W formed in fit", t["panels"], t["dense"])
+            report(f"orf map d={d}, N={N}: panels vs W formed ({route})", t["panels"], t["rule"])
+            # forming pays after the rows whose saving covers it: by the rule, by dorgqr
+            pay = [
+                (fits[k] - fits["panels"]) / (t["panels"] - t[k]) * N for k in ("rule", "dorgqr")
+            ]
+            pays = "; forming pays after {:.0f} mapped rows ({:.0f} by dorgqr)".format(*pay)
             print(
-                f"    orf/rff map: panels {t['panels'] / t['rff']:.2f}, "
-                f"dense {t['dense'] / t['rff']:.2f}; fit s: panels {fits['panels']:.3f}, "
-                f"dense {fits['dense']:.3f}, rff {fits['rff']:.3f}",
+                f"    orf/rff map: panels {t['panels'] / t['rff']:.2f}, rule "
+                f"{t['rule'] / t['rff']:.2f}, W by dorgqr {t['dorgqr'] / t['rff']:.2f}; "
+                f"fit s: panels {fits['panels']:.3f}, rule {fits['rule']:.3f}, W by dorgqr "
+                f"{fits['dorgqr']:.3f}, rff {fits['rff']:.3f}"
+                + (pays if route else "; W not formed: 51 N < d"),
                 flush=True,
             )
 
@@ -432,6 +448,55 @@ def fig3(repeats: int) -> None:
             )
 
 
+def sr33(repeats: int) -> None:
+    """sr33's map (d = 3072, 1000 points, n = 1: 2 rules): each rule's rotation stored and
+    read again by the simplex pass, against the fused pass; and its floor, the
+    rotations alone (each rule's butterflies and permutations, rows in and out) plus
+    the cos/sin pass over the output."""
+    from kernelbench.features.sr import SR33, _SphericalRadial
+    from kernelbench.trig import scaled_cos_sin
+
+    specs = {"rff": ("rff", {}), "sr33": ("sr33", {})}
+    X, maps, _ = _fitted(3072, specs, 1000, 1)
+    fm = maps["sr33"]
+    Xs = X * fm.input_scale_
+    U = np.empty_like(Xs)
+    P = fm.projections(X)
+    scale = fm._feature_scale
+
+    def unfused():
+        fused = SR33._rule_into
+        SR33._rule_into = _SphericalRadial._rule_into
+        try:
+            return fm.transform(X)
+        finally:
+            SR33._rule_into = fused
+
+    def rotations():
+        for rot in fm.rotations_:
+            rot.rotate_rows(Xs, out=U)
+
+    assert np.array_equal(unfused(), fm.transform(X))
+    fns = {
+        "rff": lambda: maps["rff"].transform(X),
+        "unfused": unfused,
+        "fused": lambda: fm.transform(X),
+        "rotations": rotations,
+        "cos/sin": lambda: scaled_cos_sin(P, scale),
+    }
+    t = interleaved(fns, repeats)
+    report("sr33 map d=3072, N=1000: rotation, then simplex vs fused", t["unfused"], t["fused"])
+    floor = t["rotations"] + t["cos/sin"]
+    print(
+        f"    rff/sr33 map: unfused {t['rff'] / t['unfused']:.2f}, fused "
+        f"{t['rff'] / t['fused']:.2f} (rff {t['rff']:.4f} s); floor {floor:.4f} s = "
+        f"rotations {t['rotations']:.4f} + cos/sin {t['cos/sin']:.4f}; sr33 / floor: "
+        f"unfused {t['unfused'] / floor:.2f}, fused {t['fused'] / floor:.2f}; "
+        f"rff / floor {t['rff'] / floor:.2f}",
+        flush=True,
+    )
+
+
 def draws(
     repeats: int, cells: list[str], runs: int = 50, methods: tuple[str, ...] = ("rff", "orf")
 ) -> None:
@@ -482,6 +547,7 @@ SECTIONS = (
     "workspace",
     "ridge",
     "fig3",
+    "sr33",
     "draws",
 )
 

@@ -688,15 +688,46 @@ def test_orf_dense_w_changes_a_cell_at_rounding_level_only():
         np.testing.assert_allclose(rows["dense"][c], rows["panels"][c], rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("construction", ["stacked", "tall_qr"])
+@pytest.mark.parametrize("d, n", [(6, 0.2), (6, 2.5), (50, 1), (40, 0.3), (40, 1.4)])
+def test_orf_w_formed_by_the_panels_gemms_equals_the_panels(construction, d, n):
+    """Above dense_limit_mb W is formed with the panels' GEMMs (whole blocks, and a
+    truncated block's rows as Q^T e_i: n = 0.3 and 2.5 give r < 2d/3, n = 1.4 more):
+    the panels' projections up to rounding, and the same route on rerun, bit for bit."""
+    X = np.random.default_rng(5).standard_normal((30, d))
+    params = {"n": n, "random_state": 1, "construction": construction}
+    formed = make_feature_map("orf", dense_limit_mb=1e-9, map_rows=10**6, **params).fit(X)
+    panels = make_feature_map("orf", dense_limit_mb=0, **params).fit(X)
+    assert formed._forms_w(d, formed.n_projections_) == "gemm" and panels.W_ is None
+    P, ref = formed.projections(X), panels.projections(X)
+    assert np.max(np.abs(P - ref)) <= 1e-14 * np.max(np.abs(ref))
+    again = make_feature_map("orf", dense_limit_mb=1e-9, map_rows=10**6, **params).fit(X)
+    np.testing.assert_array_equal(again.W_, formed.W_)
+    under = make_feature_map("orf", **params).fit(X)  # under 64 MiB: dorgqr, as before
+    assert under._forms_w(d, under.n_projections_) == "dorgqr"
+
+
+def test_orf_forms_w_for_the_rows_it_will_map():
+    """map_rows, where given, is the N of the N >= d rule in place of the fit rows."""
+    d, n = 40, 2
+    params = {"n": n, "random_state": 1, "dense_limit_mb": 0.01}
+    few, many = np.ones((5, d)), np.ones((40, d))
+    assert make_feature_map("orf", map_rows=40, **params).fit(few).W_ is not None
+    assert make_feature_map("orf", map_rows=39, **params).fit(many).W_ is None
+    assert make_feature_map("orf", map_rows=None, **params).fit(many).W_ is not None
+    with pytest.raises(KernelbenchError, match="map_rows must be an integer >= 0"):
+        make_feature_map("orf", map_rows=2.5).fit(few)
+
+
 def test_orf_forms_w_for_many_rows_under_the_budget():
-    """Above dense_limit_mb, W is formed where fit sees N >= d/2 rows and W fits
+    """Above dense_limit_mb, W is formed where fit sees N >= d rows and W fits
     dense_budget_mb; fewer rows, a smaller budget or dense_limit_mb = 0 keep the panels.
     The budget's default is a constant of the machine."""
     from kernelbench.features.orf import dense_budget_mb
 
     d, n = 40, 2  # D = 164: W takes 0.05 MiB
     params = {"n": n, "random_state": 1, "dense_limit_mb": 0.01}
-    many, few = np.ones((20, d)), np.ones((19, d))
+    many, few = np.ones((40, d)), np.ones((39, d))
     assert make_feature_map("orf", **params).fit(many).W_ is not None
     assert make_feature_map("orf", **params).fit(few).W_ is None
     assert make_feature_map("orf", dense_budget_mb=0.01, **params).fit(many).W_ is None

@@ -187,6 +187,18 @@ def test_householder_product_equals_the_dense_q_it_represents(m, k, panel):
     np.testing.assert_allclose(got, X @ Q.T, atol=1e-4)
 
 
+@pytest.mark.parametrize(("m", "k"), SHAPES)
+@pytest.mark.parametrize("panel", [1, 3, 32])
+def test_householder_reduced_rows_are_the_first_columns_of_q(m, k, panel):
+    """reduced_rows (the panels' GEMMs on the identity's reachable part) is Q[:, :k]^T,
+    as dorgqr's reduced() and the dense Q give it."""
+    hp = HouseholderProduct.gaussian(np.random.default_rng(m * k), m, k, panel=panel)
+    R = hp.reduced_rows()
+    assert R.shape == (k, m) and R.flags.c_contiguous
+    np.testing.assert_allclose(R, hp.reduced().T, atol=1e-13)
+    np.testing.assert_allclose(R, hp.matrix()[:, :k].T, atol=1e-13)
+
+
 def test_householder_draws_do_not_depend_on_the_panel_size():
     a = HouseholderProduct.gaussian(np.random.default_rng(3), 50, 40, panel=7)
     b = HouseholderProduct.gaussian(np.random.default_rng(3), 50, 40, panel=64)
@@ -235,6 +247,32 @@ def test_butterfly_tiled_rows_are_bit_identical_to_row_by_row(d, n, dtype):
     off, d1, d2, ptr = butterfly_plan(d)
     _rotate_rows(X, ref, off, d1, d2, ptr, B.cos.astype(dtype), B.sin.astype(dtype), B.perms)
     np.testing.assert_array_equal(B.rotate_rows(X), ref)
+
+
+@pytest.mark.parametrize("d", [1, 2, 12, 100, 257])
+@pytest.mark.parametrize("n", [3, 5, 16, 37])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("reflect", [False, True])
+def test_butterfly_fused_simplex_is_bit_identical_to_rotation_then_simplex(d, n, dtype, reflect):
+    """Butterfly.simplex_into (the rotated tile read through the last permutation
+    straight into the simplex products) writes what the row-by-row rotation followed
+    by simplex_into writes, bit for bit, and nothing outside its columns."""
+    from kernelbench.transforms import _rotate_rows, simplex_into
+
+    rng = np.random.default_rng(d * n)
+    B = Butterfly(d, 3, rng)
+    X = rng.standard_normal((n, d)).astype(dtype)
+    radii = rng.uniform(0.5, 2.0, d + 1)
+    U = np.empty_like(X)
+    off, d1, d2, ptr = butterfly_plan(d)
+    _rotate_rows(X, U, off, d1, d2, ptr, B.cos.astype(dtype), B.sin.astype(dtype), B.perms)
+    width = 2 + (d + 1) * (2 if reflect else 1) + 3
+    ref = np.full((n, width), np.nan, dtype=dtype)
+    simplex_into(U, ref, 2, radii, reflect)
+    got = np.full_like(ref, np.nan)
+    B.simplex_into(X, got, 2, radii, reflect)
+    assert np.array_equal(got, ref, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(ref))
 
 
 def _fwht_stagewise(X: np.ndarray) -> np.ndarray:

@@ -54,6 +54,28 @@ def test_rows_one_per_repetition_with_fit_and_first_call():
     assert (df["D"] == 2 * 65).all()
 
 
+def test_a_map_is_told_the_rows_it_will_transform(monkeypatch):
+    """orf's map_rows: points x (1 + repeats), so that it forms W where they pay for it;
+    a map_rows given in the method's parameters is kept."""
+    from kernelbench.features.orf import ORF
+
+    seen = []
+    fit = ORF.fit
+    monkeypatch.setattr(ORF, "fit", lambda self, X, y=None: seen.append(self) or fit(self, X))
+
+    def orf(points, **params):
+        cell = walltime_cell("orf", points=points, repeats=4)
+        cell["method"]["params"].update(params)
+        run_cell(cell)
+        return seen[-1]
+
+    assert orf(7).map_rows == 35
+    assert orf(7, map_rows=3).map_rows == 3
+    # above dense_limit_mb (d = 64, D = 130) the rows decide: 13 x 5 >= d forms W
+    assert orf(13, dense_limit_mb=0.01).W_ is not None
+    assert orf(12, dense_limit_mb=0.01).W_ is None
+
+
 def test_points_are_reproducible_and_a_path_part(tmp_path):
     cell = build_cell(walltime_cell(points=5))
     proto = get_protocol(cell)

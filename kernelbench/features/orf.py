@@ -20,7 +20,7 @@ from kernelbench.transforms import (
     reflector_scalars,
     wy_factor_from_gram,
 )
-from kernelbench.validation import check_bool
+from kernelbench.validation import check_bool, check_int
 
 CONSTRUCTIONS = ("stacked", "tall_qr")
 
@@ -50,13 +50,20 @@ class ORF(RandomFeatureMap):
     ``dense_limit_mb``: where the D x d float64 matrix W takes at most this many MiB,
     ``fit`` forms it once from the reflectors (LAPACK ``dorgqr``, O(D d^2)) and
     ``transform`` is one GEMM, as for rff; the numbers are the same up to rounding.
-    Forming W costs about as much as mapping d/2 points through the panels, so the
-    default (64 MiB: d <= 784 at every n of Munkhoeva et al.'s Fig. 1) leaves the wide
-    datasets (CIFAR-100, LEUKEMIA: 20-100 points per map) on the panels. 0: never.
+    The default (64 MiB: d <= 784 at every n of Munkhoeva et al.'s Fig. 1) leaves the
+    wide datasets (CIFAR-100, LEUKEMIA: 20-100 points per map) on the panels. 0: never.
     ``dense_budget_mb``: W is also formed where it takes more than ``dense_limit_mb``
-    but the data ``fit`` sees has N >= d/2 rows (forming then pays for itself) and W
-    takes at most this many MiB; None (the default): 1/16 of the machine's physical
-    memory (:func:`dense_budget_mb`: fixed per machine, so reruns choose alike).
+    but the map will transform N >= d rows and W takes at most this many MiB; None
+    (the default): 1/16 of the machine's physical memory (:func:`dense_budget_mb`:
+    fixed per machine, so reruns choose alike). There W is formed with the panels'
+    GEMMs (:meth:`HouseholderProduct.reduced_rows`; a truncated block's r < 2d/3 rows
+    as Q^T applied to r unit vectors), not ``dorgqr``
+    (which the smaller W keep, so that their numbers stay as they were): 2 (4/3) d^3
+    flops for D = 2d + 2 (two whole blocks), which the GEMM saves back after 4d/3 rows
+    by flops, after 0.8-1.1 d rows as measured (docs/performance.md).
+    ``map_rows``: the N of that rule, the rows the map will transform in all (the
+    walltime protocol maps its points 1 + ``repeats`` times); None: the rows ``fit``
+    sees.
 
     ``tall_qr_sample_space``: let the tall-QR construction (D >= d) draw the
     projections of m < d points directly (:func:`tall_qr_projections`, same law as
@@ -77,12 +84,14 @@ class ORF(RandomFeatureMap):
         dense_limit_mb: float = 64.0,
         tall_qr_sample_space: bool = False,
         dense_budget_mb: float | None = None,
+        map_rows: int | None = None,
     ) -> None:
         super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
         self.construction = construction
         self.dense_limit_mb = dense_limit_mb
         self.dense_budget_mb = dense_budget_mb
         self.tall_qr_sample_space = tall_qr_sample_space
+        self.map_rows = map_rows
 
     def _check_params(self) -> None:
         check_choice("construction", self.construction, CONSTRUCTIONS)
@@ -90,22 +99,26 @@ class ORF(RandomFeatureMap):
         check_bool("tall_qr_sample_space", self.tall_qr_sample_space)
         if self.dense_budget_mb is not None:
             check_real("dense_budget_mb", self.dense_budget_mb, 0, strict=False)
+        if self.map_rows is not None:
+            check_int("map_rows", self.map_rows, 0)
 
     def _start_fit(self, X):
         out = super()._start_fit(X)
         self.fit_rows_ = out[0].shape[0]
         return out
 
-    def _forms_w(self, d: int, D: int) -> bool:
-        """Whether ``fit`` forms W: under ``dense_limit_mb``, or for N >= d/2 rows under
-        the budget (``dense_budget_mb``)."""
+    def _forms_w(self, d: int, D: int) -> str | None:
+        """How ``fit`` forms W: ``"dorgqr"`` under ``dense_limit_mb``; ``"gemm"`` above
+        it where the map will transform N >= d rows (``map_rows``, else the fit
+        rows) and W fits the budget (``dense_budget_mb``); None: not formed."""
         mib = D * d * 8 / 2**20
         if mib <= self.dense_limit_mb:
-            return True
+            return "dorgqr"
         if self.dense_limit_mb == 0:  # never
-            return False
+            return None
         budget = dense_budget_mb() if self.dense_budget_mb is None else self.dense_budget_mb
-        return 2 * getattr(self, "fit_rows_", 0) >= d and mib <= budget
+        rows = getattr(self, "fit_rows_", 0) if self.map_rows is None else self.map_rows
+        return "gemm" if rows >= d and mib <= budget else None
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         if self.construction == "stacked":
@@ -121,7 +134,8 @@ class ORF(RandomFeatureMap):
         else:
             self.blocks_ = [(HouseholderProduct.gaussian(rng, d, D), None)]
             self.row_norms_ = np.sqrt(rng.chisquare(D, size=D))
-        self.W_ = self._dense(d, D) if self._forms_w(d, D) else None
+        route = self._forms_w(d, D)
+        self.W_ = None if route is None else self._dense(d, D, gemm=route == "gemm")
         return np.full(D, 1.0 / D), 0.0
 
     def supports_sample_space(self, n_points: int, d: int) -> bool:
@@ -162,21 +176,33 @@ class ORF(RandomFeatureMap):
             P[:, lo:hi] = (R.T @ V[: hi - lo].T) * S[None, : hi - lo]
         return P, np.full(D, 1.0 / D), 0.0
 
-    def _dense(self, d: int, D: int) -> np.ndarray:
+    def _dense(self, d: int, D: int, gemm: bool = False) -> np.ndarray:
         """The D x d matrix W of :meth:`_panels` (the same W up to rounding), formed once
-        from the reflectors (``HouseholderProduct.reduced``)."""
+        from the reflectors: by ``dorgqr`` (``HouseholderProduct.reduced``), or with
+        ``gemm`` by the panels' GEMMs (``reduced_rows``; the r rows of a truncated
+        block, r < 2d/3, as Q^T e_i: 2 r d^2 flops instead of a whole block's)."""
         if self.construction == "stacked":
             W = np.empty((D, d))
             for b, (Q, S) in enumerate(self.blocks_):
                 lo, hi = b * d, min(D, (b + 1) * d)
+                r = hi - lo
+                if not gemm:
+                    rows = Q.reduced()[:r]
+                elif 3 * r < 2 * d:  # Q[:r] = I[:r] Q
+                    rows = Q.apply_rows(np.eye(r, d), transpose=True)
+                else:
+                    rows = Q.reduced_rows().T[:r]  # (Q^T)^T
                 # rows S_r Q_r diag(sign R)
-                W[lo:hi] = Q.reduced()[: hi - lo] * Q.r_signs[None, :]
-                W[lo:hi] *= S[: hi - lo, None]
+                W[lo:hi] = rows * Q.r_signs[None, :]
+                W[lo:hi] *= S[:r, None]
             return W
         Q = self.blocks_[0][0]
-        Qk = Q.reduced()
-        W = np.array(Qk if D >= d else Qk.T, order="C")  # D >= d: S Q[:, :d]; else S Q[:, :D]^T
-        W *= self.row_norms_[:, None]
+        if gemm:  # Q[:, :k]^T
+            W = np.array(Q.reduced_rows().T if D >= d else Q.reduced_rows(), order="C")
+        else:
+            Qk = Q.reduced()
+            W = np.array(Qk if D >= d else Qk.T, order="C")
+        W *= self.row_norms_[:, None]  # D >= d: S Q[:, :d]; else S Q[:, :D]^T
         return W
 
     def _project(self, X: np.ndarray) -> np.ndarray:

@@ -114,8 +114,12 @@ class _SphericalRadial(RandomFeatureMap):
         X = np.ascontiguousarray(X)
         U = np.empty_like(X)
         for k, rot in enumerate(self.rotations_):
-            self._emit(self._rotate(X, rot, U), out, k * block, self.radii_[k], refl)
+            self._rule_into(X, rot, U, out, k * block, self.radii_[k], refl)
         return out[:, : self.n_projections_]
+
+    def _rule_into(self, X, rot, U, out, lo, radii, refl) -> None:
+        """One rule's node projections of X into out[:, lo:] (U: scratch for X @ Q)."""
+        self._emit(self._rotate(X, rot, U), out, lo, radii, refl)
 
     def _emit(self, U: np.ndarray, out: np.ndarray, lo: int, radii: np.ndarray, refl: bool) -> None:
         """Write one rule's scaled (and reflected) node projections into out[:, lo:]."""
@@ -205,6 +209,12 @@ class SR33(_SphericalRadial):
 
     def _emit(self, U, out, lo, radii, refl):
         simplex_into(U, out, lo, radii, refl)
+
+    def _rule_into(self, X, rot, U, out, lo, radii, refl) -> None:
+        if isinstance(rot, Butterfly):  # rotation and simplex in one pass, the same bits
+            rot.simplex_into(X, out, lo, radii, refl)
+        else:
+            super()._rule_into(X, rot, U, out, lo, radii, refl)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         p = d + 1
