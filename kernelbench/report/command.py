@@ -1,14 +1,7 @@
 """``kernelbench report``: REPRODUCTION.md from the committed reference numbers and our
-baselines.
-
-One section per paper experiment (kernelbench/report/<section>.py, each a ``build()``
-returning a :class:`kernelbench.report.common.Section`, or None when its committed
-results are not there yet), a summary table on top, long cell-by-cell tables in an
-appendix. Everything is read from committed files of the checkout (results/reference/,
-results/baseline/ with the figures the report embeds, configs/verify/), so the report
-is reproducible without rerunning anything.
-
-    kernelbench report [--out REPRODUCTION.md] [--only fig1 ...]
+baselines (nothing is rerun): a summary table, one section per paper experiment
+(kernelbench/report/<section>.py, ``build()`` -> :class:`~kernelbench.report.common.Section`
+or None), the long tables in an appendix.
 """
 
 from __future__ import annotations
@@ -17,24 +10,18 @@ from pathlib import Path
 
 import click
 
-from kernelbench.report.common import SECTIONS, Section, load_sections
+from kernelbench.report.common import SECTIONS, Section, load_sections, md_table
 
 
 def summary_table(sections: list[Section]) -> list[str]:
-    lines = [
-        "| experiment | compared | reproduced | known deviations | deviate | not run |"
-        " claims that hold |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for s in sections:
         m = s.summary
+        counts = [m.cells, m.reproduced, m.known, m.deviate, m.not_run] if m.cells else ["–"] * 5
         claims = f"{m.claims_hold} of {m.claims}" if m.claims else "–"
-        cells = str(m.cells) if m.cells else "–"
-        count = (lambda v: str(v)) if m.cells else (lambda v: "–")
-        lines.append(
-            f"| [{s.title}](#{s.key}) | {cells} | {count(m.reproduced)} | {count(m.known)} | "
-            f"{count(m.deviate)} | {count(m.not_run)} | {claims} |"
-        )
+        rows.append([f"[{s.title}](#{s.key})", *counts, claims])
+    cols = ["experiment", "compared", "reproduced", "known deviations", "deviate", "not run"]
+    lines = md_table([*cols, "claims that hold"], rows)
     notes = [f"- {s.title}: {s.summary.note}" for s in sections if s.summary.note]
     return [*lines, "", *notes, ""] if notes else [*lines, ""]
 

@@ -1,10 +1,7 @@
-"""REPRODUCTION.md, Fig. 3 section: the walltime of the explicit mapping (Munkhoeva et al. 2018).
-
-Input: results/baseline/fig3_walltime.csv, written by scripts/bench_walltime.py (the
-median summary of ``protocol=walltime`` over the grid of configs/experiment/fig3.yaml,
-all cells measured in one process). The paper gives Fig. 3 as a plot without numbers,
-so the section checks its claim (the butterfly rule B scales better with d than the
-dense maps) and the issue's speed goals, all as ratios measured in that one run.
+"""REPRODUCTION.md, Fig. 3 section: the walltime of the explicit mapping (Munkhoeva et al.
+2018), from results/baseline/fig3_walltime.csv (scripts/bench_walltime.py, one process).
+The paper gives Fig. 3 without numbers: the section checks its claim (B scales better
+with d than the dense maps) and the issue's speed goals, as ratios within that run.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ import math
 
 import pandas as pd
 
-from kernelbench.report.common import ROOT, Claim, Section, Summary, fmt, rel
+from kernelbench.report.common import ROOT, Claim, Section, Summary, fmt, md_table, rel
 
 CSV = ROOT / "results" / "baseline" / "fig3_walltime.csv"
 M_ORDER = ["rff", "orf", "orf_tallqr", "sorf", "qmc", "gq", "sr33", "sr33_haar"]
@@ -37,16 +34,12 @@ def _table(t: pd.DataFrame, metric: str, points: int) -> list[str]:
     sub = t[(t.metric == metric) & (t.points == points)]
     dims = sorted(sub["d"].unique())
     names = sub.drop_duplicates("d").set_index("d")["dataset"]
-    labels = [m for m in M_ORDER if m in set(sub.method_label)]
-    lines = [
-        "| method | " + " | ".join(f"{names[d]} ({d})" for d in dims) + " |",
-        "|---|" + "---|" * len(dims),
-    ]
-    for lab in labels:
-        paper = sub[sub.method_label == lab]["paper_label"].iloc[0]
-        cells = [fmt(_median(t, metric, points, d, lab), ".3g") for d in dims]
-        lines.append(f"| {lab} ({paper}) | " + " | ".join(cells) + " |")
-    return lines
+    rows = [
+        [f"{lab} ({sub[sub.method_label == lab]['paper_label'].iloc[0]})",
+         *(fmt(_median(t, metric, points, d, lab), ".3g") for d in dims)]
+        for lab in M_ORDER if lab in set(sub.method_label)
+    ]  # fmt: skip
+    return md_table(["method", *(f"{names[d]} ({d})" for d in dims)], rows)
 
 
 def build() -> Section | None:

@@ -1,20 +1,24 @@
-"""REPRODUCTION.md, Yang et al. 2014 section: Fig. 2 (QMC sequences against MC), Fig. 3
-(box discrepancy beside the Gram error) and Fig. 4 (adaptive QMC over its iterations), each
-claim checked on our committed numbers with criteria fixed before the numbers; Tables 1-2
-(cpu, census) are runnable online (`kernelbench run -m experiment=yang2014_table1_cpu
-data.download=true`, and the other yang2014_table* files), not run here (no network).
-
-Inputs: results/baseline/yang2014_fig2_pca_reduced.csv (or yang2014_fig2_pca.csv, their
-setup), yang2014_fig2.csv, yang2014_fig3.csv, yang2014_fig3_half.csv, yang2014_fig4.csv and
-yang2014_fig4_nn50.csv (summaries made by `kernelbench baseline EXPERIMENT results/runs`
-from `kernelbench run experiment=<name>`) and their figures.
+"""REPRODUCTION.md, Yang et al. 2014 section: Figs. 2-4 (QMC sequences against MC, box
+discrepancy beside the Gram error, adaptive QMC), each claim checked on our committed
+numbers (results/baseline/yang2014_*.csv) with criteria fixed before the numbers;
+Tables 1-2 (cpu, census) are runnable online, not run here (no network).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from kernelbench.report.common import ROOT, Section, Summary, claim, fmt
+from kernelbench.report.common import (
+    ROOT,
+    Section,
+    Summary,
+    claim,
+    first_file,
+    fmt,
+    md_table,
+    ratio_check,
+    verdict_changes,
+)
 
 BASE = ROOT / "results" / "baseline"
 #: Their four sequences (Sec. 6.1): MATLAB's RR2 Halton and scrambled Sobol', Nuyens'
@@ -54,28 +58,18 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     cells = sorted({(ds, n) for ds, n, _ in m.index})
     out = []
 
-    def below(a: str, b: str) -> tuple[int, int, list[str]]:
-        hold, total, fails = 0, 0, []
-        for ds, n in cells:
-            if (ds, n, a) in m.index and (ds, n, b) in m.index:
-                total += 1
-                r = m[(ds, n, a)] / m[(ds, n, b)]
-                hold += r < 1
-                if r >= 1:
-                    fails.append(f"{ds} n={n:g}: {r:.3g}")
-        return hold, total, fails
+    def below(a: str, b: str) -> tuple[int, int, str]:
+        return ratio_check(m, cells, a, b, lambda r: r < 1, "n")
 
     for lab, name in QMC.items():
         hold, total, fails = below(lab, "rff")
-        ev = f"{hold} of {total} (dataset, n) cells below MC (error ratio {lab}/rff)"
-        ev += ("; not in: " + ", ".join(fails)) if fails else ""
+        ev = f"{hold} of {total} (dataset, n) cells below MC (error ratio {lab}/rff){fails}"
         out.append(
             claim(lines, total > 0 and hold == total, f"{name} beats MC (Fig. 2):", ev + ".")
         )
     for lab in ["qmc_halton_rr2", "qmc_lattice", "qmc_digital_net"]:
         hold, total, fails = below(lab, "qmc_sobol")
-        ev = f"{hold} of {total} cells (error ratio {lab}/qmc_sobol)"
-        ev += ("; not in: " + ", ".join(fails)) if fails else ""
+        ev = f"{hold} of {total} cells (error ratio {lab}/qmc_sobol){fails}"
         out.append(
             claim(
                 lines,
@@ -94,12 +88,9 @@ def ratio_table(t: pd.DataFrame) -> list[str]:
         index=["dataset", "n"], columns="method_label", values="mean"
     )
     cols = [c for c in [*QMC, *EXTRA] if c in m.columns]
-    out = ["| dataset | n | rff | " + " | ".join(f"{c}/rff" for c in cols) + " |",
-           "|---|---|---|" + "---|" * len(cols)]  # fmt: skip
-    for (ds, n), row in m.iterrows():
-        cells = " | ".join(fmt(row[c] / row["rff"], ".3g") for c in cols)
-        out.append(f"| {ds} | {n:g} | {fmt(row['rff'], '.3g')} | {cells} |")
-    return out
+    rows = ([ds, f"{n:g}", fmt(row["rff"], ".3g"), *(fmt(row[c] / row["rff"], ".3g") for c in cols)]
+            for (ds, n), row in m.iterrows())  # fmt: skip
+    return md_table(["dataset", "n", "rff", *(f"{c}/rff" for c in cols)], rows)
 
 
 def fig3_claims(t: pd.DataFrame, box: str, lines: list[str], lattice: bool) -> list[bool]:
@@ -213,22 +204,9 @@ def fig4_claims(
     return out
 
 
-def _verdict_changes(now: list[bool], before: list[tuple[str, bool, str]]) -> list[str]:
-    out = ["| claim | before | now |", "|---|---|---|"]
-    for (text, old, evidence), new in zip(before, now, strict=True):
-        word = {True: "holds", False: "does not hold"}
-        mark = "" if old == new else " (changed)"
-        out.append(f"| {text} | {word[old]} ({evidence}) | {word[new]}{mark} |")
-    return out
-
-
 def build() -> Section | None:
     f2, f4 = BASE / "yang2014_fig2.csv", BASE / "yang2014_fig4.csv"
-    pca = next(
-        (f for f in (BASE / "yang2014_fig2_pca.csv", BASE / "yang2014_fig2_pca_reduced.csv")
-         if f.exists()),
-        None,
-    )  # fmt: skip
+    pca = first_file(BASE / "yang2014_fig2_pca.csv", BASE / "yang2014_fig2_pca_reduced.csv")
     if not f2.exists() or not f4.exists() or pca is None:
         return None
     body = [
@@ -285,7 +263,7 @@ def build() -> Section | None:
         'Halton as "Halton", the Korobov lattice, a digitally shifted Sobol\' net) '
         "against the new generators in that setting:",
         "",
-        *_verdict_changes(verdicts, PREVIOUS_FIG2),
+        *verdict_changes("claim", verdicts, PREVIOUS_FIG2),
         "",
         "Measured, not decided in advance. (1) With their generators the Fig. 2 claims "
         "still fail, most of them in their own setup too: Sobol' and the digital net beat "
@@ -412,8 +390,3 @@ def build() -> Section | None:
         "data.download=true), not run here (no network).",
     )
     return Section("yang2014", "Yang et al. 2014 (QMC, adaptive QMC)", summary, body)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    s = build()
-    print("\n".join(s.markdown()) if s else "no results")

@@ -1,19 +1,24 @@
 """REPRODUCTION.md, Yu et al. 2016 section: Fig. 2 (variance ratio), Fig. 4 (MSE against D)
-and Fig. 5(c) (SORF blocks), each claim checked on our committed numbers.
-
-Inputs: results/baseline/yu2016_fig2.csv and yu2016_fig4.csv (summaries made by
-`kernelbench baseline` from `kernelbench run experiment=yu2016_fig2`,
-`yu2016_fig4` and `yu2016_fig4_cifar`) and their figures; yu2016_fig4_qmc.csv (the QMC
-sequences in Fig. 4's setting, `experiment=yu2016_fig4_qmc`). The criteria of "about
-equal" and "much worse" are fixed here, before the numbers: within 10% of each other,
-and at least 1.5 times the error.
+and Fig. 5(c) (SORF blocks), each claim checked on our committed numbers
+(results/baseline/yu2016_*.csv). Criteria fixed before the numbers: "about equal" is
+within 10%, "much worse" at least 1.5 times the error.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from kernelbench.report.common import ROOT, Section, Summary, claim, fmt
+from kernelbench.report.common import (
+    ROOT,
+    Section,
+    Summary,
+    claim,
+    first_file,
+    fmt,
+    md_table,
+    ratio_check,
+    verdict_changes,
+)
 from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
 
 BASE = ROOT / "results" / "baseline"
@@ -94,49 +99,28 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
 def fig4_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     m = t[t["metric"] == "mse"].set_index(["dataset", "n", "method_label"])["mean"]
     cells = sorted({(ds, n) for ds, n, _ in m.index}, key=lambda c: (DATASETS.index(c[0]), c[1]))
-
-    def compare(a: str, b: str, test) -> tuple[int, int, list[str]]:
-        hold, total, fails = 0, 0, []
-        for ds, n in cells:
-            if (ds, n, a) not in m.index or (ds, n, b) not in m.index:
-                continue
-            total += 1
-            ratio = m[(ds, n, a)] / m[(ds, n, b)]
-            if test(ratio, (ds, n)):
-                hold += 1
-            else:
-                fails.append(f"{ds} D/d={n:g}: {ratio:.3g}")
-        return hold, total, fails
-
-    out = []
-
     checks = [
-        ("orf", "rff", lambda r, c: r < 1, "ORF has lower MSE than RFF"),
-        ("sorf", "orf", lambda r, c: abs(r - 1) <= SAME, "SORF's MSE is almost identical to ORF's"),
-        ("qmc_digital_net", "rff", lambda r, c: r < 1, "the digital net is below RFF"),
-        ("qmc_digital_net", "orf", lambda r, c: r > 1, "... but above ORF"),
-        ("qmc_digital_net", "sorf", lambda r, c: r > 1, "... and above SORF"),
-    ]
-    for a, b, test, text in checks:
-        hold, total, fails = compare(a, b, test)
-        evidence = f"{hold} of {total} (dataset, D/d) cells (MSE ratio {a}/{b})"
-        if fails:
-            evidence += "; not in: " + ", ".join(fails)
-        out.append(claim(lines, total > 0 and hold == total, f"{text} (Fig. 4):", evidence + "."))
-    lines.append("")
-    lines.append("SORF blocks (Fig. 5(c)):")
-    lines.append("")
-    for a, b, test, text in [
-        ("sorf_hd2", "sorf", lambda r, c: abs(r - 1) <= SAME,
-         f"HDHD is about HDHDHD (within {SAME:.0%})"),
-        ("sorf_hd1", "sorf", lambda r, c: r >= MUCH,
-         f"HD alone is much worse (at least {MUCH}x HDHDHD's MSE)"),
-    ]:  # fmt: skip
-        hold, total, fails = compare(a, b, test)
-        evidence = f"{hold} of {total} (dataset, D/d) cells (MSE ratio {a}/sorf)"
-        if fails:
-            evidence += "; not in: " + ", ".join(fails)
-        out.append(claim(lines, total > 0 and hold == total, text + ":", evidence + "."))
+        ("orf", "rff", lambda r: r < 1, "ORF has lower MSE than RFF (Fig. 4):"),
+        ("sorf", "orf", lambda r: abs(r - 1) <= SAME,
+         "SORF's MSE is almost identical to ORF's (Fig. 4):"),
+        ("qmc_digital_net", "rff", lambda r: r < 1, "the digital net is below RFF (Fig. 4):"),
+        ("qmc_digital_net", "orf", lambda r: r > 1, "... but above ORF (Fig. 4):"),
+        ("qmc_digital_net", "sorf", lambda r: r > 1, "... and above SORF (Fig. 4):"),
+        None,
+        ("sorf_hd2", "sorf", lambda r: abs(r - 1) <= SAME,
+         f"HDHD is about HDHDHD (within {SAME:.0%}):"),
+        ("sorf_hd1", "sorf", lambda r: r >= MUCH,
+         f"HD alone is much worse (at least {MUCH}x HDHDHD's MSE):"),
+    ]  # fmt: skip
+    out = []
+    for check in checks:
+        if check is None:
+            lines += ["", "SORF blocks (Fig. 5(c)):", ""]
+            continue
+        a, b, test, text = check
+        hold, total, fails = ratio_check(m, cells, a, b, test, "D/d")
+        evidence = f"{hold} of {total} (dataset, D/d) cells (MSE ratio {a}/{b}){fails}."
+        out.append(claim(lines, total > 0 and hold == total, text, evidence))
     return out
 
 
@@ -145,11 +129,8 @@ def fig4_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
 #: net's MSE below each of theirs in every (dataset, D/d) cell).
 QMC_OTHERS = {"qmc_halton_rr2": "Halton (RR2)", "qmc_sobol": "Sobol'", "qmc_lattice": "lattice"}
 #: The earlier report's verdicts on the three digital-net orderings (a shifted Sobol' net).
-PREVIOUS_NET = [
-    ("below RFF", False, "14 of 15"),
-    ("above ORF", False, "13 of 15"),
-    ("above SORF", False, "13 of 15"),
-]
+PREVIOUS_NET = [("below RFF", False, "14 of 15"), ("above ORF", False, "13 of 15")]
+PREVIOUS_NET += [("above SORF", False, "13 of 15")]
 
 
 def best_qmc_claim(t: pd.DataFrame, lines: list[str]) -> bool:
@@ -179,10 +160,8 @@ def qmc_table(t: pd.DataFrame) -> list[str]:
         index=["dataset", "n"], columns="method_label", values="mean"
     )
     cols = [c for c in ["qmc_digital_net", *QMC_OTHERS, "qmc"] if c in m.columns]
-    lines = ["| dataset | D/d | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
-    for (ds, n), row in m.iterrows():
-        lines.append(f"| {ds} | {n:g} | " + " | ".join(fmt(row[c], ".3g") for c in cols) + " |")
-    return lines
+    rows = ([ds, f"{n:g}", *(fmt(row[c], ".3g") for c in cols)] for (ds, n), row in m.iterrows())
+    return md_table(["dataset", "D/d", *cols], rows)
 
 
 def mse_table(t: pd.DataFrame) -> list[str]:
@@ -190,13 +169,9 @@ def mse_table(t: pd.DataFrame) -> list[str]:
     wide = m.pivot_table(index=["dataset", "n"], columns="method_label", values="mean")
     cols = [c for c in ["rff", "orf", "sorf", "sorf_hd2", "sorf_hd1", "qmc_digital_net"]
             if c in wide.columns]  # fmt: skip
-    lines = ["| dataset | D/d | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
-    for (ds, n), row in wide.iterrows():
-        if ds not in DATASETS:
-            continue
-        vals = " | ".join(fmt(row[c], ".3g") for c in cols)
-        lines.append(f"| {ds} | {n:g} | {vals} |")
-    return lines
+    rows = [[ds, f"{n:g}", *(fmt(row[c], ".3g") for c in cols)]
+            for (ds, n), row in wide.iterrows() if ds in DATASETS]  # fmt: skip
+    return md_table(["dataset", "D/d", *cols], rows)
 
 
 def build() -> Section | None:
@@ -245,11 +220,7 @@ def build() -> Section | None:
     ]
     net_before = len(claims)
     claims += fig4_claims(t4, body)
-    fq = next(
-        (f for f in (BASE / "yu2016_fig4_qmc.csv", BASE / "yu2016_fig4_qmc_reduced.csv")
-         if f.exists()),
-        None,
-    )  # fmt: skip
+    fq = first_file(BASE / "yu2016_fig4_qmc.csv", BASE / "yu2016_fig4_qmc_reduced.csv")
     if fq is not None:
         tq = pd.read_csv(fq)
         claims.append(best_qmc_claim(tq, body))
@@ -265,12 +236,7 @@ def build() -> Section | None:
         ]
     now = claims[net_before + 2 : net_before + 5]
     body += ["", "The digital-net orderings against the earlier report (a digitally shifted "
-             "Sobol' net):", "", "| ordering | before | now |", "|---|---|---|"]  # fmt: skip
-    for (text, old, ev), new in zip(PREVIOUS_NET, now, strict=True):
-        word = {True: "holds", False: "does not hold"}
-        body.append(
-            f"| {text} | {word[old]} ({ev}) | {word[new]}{'' if old == new else ' (changed)'} |"
-        )
+             "Sobol' net):", "", *verdict_changes("ordering", now, PREVIOUS_NET)]  # fmt: skip
     body += [
         "",
         "Measured, not decided in advance: where SORF misses its claim against ORF, and the "
@@ -303,8 +269,3 @@ def build() -> Section | None:
         note="Figs. 2, 4 and 5(c) as claims checked on our numbers (the paper has no tables).",
     )
     return Section("yu2016", "Yu et al. 2016 (ORF, SORF)", summary, body)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    s = build()
-    print("\n".join(s.markdown()) if s else "no results")
