@@ -182,8 +182,8 @@ def verdict_changes(head: str, now: Iterable[bool], before: Iterable[tuple]) -> 
 
 
 def first_file(*paths: Path) -> Path | None:
-    """The first of ``paths`` that exists."""
-    return next((p for p in paths if p.exists()), None)
+    """The first of ``paths`` that is a file."""
+    return next((p for p in paths if p.is_file()), None)
 
 
 def display_names(values: Iterable[str], table: dict[str, str] = DATASET_NAMES) -> str:

@@ -1,13 +1,7 @@
-"""The site's figures as data: which results table each page draws, and how a results
-DataFrame becomes figures (one per facet: dataset, learner, ...), each a set of series
-(one per method and kernel) with its runs, intervals and the paper's values.
-
-A :class:`FigureData` is drawn twice from the same numbers: interactively with Plotly
-(:func:`plotly_figure`, the page's JSON) and statically with matplotlib
-(:mod:`kernelbench.site.static`: the PNG fallback and the PDF download).
-
-Methods are not listed anywhere here: every ``method_label`` of a table is a series,
-so a method added to a results folder (a plug-in, a reference row) appears by itself.
+"""The site's figures as data: a results table becomes figures (one per facet value),
+each a set of series (one per method and kernel) with its intervals, runs and the
+paper's values; drawn with Plotly (:func:`plotly_figure`) and matplotlib
+(:mod:`kernelbench.site.static`). Every ``method_label`` of a table is a series.
 """
 
 from __future__ import annotations
@@ -34,11 +28,13 @@ DASHES = {"rbf": ("solid", "-"), "arccos0": ("dash", "--"), "arccos1": ("dot", "
 BASE_METHOD = "rff"
 #: Two-sided normal quantile of the drawn intervals (95%).
 Z95 = 1.959963984540054
+#: The layout both Plotly figures end with.
+STYLE = {"template": "plotly_white", "font": {"family": "Helvetica, Arial, sans-serif"}}
+MARGIN = {"l": 70, "r": 20, "t": 70, "b": 55}
 
 
 def method_color(method: str) -> str:
-    """A method's colour as ``kernelbench plot`` draws it (:func:`drawing.method_style`),
-    in hex for the browser."""
+    """A method's colour as ``kernelbench plot`` draws it, in hex."""
     from matplotlib.colors import to_hex
 
     return to_hex(method_style(method.split()[0])[0])
@@ -156,16 +152,9 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
         key = key if isinstance(key, tuple) else (key,)
         parts = [label(c, v) for c, v in zip(facets, key, strict=True)]
         kernels = sorted(g["kernel"].dropna().unique(), key=kernel_rank) if "kernel" in g else []
+        kernel = ["kernel " + ", ".join(KERNEL_NAMES.get(k, k) for k in kernels)] if kernels else []
         settings = " · ".join(
-            [
-                *parts,
-                *(
-                    ["kernel " + ", ".join(KERNEL_NAMES.get(k, k) for k in kernels)]
-                    if kernels
-                    else []
-                ),
-                _runs_text(g[spec.runs]) if spec.runs in g else "runs ?",
-            ]
+            [*parts, *kernel, _runs_text(g[spec.runs]) if spec.runs in g else "runs ?"]
         )
         fig = FigureData(
             key=f"{prefix}-{i}",
@@ -193,18 +182,8 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
                     lo = hi = pd.Series(np.nan, index=s.index)
                 runs = s[spec.runs] if spec.runs in s else pd.Series(np.nan, index=s.index)
                 paper = s["paper"] if "paper" in s else pd.Series(np.nan, index=s.index)
-                fig.series.append(
-                    Series(
-                        method=str(method),
-                        kernel=kernel,
-                        x=_num(s[spec.x]),
-                        y=_num(y),
-                        lo=_num(lo),
-                        hi=_num(hi),
-                        runs=_num(runs),
-                        paper=_num(paper),
-                    )
-                )
+                values = (s[spec.x], y, lo, hi, runs, paper)
+                fig.series.append(Series(str(method), kernel, *map(_num, values)))
         out.append(fig)
     return out
 
@@ -319,10 +298,9 @@ def plotly_figure(fig: FigureData) -> dict:
         "xaxis": xaxis,
         "yaxis": {"title": {"text": fig.ylabel}, "type": "log" if fig.logy else "linear"},
         "legend": {"font": {"size": 11}},
-        "margin": {"l": 70, "r": 20, "t": 70, "b": 55},
+        "margin": MARGIN,
         "height": 430,
-        "template": "plotly_white",
-        "font": {"family": "Helvetica, Arial, sans-serif"},
+        **STYLE,
     }
     return {"data": data, "layout": layout}
 
@@ -352,8 +330,7 @@ def ratio_table(df: pd.DataFrame, spec: FigureSpec, base: str = BASE_METHOD) -> 
 
 
 def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD) -> dict:
-    """Per method, a box plot of its ratios to ``base`` across every dataset, kernel and
-    x of the page (each cell a point; hover names it)."""
+    """Per method, a box plot of its ratios to ``base`` over the page's cells."""
     data = []
     keys = [
         c for c in ratios.columns if c not in ("method_label", "ratio", "ratio_low", "ratio_high")
@@ -408,9 +385,8 @@ def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD
             }
         ],  # fmt: skip
         "showlegend": False,
-        "margin": {"l": 70, "r": 20, "t": 70, "b": 55},
+        "margin": MARGIN,
         "height": 400,
-        "template": "plotly_white",
-        "font": {"family": "Helvetica, Arial, sans-serif"},
+        **STYLE,
     }
     return {"data": data, "layout": layout, "key": key}
