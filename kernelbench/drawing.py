@@ -1,12 +1,8 @@
-"""Drawing helpers shared by the protocols' figures.
-
-* fixed styles and display names (:func:`method_style`, :func:`kernel_name`,
-  :func:`dataset_name`) so a method looks the same in every figure;
-* :func:`summarise`: mean, std, sem and 95% t-interval per cell of any key set;
-* :func:`draw_panels`: a grid of panels (rows x columns of a key, e.g. kernels x
-  datasets), one line per method label with its t-interval band, optional dashed
-  reference lines and horizontal lines (e.g. the exact kernel's score);
-* :func:`save_figure`, :func:`write_table` and :func:`markdown_table` for the files.
+"""Drawing helpers shared by the protocols' figures: fixed styles and display names (a
+method looks the same in every figure), :func:`summarise` (mean, std, sem, 95%
+t-interval per cell), :func:`draw_panels` (a grid of panels, one line per method with
+its band, optional reference and horizontal lines), :func:`save_figure`,
+:func:`write_table` and :func:`markdown_table`.
 """
 
 from __future__ import annotations
@@ -31,51 +27,24 @@ if TYPE_CHECKING:  # pragma: no cover
 KERNEL_ORDER: tuple[str, ...] = ("rbf", "arccos0", "arccos1")
 KERNEL_NAMES: dict[str, str] = {"rbf": "Gaussian", "arccos0": "Arc-cos 0", "arccos1": "Arc-cos 1"}
 DATASET_NAMES: dict[str, str] = {
-    "powerplant": "Powerplant",
-    "letter": "LETTER",
-    "usps": "USPS",
-    "mnist": "MNIST",
-    "cifar100": "CIFAR-100",
-    "leukemia": "LEUKEMIA",
-    "eeg": "EEG",
-    "codrna": "cod-RNA",
-    "magic04": "magic04",
-    "covtype": "covtype",
-}
+    "powerplant": "Powerplant", "letter": "LETTER", "usps": "USPS", "mnist": "MNIST",
+    "cifar100": "CIFAR-100", "leukemia": "LEUKEMIA", "eeg": "EEG", "codrna": "cod-RNA",
+    "magic04": "magic04", "covtype": "covtype",
+}  # fmt: skip
 #: Fixed (colour, marker) per method label so a method looks the same in every panel.
 METHOD_STYLES: dict[str, tuple[str, str]] = {
-    "rff": ("tab:blue", "o"),
-    "orf": ("tab:orange", "s"),
-    "orf_tallqr": ("tab:olive", "D"),
-    "sorf": ("tab:green", "^"),
-    "qmc": ("tab:red", "v"),
-    "gq": ("tab:purple", "P"),
-    "sr33": ("tab:brown", "X"),
-    "sr33_haar": ("tab:pink", "*"),
-    "sr11": ("tab:gray", "<"),
-    "sr13": ("tab:cyan", ">"),
-    "lev_rff": ("#1b9e77", "h"),
-    "slw_rff": ("#d95f02", "p"),
-}
+    "rff": ("tab:blue", "o"), "orf": ("tab:orange", "s"), "orf_tallqr": ("tab:olive", "D"),
+    "sorf": ("tab:green", "^"), "qmc": ("tab:red", "v"), "gq": ("tab:purple", "P"),
+    "sr33": ("tab:brown", "X"), "sr33_haar": ("tab:pink", "*"), "sr11": ("tab:gray", "<"),
+    "sr13": ("tab:cyan", ">"), "lev_rff": ("#1b9e77", "h"), "slw_rff": ("#d95f02", "p"),
+}  # fmt: skip
 #: Legend names of labels that share a paper label with another construction: the
 #: paper's Gort is the published tall-QR code (orf_tallqr), not Yu et al.'s ORF (orf);
 #: its B is the butterfly rotation (sr33), sr33_haar a Haar-rotated variant.
-PAPER_VARIANTS: dict[str, str] = {
-    "orf": "ORF, Yu et al.",
-    "orf_tallqr": "Gort, QR, published",
-    "sr33": "B, butterfly",
-    "sr33_haar": "B, Haar",
-}
-_FALLBACK_COLOURS: tuple[str, ...] = (
-    "#7570b3",
-    "#e7298a",
-    "#66a61e",
-    "#e6ab02",
-    "#a6761d",
-    "#666666",
-    "#17becf",
-    "#bcbd22",
-)
+PAPER_VARIANTS: dict[str, str] = {"orf": "ORF, Yu et al.", "orf_tallqr": "Gort, QR, published",
+                                  "sr33": "B, butterfly", "sr33_haar": "B, Haar"}  # fmt: skip
+_FALLBACK_COLOURS: tuple[str, ...] = ("#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d",
+                                      "#666666", "#17becf", "#bcbd22")  # fmt: skip
 _FALLBACK_MARKERS: tuple[str, ...] = ("8", "d", "H", "1", "2", "3", "4", "+")
 FORMATS: tuple[str, ...] = ("png", "pdf", "svg")
 
@@ -84,10 +53,8 @@ def method_style(label: str) -> tuple[str, str]:
     """The (colour, marker) of a method label: fixed for known labels, else hash-stable."""
     if label in METHOD_STYLES:
         return METHOD_STYLES[label]
-    h = zlib.crc32(label.encode())
-    return _FALLBACK_COLOURS[h % len(_FALLBACK_COLOURS)], _FALLBACK_MARKERS[
-        (h // len(_FALLBACK_COLOURS)) % len(_FALLBACK_MARKERS)
-    ]
+    h, k = zlib.crc32(label.encode()), len(_FALLBACK_COLOURS)
+    return _FALLBACK_COLOURS[h % k], _FALLBACK_MARKERS[(h // k) % len(_FALLBACK_MARKERS)]
 
 
 def legend_label(label: str, paper: str = "") -> str:
@@ -155,12 +122,9 @@ def summarise(
     metrics: Mapping[str, str],
     scale: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
-    """Tidy summary: one row per (``keys``, metric id) over the runs of each cell.
-
-    ``metrics`` maps metric ids to columns. Columns: keys, d, method, paper_label,
-    metric, runs, mean, std, sem, ci_low, ci_high (95% t-interval over runs).
-    Metrics whose column is absent or all-NaN are left out.
-    """
+    """One row per (``keys``, metric id: column) over each cell's runs: keys, d, method,
+    paper_label, metric, runs, mean, std, sem, ci_low, ci_high (95% t-interval); metrics
+    absent or all-NaN are left out."""
     rows: list[dict[str, object]] = []
     keys = list(keys)
     for metric, column in metrics.items():
@@ -174,20 +138,11 @@ def summarise(
             mean, std, sem, half = t_interval(values)
             paper = next((p for p in g.get("paper_label", pd.Series(dtype=str)) if p), "")
             rows.append(
-                {
-                    **dict(zip(keys, key, strict=True)),
-                    "d": g["d"].iloc[0] if "d" in g else np.nan,
-                    "method": g["method"].iloc[0] if "method" in g else "",
-                    "paper_label": paper,
-                    "metric": metric,
-                    "runs": int(values.size),
-                    "mean": mean,
-                    "std": std,
-                    "sem": sem,
-                    "ci_low": mean - half,
-                    "ci_high": mean + half,
-                }
-            )
+                {**dict(zip(keys, key, strict=True)), "d": g["d"].iloc[0] if "d" in g else np.nan,
+                 "method": g["method"].iloc[0] if "method" in g else "", "paper_label": paper,
+                 "metric": metric, "runs": int(values.size), "mean": mean, "std": std,
+                 "sem": sem, "ci_low": mean - half, "ci_high": mean + half}
+            )  # fmt: skip
     out = pd.DataFrame(rows)
     if out.empty:
         return out
@@ -278,13 +233,9 @@ def draw_panels(
     line: str = "method_label",
     caption: str = "",
 ) -> Panels:
-    """One panel per (row value, column value); one line per ``line`` value against ``x``.
-
-    ``summary`` has columns row, col, line, x, mean, ci_low, ci_high (and paper_label).
-    ``reference`` (row, col, ``line``, x, mean and optionally paper_label) is drawn
-    dashed in the colour of the matching label; ``hlines`` (row, col, label, value)
-    as grey horizontal lines; ``caption`` (e.g. :func:`runs_caption`) under the title
-    row. A linear x axis with a few integer values gets exactly those as ticks.
+    """One panel per (row, column) value; one line per ``line`` value against ``x``, with
+    ``reference`` (dashed, the label's colour) and ``hlines`` (row, col, label, value:
+    grey) lines and a ``caption``. Few integer x values on a linear axis are the ticks.
     """
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -302,12 +253,9 @@ def draw_panels(
         for lab in labels
     }
     notes: list[str] = []
+    size = (3.6 * len(cols) + 0.6, 2.8 * len(rows) + 1.2)
     fig, axes = plt.subplots(
-        len(rows),
-        len(cols),
-        figsize=(3.6 * len(cols) + 0.6, 2.8 * len(rows) + 1.2),
-        squeeze=False,
-        layout="constrained",
+        len(rows), len(cols), figsize=size, squeeze=False, layout="constrained"
     )
     handles: dict[str, Line2D] = {}
     ref_handles: dict[str, Line2D] = {}
@@ -363,17 +311,9 @@ def draw_panels(
                     r = r.sort_values(x)
                     xvals += list(r[x].to_numpy(dtype=float))
                     colour, marker = method_style(str(lab))
-                    (rl,) = ax.plot(
-                        r[x].to_numpy(dtype=float),
-                        r["mean"].to_numpy(dtype=float),
-                        color=colour,
-                        ls="--",
-                        lw=1.1,
-                        marker=marker,
-                        mfc="none",
-                        ms=6,
-                        alpha=0.9,
-                    )
+                    (rl,) = ax.plot(r[x].to_numpy(dtype=float), r["mean"].to_numpy(dtype=float),
+                                    color=colour, ls="--", lw=1.1, marker=marker, mfc="none",
+                                    ms=6, alpha=0.9)  # fmt: skip
                     name = str(r["paper_label"].iloc[0]) if "paper_label" in r else str(lab)
                     ref_handles.setdefault(name or str(lab), rl)
                     positive += [v for v in r["mean"] if v > 0]
@@ -416,18 +356,17 @@ def draw_panels(
     return Panels(fig, rows, cols, notes)
 
 
-#: A log panel whose values have an empty gap of more than this many decades shows only
-#: the values above it: a mean further down (an error at rounding level, e.g. Nystroem
-#: interpolating the points it was fitted on, docs/nystrom.md) is drawn on the bottom
-#: edge as a triangle pointing down, and noted.
+#: A log panel with an empty gap of more than this many decades shows only the values
+#: above it; a mean further down (rounding level, e.g. Nystroem, docs/nystrom.md) is drawn
+#: on the bottom edge as a triangle pointing down, and noted.
 LOG_GAP = 4.0
 #: The marker of a mean drawn on the bottom edge, as the notes and caption name it.
 CLIPPED = "triangle on the bottom edge"
 
 
 def _log_bottom(positive: Sequence[float]) -> float:
-    """The lower y limit of a log panel: below its smallest value, or, past a gap of
-    more than :data:`LOG_GAP` decades, a decade below the values above the gap."""
+    """A log panel's lower y limit: below its smallest value, or a decade below the values
+    above a gap of more than :data:`LOG_GAP` decades."""
     logs = np.sort(np.log10(np.asarray(positive, dtype=float)))
     gaps = np.nonzero(np.diff(logs) > LOG_GAP)[0]
     if gaps.size:
@@ -444,15 +383,8 @@ def _clip_below(ax: Any, drawn: list[tuple[Any, str, str]], bottom: float, where
         if not below.any():
             continue
         ln.set_ydata(np.where(below, bottom, y))
-        ax.plot(
-            xs[below],
-            np.full(below.sum(), bottom),
-            ls="none",
-            marker="v",
-            ms=8,
-            color=colour,
-            clip_on=False,
-        )
+        ax.plot(xs[below], np.full(below.sum(), bottom), ls="none", marker="v", ms=8,
+                color=colour, clip_on=False)  # fmt: skip
         notes.append(
             f"{where}: {lab} below {bottom:.1e} (min {y[below].min():.1e}) at x = "
             f"{', '.join(f'{v:g}' for v in xs[below])}; {CLIPPED}"
@@ -461,8 +393,7 @@ def _clip_below(ax: Any, drawn: list[tuple[Any, str, str]], bottom: float, where
 
 
 def _integer_ticks(ax: Any, xs: Sequence[float], locator: Any) -> None:
-    """Ticks at the integer x values themselves when there are few (one n: one tick,
-    not fractions around it), else integer ticks chosen by matplotlib."""
+    """Ticks at the integer x values when there are few, else matplotlib's integer ticks."""
     values = sorted({float(v) for v in xs if np.isfinite(v)})
     if values and len(values) <= 8 and all(v.is_integer() for v in values):
         ax.set_xticks(values, [str(int(v)) for v in values])
