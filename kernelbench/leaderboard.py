@@ -55,12 +55,7 @@ def grids(name: str = EXPERIMENT) -> list[Grid]:
     parts = top.get("parts")
     if not parts:
         raise KernelbenchError(f"experiment {name!r} has no parts: not a leaderboard")
-    out = []
-    for p in parts:
-        p = dict(p)
-        p["keys"] = tuple(p.get("keys") or ())
-        out.append(Grid(**p))
-    return out
+    return [Grid(**{**p, "keys": tuple(p.get("keys") or ())}) for p in parts]
 
 
 def _grid_cells(grid: Grid) -> pd.DataFrame:
@@ -130,17 +125,11 @@ def rank_grid(table: pd.DataFrame, grid: Grid) -> pd.DataFrame:
             float(stats.t.ppf(0.975, C - 1) * r.std(ddof=1) / math.sqrt(C)) if C > 1 else math.nan
         )
         rows.append(
-            {
-                "grid": grid.grid,
-                "title": grid.title,
-                "method_label": method,
-                "cells": C,
-                "ratio": math.exp(mean),
-                "ratio_low": math.exp(mean - half) if C > 1 else math.nan,
-                "ratio_high": math.exp(mean + half) if C > 1 else math.nan,
-                "mean_rank": float(ranks.get(method, math.nan)),
-            }
-        )
+            {"grid": grid.grid, "title": grid.title, "method_label": method, "cells": C,
+             "ratio": math.exp(mean), "ratio_low": math.exp(mean - half) if C > 1 else math.nan,
+             "ratio_high": math.exp(mean + half) if C > 1 else math.nan,
+             "mean_rank": float(ranks.get(method, math.nan))}
+        )  # fmt: skip
     out = pd.DataFrame(rows).sort_values(["ratio", "method_label"], kind="stable")
     out["rank"] = np.arange(1, len(out) + 1)
     return out.reset_index(drop=True)
@@ -176,8 +165,7 @@ def format_standings(table: pd.DataFrame, highlight: str | None = None) -> str:
 
 def part_overrides(args: list[str]) -> tuple[str | None, list[str]]:
     """(the leaderboard experiment named in ``args`` or None, the other arguments)."""
-    name = None
-    rest = []
+    name, rest = None, []
     for a in args:
         if a.startswith("experiment="):
             value = a.split("=", 1)[1]

@@ -127,17 +127,10 @@ def compare_reference(
         se = math.sqrt(sum(v for v, _ in parts))
         diff = cell["mean"] - r_mean
         out.update(
-            paper_mean=r_mean,
-            paper_std=r_std,
-            paper_sem=paper_sem,
-            paper_runs=int(r_runs),
-            ratio=cell["mean"] / r_mean if r_mean else np.nan,
-            tau=tau,
-            tau_source=source,
-            se_diff=se,
-            z=z_score(diff, se, r_mean),
-            df=welch_df(parts),
-        )
+            paper_mean=r_mean, paper_std=r_std, paper_sem=paper_sem, paper_runs=int(r_runs),
+            ratio=cell["mean"] / r_mean if r_mean else np.nan, tau=tau, tau_source=source,
+            se_diff=se, z=z_score(diff, se, r_mean), df=welch_df(parts),
+        )  # fmt: skip
         rows.append(out)
     return pd.DataFrame(rows)
 
@@ -185,14 +178,10 @@ def compare_baseline(
             test = "z"
         se = se_floor(math.sqrt(var), b_mean)
         out.update(
-            base_mean=b_mean,
-            base_runs=B,
-            base_ratio=cell["mean"] / b_mean if b_mean else np.nan,
-            base_se=se,
-            base_z=z_score(cell["mean"] - b_mean, se, b_mean),
-            base_df=df,
+            base_mean=b_mean, base_runs=B, base_ratio=cell["mean"] / b_mean if b_mean else np.nan,
+            base_se=se, base_z=z_score(cell["mean"] - b_mean, se, b_mean), base_df=df,
             base_test=test,
-        )
+        )  # fmt: skip
         rows.append(out)
     return pd.DataFrame(rows)
 
@@ -248,21 +237,12 @@ def pooled_bias(
         se = se_floor(se, 1.0)
         ratio = mean / p
         rows.append(
-            {
-                **dict(zip(fam, key if isinstance(key, tuple) else (key,), strict=True)),
-                "cells": len(cells),
-                "ns": ",".join(n_str(n) or "" for n in cells["n"]),
-                "bias": bias,
-                "ratio": 1.0 + bias,
-                "ratio_min": float(ratio.min()),
-                "ratio_max": float(ratio.max()),
-                "cv": cv,
-                "se": se,
-                "df": df,
-                "z": z_score(bias, se, 1.0),
-                "known": known,
-            }
-        )
+            {**dict(zip(fam, key if isinstance(key, tuple) else (key,), strict=True)),
+             "cells": len(cells), "ns": ",".join(n_str(n) or "" for n in cells["n"]),
+             "bias": bias, "ratio": 1.0 + bias, "ratio_min": float(ratio.min()),
+             "ratio_max": float(ratio.max()), "cv": cv, "se": se, "df": df,
+             "z": z_score(bias, se, 1.0), "known": known}
+        )  # fmt: skip
     cols = [*fam, "cells", "ns", "bias", "ratio", "ratio_min", "ratio_max", "cv", "se", "df"]
     return pd.DataFrame(rows, columns=[*cols, "z", "known"])
 
@@ -372,13 +352,9 @@ def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
 def counts(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> dict[str, int]:
     """Verdict counts of the cells (and of the pooled families, keys ``pooled_*``)."""
     v = t["verdict"]
-    out = {
-        "cells": len(t),
-        "reproduced": int((v == REPRODUCED).sum()),
-        "known": int(v.str.startswith(KNOWN).sum()),
-        "deviate": int((v == DEVIATES).sum()),
-        "no_reference": int((v == NO_REFERENCE).sum()),
-    }
+    out = {"cells": len(t), "reproduced": int((v == REPRODUCED).sum()),
+           "known": int(v.str.startswith(KNOWN).sum()), "deviate": int((v == DEVIATES).sum()),
+           "no_reference": int((v == NO_REFERENCE).sum())}  # fmt: skip
     if pooled is not None:
         pv = pooled["verdict"] if len(pooled) else pd.Series(dtype=object)
         out.update(

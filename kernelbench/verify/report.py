@@ -99,10 +99,8 @@ def pooled_frame(
     cols = _key_columns(p, fam)
     cols["cells"] = p["cells"].astype(str)
     cols["ratio"] = p["ratio"].map(lambda x: _num(x, ".3f"))
-    cols["ratio range"] = [
-        f"{_num(a, '.2f')}-{_num(b, '.2f')}"
-        for a, b in zip(p["ratio_min"], p["ratio_max"], strict=True)
-    ]
+    ranges = zip(p["ratio_min"], p["ratio_max"], strict=True)
+    cols["ratio range"] = [f"{_num(a, '.2f')}-{_num(b, '.2f')}" for a, b in ranges]
     cols["z"] = p["z"].map(lambda x: _num(x, "+.2f"))
     cols["z_crit"] = p["z_crit"].map(lambda x: _num(x, ".2f"))
     if wide:
@@ -118,10 +116,10 @@ def format_text(d: pd.DataFrame) -> str:
     widths = [max(len(str(c)), *(len(str(v)) for v in d[c])) for c in d.columns]
 
     def line(vals: Iterable[Any]) -> str:
-        parts = []
-        for c, v, w in zip(d.columns, vals, widths, strict=True):
-            parts.append(str(v).rjust(w) if c in RIGHT else str(v).ljust(w))
-        return "  ".join(parts).rstrip()
+        cells = zip(d.columns, vals, widths, strict=True)
+        return "  ".join(
+            str(v).rjust(w) if c in RIGHT else str(v).ljust(w) for c, v, w in cells
+        ).rstrip()
 
     out = [line(d.columns), line("-" * w for w in widths)]
     out += [line(row) for row in d.itertuples(index=False)]
