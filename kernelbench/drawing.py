@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -172,14 +172,17 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
+def markdown_lines(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    """The lines of a Markdown table: the header, its rule, a line per row."""
+    rule = "|" + "---|" * len(header)
+    lines = (" | ".join(map(str, r)) for r in (header, *rows))
+    return [f"| {next(lines)} |", rule, *(f"| {line} |" for line in lines)]
+
+
 def markdown_table(df: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table of ``df`` (floats to 6 significant digits)."""
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for row in df.itertuples(index=False):
-        cells = [_fmt(v).replace("|", r"\|") for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    rows = ([_fmt(v).replace("|", r"\|") for v in row] for row in df.itertuples(index=False))
+    return "\n".join(markdown_lines([str(c) for c in df.columns], rows)) + "\n"
 
 
 def write_table(

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from kernelbench.report.common import SECTIONS, Section, load_sections, md_table
+from kernelbench.drawing import markdown_lines
+from kernelbench.report.common import SECTIONS, Section, load_sections
 
 
 def summary_table(sections: list[Section]) -> list[str]:
@@ -21,7 +22,7 @@ def summary_table(sections: list[Section]) -> list[str]:
         claims = f"{m.claims_hold} of {m.claims}" if m.claims else "–"
         rows.append([f"[{s.title}](#{s.key})", *counts, claims])
     cols = ["experiment", "compared", "reproduced", "known deviations", "deviate", "not run"]
-    lines = md_table([*cols, "claims that hold"], rows)
+    lines = markdown_lines([*cols, "claims that hold"], rows)
     notes = [f"- {s.title}: {s.summary.note}" for s in sections if s.summary.note]
     return [*lines, "", *notes, ""] if notes else [*lines, ""]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES
+from kernelbench.drawing import DATASET_NAMES, markdown_lines
 from kernelbench.verify.compare import DEVIATES, KNOWN, REPRODUCED
 
 #: The repository root (sections read committed tables relative to it).
@@ -120,16 +120,6 @@ def load_sections(only: list[str] | None = None) -> list[Section]:
     return sections
 
 
-def md_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    """The lines of a Markdown table: the header, its rule, a line per row."""
-    rule = "|" + "---|" * len(header)
-    return [
-        "| " + " | ".join(header) + " |",
-        rule,
-        *("| " + " | ".join(map(str, r)) + " |" for r in rows),
-    ]
-
-
 def rank(values: pd.Series, order: Sequence[str]) -> pd.Series:
     """Each value's position in ``order`` (values not in it last)."""
     return values.map(lambda v: order.index(v) if v in order else len(order))
@@ -174,7 +164,7 @@ def ratio_check(
 def verdict_changes(head: str, now: Iterable[bool], before: Iterable[tuple]) -> list[str]:
     """A table of claims' verdicts: the earlier report's (text, verdict, evidence), now."""
     word = {True: "holds", False: "does not hold"}
-    return md_table(
+    return markdown_lines(
         [head, "before", "now"],
         ([text, f"{word[old]} ({ev})", word[new] + ("" if old == new else " (changed)")]
          for (text, old, ev), new in zip(before, now, strict=True)),
@@ -220,7 +210,7 @@ def pooled_lines(
         for r in pooled.to_dict("records")
     ]  # fmt: skip
     cols = ["dataset", "families", "reproduced", "known deviations", "deviate"]
-    head = md_table([*cols, "largest \\|z\\| (family)"], head)
-    full = md_table(["dataset", "kernel", "method", "cells", "mean ratio", "ratio range", "z",
+    head = markdown_lines([*cols, "largest \\|z\\| (family)"], head)
+    full = markdown_lines(["dataset", "kernel", "method", "cells", "mean ratio", "ratio range", "z",
                      "z_crit", "verdict"], full)  # fmt: skip
     return "\n".join(head) + "\n", "\n".join(full) + "\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES
+from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES, markdown_lines
 from kernelbench.reference import load_reference
 from kernelbench.report.common import (
     ROOT,
@@ -17,7 +17,6 @@ from kernelbench.report.common import (
     Summary,
     counts,
     fmt,
-    md_table,
     ordered,
     pooled_lines,
     rel,
@@ -69,7 +68,7 @@ def cells_markdown(df: pd.DataFrame) -> str:
         for r in df.itertuples()
     ]  # fmt: skip
     cols = [c.replace("_", " ") for c in COLUMNS]
-    return "\n".join(md_table(cols, rows)) + "\n"
+    return "\n".join(markdown_lines(cols, rows)) + "\n"
 
 
 def ratio_summary(t: pd.DataFrame, num: str, den: str) -> pd.DataFrame:
@@ -87,7 +86,7 @@ def findings(t: pd.DataFrame, cfg, pooled: pd.DataFrame | None = None) -> list[s
     out = []
     orf = ratio_summary(t, "orf", "orf_tallqr")
     if not orf.empty:
-        lines = md_table(
+        lines = markdown_lines(
             ["dataset", "kernel", "true ORF / tall-QR (min–max over n)"],
             ([DATASET_NAMES.get(r.dataset, r.dataset), KERNEL_NAMES.get(r.kernel, r.kernel),
               f"{r.min:.2f}–{r.max:.2f}"] for r in orf.itertuples()),
@@ -390,7 +389,7 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
             f"(`{rel(cfg.sample_variation)}`): how much a cell's mean error moves between "
             "independent X, Y samples, pooled per dataset and kernel.",
             "",
-            *md_table(
+            *markdown_lines(
                 ["dataset", "kernel", "tau / mean", "cells", "seeds", "runs"],
                 (
                     [
@@ -407,32 +406,14 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
             "",
         ]
     doc += ["Every paper cell is listed in the appendix ([Fig. 1, every cell](#fig1-cells)).", ""]
-    return Section(
-        key="fig1",
-        title="Munkhoeva et al. (2018), Figure 1: kernel approximation error",
-        summary=Summary(
-            cells=n_ref,
-            reproduced=n_rep,
-            known=n_known,
-            deviate=n_dev,
-            not_run=n_not,
-            note=_pooled_note(pooled),
-        ),
-        body=doc,
-        appendix=[
-            '<a id="fig1-cells"></a>',
-            "",
-            "## Fig. 1, every cell",
-            "",
-            cells_markdown(cells),
-            '<a id="fig1-pooled"></a>',
-            "",
-            "## Fig. 1, every pooled family",
-            "",
-            pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)[1],
-        ],
-        cells=cells,
-    )
+    appendix = [
+        '<a id="fig1-cells"></a>', "", "## Fig. 1, every cell", "", cells_markdown(cells),
+        '<a id="fig1-pooled"></a>', "", "## Fig. 1, every pooled family", "",
+        pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)[1],
+    ]  # fmt: skip
+    title = "Munkhoeva et al. (2018), Figure 1: kernel approximation error"
+    summary = Summary(n_ref, n_rep, n_known, n_dev, n_not, note=_pooled_note(pooled))
+    return Section("fig1", title, summary, doc, appendix, cells)
 
 
 def _pooled_note(pooled: pd.DataFrame) -> str:
@@ -500,4 +481,4 @@ def per_dataset_table(cells: pd.DataFrame) -> str:
         rows.append([DATASET_NAMES.get(ds, ds), *row])
     rows.append(["**all**", *(f"**{x}**" for x in total)])
     cols = ["dataset", "paper cells", "reproduced", "known deviations", "deviate", "not run"]
-    return "\n".join(md_table(cols, rows)) + "\n"
+    return "\n".join(markdown_lines(cols, rows)) + "\n"

@@ -10,7 +10,8 @@ import math
 
 import pandas as pd
 
-from kernelbench.report.common import ROOT, Claim, Section, Summary, fmt, md_table, rel
+from kernelbench.drawing import markdown_lines
+from kernelbench.report.common import ROOT, Claim, Section, Summary, fmt, rel
 
 CSV = ROOT / "results" / "baseline" / "fig3_walltime.csv"
 M_ORDER = ["rff", "orf", "orf_tallqr", "sorf", "qmc", "gq", "sr33", "sr33_haar"]
@@ -39,7 +40,7 @@ def _table(t: pd.DataFrame, metric: str, points: int) -> list[str]:
          *(fmt(_median(t, metric, points, d, lab), ".3g") for d in dims)]
         for lab in M_ORDER if lab in set(sub.method_label)
     ]  # fmt: skip
-    return md_table(["method", *(f"{names[d]} ({d})" for d in dims)], rows)
+    return markdown_lines(["method", *(f"{names[d]} ({d})" for d in dims)], rows)
 
 
 def build() -> Section | None:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES
+from kernelbench.drawing import DATASET_NAMES, markdown_lines
 from kernelbench.reference import load_reference
 from kernelbench.report.common import (
     ROOT,
@@ -18,12 +18,12 @@ from kernelbench.report.common import (
     Summary,
     counts,
     fmt,
-    md_table,
     ordered,
     pooled_lines,
     with_sem,
 )
 from kernelbench.reporting import get_reporting
+from kernelbench.reporting.krr import PAPER_DATASETS
 from kernelbench.verify import DEVIATES, KNOWN, load_config, verify_table
 
 CONFIG = "liu2020_table3"
@@ -97,14 +97,14 @@ def md(df: pd.DataFrame, cols: list[tuple[str, str]]) -> str:
                 v = KNOWN
             cells.append(str(v))
         lines.append(cells)
-    return "\n".join(md_table([h for h, _ in cols], lines)) + "\n"
+    return "\n".join(markdown_lines([h for h, _ in cols], lines)) + "\n"
 
 
 def time_ratios(ratios: pd.DataFrame, ref_raw: pd.DataFrame) -> pd.DataFrame:
     """Feature time / rff's at the same (dataset, s/d): ours (best of R, interleaved in
     one process, scripts/bench_liu2020.py) beside the paper's (MATLAB, its machine)."""
     ref = ref_raw.copy()
-    ref["dataset"] = ref["dataset"].map(lambda v: {"EEG": "eeg", "cod-RNA": "codrna"}.get(v, v))
+    ref["dataset"] = ref["dataset"].map(lambda v: PAPER_DATASETS.get(v, v))
     rt = ref.pivot_table(
         index=["dataset", "s_over_d"], columns="method", values="feature_time_s_mean"
     )

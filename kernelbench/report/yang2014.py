@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kernelbench.drawing import markdown_lines
 from kernelbench.report.common import (
     ROOT,
     Section,
@@ -15,7 +16,6 @@ from kernelbench.report.common import (
     claim,
     first_file,
     fmt,
-    md_table,
     ratio_check,
     verdict_changes,
 )
@@ -90,7 +90,7 @@ def ratio_table(t: pd.DataFrame) -> list[str]:
     cols = [c for c in [*QMC, *EXTRA] if c in m.columns]
     rows = ([ds, f"{n:g}", fmt(row["rff"], ".3g"), *(fmt(row[c] / row["rff"], ".3g") for c in cols)]
             for (ds, n), row in m.iterrows())  # fmt: skip
-    return md_table(["dataset", "n", "rff", *(f"{c}/rff" for c in cols)], rows)
+    return markdown_lines(["dataset", "n", "rff", *(f"{c}/rff" for c in cols)], rows)
 
 
 def fig3_claims(t: pd.DataFrame, box: str, lines: list[str], lattice: bool) -> list[bool]:

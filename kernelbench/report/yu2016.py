@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kernelbench.drawing import markdown_lines
 from kernelbench.report.common import (
     ROOT,
     Section,
@@ -15,7 +16,6 @@ from kernelbench.report.common import (
     claim,
     first_file,
     fmt,
-    md_table,
     ratio_check,
     verdict_changes,
 )
@@ -161,7 +161,7 @@ def qmc_table(t: pd.DataFrame) -> list[str]:
     )
     cols = [c for c in ["qmc_digital_net", *QMC_OTHERS, "qmc"] if c in m.columns]
     rows = ([ds, f"{n:g}", *(fmt(row[c], ".3g") for c in cols)] for (ds, n), row in m.iterrows())
-    return md_table(["dataset", "D/d", *cols], rows)
+    return markdown_lines(["dataset", "D/d", *cols], rows)
 
 
 def mse_table(t: pd.DataFrame) -> list[str]:
@@ -171,7 +171,7 @@ def mse_table(t: pd.DataFrame) -> list[str]:
             if c in wide.columns]  # fmt: skip
     rows = [[ds, f"{n:g}", *(fmt(row[c], ".3g") for c in cols)]
             for (ds, n), row in wide.iterrows() if ds in DATASETS]  # fmt: skip
-    return md_table(["dataset", "D/d", *cols], rows)
+    return markdown_lines(["dataset", "D/d", *cols], rows)
 
 
 def build() -> Section | None:

@@ -40,13 +40,9 @@ TEMPLATES = Path(__file__).with_name("templates")
 BASELINE_DIR = default_baseline_dir()
 #: Verdict -> CSS class of its table cell.
 VERDICT_CLASS = (
-    ("reproduced", "v-ok"),
-    ("holds", "v-ok"),
-    ("known deviation", "v-known"),
-    ("deviates", "v-dev"),
-    ("does not hold", "v-dev"),
-    ("not shown", "v-dev"),
-)
+    ("reproduced", "v-ok"), ("holds", "v-ok"), ("known deviation", "v-known"),
+    ("deviates", "v-dev"), ("does not hold", "v-dev"), ("not shown", "v-dev"),
+)  # fmt: skip
 
 
 def verdict_class(verdict: str) -> str:
@@ -182,16 +178,9 @@ def _figures(
             draw(f, out / "figures" / page)
         else:
             jobs.append((f, out / "figures" / page))
-        figs.append(
-            PageFigure(
-                key=f.key,
-                title=f.title,
-                settings=f.settings,
-                json=_script_json(plotly_figure(f)),
-                png=f"figures/{page}/{f.key}.png",
-                pdf=f"figures/{page}/{f.key}.pdf",
-            )
-        )
+        path = f"figures/{page}/{f.key}"
+        json_ = _script_json(plotly_figure(f))
+        figs.append(PageFigure(f.key, f.title, f.settings, json_, f"{path}.png", f"{path}.pdf"))
     return figs
 
 
@@ -257,13 +246,9 @@ def results_page(
 def _render(template: str, **context: object) -> str:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-    env = Environment(
-        loader=FileSystemLoader(TEMPLATES),
-        autoescape=select_autoescape(["html", "j2"]),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    escape = select_autoescape(["html", "j2"])
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=escape,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
     env.filters["verdict_class"] = verdict_class
     env.filters["kernel_name"] = kernel_name
     return env.get_template(template).render(**context)
@@ -351,38 +336,21 @@ def build_site(
         )
     for i, (path, df) in enumerate(runs):
         for exp, g in df.groupby("experiment", sort=True):
-            spec = FigureSpec(
-                table=str(exp),
-                ylabel=str(g["metric"].iloc[0]),
-                logy=bool((g["mean"] > 0).all()),
-                title=str(exp),
-            )
-            report.pages.append(
-                results_page(
-                    f"runs-{i}-{exp}",
-                    f"{exp}: {path}",
-                    [(spec, g)],
-                    out,
-                    pages=nav,
-                    intro=f"Aggregated from the shards under {path}.",
-                    jobs=jobs,
-                )  # fmt: skip
-            )
+            logy = bool((g["mean"] > 0).all())
+            spec = FigureSpec(str(exp), ylabel=str(g["metric"].iloc[0]), logy=logy, title=str(exp))
+            intro = f"Aggregated from the shards under {path}."
+            key = f"runs-{i}-{exp}"
+            page = results_page(key, f"{exp}: {path}", [(spec, g)], out, pages=nav, intro=intro,
+                                jobs=jobs)  # fmt: skip
+            report.pages.append(page)
     board = _leaderboard_page(out, [p for p, _ in runs] or [ROOT / "results" / "runs"], nav, jobs)
     if board is not None:
         report.pages.append(board)
     draw_static(jobs)
     index = out / "index.html"
+    context = {"sections": sections, "pages": nav, "current": "index", "notes": report.notes}
     index.write_text(
-        _render(
-            "index.html.j2",
-            sections=sections,
-            pages=nav,
-            current="index",
-            environment=environment(),
-            order=list(SECTIONS),
-            notes=report.notes,
-        )  # fmt: skip
+        _render("index.html.j2", environment=environment(), order=list(SECTIONS), **context)
     )
     report.pages.insert(0, index)
     return report
