@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES, markdown_lines
+from kernelbench.drawing import markdown_lines
 from kernelbench.verify.compare import DEVIATES, KNOWN, REPRODUCED
 
 #: The repository root (sections read committed tables relative to it).
@@ -174,11 +174,6 @@ def verdict_changes(head: str, now: Iterable[bool], before: Iterable[tuple]) -> 
 def first_file(*paths: Path) -> Path | None:
     """The first of ``paths`` that is a file."""
     return next((p for p in paths if p.is_file()), None)
-
-
-def display_names(values: Iterable[str], table: dict[str, str] = DATASET_NAMES) -> str:
-    """Display names, comma-separated."""
-    return ", ".join(table.get(v, v) for v in values)
 
 
 def pooled_lines(

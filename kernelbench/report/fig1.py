@@ -32,7 +32,6 @@ from kernelbench.verify import (
     verify_table,
 )
 
-PAPER_LABELS = {"rff": "G", "orf": "Gort", "sorf": "ROM", "qmc": "QMC", "gq": "GQ", "sr33": "B"}
 DS_ORDER = ["powerplant", "letter", "usps", "mnist", "cifar100", "leukemia"]
 K_ORDER = ["rbf", "arccos0", "arccos1"]
 M_ORDER = ["rff", "orf_tallqr", "orf", "sorf", "qmc", "gq", "sr33"]

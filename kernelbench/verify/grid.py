@@ -10,9 +10,6 @@ from kernelbench.config import compose, experiment_grid, experiment_sweep
 from kernelbench.errors import choices_error
 from kernelbench.verify.config import VerifyConfig
 
-#: Config groups among the sweep keys (composed by Hydra); the rest are plain values.
-GROUP_KEYS = ("method", "kernel", "dataset", "protocol")
-
 
 def grid_cells(
     cfg: VerifyConfig, grid: str, runs: int | None = None, seed: int | None = None
