@@ -11,7 +11,6 @@ REPRODUCTION.md and their verify configs read: :mod:`.fig1` (munkhoeva2018_fig1)
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -124,15 +123,10 @@ def generic_write(
 
 def _draw(results: Path, experiment: str, out: Path) -> list[Path]:
     """The default figures of ``experiment``'s shards as ``<out>/<experiment>_<file>.png``."""
-    from kernelbench.plot_command import make_plots
-
     written = []
-    with tempfile.TemporaryDirectory() as tmp:
-        make_plots(results, tmp, formats=["png"], experiment=experiment)
-        for path in sorted(Path(tmp).rglob("*.png")):
-            target = out / f"{experiment}_{path.name}"
-            shutil.copyfile(path, target)
-            written.append(target)
+    with figures.drawn(results, experiment) as tmp:
+        for path in sorted(tmp.rglob("*.png")):
+            written.append(Path(shutil.copyfile(path, out / f"{experiment}_{path.name}")))
     return written
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from kernelbench.plot_command import make_plots
 
@@ -30,6 +32,14 @@ EXPERIMENTS: dict[str, tuple[str, str | None]] = {
 STEMS = {"fig1": "fig1_kernel_error"}
 
 
+@contextmanager
+def drawn(results: Path, experiment: str, **options: Any) -> Iterator[Path]:
+    """A temporary directory holding ``kernelbench plot``'s PNG figures of ``experiment``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        make_plots(results, tmp, formats=["png"], experiment=experiment, **options)
+        yield Path(tmp)
+
+
 def write(
     results: Path,
     experiment: str,
@@ -45,14 +55,13 @@ def write(
     png = "_".join([STEMS.get(figure, figure), *([metric] if metric else [])]) + ".png"
     source = rows_of or experiment
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        make_plots(results, tmp, figure=figure, metric=metric, formats=["png"], experiment=source)
+    with drawn(results, source, figure=figure, metric=metric) as tmp:
         if methods:
-            _replace_rows(Path(tmp) / source / table, out / f"{experiment}.csv", methods)
+            _replace_rows(tmp / source / table, out / f"{experiment}.csv", methods)
             echo(f"{experiment}: replaced the rows of {', '.join(methods)} in {experiment}.csv")
             return
-        shutil.copyfile(Path(tmp) / source / table, out / f"{experiment}.csv")
-        shutil.copyfile(Path(tmp) / source / png, out / f"{experiment}.png")
+        shutil.copyfile(tmp / source / table, out / f"{experiment}.csv")
+        shutil.copyfile(tmp / source / png, out / f"{experiment}.png")
     echo(f"{experiment}: wrote {out / experiment}.csv and .png")
 
 
