@@ -19,6 +19,8 @@ from kernelbench.verify.compare import DEVIATES, KNOWN, REPRODUCED
 
 #: The repository root (sections read committed tables relative to it).
 ROOT = Path(__file__).resolve().parents[2]
+#: The committed baseline tables the sections read.
+BASE = ROOT / "results" / "baseline"
 
 
 @dataclass

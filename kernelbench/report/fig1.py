@@ -12,7 +12,7 @@ import pandas as pd
 from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES, markdown_lines
 from kernelbench.reference import load_reference
 from kernelbench.report.common import (
-    ROOT,
+    BASE,
     Section,
     Summary,
     counts,
@@ -199,7 +199,7 @@ def findings(t: pd.DataFrame, cfg, pooled: pd.DataFrame | None = None) -> list[s
 
 
 #: scripts/measure_sr33_rotation.py --out (per data seed and rotation variant)
-ROTATION_STUDY = ROOT / "results" / "baseline" / "sr33_rotation.csv"
+ROTATION_STUDY = BASE / "sr33_rotation.csv"
 
 
 def sr33_rotation_finding(path: Path) -> str | None:

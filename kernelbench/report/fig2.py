@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES, markdown_lines
-from kernelbench.report.common import ROOT, Claim, Section, Summary, fmt, ordered, rel
+from kernelbench.report.common import BASE, Claim, Section, Summary, fmt, ordered, rel
 from kernelbench.stats import sidak_z, welch_df
 
-BASELINE = ROOT / "results" / "baseline" / "fig2_baseline.csv"
-FIG1_BASELINE = ROOT / "results" / "baseline" / "fig1_baseline.csv"
+BASELINE = BASE / "fig2_baseline.csv"
+FIG1_BASELINE = BASE / "fig1_baseline.csv"
 ALPHA = 0.05
 MARGIN = 0.005
 B = "sr33"

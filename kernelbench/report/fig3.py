@@ -11,9 +11,9 @@ import math
 import pandas as pd
 
 from kernelbench.drawing import markdown_lines
-from kernelbench.report.common import ROOT, Claim, Section, Summary, fmt, rel
+from kernelbench.report.common import BASE, Claim, Section, Summary, fmt, rel
 
-CSV = ROOT / "results" / "baseline" / "fig3_walltime.csv"
+CSV = BASE / "fig3_walltime.csv"
 M_ORDER = ["rff", "orf", "orf_tallqr", "sorf", "qmc", "gq", "sr33", "sr33_haar"]
 #: The issue's goals: (metric, points, d, sr33's speed-up over rff at least)
 GOALS = [("map", 10, 7129, 15.0), ("map", 10, 3072, 6.0), ("fit+map", 1000, 3072, 5.0)]

@@ -12,27 +12,19 @@ import pandas as pd
 
 from kernelbench.drawing import DATASET_NAMES, markdown_lines
 from kernelbench.reference import load_reference
-from kernelbench.report.common import (
-    ROOT,
-    Section,
-    Summary,
-    counts,
-    fmt,
-    ordered,
-    pooled_lines,
-    with_sem,
-)
+from kernelbench.report import common
+from kernelbench.report.common import BASE, Section, Summary, fmt, ordered, pooled_lines
 from kernelbench.reporting import get_reporting
 from kernelbench.reporting.krr import PAPER_DATASETS
 from kernelbench.verify import DEVIATES, KNOWN, load_config, verify_table
 
 CONFIG = "liu2020_table3"
-BASELINE = ROOT / "results" / "baseline" / "liu2020_table3_baseline.csv"
+BASELINE = BASE / "liu2020_table3_baseline.csv"
 PAPER_CONFIG = "liu2020_table3_paper"
-PAPER_BASELINE = ROOT / "results" / "baseline" / "liu2020_table3_paper_baseline.csv"
-READINGS = ROOT / "results" / "baseline" / "liu2020_readings.csv"
-ABLATION = ROOT / "results" / "baseline" / "liu2020_code_ablation.csv"
-RATIOS = ROOT / "results" / "baseline" / "liu2020_feature_time_ratio.csv"
+PAPER_BASELINE = BASE / "liu2020_table3_paper_baseline.csv"
+READINGS = BASE / "liu2020_readings.csv"
+ABLATION = BASE / "liu2020_code_ablation.csv"
+RATIOS = BASE / "liu2020_feature_time_ratio.csv"
 PAPER = {"rff": "RFF", "qmc": "QMC", "lev_rff": "leverage-RFF", "slw_rff": "Ours (SLW)"}
 M_ORDER = ["rff", "qmc", "qmc_fixed", "lev_rff", "slw_rff", "orf", "sorf", "sr33"]
 DS_ORDER = ["eeg", "codrna", "magic04", "covtype"]
@@ -122,13 +114,13 @@ def time_ratios(ratios: pd.DataFrame, ref_raw: pd.DataFrame) -> pd.DataFrame:
 def compare(config: str, baseline) -> tuple[Summary, pd.DataFrame, pd.DataFrame, Any, Any]:
     """One reading's baseline against the paper: summary, cell rows, verify table."""
     cfg = load_config(config)
-    ours = with_sem(pd.read_csv(baseline))
+    ours = common.with_sem(pd.read_csv(baseline))
     ref_raw = load_reference(cfg.reference)
     ref = get_reporting("krr").reference_cells(cfg.reference, ref_raw)
     pv = verify_table(ours.assign(n=ours["n"].astype(float)), cfg, ref=ref_raw)
     t, m = pv.table, pv.m
     cells = cell_rows(t, ref, ours, cfg.compare)
-    s = Summary(len(ref), *counts(cells["verdict"]))
+    s = Summary(len(ref), *common.counts(cells["verdict"]))
     return s, cells, ours, cfg, (t, m, ref_raw, pv.pooled)
 
 
@@ -167,7 +159,7 @@ def pooled_body(code: pd.DataFrame, text: pd.DataFrame | None) -> list[str]:
         if pooled is None or pooled.empty:
             continue
         v = pooled["verdict"].astype(str)
-        rep, known, dev, _ = counts(v)
+        rep, known, dev, _ = common.counts(v)
         gated = pooled[~v.str.startswith(KNOWN)]
         top = gated.loc[gated["z"].abs().idxmax()] if len(gated) else None
         text_ = (

@@ -9,18 +9,9 @@ from __future__ import annotations
 import pandas as pd
 
 from kernelbench.drawing import markdown_lines
-from kernelbench.report.common import (
-    ROOT,
-    Section,
-    Summary,
-    claim,
-    first_file,
-    fmt,
-    ratio_check,
-    verdict_changes,
-)
+from kernelbench.report import common
+from kernelbench.report.common import BASE, Section, Summary, claim, fmt
 
-BASE = ROOT / "results" / "baseline"
 #: Their four sequences (Sec. 6.1): MATLAB's RR2 Halton and scrambled Sobol', Nuyens'
 #: lattice and digital net (qmcpy's CBC lattice and Sobol' net here).
 QMC = {"qmc_halton_rr2": "Halton (RR2)", "qmc_sobol": "Sobol'", "qmc_lattice": "lattice",
@@ -59,7 +50,7 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     out = []
 
     def below(a: str, b: str) -> tuple[int, int, str]:
-        return ratio_check(m, cells, a, b, lambda r: r < 1, "n")
+        return common.ratio_check(m, cells, a, b, lambda r: r < 1, "n")
 
     for lab, name in QMC.items():
         hold, total, fails = below(lab, "rff")
@@ -206,7 +197,7 @@ def fig4_claims(
 
 def build() -> Section | None:
     f2, f4 = BASE / "yang2014_fig2.csv", BASE / "yang2014_fig4.csv"
-    pca = first_file(BASE / "yang2014_fig2_pca.csv", BASE / "yang2014_fig2_pca_reduced.csv")
+    pca = common.first_file(BASE / "yang2014_fig2_pca.csv", BASE / "yang2014_fig2_pca_reduced.csv")
     if not f2.exists() or not f4.exists() or pca is None:
         return None
     body = [
@@ -263,7 +254,7 @@ def build() -> Section | None:
         'Halton as "Halton", the Korobov lattice, a digitally shifted Sobol\' net) '
         "against the new generators in that setting:",
         "",
-        *verdict_changes("claim", verdicts, PREVIOUS_FIG2),
+        *common.verdict_changes("claim", verdicts, PREVIOUS_FIG2),
         "",
         "Measured, not decided in advance. (1) With their generators the Fig. 2 claims "
         "still fail, most of them in their own setup too: Sobol' and the digital net beat "

@@ -9,19 +9,10 @@ from __future__ import annotations
 import pandas as pd
 
 from kernelbench.drawing import markdown_lines
-from kernelbench.report.common import (
-    ROOT,
-    Section,
-    Summary,
-    claim,
-    first_file,
-    fmt,
-    ratio_check,
-    verdict_changes,
-)
+from kernelbench.report import common
+from kernelbench.report.common import BASE, Section, Summary, claim, fmt
 from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
 
-BASE = ROOT / "results" / "baseline"
 #: "about equal": the two means within this relative distance
 SAME = 0.10
 #: "much worse": at least this ratio of the means
@@ -118,7 +109,7 @@ def fig4_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
             lines += ["", "SORF blocks (Fig. 5(c)):", ""]
             continue
         a, b, test, text = check
-        hold, total, fails = ratio_check(m, cells, a, b, test, "D/d")
+        hold, total, fails = common.ratio_check(m, cells, a, b, test, "D/d")
         evidence = f"{hold} of {total} (dataset, D/d) cells (MSE ratio {a}/{b}){fails}."
         out.append(claim(lines, total > 0 and hold == total, text, evidence))
     return out
@@ -220,7 +211,7 @@ def build() -> Section | None:
     ]
     net_before = len(claims)
     claims += fig4_claims(t4, body)
-    fq = first_file(BASE / "yu2016_fig4_qmc.csv", BASE / "yu2016_fig4_qmc_reduced.csv")
+    fq = common.first_file(BASE / "yu2016_fig4_qmc.csv", BASE / "yu2016_fig4_qmc_reduced.csv")
     if fq is not None:
         tq = pd.read_csv(fq)
         claims.append(best_qmc_claim(tq, body))
@@ -235,8 +226,9 @@ def build() -> Section | None:
             *qmc_table(tq),
         ]
     now = claims[net_before + 2 : net_before + 5]
+    changes = common.verdict_changes("ordering", now, PREVIOUS_NET)
     body += ["", "The digital-net orderings against the earlier report (a digitally shifted "
-             "Sobol' net):", "", *verdict_changes("ordering", now, PREVIOUS_NET)]  # fmt: skip
+             "Sobol' net):", "", *changes]  # fmt: skip
     body += [
         "",
         "Measured, not decided in advance: where SORF misses its claim against ORF, and the "
