@@ -135,19 +135,13 @@ def _claims(ours: pd.DataFrame, fig1: pd.DataFrame) -> dict:
     bt, m2 = claim_b(ours)
     n_rev = int((rev["reversed_by"] != "").sum()) if not rev.empty else 0
     n_worse = int((bt["verdict"] == "worse").sum())
+    mismatch = int((rev["best_error"] != rev["best_score"]).sum()) if len(rev) else 0
     return {
-        "cells1": len(rev),
-        "mismatch": int((rev["best_error"] != rev["best_score"]).sum()) if len(rev) else 0,
-        "reversals": n_rev,
-        "m1": m1,
-        "cells2": len(bt),
-        "best": int((bt["verdict"] == "best").sum()),
-        "worse": n_worse,
-        "m2": m2,
-        "hold1": n_rev > 0,
-        "hold2": n_worse == 0,
+        "cells1": len(rev), "mismatch": mismatch, "reversals": n_rev, "m1": m1,
+        "cells2": len(bt), "best": int((bt["verdict"] == "best").sum()), "worse": n_worse,
+        "m2": m2, "hold1": n_rev > 0, "hold2": n_worse == 0,
         "table": bt.merge(rev, on=CELL, how="left") if len(rev) else bt,
-    }
+    }  # fmt: skip
 
 
 def _claim1_text(v: dict) -> str:
@@ -274,16 +268,12 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
     cols += ["exact", "verdict", "best approximant (Fig. 1)", "reversed by"]
     doc += markdown_lines(cols, rows)
     doc.append("")
+    note = (
+        f"Fig. 2: {len(ours)} cells computed (n in {{{n_list}}}, {'/'.join(map(str, runs))} "
+        f"runs); no paper numbers, two claims tested with {paper}: B is worse in "
+        f"{v['worse']} of {v['cells2']} cells" + (f" ({worse_kernels})" if v["worse"] else "")
+    )
+    summary = Summary(claims=2, claims_hold=int(hold1) + int(hold2), note=note)
     return Section(
-        key="fig2",
-        title="Munkhoeva et al. (2018), Figure 2: downstream accuracy and R²",
-        summary=Summary(
-            claims=2,
-            claims_hold=int(hold1) + int(hold2),
-            note=f"Fig. 2: {len(ours)} cells computed (n in {{{n_list}}}, "
-            f"{'/'.join(map(str, runs))} runs); no paper numbers, two claims tested with "
-            f"{paper}: B is worse in {v['worse']} of {v['cells2']} cells"
-            + (f" ({worse_kernels})" if v["worse"] else ""),
-        ),
-        body=doc,
+        "fig2", "Munkhoeva et al. (2018), Figure 2: downstream accuracy and R²", summary, doc
     )

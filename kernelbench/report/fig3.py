@@ -120,13 +120,6 @@ def build() -> Section | None:
     for text, ok in checks:
         body.append(Claim(text, ok, template="- {text}: **{verdict}**"))
     hold = sum(1 for _, ok in checks if ok)
-    return Section(
-        key="fig3",
-        title="Munkhoeva et al. (2018), Figure 3: walltime of the explicit mapping",
-        summary=Summary(
-            claims=len(checks),
-            claims_hold=hold,
-            note="timings on a shared 2-core machine; goals as ratios within one run",
-        ),
-        body=body,
-    )
+    note = "timings on a shared 2-core machine; goals as ratios within one run"
+    title = "Munkhoeva et al. (2018), Figure 3: walltime of the explicit mapping"
+    return Section("fig3", title, Summary(claims=len(checks), claims_hold=hold, note=note), body)

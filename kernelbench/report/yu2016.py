@@ -255,9 +255,6 @@ def build() -> Section | None:
         "",
     ]
     n_hold = sum(claims)
-    summary = Summary(
-        claims=len(claims),
-        claims_hold=n_hold,
-        note="Figs. 2, 4 and 5(c) as claims checked on our numbers (the paper has no tables).",
-    )
+    note = "Figs. 2, 4 and 5(c) as claims checked on our numbers (the paper has no tables)."
+    summary = Summary(claims=len(claims), claims_hold=n_hold, note=note)
     return Section("yu2016", "Yu et al. 2016 (ORF, SORF)", summary, body)
