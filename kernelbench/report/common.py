@@ -122,6 +122,11 @@ def load_sections(only: list[str] | None = None) -> list[Section]:
     return sections
 
 
+def paras(*texts: str) -> list[str]:
+    """``texts`` as Markdown blocks: each followed by an empty line."""
+    return [line for text in texts for line in (text, "")]
+
+
 def rank(values: pd.Series, order: Sequence[str]) -> pd.Series:
     """Each value's position in ``order`` (values not in it last)."""
     return values.map(lambda v: order.index(v) if v in order else len(order))

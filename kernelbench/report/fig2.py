@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES, markdown_lines
-from kernelbench.report.common import BASE, Claim, Section, Summary, fmt, ordered, rel
+from kernelbench.report.common import BASE, Claim, Section, Summary, fmt, ordered, paras, rel
 from kernelbench.stats import sidak_z, welch_df
 
 BASELINE = BASE / "fig2_baseline.csv"
@@ -182,40 +182,37 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
     hold1, hold2 = v["hold1"], v["hold2"]
 
     doc: list[str | Claim] = [
-        "The paper gives Fig. 2 as a figure only, with two claims (Sec. 4.3). Ours: "
-        f"`{rel(ours_path)}` ({len(ours)} cells: learner(s) {', '.join(learners)}; "
-        f"{', '.join(DATASET_NAMES.get(d, d) for d in datasets)}; kernels "
-        f"{', '.join(KERNEL_NAMES.get(k, k) for k in K_ORDER if k in set(ours['kernel']))}; "
-        f"methods {', '.join(methods)}; n in {{{n_list}}}; "
-        f"runs per cell {'/'.join(map(str, runs))}), made by "
-        "`kernelbench run -m experiment=fig2_reduced` and "
-        "`kernelbench baseline munkhoeva2018_fig2`; the Fig. 1 errors of the same cells from "
-        f"`{rel(fig1_path)}`. Protocol: the whole train part mapped, test = the rows after "
-        "it (docs/downstream.md); the learner is the paper's SVC/SVR on K_hat with "
-        "default C; `exact` is the same learner on the exact kernel.",
-        "",
-        "Tests (decided before the grid was computed; kernelbench/report/fig2.py): "
-        "the methods' run-to-run variances pooled within a cell, two-sided Student t "
-        f"thresholds at family-wise alpha = {ALPHA} (Sidak) over each claim's comparisons; "
-        "Fig. 1 errors compared by Welch z with their standard errors.",
-        "",
-        f"Verdicts with the paper's learner ({paper}); the Sidak families are per learner.",
-        "",
-        Claim(
-            "Claim 1, the best kernel approximation does not always give the best accuracy",
-            hold1,
-            _claim1_text(v),
-            template=PARAGRAPH,
-            words=("holds", "not shown", "not measured"),
+        *paras(
+            "The paper gives Fig. 2 as a figure only, with two claims (Sec. 4.3). Ours: "
+            f"`{rel(ours_path)}` ({len(ours)} cells: learner(s) {', '.join(learners)}; "
+            f"{', '.join(DATASET_NAMES.get(d, d) for d in datasets)}; kernels "
+            f"{', '.join(KERNEL_NAMES.get(k, k) for k in K_ORDER if k in set(ours['kernel']))}; "
+            f"methods {', '.join(methods)}; n in {{{n_list}}}; "
+            f"runs per cell {'/'.join(map(str, runs))}), made by "
+            "`kernelbench run -m experiment=fig2_reduced` and "
+            "`kernelbench baseline munkhoeva2018_fig2`; the Fig. 1 errors of the same cells from "
+            f"`{rel(fig1_path)}`. Protocol: the whole train part mapped, test = the rows after "
+            "it (docs/downstream.md); the learner is the paper's SVC/SVR on K_hat with "
+            "default C; `exact` is the same learner on the exact kernel.",
+            "Tests (decided before the grid was computed; kernelbench/report/fig2.py): "
+            "the methods' run-to-run variances pooled within a cell, two-sided Student t "
+            f"thresholds at family-wise alpha = {ALPHA} (Sidak) over each claim's comparisons; "
+            "Fig. 1 errors compared by Welch z with their standard errors.",
+            f"Verdicts with the paper's learner ({paper}); the Sidak families are per learner.",
+            Claim(
+                "Claim 1, the best kernel approximation does not always give the best accuracy",
+                hold1,
+                _claim1_text(v),
+                template=PARAGRAPH,
+                words=("holds", "not shown", "not measured"),
+            ),
+            Claim(
+                "Claim 2, B is comparable to or better than the others",
+                hold2,
+                _claim2_text(v),
+                template=PARAGRAPH,
+            ),
         ),
-        "",
-        Claim(
-            "Claim 2, B is comparable to or better than the others",
-            hold2,
-            _claim2_text(v),
-            template=PARAGRAPH,
-        ),
-        "",
     ]
     for learner in learners:
         if learner != paper:

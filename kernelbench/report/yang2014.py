@@ -10,7 +10,7 @@ import pandas as pd
 
 from kernelbench.drawing import markdown_lines
 from kernelbench.report import common
-from kernelbench.report.common import BASE, Section, Summary, claim, fmt
+from kernelbench.report.common import BASE, Section, Summary, claim, fmt, paras
 
 #: Their four sequences (Sec. 6.1): MATLAB's RR2 Halton and scrambled Sobol', Nuyens'
 #: lattice and digital net (qmcpy's CBC lattice and Sobol' net here).
@@ -201,39 +201,36 @@ def build() -> Section | None:
     if not f2.exists() or not f4.exists() or pca is None:
         return None
     body = [
-        "Yang et al. give Figs. 2-4 as figures only: their claims are checked on our numbers, "
-        "with criteria fixed before the numbers (listed with each claim). Commands: "
-        "`kernelbench run experiment=yang2014_fig2_pca_reduced` (or `yang2014_fig2_pca`, "
-        "the full grid, about an hour), `experiment=yang2014_fig2`, `experiment=yang2014_fig3`,"
-        " `experiment=yang2014_fig3_half`, `experiment=yang2014_fig4`, "
-        "`experiment=yang2014_fig4_nn50`, then `kernelbench baseline EXPERIMENT "
-        "results/runs` for each.",
-        "",
-        "Their sequences (Sec. 6.1): MATLAB's Halton with the deterministic RR2 scrambling "
-        "(`qmc_halton_rr2`, written here: no Python library has RR2; it reproduces MATLAB's "
-        "documented points), MATLAB's scrambled Sobol' (`qmc_sobol`: scipy, linear matrix "
-        "scramble + digital shift), Nuyens' lattice and digital net, from qmcpy: the CBC "
-        "lattice of Cools, Kuo & Nuyens, randomly shifted (`qmc_lattice`), and the Joe-Kuo "
-        "Sobol' net with linear matrix scramble + digital shift (`qmc_digital_net`). "
-        "Alongside, not claims: our scrambled Halton (`qmc`, Fig. 1's), the legacy Korobov "
-        "lattice (`qmc_lattice_korobov`) and qmcpy's order-2 interlaced Sobol' net "
-        "(`qmc_digital_net_order2`). docs/qmc.md has the generators and their sources.",
-        "",
-        "### Fig. 2: relative spectral Gram error against s",
-        "",
-        f"Their setup (`{pca.stem}`): the Gram matrix K(X, X) of one random subset after PCA "
-        "to 250 dimensions (principal axes of the scaled part), γ = 1/d, s = D = 2n(d + 1). "
-        "Deviations, decided before the numbers: USPST (1506 rows) is not in the mirror; the "
-        "stand-in is a random 1506 of the 2007 USPS test images (d = 256 before PCA); σ is "
-        "1/√(2γ) = √(d/2), not their cross-validated σ; "
-        + (
-            "10 trials, 5000 MNIST rows."
-            if pca.stem == "yang2014_fig2_pca"
-            else "the reduced grid: 1500-row subsets of both (not 1506 and 5000) and 5 trials."
+        *paras(
+            "Yang et al. give Figs. 2-4 as figures only: their claims are checked on our numbers, "
+            "with criteria fixed before the numbers (listed with each claim). Commands: "
+            "`kernelbench run experiment=yang2014_fig2_pca_reduced` (or `yang2014_fig2_pca`, "
+            "the full grid, about an hour), `experiment=yang2014_fig2`, `experiment=yang2014_fig3`,"
+            " `experiment=yang2014_fig3_half`, `experiment=yang2014_fig4`, "
+            "`experiment=yang2014_fig4_nn50`, then `kernelbench baseline EXPERIMENT "
+            "results/runs` for each.",
+            "Their sequences (Sec. 6.1): MATLAB's Halton with the deterministic RR2 scrambling "
+            "(`qmc_halton_rr2`, written here: no Python library has RR2; it reproduces MATLAB's "
+            "documented points), MATLAB's scrambled Sobol' (`qmc_sobol`: scipy, linear matrix "
+            "scramble + digital shift), Nuyens' lattice and digital net, from qmcpy: the CBC "
+            "lattice of Cools, Kuo & Nuyens, randomly shifted (`qmc_lattice`), and the Joe-Kuo "
+            "Sobol' net with linear matrix scramble + digital shift (`qmc_digital_net`). "
+            "Alongside, not claims: our scrambled Halton (`qmc`, Fig. 1's), the legacy Korobov "
+            "lattice (`qmc_lattice_korobov`) and qmcpy's order-2 interlaced Sobol' net "
+            "(`qmc_digital_net_order2`). docs/qmc.md has the generators and their sources.",
+            "### Fig. 2: relative spectral Gram error against s",
+            f"Their setup (`{pca.stem}`): the Gram matrix K(X, X) of one random subset after PCA "
+            "to 250 dimensions (principal axes of the scaled part), γ = 1/d, s = D = 2n(d + 1). "
+            "Deviations, decided before the numbers: USPST (1506 rows) is not in the mirror; the "
+            "stand-in is a random 1506 of the 2007 USPS test images (d = 256 before PCA); σ is "
+            "1/√(2γ) = √(d/2), not their cross-validated σ; "
+            + (
+                "10 trials, 5000 MNIST rows."
+                if pca.stem == "yang2014_fig2_pca"
+                else "the reduced grid: 1500-row subsets of both (not 1506 and 5000) and 5 trials."
+            ),
+            f"![Yang Fig. 2, PCA 250](results/baseline/{pca.stem}.png)",
         ),
-        "",
-        f"![Yang Fig. 2, PCA 250](results/baseline/{pca.stem}.png)",
-        "",
     ]
     tp = pd.read_csv(pca)
     claims = fig2_claims(tp, body)
@@ -281,17 +278,16 @@ def build() -> Section | None:
     if f3.exists():
         body += [
             "",
-            "### Fig. 3: box discrepancy beside the Gram error",
-            "",
-            "Their datasets (cpu, d = 21, box []b; census, d = 119, box []b/2) are not in the "
-            "mirror: LETTER (d = 16) and Powerplant (d = 4), Fig. 1 subsets (550 + 550 rows), "
-            "γ = 1/d, n = 1, 2, 4, 8, 10 runs; the box is the training subset's bounding box "
-            "in frequency units (`yang2014_fig3`) and its central half (`yang2014_fig3_half`)."
-            " The discrepancy is Theorem 9's π^d D(S)²/∏b_j of the map's frequencies "
-            "(protocol `qmc_discrepancy`).",
-            "",
-            "![Yang Fig. 3](results/baseline/yang2014_fig3.png)",
-            "",
+            *paras(
+                "### Fig. 3: box discrepancy beside the Gram error",
+                "Their datasets (cpu, d = 21, box []b; census, d = 119, box []b/2) are not in the "
+                "mirror: LETTER (d = 16) and Powerplant (d = 4), Fig. 1 subsets (550 + 550 rows), "
+                "γ = 1/d, n = 1, 2, 4, 8, 10 runs; the box is the training subset's bounding box "
+                "in frequency units (`yang2014_fig3`) and its central half (`yang2014_fig3_half`)."
+                " The discrepancy is Theorem 9's π^d D(S)²/∏b_j of the map's frequencies "
+                "(protocol `qmc_discrepancy`).",
+                "![Yang Fig. 3](results/baseline/yang2014_fig3.png)",
+            ),
         ]
         claims += fig3_claims(pd.read_csv(f3), "[]b", body, lattice=True)
         if f3h.exists():
@@ -311,19 +307,18 @@ def build() -> Section | None:
     t4 = pd.read_csv(f4)
     body += [
         "",
-        "### Fig. 4: adaptive QMC over the CG iterations",
-        "",
-        "Their datasets (cpu, d = 21; housing, d = 13) are not in the mirror: LETTER "
-        "(d = 16) and Powerplant (d = 4), Fig. 1 subsets, γ = 1/d, s = 2n(d + 1) with "
-        "n = 3 (102 and 30 points), 30 nonlinear-CG iterations on the box discrepancy of the "
-        "training subset's bounding box []b and of []b/2. The claims are checked from their "
-        "start, the RR2 Halton sequence (`qmc_adaptive_rr2`, `qmc_adaptive_half_rr2`: "
-        "deterministic, so the 10 runs coincide); the scrambled-Halton start "
-        "(`qmc_adaptive`, `qmc_adaptive_half`, 10 runs) follows. The discrepancy is "
-        "Theorem 9's mean squared integration error over the box, π^d D(S)²/∏b_j.",
-        "",
-        "![Yang Fig. 4](results/baseline/yang2014_fig4.png)",
-        "",
+        *paras(
+            "### Fig. 4: adaptive QMC over the CG iterations",
+            "Their datasets (cpu, d = 21; housing, d = 13) are not in the mirror: LETTER "
+            "(d = 16) and Powerplant (d = 4), Fig. 1 subsets, γ = 1/d, s = 2n(d + 1) with "
+            "n = 3 (102 and 30 points), 30 nonlinear-CG iterations on the box discrepancy of the "
+            "training subset's bounding box []b and of []b/2. The claims are checked from their "
+            "start, the RR2 Halton sequence (`qmc_adaptive_rr2`, `qmc_adaptive_half_rr2`: "
+            "deterministic, so the 10 runs coincide); the scrambled-Halton start "
+            "(`qmc_adaptive`, `qmc_adaptive_half`, 10 runs) follows. The discrepancy is "
+            "Theorem 9's mean squared integration error over the box, π^d D(S)²/∏b_j.",
+            "![Yang Fig. 4](results/baseline/yang2014_fig4.png)",
+        ),
     ]
     claims += fig4_claims(t4, body, "qmc_adaptive_rr2", "qmc_adaptive_half_rr2")
     body += ["", "From the scrambled Halton start (the earlier report's runs), not counted:", ""]

@@ -10,7 +10,7 @@ import pandas as pd
 
 from kernelbench.drawing import markdown_lines
 from kernelbench.report import common
-from kernelbench.report.common import BASE, Section, Summary, claim, fmt
+from kernelbench.report.common import BASE, Section, Summary, claim, fmt, paras
 from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
 
 #: "about equal": the two means within this relative distance
@@ -171,43 +171,39 @@ def build() -> Section | None:
         return None
     t2, t4 = pd.read_csv(f2), pd.read_csv(f4)
     body: list[str] = [
-        "Yu et al. report figures only (no tables), so their claims are checked on our "
-        "numbers. Commands: `kernelbench run experiment=yu2016_fig2`, "
-        "`experiment=yu2016_fig4`, `experiment=yu2016_fig4_cifar`, "
-        "`experiment=yu2016_fig4_qmc`, then "
-        "`kernelbench baseline EXPERIMENT results/runs` for each.",
-        "",
-        "### Fig. 2: variance ratio against z = ‖x − y‖/σ",
-        "",
-        "Synthetic pairs (0, z u), u uniform on the sphere (8 directions per z and run), "
-        "σ = 1, D = d, 1000 runs per (method, d); the ratio is the MSE of the kernel value "
-        "over the exact RFF variance (1 − e^{−z²})²/(2D) (their Lemma 1). The dashed curves "
-        "are Eq. (3) and the exact ratio (the series of their App. A.3 summed to all "
-        "orders, `kernelbench.theory`).",
-        "",
-        "![Yu Fig. 2](results/baseline/yu2016_fig2.png)",
-        "",
+        *paras(
+            "Yu et al. report figures only (no tables), so their claims are checked on our "
+            "numbers. Commands: `kernelbench run experiment=yu2016_fig2`, "
+            "`experiment=yu2016_fig4`, `experiment=yu2016_fig4_cifar`, "
+            "`experiment=yu2016_fig4_qmc`, then "
+            "`kernelbench baseline EXPERIMENT results/runs` for each.",
+            "### Fig. 2: variance ratio against z = ‖x − y‖/σ",
+            "Synthetic pairs (0, z u), u uniform on the sphere (8 directions per z and run), "
+            "σ = 1, D = d, 1000 runs per (method, d); the ratio is the MSE of the kernel value "
+            "over the exact RFF variance (1 − e^{−z²})²/(2D) (their Lemma 1). The dashed curves "
+            "are Eq. (3) and the exact ratio (the series of their App. A.3 summed to all "
+            "orders, `kernelbench.theory`).",
+            "![Yu Fig. 2](results/baseline/yu2016_fig2.png)",
+        ),
     ]
     claims = fig2_claims(t2, body)
     body += [
         "",
-        "The sorf curves at D = d are *below* ORF's at small z: SORF's rows all have norm "
-        "√d (no χ radial part, their ORF′), which removes the radial variance; at d = 4 "
-        "the structured maps exceed RFF around z = 3, a small-d effect of the Hadamard "
-        "structure (their Fig. 3 shows SORF's bias and variance converge to ORF's only "
-        "for large d). sr33 (Munkhoeva et al.) is not an ORF and has its own curve.",
-        "",
-        "### Fig. 4 and Fig. 5(c): kernel MSE over pairs against D/d",
-        "",
-        "σ by their rule (mean distance to the 50th nearest neighbour, over 1000 seeded "
-        "rows of the scaled train part, all rows as neighbours), d zero-padded to a power "
-        "of two (MNIST 784 → 1024, CIFAR-100 3072 → 4096), MSE over all pairs of two "
-        "random subsets (550 + 550 rows; 50 + 50 on CIFAR-100), 20 runs (5 on "
-        "CIFAR-100, with D/d ≤ 4 there to bound the time of the dense ORF). Deviation: Yu et al. "
-        "do not say how many points, pairs or runs they used.",
-        "",
-        "![Yu Fig. 4](results/baseline/yu2016_fig4.png)",
-        "",
+        *paras(
+            "The sorf curves at D = d are *below* ORF's at small z: SORF's rows all have norm "
+            "√d (no χ radial part, their ORF′), which removes the radial variance; at d = 4 "
+            "the structured maps exceed RFF around z = 3, a small-d effect of the Hadamard "
+            "structure (their Fig. 3 shows SORF's bias and variance converge to ORF's only "
+            "for large d). sr33 (Munkhoeva et al.) is not an ORF and has its own curve.",
+            "### Fig. 4 and Fig. 5(c): kernel MSE over pairs against D/d",
+            "σ by their rule (mean distance to the 50th nearest neighbour, over 1000 seeded "
+            "rows of the scaled train part, all rows as neighbours), d zero-padded to a power "
+            "of two (MNIST 784 → 1024, CIFAR-100 3072 → 4096), MSE over all pairs of two "
+            "random subsets (550 + 550 rows; 50 + 50 on CIFAR-100), 20 runs (5 on "
+            "CIFAR-100, with D/d ≤ 4 there to bound the time of the dense ORF). Deviation: "
+            "Yu et al. do not say how many points, pairs or runs they used.",
+            "![Yu Fig. 4](results/baseline/yu2016_fig4.png)",
+        ),
     ]
     net_before = len(claims)
     claims += fig4_claims(t4, body)
