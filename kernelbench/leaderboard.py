@@ -200,13 +200,9 @@ def part_args(args: list[str]) -> list[list[str]] | None:
 
 
 @click.command("leaderboard")
-@click.option(
-    "--results",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("results/runs"),
-    show_default=True,
-    help="Results of `kernelbench run experiment=leaderboard method=NAME`.",
-)
+@click.option("--results", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("results/runs"), show_default=True,
+              help="Results of `kernelbench run experiment=leaderboard method=NAME`.")  # fmt: skip
 @click.option(
     "--baseline",
     "baseline_dir",
@@ -215,13 +211,8 @@ def part_args(args: list[str]) -> list[list[str]] | None:
     help="The published methods' tables [default: the committed results/baseline].",
 )
 @click.option("--method", default=None, help="Mark this method in the table.")
-@click.option(
-    "--csv",
-    "csv_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write the standings as CSV.",
-)
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the standings as CSV.")  # fmt: skip
 def leaderboard(
     results: Path, baseline_dir: Path | None, method: str | None, csv_out: Path | None
 ) -> None:

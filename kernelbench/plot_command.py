@@ -151,12 +151,8 @@ class _PlotCommand(click.Command):
 
 
 @click.command("plot", cls=_PlotCommand)
-@click.argument(
-    "results_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DEFAULT_RESULTS,
-    required=False,
-)
+@click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path),
+                default=DEFAULT_RESULTS, required=False)  # fmt: skip
 @click.option(
     "--figure", default=None, help="Draw only this figure [default: each protocol's own]."
 )
@@ -173,13 +169,8 @@ class _PlotCommand(click.Command):
     default=None,
     help="The figure's metric, e.g. fro or spec for fig1 [default: the figure's first].",
 )
-@click.option(
-    "--format",
-    "formats",
-    default="png,pdf",
-    show_default=True,
-    help=f"Comma-separated figure formats ({', '.join(FORMATS)}).",
-)
+@click.option("--format", "formats", default="png,pdf", show_default=True,
+              help=f"Comma-separated figure formats ({', '.join(FORMATS)}).")  # fmt: skip
 @click.option("--log/--linear", default=None, help="Y-axis scale [default: the figure's].")
 @click.option("--experiment", default=None, help="Draw only this experiment's results.")
 def plot(

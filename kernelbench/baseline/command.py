@@ -135,13 +135,9 @@ def _draw(results: Path, experiment: str, out: Path) -> list[Path]:
 @click.argument(
     "results", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path)
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where the tables and figures go [default: baseline/ beside the first RESULTS "
-    "directory, e.g. results/baseline for results/runs].",
-)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the tables and figures go [default: baseline/ beside the first RESULTS "
+              "directory, e.g. results/baseline for results/runs].")  # fmt: skip
 @click.option(
     "--update",
     "update",

@@ -81,20 +81,11 @@ def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) ->
 
 
 @click.command("verify")
-@click.option(
-    "--grid",
-    default="reduced",
-    show_default=True,
-    help="A grid of the verify config: reduced (CI) or full (the paper's).",
-)
-@click.option(
-    "--results",
-    "results_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where the grid's shards are run and stored (resumed) "
-    "[default: results/runs/verify-CONFIG-GRID].",
-)
+@click.option("--grid", default="reduced", show_default=True,
+              help="A grid of the verify config: reduced (CI) or full (the paper's).")  # fmt: skip
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="Where the grid's shards are run and stored (resumed) "
+              "[default: results/runs/verify-CONFIG-GRID].")  # fmt: skip
 @click.option("--runs", type=click.IntRange(min=2), default=None, help="Override runs per cell.")
 @click.option("--no-run", is_flag=True, help="Compare the results already there; run nothing.")
 @click.option(
@@ -103,29 +94,14 @@ def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) ->
     default=None,
     help="Also check against our committed baseline [default: when the table exists].",
 )
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Cells run in parallel (results are identical for any value).",
-)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Where the comparison goes: .csv (all columns, pooled families in "
-    "<stem>_pooled.csv) or .md (the tables) [default: RESULTS/verify.csv].",
-)
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Cells run in parallel (results are identical for any value).")  # fmt: skip
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where the comparison goes: .csv (all columns, pooled families in "
+              "<stem>_pooled.csv) or .md (the tables) [default: RESULTS/verify.csv].")  # fmt: skip
 @click.option("--wide", is_flag=True, help="Print every column (the table is 120 wide without).")
-@click.option(
-    "--config",
-    "config_name",
-    default=DEFAULT_CONFIG,
-    show_default=True,
-    help="Verify config: a name in configs/verify/ or a YAML path.",
-)
+@click.option("--config", "config_name", default=DEFAULT_CONFIG, show_default=True,
+              help="Verify config: a name in configs/verify/ or a YAML path.")  # fmt: skip
 @click.option("--alpha", type=float, default=None, help="Family-wise false-alarm rate.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not echo cells as they run.")
 def verify(
