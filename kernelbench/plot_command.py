@@ -189,15 +189,9 @@ def plot(
     ...) into OUT/<experiment>/, with a summary table next to each figure.
     """
     report = make_plots(
-        results_dir,
-        out,
-        figure=figure,
-        metric=metric,
-        reference=reference,
-        formats=parse_formats(formats),
-        log=log,
-        experiment=experiment,
-    )
+        results_dir, out, figure=figure, metric=metric, reference=reference,
+        formats=parse_formats(formats), log=log, experiment=experiment,
+    )  # fmt: skip
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
     for exp, paths in report.written.items():

@@ -179,12 +179,6 @@ def baseline(
     munkhoeva2018_fig1, munkhoeva2018_fig2, liu2020_table3[_paper], yu2016_*,
     yang2014_*."""
     write_baseline(
-        experiment,
-        list(results),
-        out,
-        update,
-        not no_figure,
-        click.echo,
-        rows_of,
+        experiment, list(results), out, update, not no_figure, click.echo, rows_of,
         list(methods) or None,
-    )
+    )  # fmt: skip

@@ -209,11 +209,9 @@ def build() -> Section | None:
     if paper:
         ps, pcells, pours, pcfg, _ = paper
         both = cells.merge(
-            pcells[["dataset", "n", "method", "ours", "verdict"]],
-            on=["dataset", "n", "method"],
-            how="left",
-            suffixes=("", "_paper"),
-        )
+            pcells[["dataset", "n", "method", "ours", "verdict"]], on=["dataset", "n", "method"],
+            how="left", suffixes=("", "_paper"),
+        )  # fmt: skip
         stand_in = both["label"].notna() & (both["label"] != both["method"])
         both.loc[stand_in, "method"] = both["method"] + " (" + both["label"] + ")"
         body += [

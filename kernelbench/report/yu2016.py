@@ -139,11 +139,9 @@ def best_qmc_claim(t: pd.DataFrame, lines: list[str]) -> bool:
     ev = f"{hold} of {len(m)} (dataset, D/d) cells (largest MSE ratio of the net to {others})"
     ev += ("; not in: " + ", ".join(fails)) if fails else ""
     return claim(
-        lines,
-        len(m) > 0 and hold == len(m),
-        "the digital net is the best of the QMC sequences (Sec. 5, Fig. 4):",
-        ev + ".",
-    )
+        lines, len(m) > 0 and hold == len(m),
+        "the digital net is the best of the QMC sequences (Sec. 5, Fig. 4):", ev + ".",
+    )  # fmt: skip
 
 
 def qmc_table(t: pd.DataFrame) -> list[str]:

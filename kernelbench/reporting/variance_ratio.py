@@ -59,19 +59,10 @@ def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> Fig
         reference = theory_curves(shown[shown["method"] == "orf"])
     log = False if options.log is None else options.log
     panels = draw_panels(
-        shown,
-        row="kernel",
-        col="d",
-        x="z",
-        ylabel=metric.label,
-        xlabel=r"$z = \|x - y\| / \sigma$",
-        row_name=kernel_name,
-        cols=sorted(shown["d"].unique()),
-        col_name=lambda d: f"d = {int(d)}",
-        log=log,
-        reference=reference,
-        reference_name="theory",
-    )
+        shown, row="kernel", col="d", x="z", ylabel=metric.label,
+        xlabel=r"$z = \|x - y\| / \sigma$", row_name=kernel_name, cols=sorted(shown["d"].unique()),
+        col_name=lambda d: f"d = {int(d)}", log=log, reference=reference, reference_name="theory",
+    )  # fmt: skip
     if not log and metric_id == "ratio":
         for ax in panels.figure.axes:
             ax.set_ylim(0.0, 1.6)

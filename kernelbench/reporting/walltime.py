@@ -70,20 +70,10 @@ def fig3_panels(df: pd.DataFrame, metric_id: str = "map", log: bool = True):
     shown = summary[summary["metric"] == metric_id].copy()
     shown["row"] = metric.label
     panels = draw_panels(
-        shown,
-        row="row",
-        col="points",
-        x="d",
-        ylabel="",
-        xlabel="d",
-        rows=[metric.label],
-        cols=sorted(shown["points"].unique()),
-        row_name=str,
-        col_name=lambda p: f"{int(p)} points",
-        log=log,
-        logx=True,
-        caption=_caption(shown),
-    )
+        shown, row="row", col="points", x="d", ylabel="", xlabel="d", rows=[metric.label],
+        cols=sorted(shown["points"].unique()), row_name=str, col_name=lambda p: f"{int(p)} points",
+        log=log, logx=True, caption=_caption(shown),
+    )  # fmt: skip
     dims = sorted(shown["d"].unique())
     for ax in panels.figure.axes:  # the datasets' d as ticks, slanted: 3072 and 7129 are close
         ax.set_xticks(dims, [str(int(d)) for d in dims], minor=False)

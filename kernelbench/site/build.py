@@ -380,12 +380,9 @@ def _leaderboard_page(
         standings.append((f"{g.title} [{g.grid}]", ranked[cols]))
         page_df = t.rename(columns={"mean": "score"}).assign(mean=t["error"])
         spec = FigureSpec(
-            table=g.grid,
-            facets=("dataset", *g.keys),
-            ylabel="error (lower is better)",
-            logy=bool((page_df["mean"] > 0).all()),
-            title=g.title,
-        )
+            table=g.grid, facets=("dataset", *g.keys), ylabel="error (lower is better)",
+            logy=bool((page_df["mean"] > 0).all()), title=g.title,
+        )  # fmt: skip
         tables.append((spec, page_df))
     intro = (
         "Every method of each grid ranked by its geometric mean error ratio to rff over "

@@ -160,13 +160,9 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
         )
         fig = FigureData(
             key=f"{prefix}-{i}",
-            title=(spec.title + ": " if spec.title else "") + " · ".join(parts),
-            settings=settings,
-            xlabel=spec.xlabel,
-            ylabel=spec.ylabel,
-            logx=spec.logx,
-            logy=spec.logy,
-        )
+            title=(spec.title + ": " if spec.title else "") + " · ".join(parts), settings=settings,
+            xlabel=spec.xlabel, ylabel=spec.ylabel, logx=spec.logx, logy=spec.logy,
+        )  # fmt: skip
         kern = g["kernel"] if "kernel" in g else pd.Series("", index=g.index)
         g = g.assign(_kernel=kern.fillna("").astype(str))
         for method in method_order(list(g["method_label"].unique())):

@@ -228,12 +228,9 @@ def pooled_bias(
         kernel = str(cells["kernel"].iloc[0]) if "kernel" in cells else ""
         dataset = str(cells["dataset"].iloc[0])
         bias, se, df = pooled_z(
-            list((mean - p) / p),
-            independent,
-            correlated,
-            2.0 * cv**2,
+            list((mean - p) / p), independent, correlated, 2.0 * cv**2,
             tau_df(tau_table, dataset, kernel),
-        )
+        )  # fmt: skip
         se = se_floor(se, 1.0)
         ratio = mean / p
         rows.append(
