@@ -22,14 +22,11 @@ EXTRA = {"qmc": "scrambled Halton", "qmc_lattice_korobov": "Korobov lattice (leg
 #: The verdicts of the previous report (Fig. 1 subsets; Halton = scrambled Halton, lattice =
 #: Korobov rule, digital net = digitally shifted Sobol' net), claim by claim.
 PREVIOUS_FIG2 = [
-    ("Halton beats MC", False, "4 of 8"),
-    ("Sobol' beats MC", False, "7 of 8"),
-    ("lattice beats MC", False, "2 of 8"),
-    ("digital net beats MC", True, "8 of 8"),
-    ("Halton below Sobol'", False, "1 of 8"),
-    ("lattice below Sobol'", False, "1 of 8"),
+    ("Halton beats MC", False, "4 of 8"), ("Sobol' beats MC", False, "7 of 8"),
+    ("lattice beats MC", False, "2 of 8"), ("digital net beats MC", True, "8 of 8"),
+    ("Halton below Sobol'", False, "1 of 8"), ("lattice below Sobol'", False, "1 of 8"),
     ("digital net below Sobol'", True, "8 of 8"),
-]
+]  # fmt: skip
 PREVIOUS_FIG4 = [True, True, True, False]  # (a) letter, (a) powerplant, (c) letter, (c) powerplant
 #: Fig. 3: "strong correlation" = mean over s of the Spearman correlation across the
 #: sequences (MC included) between discrepancy and spectral error >= STRONG; "the lattice

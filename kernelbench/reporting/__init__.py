@@ -36,14 +36,6 @@ def register(reporting: Reporting, *figures: Figure, default: tuple[str, ...] = 
 
 
 __all__ = [
-    "REL_FRO",
-    "REL_SPEC",
-    "REPORTING",
-    "Figure",
-    "FigureOptions",
-    "FigureOutput",
-    "Metric",
-    "Reporting",
-    "get_reporting",
-    "register",
-]
+    "REL_FRO", "REL_SPEC", "REPORTING", "Figure", "FigureOptions", "FigureOutput", "Metric",
+    "Reporting", "get_reporting", "register",
+]  # fmt: skip

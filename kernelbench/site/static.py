@@ -71,11 +71,9 @@ def draw_all(jobs: list[tuple[FigureData, Path]]) -> None:
 def _metadata(fmt: str, fig: FigureData) -> dict | None:
     if fmt == "pdf":
         return {
-            "Title": fig.title,
-            "Subject": fig.settings,
-            "Creator": "kernelbench",
+            "Title": fig.title, "Subject": fig.settings, "Creator": "kernelbench",
             "CreationDate": None,
-        }
+        }  # fmt: skip
     if fmt == "png":
         return {"Title": fig.title, "Software": "kernelbench"}
     return None

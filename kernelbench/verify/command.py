@@ -39,12 +39,9 @@ def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
     """The values of the protocol's cell keys for a (composed) cell, before it runs."""
     built = build_cell(cell)
     values = {
-        "dataset": built.dataset["name"],
-        "kernel": built.kernel["name"],
-        "method_label": built.method_label,
-        "n": float(built.n),
-        **proto.row_keys(built),
-    }
+        "dataset": built.dataset["name"], "kernel": built.kernel["name"],
+        "method_label": built.method_label, "n": float(built.n), **proto.row_keys(built),
+    }  # fmt: skip
     return tuple(values[k] for k in get_reporting(proto.name).cell_keys)
 
 
