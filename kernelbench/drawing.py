@@ -147,15 +147,12 @@ def summarise(
     if out.empty:
         return out
     order = {ds: i for i, ds in enumerate(dataset_order(df))} if "dataset" in keys else {}
-    sort = pd.DataFrame(
-        {
-            "_metric": out["metric"],
-            "_e": out["experiment"] if "experiment" in out else "",
-            "_k": out["kernel"].map(kernel_rank) if "kernel" in out else 0,
-            "_ds": out["dataset"].map(order) if "dataset" in out else 0,
-            "_m": out["method_label"].map(label_rank) if "method_label" in out else 0,
-        }
-    )
+    sort = pd.DataFrame({
+        "_metric": out["metric"], "_e": out["experiment"] if "experiment" in out else "",
+        "_k": out["kernel"].map(kernel_rank) if "kernel" in out else 0,
+        "_ds": out["dataset"].map(order) if "dataset" in out else 0,
+        "_m": out["method_label"].map(label_rank) if "method_label" in out else 0,
+    })  # fmt: skip
     rest = [k for k in keys if k not in ("experiment", "kernel", "dataset", "method_label")]
     idx = sorted(
         range(len(out)),
