@@ -27,24 +27,51 @@ if TYPE_CHECKING:  # pragma: no cover
 KERNEL_ORDER: tuple[str, ...] = ("rbf", "arccos0", "arccos1")
 KERNEL_NAMES: dict[str, str] = {"rbf": "Gaussian", "arccos0": "Arc-cos 0", "arccos1": "Arc-cos 1"}
 DATASET_NAMES: dict[str, str] = {
-    "powerplant": "Powerplant", "letter": "LETTER", "usps": "USPS", "mnist": "MNIST",
-    "cifar100": "CIFAR-100", "leukemia": "LEUKEMIA", "eeg": "EEG", "codrna": "cod-RNA",
-    "magic04": "magic04", "covtype": "covtype",
-}  # fmt: skip
+    "powerplant": "Powerplant",
+    "letter": "LETTER",
+    "usps": "USPS",
+    "mnist": "MNIST",
+    "cifar100": "CIFAR-100",
+    "leukemia": "LEUKEMIA",
+    "eeg": "EEG",
+    "codrna": "cod-RNA",
+    "magic04": "magic04",
+    "covtype": "covtype",
+}
 #: Fixed (colour, marker) per method label so a method looks the same in every panel.
 METHOD_STYLES: dict[str, tuple[str, str]] = {
-    "rff": ("tab:blue", "o"), "orf": ("tab:orange", "s"), "orf_tallqr": ("tab:olive", "D"),
-    "sorf": ("tab:green", "^"), "qmc": ("tab:red", "v"), "gq": ("tab:purple", "P"),
-    "sr33": ("tab:brown", "X"), "sr33_haar": ("tab:pink", "*"), "sr11": ("tab:gray", "<"),
-    "sr13": ("tab:cyan", ">"), "lev_rff": ("#1b9e77", "h"), "slw_rff": ("#d95f02", "p"),
-}  # fmt: skip
+    "rff": ("tab:blue", "o"),
+    "orf": ("tab:orange", "s"),
+    "orf_tallqr": ("tab:olive", "D"),
+    "sorf": ("tab:green", "^"),
+    "qmc": ("tab:red", "v"),
+    "gq": ("tab:purple", "P"),
+    "sr33": ("tab:brown", "X"),
+    "sr33_haar": ("tab:pink", "*"),
+    "sr11": ("tab:gray", "<"),
+    "sr13": ("tab:cyan", ">"),
+    "lev_rff": ("#1b9e77", "h"),
+    "slw_rff": ("#d95f02", "p"),
+}
 #: Legend names of labels that share a paper label with another construction: the
 #: paper's Gort is the published tall-QR code (orf_tallqr), not Yu et al.'s ORF (orf);
 #: its B is the butterfly rotation (sr33), sr33_haar a Haar-rotated variant.
-PAPER_VARIANTS: dict[str, str] = {"orf": "ORF, Yu et al.", "orf_tallqr": "Gort, QR, published",
-                                  "sr33": "B, butterfly", "sr33_haar": "B, Haar"}  # fmt: skip
-_FALLBACK_COLOURS: tuple[str, ...] = ("#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d",
-                                      "#666666", "#17becf", "#bcbd22")  # fmt: skip
+PAPER_VARIANTS: dict[str, str] = {
+    "orf": "ORF, Yu et al.",
+    "orf_tallqr": "Gort, QR, published",
+    "sr33": "B, butterfly",
+    "sr33_haar": "B, Haar",
+}
+_FALLBACK_COLOURS: tuple[str, ...] = (
+    "#7570b3",
+    "#e7298a",
+    "#66a61e",
+    "#e6ab02",
+    "#a6761d",
+    "#666666",
+    "#17becf",
+    "#bcbd22",
+)
 _FALLBACK_MARKERS: tuple[str, ...] = ("8", "d", "H", "1", "2", "3", "4", "+")
 FORMATS: tuple[str, ...] = ("png", "pdf", "svg")
 
@@ -138,21 +165,33 @@ def summarise(
             mean, std, sem, half = t_interval(values)
             paper = next((p for p in g.get("paper_label", pd.Series(dtype=str)) if p), "")
             rows.append(
-                {**dict(zip(keys, key, strict=True)), "d": g["d"].iloc[0] if "d" in g else np.nan,
-                 "method": g["method"].iloc[0] if "method" in g else "", "paper_label": paper,
-                 "metric": metric, "runs": int(values.size), "mean": mean, "std": std,
-                 "sem": sem, "ci_low": mean - half, "ci_high": mean + half}
-            )  # fmt: skip
+                {
+                    **dict(zip(keys, key, strict=True)),
+                    "d": g["d"].iloc[0] if "d" in g else np.nan,
+                    "method": g["method"].iloc[0] if "method" in g else "",
+                    "paper_label": paper,
+                    "metric": metric,
+                    "runs": int(values.size),
+                    "mean": mean,
+                    "std": std,
+                    "sem": sem,
+                    "ci_low": mean - half,
+                    "ci_high": mean + half,
+                }
+            )
     out = pd.DataFrame(rows)
     if out.empty:
         return out
     order = {ds: i for i, ds in enumerate(dataset_order(df))} if "dataset" in keys else {}
-    sort = pd.DataFrame({
-        "_metric": out["metric"], "_e": out["experiment"] if "experiment" in out else "",
-        "_k": out["kernel"].map(kernel_rank) if "kernel" in out else 0,
-        "_ds": out["dataset"].map(order) if "dataset" in out else 0,
-        "_m": out["method_label"].map(label_rank) if "method_label" in out else 0,
-    })  # fmt: skip
+    sort = pd.DataFrame(
+        {
+            "_metric": out["metric"],
+            "_e": out["experiment"] if "experiment" in out else "",
+            "_k": out["kernel"].map(kernel_rank) if "kernel" in out else 0,
+            "_ds": out["dataset"].map(order) if "dataset" in out else 0,
+            "_m": out["method_label"].map(label_rank) if "method_label" in out else 0,
+        }
+    )
     rest = [k for k in keys if k not in ("experiment", "kernel", "dataset", "method_label")]
     idx = sorted(
         range(len(out)),
@@ -311,9 +350,17 @@ def draw_panels(
                     r = r.sort_values(x)
                     xvals += list(r[x].to_numpy(dtype=float))
                     colour, marker = method_style(str(lab))
-                    (rl,) = ax.plot(r[x].to_numpy(dtype=float), r["mean"].to_numpy(dtype=float),
-                                    color=colour, ls="--", lw=1.1, marker=marker, mfc="none",
-                                    ms=6, alpha=0.9)  # fmt: skip
+                    (rl,) = ax.plot(
+                        r[x].to_numpy(dtype=float),
+                        r["mean"].to_numpy(dtype=float),
+                        color=colour,
+                        ls="--",
+                        lw=1.1,
+                        marker=marker,
+                        mfc="none",
+                        ms=6,
+                        alpha=0.9,
+                    )
                     name = str(r["paper_label"].iloc[0]) if "paper_label" in r else str(lab)
                     ref_handles.setdefault(name or str(lab), rl)
                     positive += [v for v in r["mean"] if v > 0]
@@ -383,8 +430,15 @@ def _clip_below(ax: Any, drawn: list[tuple[Any, str, str]], bottom: float, where
         if not below.any():
             continue
         ln.set_ydata(np.where(below, bottom, y))
-        ax.plot(xs[below], np.full(below.sum(), bottom), ls="none", marker="v", ms=8,
-                color=colour, clip_on=False)  # fmt: skip
+        ax.plot(
+            xs[below],
+            np.full(below.sum(), bottom),
+            ls="none",
+            marker="v",
+            ms=8,
+            color=colour,
+            clip_on=False,
+        )
         notes.append(
             f"{where}: {lab} below {bottom:.1e} (min {y[below].min():.1e}) at x = "
             f"{', '.join(f'{v:g}' for v in xs[below])}; {CLIPPED}"

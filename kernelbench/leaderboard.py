@@ -125,11 +125,17 @@ def rank_grid(table: pd.DataFrame, grid: Grid) -> pd.DataFrame:
             float(stats.t.ppf(0.975, C - 1) * r.std(ddof=1) / math.sqrt(C)) if C > 1 else math.nan
         )
         rows.append(
-            {"grid": grid.grid, "title": grid.title, "method_label": method, "cells": C,
-             "ratio": math.exp(mean), "ratio_low": math.exp(mean - half) if C > 1 else math.nan,
-             "ratio_high": math.exp(mean + half) if C > 1 else math.nan,
-             "mean_rank": float(ranks.get(method, math.nan))}
-        )  # fmt: skip
+            {
+                "grid": grid.grid,
+                "title": grid.title,
+                "method_label": method,
+                "cells": C,
+                "ratio": math.exp(mean),
+                "ratio_low": math.exp(mean - half) if C > 1 else math.nan,
+                "ratio_high": math.exp(mean + half) if C > 1 else math.nan,
+                "mean_rank": float(ranks.get(method, math.nan)),
+            }
+        )
     out = pd.DataFrame(rows).sort_values(["ratio", "method_label"], kind="stable")
     out["rank"] = np.arange(1, len(out) + 1)
     return out.reset_index(drop=True)
@@ -200,9 +206,13 @@ def part_args(args: list[str]) -> list[list[str]] | None:
 
 
 @click.command("leaderboard")
-@click.option("--results", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("results/runs"), show_default=True,
-              help="Results of `kernelbench run experiment=leaderboard method=NAME`.")  # fmt: skip
+@click.option(
+    "--results",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results/runs"),
+    show_default=True,
+    help="Results of `kernelbench run experiment=leaderboard method=NAME`.",
+)
 @click.option(
     "--baseline",
     "baseline_dir",
@@ -211,8 +221,13 @@ def part_args(args: list[str]) -> list[list[str]] | None:
     help="The published methods' tables [default: the committed results/baseline].",
 )
 @click.option("--method", default=None, help="Mark this method in the table.")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the standings as CSV.")  # fmt: skip
+@click.option(
+    "--csv",
+    "csv_out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the standings as CSV.",
+)
 def leaderboard(
     results: Path, baseline_dir: Path | None, method: str | None, csv_out: Path | None
 ) -> None:

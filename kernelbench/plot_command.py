@@ -151,8 +151,12 @@ class _PlotCommand(click.Command):
 
 
 @click.command("plot", cls=_PlotCommand)
-@click.argument("results_dir", type=click.Path(file_okay=False, path_type=Path),
-                default=DEFAULT_RESULTS, required=False)  # fmt: skip
+@click.argument(
+    "results_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_RESULTS,
+    required=False,
+)
 @click.option(
     "--figure", default=None, help="Draw only this figure [default: each protocol's own]."
 )
@@ -169,8 +173,13 @@ class _PlotCommand(click.Command):
     default=None,
     help="The figure's metric, e.g. fro or spec for fig1 [default: the figure's first].",
 )
-@click.option("--format", "formats", default="png,pdf", show_default=True,
-              help=f"Comma-separated figure formats ({', '.join(FORMATS)}).")  # fmt: skip
+@click.option(
+    "--format",
+    "formats",
+    default="png,pdf",
+    show_default=True,
+    help=f"Comma-separated figure formats ({', '.join(FORMATS)}).",
+)
 @click.option("--log/--linear", default=None, help="Y-axis scale [default: the figure's].")
 @click.option("--experiment", default=None, help="Draw only this experiment's results.")
 def plot(
@@ -189,9 +198,15 @@ def plot(
     ...) into OUT/<experiment>/, with a summary table next to each figure.
     """
     report = make_plots(
-        results_dir, out, figure=figure, metric=metric, reference=reference,
-        formats=parse_formats(formats), log=log, experiment=experiment,
-    )  # fmt: skip
+        results_dir,
+        out,
+        figure=figure,
+        metric=metric,
+        reference=reference,
+        formats=parse_formats(formats),
+        log=log,
+        experiment=experiment,
+    )
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
     for exp, paths in report.written.items():

@@ -76,11 +76,17 @@ def aggregate(
             continue
         mean, std, sem = cell_stats(v)
         src = g["data_source"].dropna() if "data_source" in g else pd.Series(dtype=object)
-        rows.append({
-            **dict(zip(keys, key, strict=True)),
-            "seed": int(g["seed"].iloc[0]) if "seed" in g else 0, "runs": int(v.size), "mean": mean,
-            "std": std, "sem": sem, "data_source": str(src.iloc[0]) if len(src) else None,
-        })  # fmt: skip
+        rows.append(
+            {
+                **dict(zip(keys, key, strict=True)),
+                "seed": int(g["seed"].iloc[0]) if "seed" in g else 0,
+                "runs": int(v.size),
+                "mean": mean,
+                "std": std,
+                "sem": sem,
+                "data_source": str(src.iloc[0]) if len(src) else None,
+            }
+        )
     out = pd.DataFrame(rows, columns=[*keys, "seed", "runs", "mean", "std", "sem", "data_source"])
     if "n" in out:
         out["n"] = out["n"].astype(float)

@@ -135,9 +135,13 @@ def _draw(results: Path, experiment: str, out: Path) -> list[Path]:
 @click.argument(
     "results", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path)
 )
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where the tables and figures go [default: baseline/ beside the first RESULTS "
-              "directory, e.g. results/baseline for results/runs].")  # fmt: skip
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where the tables and figures go [default: baseline/ beside the first RESULTS "
+    "directory, e.g. results/baseline for results/runs].",
+)
 @click.option(
     "--update",
     "update",
@@ -179,6 +183,12 @@ def baseline(
     munkhoeva2018_fig1, munkhoeva2018_fig2, liu2020_table3[_paper], yu2016_*,
     yang2014_*."""
     write_baseline(
-        experiment, list(results), out, update, not no_figure, click.echo, rows_of,
+        experiment,
+        list(results),
+        out,
+        update,
+        not no_figure,
+        click.echo,
+        rows_of,
         list(methods) or None,
-    )  # fmt: skip
+    )

@@ -16,13 +16,18 @@ from kernelbench.plot_command import make_plots
 
 #: experiment -> (figure, metric); the figure writes ``<figure>_summary.csv`` and a PNG
 EXPERIMENTS: dict[str, tuple[str, str | None]] = {
-    "yu2016_fig2": ("yu_variance", "ratio"), "yu2016_fig4": ("yu_mse", "mse"),
-    "yu2016_fig4_qmc": ("yu_mse", "mse"), "yu2016_fig4_qmc_reduced": ("yu_mse", "mse"),
-    "yang2014_fig2": ("fig1", "spec"), "yang2014_fig2_pca": ("fig1", "spec"),
-    "yang2014_fig2_pca_reduced": ("fig1", "spec"), "yang2014_fig3": ("yang_discrepancy", None),
-    "yang2014_fig3_half": ("yang_discrepancy", None), "yang2014_fig4": ("yang_adaptive", None),
+    "yu2016_fig2": ("yu_variance", "ratio"),
+    "yu2016_fig4": ("yu_mse", "mse"),
+    "yu2016_fig4_qmc": ("yu_mse", "mse"),
+    "yu2016_fig4_qmc_reduced": ("yu_mse", "mse"),
+    "yang2014_fig2": ("fig1", "spec"),
+    "yang2014_fig2_pca": ("fig1", "spec"),
+    "yang2014_fig2_pca_reduced": ("fig1", "spec"),
+    "yang2014_fig3": ("yang_discrepancy", None),
+    "yang2014_fig3_half": ("yang_discrepancy", None),
+    "yang2014_fig4": ("yang_adaptive", None),
     "yang2014_fig4_nn50": ("yang_adaptive", None),
-}  # fmt: skip
+}
 #: the figure files' stems where they are not ``<figure>_<metric>``
 STEMS = {"fig1": "fig1_kernel_error"}
 

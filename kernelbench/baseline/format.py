@@ -49,12 +49,14 @@ def cell_table(
     values = df.assign(_v=df[metric].astype(float) * scale).groupby(keys, sort=True, dropna=False)[
         "_v"
     ]
-    extra = pd.DataFrame({
-        "median": values.apply(lambda v: float(np.median(v.dropna()))),
-        "q025": values.apply(lambda v: float(np.quantile(v.dropna(), 0.025))),
-        "q975": values.apply(lambda v: float(np.quantile(v.dropna(), 0.975))),
-        "experiment": df.groupby(keys, sort=True, dropna=False)["experiment"].first(),
-    })  # fmt: skip
+    extra = pd.DataFrame(
+        {
+            "median": values.apply(lambda v: float(np.median(v.dropna()))),
+            "q025": values.apply(lambda v: float(np.quantile(v.dropna(), 0.025))),
+            "q975": values.apply(lambda v: float(np.quantile(v.dropna(), 0.975))),
+            "experiment": df.groupby(keys, sort=True, dropna=False)["experiment"].first(),
+        }
+    )
     stats = first.join(extra).reset_index()
     if "n" in keys:
         stats["n"] = stats["n"].astype(float)

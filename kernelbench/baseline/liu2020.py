@@ -21,9 +21,11 @@ def table3_baseline(df: pd.DataFrame) -> pd.DataFrame:
     out = cell_table(df, "accuracy_pct")
     keys = ["dataset", "kernel", "method_label", "n"]
     per = df.groupby(keys).agg(
-        s=("s", "first"), feature_seconds=("feature_seconds", "mean"),
-        peak_memory_mb=("peak_memory_mb", "mean"), rel_spec_error=("rel_spec_error", "mean"),
-    )  # fmt: skip
+        s=("s", "first"),
+        feature_seconds=("feature_seconds", "mean"),
+        peak_memory_mb=("peak_memory_mb", "mean"),
+        rel_spec_error=("rel_spec_error", "mean"),
+    )
     per = per.reset_index()
     rff = per[per["method_label"] == "rff"][["dataset", "kernel", "n", "feature_seconds"]]
     per = per.merge(rff, on=["dataset", "kernel", "n"], how="left", suffixes=("", "_rff"))

@@ -58,16 +58,28 @@ def render(sections: list[Section]) -> str:
     show_default=True,
     help="Where the report goes.",
 )
-@click.option("--html", "html_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Build the results site into this directory instead (static, opens offline; "
-              "needs the [site] extra: pip install 'kernelbench[site]').")  # fmt: skip
-@click.option("--results", multiple=True,
-              type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="With --html: a results folder (repeatable): its tables (CSV, as in "
-              "results/baseline/) replace the committed ones; its runs (parquet shards) get a page "
-              "per experiment.")  # fmt: skip
-@click.option("--only", multiple=True, type=click.Choice(SECTIONS),
-              help="Build only this section (repeatable).")  # fmt: skip
+@click.option(
+    "--html",
+    "html_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Build the results site into this directory instead (static, opens offline; "
+    "needs the [site] extra: pip install 'kernelbench[site]').",
+)
+@click.option(
+    "--results",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="With --html: a results folder (repeatable): its tables (CSV, as in "
+    "results/baseline/) replace the committed ones; its runs (parquet shards) get a page "
+    "per experiment.",
+)
+@click.option(
+    "--only",
+    multiple=True,
+    type=click.Choice(SECTIONS),
+    help="Build only this section (repeatable).",
+)
 def report(
     out: Path, html_dir: Path | None, results: tuple[Path, ...], only: tuple[str, ...]
 ) -> None:

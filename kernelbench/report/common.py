@@ -148,8 +148,12 @@ def with_sem(ours: pd.DataFrame) -> pd.DataFrame:
 def counts(v: Iterable[str]) -> tuple[int, int, int, int]:
     """(reproduced, known deviations, deviate, not run) among the verdicts ``v``."""
     v = pd.Series(list(v), dtype=object).astype(str)
-    return (int((v == REPRODUCED).sum()), int(v.str.startswith(KNOWN).sum()),
-            int((v == DEVIATES).sum()), int((v == "not run").sum()))  # fmt: skip
+    return (
+        int((v == REPRODUCED).sum()),
+        int(v.str.startswith(KNOWN).sum()),
+        int((v == DEVIATES).sum()),
+        int((v == "not run").sum()),
+    )
 
 
 def ratio_check(
@@ -173,9 +177,11 @@ def verdict_changes(head: str, now: Iterable[bool], before: Iterable[tuple]) -> 
     word = {True: "holds", False: "does not hold"}
     return markdown_lines(
         [head, "before", "now"],
-        ([text, f"{word[old]} ({ev})", word[new] + ("" if old == new else " (changed)")]
-         for (text, old, ev), new in zip(before, now, strict=True)),
-    )  # fmt: skip
+        (
+            [text, f"{word[old]} ({ev})", word[new] + ("" if old == new else " (changed)")]
+            for (text, old, ev), new in zip(before, now, strict=True)
+        ),
+    )
 
 
 def first_file(*paths: Path) -> Path | None:
@@ -205,14 +211,33 @@ def pooled_lines(
         )
         head.append([names.get(ds, ds), len(g), rep, known, dev, where])
     full = [
-        [names.get(r["dataset"], r["dataset"]), kernels.get(r["kernel"], r["kernel"]),
-         f"`{r['method_label']}`", r["cells"], fmt(r["ratio"], ".3f"),
-         f"{fmt(r['ratio_min'], '.2f')}–{fmt(r['ratio_max'], '.2f')}", fmt(r["z"], "+.2f"),
-         fmt(r["z_crit"], ".2f"), "**deviates**" if r["verdict"] == DEVIATES else r["verdict"]]
+        [
+            names.get(r["dataset"], r["dataset"]),
+            kernels.get(r["kernel"], r["kernel"]),
+            f"`{r['method_label']}`",
+            r["cells"],
+            fmt(r["ratio"], ".3f"),
+            f"{fmt(r['ratio_min'], '.2f')}–{fmt(r['ratio_max'], '.2f')}",
+            fmt(r["z"], "+.2f"),
+            fmt(r["z_crit"], ".2f"),
+            "**deviates**" if r["verdict"] == DEVIATES else r["verdict"],
+        ]
         for r in pooled.to_dict("records")
-    ]  # fmt: skip
+    ]
     cols = ["dataset", "families", "reproduced", "known deviations", "deviate"]
     head = markdown_lines([*cols, "largest \\|z\\| (family)"], head)
-    full = markdown_lines(["dataset", "kernel", "method", "cells", "mean ratio", "ratio range", "z",
-                     "z_crit", "verdict"], full)  # fmt: skip
+    full = markdown_lines(
+        [
+            "dataset",
+            "kernel",
+            "method",
+            "cells",
+            "mean ratio",
+            "ratio range",
+            "z",
+            "z_crit",
+            "verdict",
+        ],
+        full,
+    )
     return "\n".join(head) + "\n", "\n".join(full) + "\n"

@@ -46,13 +46,19 @@ def cell_table(t: pd.DataFrame, ref: pd.DataFrame, cfg) -> pd.DataFrame:
     t = t[t["verdict"] != NO_REFERENCE]
     rows = []
     for r in ref.assign(n=ref["n"].astype(float)).itertuples():
-        mine = t[(t["dataset"] == r.dataset) & (t["kernel"] == r.kernel)
-                 & (t["paper_method"] == r.method) & (t["n"] == float(r.n))]  # fmt: skip
+        mine = t[
+            (t["dataset"] == r.dataset)
+            & (t["kernel"] == r.kernel)
+            & (t["paper_method"] == r.method)
+            & (t["n"] == float(r.n))
+        ]
         paper = (r.dataset, r.kernel, r.paper_method)
         if mine.empty:
             rows.append((*paper, "", r.n, np.nan, np.nan, r.mean, np.nan, np.nan, "not run"))
-        rows += [(*paper, m.method_label, r.n, m.runs, m.mean, r.mean, m.ratio, m.z, m.verdict)
-                 for m in mine.itertuples()]  # fmt: skip
+        rows += [
+            (*paper, m.method_label, r.n, m.runs, m.mean, r.mean, m.ratio, m.z, m.verdict)
+            for m in mine.itertuples()
+        ]
     out = pd.DataFrame(rows, columns=COLUMNS)
     return ordered(out, ["dataset", "kernel", "ours", "n"], ORDERS).reset_index(drop=True)
 
@@ -60,12 +66,21 @@ def cell_table(t: pd.DataFrame, ref: pd.DataFrame, cfg) -> pd.DataFrame:
 def cells_markdown(df: pd.DataFrame) -> str:
     """The appendix table of every paper cell."""
     rows = [
-        [DATASET_NAMES.get(r.dataset, r.dataset), KERNEL_NAMES.get(r.kernel, r.kernel), r.paper,
-         f"`{r.ours}`" if r.ours else "", str(int(r.n)), fmt(r.runs, ".0f"), fmt(r.ours_mean),
-         fmt(r.paper_mean), fmt(r.ratio, ".3f"), fmt(r.z, "+.2f"),
-         "**deviates**" if r.verdict == DEVIATES else r.verdict]
+        [
+            DATASET_NAMES.get(r.dataset, r.dataset),
+            KERNEL_NAMES.get(r.kernel, r.kernel),
+            r.paper,
+            f"`{r.ours}`" if r.ours else "",
+            str(int(r.n)),
+            fmt(r.runs, ".0f"),
+            fmt(r.ours_mean),
+            fmt(r.paper_mean),
+            fmt(r.ratio, ".3f"),
+            fmt(r.z, "+.2f"),
+            "**deviates**" if r.verdict == DEVIATES else r.verdict,
+        ]
         for r in df.itertuples()
-    ]  # fmt: skip
+    ]
     cols = [c.replace("_", " ") for c in COLUMNS]
     return "\n".join(markdown_lines(cols, rows)) + "\n"
 
@@ -87,9 +102,15 @@ def findings(t: pd.DataFrame, cfg, pooled: pd.DataFrame | None = None) -> list[s
     if not orf.empty:
         lines = markdown_lines(
             ["dataset", "kernel", "true ORF / tall-QR (min–max over n)"],
-            ([DATASET_NAMES.get(r.dataset, r.dataset), KERNEL_NAMES.get(r.kernel, r.kernel),
-              f"{r.min:.2f}–{r.max:.2f}"] for r in orf.itertuples()),
-        )  # fmt: skip
+            (
+                [
+                    DATASET_NAMES.get(r.dataset, r.dataset),
+                    KERNEL_NAMES.get(r.kernel, r.kernel),
+                    f"{r.min:.2f}–{r.max:.2f}",
+                ]
+                for r in orf.itertuples()
+            ),
+        )
         rbf = orf[orf["kernel"] == "rbf"]
         arc = orf[orf["kernel"] != "rbf"]
         out.append(
@@ -401,15 +422,22 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
                     ]
                     for r in tau.itertuples()
                 ),
-            ),  # fmt: skip
+            ),
             "",
         ]
     doc += ["Every paper cell is listed in the appendix ([Fig. 1, every cell](#fig1-cells)).", ""]
     appendix = [
-        '<a id="fig1-cells"></a>', "", "## Fig. 1, every cell", "", cells_markdown(cells),
-        '<a id="fig1-pooled"></a>', "", "## Fig. 1, every pooled family", "",
+        '<a id="fig1-cells"></a>',
+        "",
+        "## Fig. 1, every cell",
+        "",
+        cells_markdown(cells),
+        '<a id="fig1-pooled"></a>',
+        "",
+        "## Fig. 1, every pooled family",
+        "",
         pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)[1],
-    ]  # fmt: skip
+    ]
     title = "Munkhoeva et al. (2018), Figure 1: kernel approximation error"
     summary = Summary(n_ref, n_rep, n_known, n_dev, n_not, note=_pooled_note(pooled))
     return Section("fig1", title, summary, doc, appendix, cells)

@@ -137,11 +137,18 @@ def _claims(ours: pd.DataFrame, fig1: pd.DataFrame) -> dict:
     n_worse = int((bt["verdict"] == "worse").sum())
     mismatch = int((rev["best_error"] != rev["best_score"]).sum()) if len(rev) else 0
     return {
-        "cells1": len(rev), "mismatch": mismatch, "reversals": n_rev, "m1": m1,
-        "cells2": len(bt), "best": int((bt["verdict"] == "best").sum()), "worse": n_worse,
-        "m2": m2, "hold1": n_rev > 0, "hold2": n_worse == 0,
+        "cells1": len(rev),
+        "mismatch": mismatch,
+        "reversals": n_rev,
+        "m1": m1,
+        "cells2": len(bt),
+        "best": int((bt["verdict"] == "best").sum()),
+        "worse": n_worse,
+        "m2": m2,
+        "hold1": n_rev > 0,
+        "hold2": n_worse == 0,
         "table": bt.merge(rev, on=CELL, how="left") if len(rev) else bt,
-    }  # fmt: skip
+    }
 
 
 def _claim1_text(v: dict) -> str:
@@ -255,12 +262,23 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
     merged["paper_learner"] = merged["learner"] != PAPER_LEARNER
     orders = {"dataset": DS_ORDER, "kernel": K_ORDER}
     rows = [
-        [r.learner, DATASET_NAMES.get(r.dataset, r.dataset), KERNEL_NAMES.get(r.kernel, r.kernel),
-         int(r.n), fmt(r.B), r.best_other, fmt(r.best_other_mean), fmt(r.gap, ".2g"),
-         f"{r.rank} of {r.methods}", fmt(r.exact), r.verdict,
-         getattr(r, "best_error", "") or "", getattr(r, "reversed_by", "") or ""]
+        [
+            r.learner,
+            DATASET_NAMES.get(r.dataset, r.dataset),
+            KERNEL_NAMES.get(r.kernel, r.kernel),
+            int(r.n),
+            fmt(r.B),
+            r.best_other,
+            fmt(r.best_other_mean),
+            fmt(r.gap, ".2g"),
+            f"{r.rank} of {r.methods}",
+            fmt(r.exact),
+            r.verdict,
+            getattr(r, "best_error", "") or "",
+            getattr(r, "reversed_by", "") or "",
+        ]
         for r in ordered(merged, ["paper_learner", "dataset", "kernel", "n"], orders).itertuples()
-    ]  # fmt: skip
+    ]
     cols = ["learner", "dataset", "kernel", "n", "B", "best other", "its mean", "gap", "B's rank"]
     cols += ["exact", "verdict", "best approximant (Fig. 1)", "reversed by"]
     doc += markdown_lines(cols, rows)

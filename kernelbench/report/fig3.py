@@ -36,10 +36,13 @@ def _table(t: pd.DataFrame, metric: str, points: int) -> list[str]:
     dims = sorted(sub["d"].unique())
     names = sub.drop_duplicates("d").set_index("d")["dataset"]
     rows = [
-        [f"{lab} ({sub[sub.method_label == lab]['paper_label'].iloc[0]})",
-         *(fmt(_median(t, metric, points, d, lab), ".3g") for d in dims)]
-        for lab in M_ORDER if lab in set(sub.method_label)
-    ]  # fmt: skip
+        [
+            f"{lab} ({sub[sub.method_label == lab]['paper_label'].iloc[0]})",
+            *(fmt(_median(t, metric, points, d, lab), ".3g") for d in dims),
+        ]
+        for lab in M_ORDER
+        if lab in set(sub.method_label)
+    ]
     return markdown_lines(["method", *(f"{names[d]} ({d})" for d in dims)], rows)
 
 

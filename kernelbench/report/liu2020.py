@@ -57,10 +57,17 @@ def cell_rows(
         m = mine.iloc[0]
         s = int(o["s"].iloc[0]) if "s" in o and len(o) else np.nan
         rows.append(
-            {**cell, "label": label, "s": s, "ours": _pm(m["mean"], m["std"]),
-             "paper": _pm(r.mean, r.std), "ratio": m["ratio"], "z": m["z"],
-             "verdict": m["verdict"]}
-        )  # fmt: skip
+            {
+                **cell,
+                "label": label,
+                "s": s,
+                "ours": _pm(m["mean"], m["std"]),
+                "paper": _pm(r.mean, r.std),
+                "ratio": m["ratio"],
+                "z": m["z"],
+                "verdict": m["verdict"],
+            }
+        )
     return ordered(pd.DataFrame(rows), ["dataset", "n", "method"], ORDERS).reset_index(drop=True)
 
 
@@ -209,9 +216,11 @@ def build() -> Section | None:
     if paper:
         ps, pcells, pours, pcfg, _ = paper
         both = cells.merge(
-            pcells[["dataset", "n", "method", "ours", "verdict"]], on=["dataset", "n", "method"],
-            how="left", suffixes=("", "_paper"),
-        )  # fmt: skip
+            pcells[["dataset", "n", "method", "ours", "verdict"]],
+            on=["dataset", "n", "method"],
+            how="left",
+            suffixes=("", "_paper"),
+        )
         stand_in = both["label"].notna() & (both["label"] != both["method"])
         both.loc[stand_in, "method"] = both["method"] + " (" + both["label"] + ")"
         body += [
@@ -262,7 +271,7 @@ def build() -> Section | None:
                         for w in ("ours", "paper")
                     ),
                 ],
-            ),  # fmt: skip
+            ),
         ]
     if ABLATION.is_file():
         ab = pd.read_csv(ABLATION)
@@ -300,7 +309,7 @@ def build() -> Section | None:
                     ("n lambda", "lambda_times_n"),
                     *ACC_COLS,
                 ],
-            ),  # fmt: skip
+            ),
         ]
     paper_ds = ours["dataset"].isin(["eeg", "codrna"])
     in_paper = ours["method_label"].isin([*PAPER, *cfg.compare]) & paper_ds

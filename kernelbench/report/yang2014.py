@@ -14,19 +14,29 @@ from kernelbench.report.common import BASE, Section, Summary, claim, fmt, paras
 
 #: Their four sequences (Sec. 6.1): MATLAB's RR2 Halton and scrambled Sobol', Nuyens'
 #: lattice and digital net (qmcpy's CBC lattice and Sobol' net here).
-QMC = {"qmc_halton_rr2": "Halton (RR2)", "qmc_sobol": "Sobol'", "qmc_lattice": "lattice",
-       "qmc_digital_net": "digital net"}  # fmt: skip
+QMC = {
+    "qmc_halton_rr2": "Halton (RR2)",
+    "qmc_sobol": "Sobol'",
+    "qmc_lattice": "lattice",
+    "qmc_digital_net": "digital net",
+}
 #: Shown beside them, not claims: our scrambled Halton and the legacy Korobov lattice.
-EXTRA = {"qmc": "scrambled Halton", "qmc_lattice_korobov": "Korobov lattice (legacy)",
-         "qmc_digital_net_order2": "order-2 net"}  # fmt: skip
+EXTRA = {
+    "qmc": "scrambled Halton",
+    "qmc_lattice_korobov": "Korobov lattice (legacy)",
+    "qmc_digital_net_order2": "order-2 net",
+}
 #: The verdicts of the previous report (Fig. 1 subsets; Halton = scrambled Halton, lattice =
 #: Korobov rule, digital net = digitally shifted Sobol' net), claim by claim.
 PREVIOUS_FIG2 = [
-    ("Halton beats MC", False, "4 of 8"), ("Sobol' beats MC", False, "7 of 8"),
-    ("lattice beats MC", False, "2 of 8"), ("digital net beats MC", True, "8 of 8"),
-    ("Halton below Sobol'", False, "1 of 8"), ("lattice below Sobol'", False, "1 of 8"),
+    ("Halton beats MC", False, "4 of 8"),
+    ("Sobol' beats MC", False, "7 of 8"),
+    ("lattice beats MC", False, "2 of 8"),
+    ("digital net beats MC", True, "8 of 8"),
+    ("Halton below Sobol'", False, "1 of 8"),
+    ("lattice below Sobol'", False, "1 of 8"),
     ("digital net below Sobol'", True, "8 of 8"),
-]  # fmt: skip
+]
 PREVIOUS_FIG4 = [True, True, True, False]  # (a) letter, (a) powerplant, (c) letter, (c) powerplant
 #: Fig. 3: "strong correlation" = mean over s of the Spearman correlation across the
 #: sequences (MC included) between discrepancy and spectral error >= STRONG; "the lattice
@@ -35,8 +45,12 @@ PREVIOUS_FIG4 = [True, True, True, False]  # (a) letter, (a) powerplant, (c) let
 #: (MC falls like 1/s: x 1/8 over n = 1..8). Fixed before the numbers.
 STRONG = 0.5
 FLAT = 0.5
-FIG4_METRICS = {"discrepancy": "discrepancy", "max": "max squared error",
-                "mean": "mean squared error", "norm": "relative spectral error"}  # fmt: skip
+FIG4_METRICS = {
+    "discrepancy": "discrepancy",
+    "max": "max squared error",
+    "mean": "mean squared error",
+    "norm": "relative spectral error",
+}
 
 
 def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
@@ -76,8 +90,10 @@ def ratio_table(t: pd.DataFrame) -> list[str]:
         index=["dataset", "n"], columns="method_label", values="mean"
     )
     cols = [c for c in [*QMC, *EXTRA] if c in m.columns]
-    rows = ([ds, f"{n:g}", fmt(row["rff"], ".3g"), *(fmt(row[c] / row["rff"], ".3g") for c in cols)]
-            for (ds, n), row in m.iterrows())  # fmt: skip
+    rows = (
+        [ds, f"{n:g}", fmt(row["rff"], ".3g"), *(fmt(row[c] / row["rff"], ".3g") for c in cols)]
+        for (ds, n), row in m.iterrows()
+    )
     return markdown_lines(["dataset", "n", "rff", *(f"{c}/rff" for c in cols)], rows)
 
 

@@ -24,10 +24,14 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     r = t[t["metric"] == "ratio"]
     out = []
     orf = r[r["method_label"] == "orf"].copy()
-    orf["exact"] = [orf_variance_ratio_exact(z, int(d), int(D)) for z, d, D in
-                    zip(orf["z"], orf["d"], orf["D"], strict=True)]  # fmt: skip
-    orf["eq3"] = [orf_variance_ratio(z, int(d), int(D)) for z, d, D in
-                  zip(orf["z"], orf["d"], orf["D"], strict=True)]  # fmt: skip
+    orf["exact"] = [
+        orf_variance_ratio_exact(z, int(d), int(D))
+        for z, d, D in zip(orf["z"], orf["d"], orf["D"], strict=True)
+    ]
+    orf["eq3"] = [
+        orf_variance_ratio(z, int(d), int(D))
+        for z, d, D in zip(orf["z"], orf["d"], orf["D"], strict=True)
+    ]
     orf["dev"] = (orf["mean"] - orf["exact"]) / orf["sem"]
     # 1. ORF's ratio is below 1 everywhere (within noise: never 4 sem above 1)
     above = orf[(orf["mean"] - 1.0) / orf["sem"] > 4]
@@ -92,17 +96,29 @@ def fig4_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     cells = sorted({(ds, n) for ds, n, _ in m.index}, key=lambda c: (DATASETS.index(c[0]), c[1]))
     checks = [
         ("orf", "rff", lambda r: r < 1, "ORF has lower MSE than RFF (Fig. 4):"),
-        ("sorf", "orf", lambda r: abs(r - 1) <= SAME,
-         "SORF's MSE is almost identical to ORF's (Fig. 4):"),
+        (
+            "sorf",
+            "orf",
+            lambda r: abs(r - 1) <= SAME,
+            "SORF's MSE is almost identical to ORF's (Fig. 4):",
+        ),
         ("qmc_digital_net", "rff", lambda r: r < 1, "the digital net is below RFF (Fig. 4):"),
         ("qmc_digital_net", "orf", lambda r: r > 1, "... but above ORF (Fig. 4):"),
         ("qmc_digital_net", "sorf", lambda r: r > 1, "... and above SORF (Fig. 4):"),
         None,
-        ("sorf_hd2", "sorf", lambda r: abs(r - 1) <= SAME,
-         f"HDHD is about HDHDHD (within {SAME:.0%}):"),
-        ("sorf_hd1", "sorf", lambda r: r >= MUCH,
-         f"HD alone is much worse (at least {MUCH}x HDHDHD's MSE):"),
-    ]  # fmt: skip
+        (
+            "sorf_hd2",
+            "sorf",
+            lambda r: abs(r - 1) <= SAME,
+            f"HDHD is about HDHDHD (within {SAME:.0%}):",
+        ),
+        (
+            "sorf_hd1",
+            "sorf",
+            lambda r: r >= MUCH,
+            f"HD alone is much worse (at least {MUCH}x HDHDHD's MSE):",
+        ),
+    ]
     out = []
     for check in checks:
         if check is None:
@@ -139,9 +155,11 @@ def best_qmc_claim(t: pd.DataFrame, lines: list[str]) -> bool:
     ev = f"{hold} of {len(m)} (dataset, D/d) cells (largest MSE ratio of the net to {others})"
     ev += ("; not in: " + ", ".join(fails)) if fails else ""
     return claim(
-        lines, len(m) > 0 and hold == len(m),
-        "the digital net is the best of the QMC sequences (Sec. 5, Fig. 4):", ev + ".",
-    )  # fmt: skip
+        lines,
+        len(m) > 0 and hold == len(m),
+        "the digital net is the best of the QMC sequences (Sec. 5, Fig. 4):",
+        ev + ".",
+    )
 
 
 def qmc_table(t: pd.DataFrame) -> list[str]:
@@ -156,10 +174,16 @@ def qmc_table(t: pd.DataFrame) -> list[str]:
 def mse_table(t: pd.DataFrame) -> list[str]:
     m = t[t["metric"] == "mse"]
     wide = m.pivot_table(index=["dataset", "n"], columns="method_label", values="mean")
-    cols = [c for c in ["rff", "orf", "sorf", "sorf_hd2", "sorf_hd1", "qmc_digital_net"]
-            if c in wide.columns]  # fmt: skip
-    rows = [[ds, f"{n:g}", *(fmt(row[c], ".3g") for c in cols)]
-            for (ds, n), row in wide.iterrows() if ds in DATASETS]  # fmt: skip
+    cols = [
+        c
+        for c in ["rff", "orf", "sorf", "sorf_hd2", "sorf_hd1", "qmc_digital_net"]
+        if c in wide.columns
+    ]
+    rows = [
+        [ds, f"{n:g}", *(fmt(row[c], ".3g") for c in cols)]
+        for (ds, n), row in wide.iterrows()
+        if ds in DATASETS
+    ]
     return markdown_lines(["dataset", "D/d", *cols], rows)
 
 
@@ -221,8 +245,12 @@ def build() -> Section | None:
         ]
     now = claims[net_before + 2 : net_before + 5]
     changes = common.verdict_changes("ordering", now, PREVIOUS_NET)
-    body += ["", "The digital-net orderings against the earlier report (a digitally shifted "
-             "Sobol' net):", "", *changes]  # fmt: skip
+    body += [
+        "",
+        "The digital-net orderings against the earlier report (a digitally shifted Sobol' net):",
+        "",
+        *changes,
+    ]
     body += [
         "",
         "Measured, not decided in advance: where SORF misses its claim against ORF, and the "

@@ -36,6 +36,14 @@ def register(reporting: Reporting, *figures: Figure, default: tuple[str, ...] = 
 
 
 __all__ = [
-    "REL_FRO", "REL_SPEC", "REPORTING", "Figure", "FigureOptions", "FigureOutput", "Metric",
-    "Reporting", "get_reporting", "register",
-]  # fmt: skip
+    "REL_FRO",
+    "REL_SPEC",
+    "REPORTING",
+    "Figure",
+    "FigureOptions",
+    "FigureOutput",
+    "Metric",
+    "Reporting",
+    "get_reporting",
+    "register",
+]

@@ -118,8 +118,16 @@ class Reporting:
         return self.figures[name]
 
 
-def saved(panels: Any, out: Any, stem: str, options: FigureOptions, table: pd.DataFrame,
-          table_stem: str, title: str, intro: str) -> FigureOutput:  # fmt: skip
+def saved(
+    panels: Any,
+    out: Any,
+    stem: str,
+    options: FigureOptions,
+    table: pd.DataFrame,
+    table_stem: str,
+    title: str,
+    intro: str,
+) -> FigureOutput:
     """Save ``panels`` as ``<stem>.<fmt>`` and ``table`` as ``<table_stem>.csv``/``.md``."""
     from kernelbench.drawing import save_figure, write_table
 

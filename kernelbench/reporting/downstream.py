@@ -79,12 +79,21 @@ def fig2_panels(df: pd.DataFrame, learner: str, summary: pd.DataFrame | None = N
         return f"{dataset_name(ds)} (d = {int(dims[ds])}): {name}"
 
     return draw_panels(
-        shown, row="kernel", col="dataset", x="n", ylabel=f"test score ({learner})", xlabel="n",
+        shown,
+        row="kernel",
+        col="dataset",
+        x="n",
+        ylabel=f"test score ({learner})",
+        xlabel="n",
         rows=sorted(shown["kernel"].unique(), key=kernel_rank),
-        cols=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])], row_name=kernel_name,
-        col_name=dataset_name, col_title=title, log=False, hlines=hlines,
+        cols=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
+        row_name=kernel_name,
+        col_name=dataset_name,
+        col_title=title,
+        log=False,
+        hlines=hlines,
         caption=runs_caption(shown),
-    )  # fmt: skip
+    )
 
 
 def draw_fig2(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:

@@ -125,11 +125,21 @@ def fig1_summary_panels(
         return f"{dataset_name(ds)} (d = {int(d)})" if pd.notna(d) else dataset_name(ds)
 
     panels = draw_panels(
-        shown, row="kernel", col="dataset", x="n", ylabel=metric.label, xlabel="n",
-        rows=sorted(shown["kernel"].unique(), key=kernel_rank), cols=datasets, row_name=kernel_name,
-        col_name=dataset_name, col_title=title, log=log, reference=lines,
+        shown,
+        row="kernel",
+        col="dataset",
+        x="n",
+        ylabel=metric.label,
+        xlabel="n",
+        rows=sorted(shown["kernel"].unique(), key=kernel_rank),
+        cols=datasets,
+        row_name=kernel_name,
+        col_name=dataset_name,
+        col_title=title,
+        log=log,
+        reference=lines,
         caption=runs_caption(shown),
-    )  # fmt: skip
+    )
     return panels, notes + panels.notes
 
 

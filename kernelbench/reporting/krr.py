@@ -39,13 +39,17 @@ class KRRReporting(Reporting):
         if "accuracy_pct_mean" not in table.columns:
             return super().reference_cells(name, table)
         return pd.DataFrame(
-            {"dataset": table["dataset"].map(lambda v: PAPER_DATASETS.get(v, str(v).lower())),
-             "kernel": "rbf", "method": table["method"], "n": table["s_over_d"].astype(float),
-             "mean": table["accuracy_pct_mean"].astype(float),
-             "std": table["accuracy_pct_std"].astype(float),
-             "runs": table["runs"] if "runs" in table else 10,
-             "feature_time_mean": table.get("feature_time_s_mean")}
-        )  # fmt: skip
+            {
+                "dataset": table["dataset"].map(lambda v: PAPER_DATASETS.get(v, str(v).lower())),
+                "kernel": "rbf",
+                "method": table["method"],
+                "n": table["s_over_d"].astype(float),
+                "mean": table["accuracy_pct_mean"].astype(float),
+                "std": table["accuracy_pct_std"].astype(float),
+                "runs": table["runs"] if "runs" in table else 10,
+                "feature_time_mean": table.get("feature_time_s_mean"),
+            }
+        )
 
 
 def _summary(df: pd.DataFrame) -> pd.DataFrame:

@@ -48,10 +48,18 @@ def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOu
         return f"{dataset_name(ds)} (d = {int(r.d_data)} → {int(r.d)}, σ = {r.sigma:.3g})"
 
     panels = draw_panels(
-        shown, row="kernel", col="dataset", x="n", ylabel=metric.label, xlabel="D / d",
-        row_name=kernel_name, cols=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
-        col_name=dataset_name, col_title=title, log=True if options.log is None else options.log,
-    )  # fmt: skip
+        shown,
+        row="kernel",
+        col="dataset",
+        x="n",
+        ylabel=metric.label,
+        xlabel="D / d",
+        row_name=kernel_name,
+        cols=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
+        col_name=dataset_name,
+        col_title=title,
+        log=True if options.log is None else options.log,
+    )
     intro = (
         "Mean over runs, sample std, standard error and 95% t-interval; "
         "MSE over all pairs (x_i, y_j) of the two subsets; d zero-padded to a power of two."

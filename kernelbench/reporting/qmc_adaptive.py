@@ -47,12 +47,18 @@ def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> F
         summary = summary[summary["metric"] == options.metric]
     metric_ids = [m for m in proto.metrics if m in set(summary["metric"])]
     panels = draw_panels(
-        summary, row="dataset", col="metric", x="iteration", ylabel="",
+        summary,
+        row="dataset",
+        col="metric",
+        x="iteration",
+        ylabel="",
         xlabel="CG iteration (0 = Halton)",
-        rows=[ds for ds in dataset_order(df) if ds in set(summary["dataset"])], cols=metric_ids,
-        row_name=dataset_name, col_name=lambda m: proto.metrics[m].label,
+        rows=[ds for ds in dataset_order(df) if ds in set(summary["dataset"])],
+        cols=metric_ids,
+        row_name=dataset_name,
+        col_name=lambda m: proto.metrics[m].label,
         log=True if options.log is None else options.log,
-    )  # fmt: skip
+    )
     intro = (
         "Mean over runs with 95% t-interval, per CG iteration of the box-discrepancy "
         "minimisation (iteration 0 = the Halton start, scrambled or RR2)."

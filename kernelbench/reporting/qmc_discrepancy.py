@@ -43,11 +43,18 @@ def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -
     shown = summary[summary["metric"].isin(["discrepancy", options.metric or "spec"])]
     metric_ids = [m for m in proto.metrics if m in set(shown["metric"])]
     panels = draw_panels(
-        shown, row="dataset", col="metric", x="n", ylabel="", xlabel="n (s = 2n(d + 1) points)",
-        rows=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])], cols=metric_ids,
-        row_name=dataset_name, col_name=lambda m: proto.metrics[m].label,
+        shown,
+        row="dataset",
+        col="metric",
+        x="n",
+        ylabel="",
+        xlabel="n (s = 2n(d + 1) points)",
+        rows=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
+        cols=metric_ids,
+        row_name=dataset_name,
+        col_name=lambda m: proto.metrics[m].label,
         log=True if options.log is None else options.log,
-    )  # fmt: skip
+    )
     intro = "Mean over runs with 95% t-interval per (dataset, method, n)."
     title = "Yang et al. 2014, Fig. 3: box discrepancy beside the Gram error"
     stems = ("yang_discrepancy", "yang_discrepancy_summary")

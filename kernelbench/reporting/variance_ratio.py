@@ -38,10 +38,16 @@ def theory_curves(summary: pd.DataFrame) -> pd.DataFrame:
             ("orf exact", "exact ORF ratio (all orders)", orf_variance_ratio_exact(z, d, D)),
         ):
             rows += [
-                {"kernel": kernel, "d": d, "method_label": label, "z": zi, "mean": v,
-                 "paper_label": paper}
+                {
+                    "kernel": kernel,
+                    "d": d,
+                    "method_label": label,
+                    "z": zi,
+                    "mean": v,
+                    "paper_label": paper,
+                }
                 for zi, v in zip(z, values, strict=True)
-            ]  # fmt: skip
+            ]
     return pd.DataFrame(rows)
 
 
@@ -59,10 +65,19 @@ def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> Fig
         reference = theory_curves(shown[shown["method"] == "orf"])
     log = False if options.log is None else options.log
     panels = draw_panels(
-        shown, row="kernel", col="d", x="z", ylabel=metric.label,
-        xlabel=r"$z = \|x - y\| / \sigma$", row_name=kernel_name, cols=sorted(shown["d"].unique()),
-        col_name=lambda d: f"d = {int(d)}", log=log, reference=reference, reference_name="theory",
-    )  # fmt: skip
+        shown,
+        row="kernel",
+        col="d",
+        x="z",
+        ylabel=metric.label,
+        xlabel=r"$z = \|x - y\| / \sigma$",
+        row_name=kernel_name,
+        cols=sorted(shown["d"].unique()),
+        col_name=lambda d: f"d = {int(d)}",
+        log=log,
+        reference=reference,
+        reference_name="theory",
+    )
     if not log and metric_id == "ratio":
         for ax in panels.figure.axes:
             ax.set_ylim(0.0, 1.6)

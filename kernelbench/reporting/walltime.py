@@ -46,11 +46,21 @@ def median_summary(df: pd.DataFrame, metric_ids: Sequence[str]) -> pd.DataFrame:
             q25, med, q75 = np.quantile(v, [0.25, 0.5, 0.75])
             q25, med, q75 = float(q25), float(med), float(q75)
             rows.append(
-                {**dict(zip(keys, key, strict=True)), "d": int(g["d"].iloc[0]),
-                 "method": g["method"].iloc[0], "paper_label": g["paper_label"].iloc[0],
-                 "metric": metric_id, "values": int(v.size), "median": med, "q25": q25,
-                 "q75": q75, "mean": med, "ci_low": q25, "ci_high": q75}
-            )  # fmt: skip
+                {
+                    **dict(zip(keys, key, strict=True)),
+                    "d": int(g["d"].iloc[0]),
+                    "method": g["method"].iloc[0],
+                    "paper_label": g["paper_label"].iloc[0],
+                    "metric": metric_id,
+                    "values": int(v.size),
+                    "median": med,
+                    "q25": q25,
+                    "q75": q75,
+                    "mean": med,
+                    "ci_low": q25,
+                    "ci_high": q75,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -70,10 +80,20 @@ def fig3_panels(df: pd.DataFrame, metric_id: str = "map", log: bool = True):
     shown = summary[summary["metric"] == metric_id].copy()
     shown["row"] = metric.label
     panels = draw_panels(
-        shown, row="row", col="points", x="d", ylabel="", xlabel="d", rows=[metric.label],
-        cols=sorted(shown["points"].unique()), row_name=str, col_name=lambda p: f"{int(p)} points",
-        log=log, logx=True, caption=_caption(shown),
-    )  # fmt: skip
+        shown,
+        row="row",
+        col="points",
+        x="d",
+        ylabel="",
+        xlabel="d",
+        rows=[metric.label],
+        cols=sorted(shown["points"].unique()),
+        row_name=str,
+        col_name=lambda p: f"{int(p)} points",
+        log=log,
+        logx=True,
+        caption=_caption(shown),
+    )
     dims = sorted(shown["d"].unique())
     for ax in panels.figure.axes:  # the datasets' d as ticks, slanted: 3072 and 7129 are close
         ax.set_xticks(dims, [str(int(d)) for d in dims], minor=False)

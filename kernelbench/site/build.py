@@ -40,9 +40,13 @@ TEMPLATES = Path(__file__).with_name("templates")
 BASELINE_DIR = default_baseline_dir()
 #: Verdict -> CSS class of its table cell.
 VERDICT_CLASS = (
-    ("reproduced", "v-ok"), ("holds", "v-ok"), ("known deviation", "v-known"),
-    ("deviates", "v-dev"), ("does not hold", "v-dev"), ("not shown", "v-dev"),
-)  # fmt: skip
+    ("reproduced", "v-ok"),
+    ("holds", "v-ok"),
+    ("known deviation", "v-known"),
+    ("deviates", "v-dev"),
+    ("does not hold", "v-dev"),
+    ("not shown", "v-dev"),
+)
 
 
 def verdict_class(verdict: str) -> str:
@@ -247,8 +251,13 @@ def _render(template: str, **context: object) -> str:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
     escape = select_autoescape(["html", "j2"])
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=escape,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=escape,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["verdict_class"] = verdict_class
     env.filters["kernel_name"] = kernel_name
     return env.get_template(template).render(**context)
@@ -273,19 +282,33 @@ def environment() -> list[tuple[str, str]]:
     from kernelbench.results import _cpu_model, _git_commit
 
     rows = [("python", platform.python_version())]
-    for pkg in ("kernelbench", "numpy", "scipy", "scikit-learn", "pandas", "matplotlib",
-                "plotly", "jinja2", "threadpoolctl", "qmcpy", "numba"):  # fmt: skip
+    for pkg in (
+        "kernelbench",
+        "numpy",
+        "scipy",
+        "scikit-learn",
+        "pandas",
+        "matplotlib",
+        "plotly",
+        "jinja2",
+        "threadpoolctl",
+        "qmcpy",
+        "numba",
+    ):
         try:
             rows.append((pkg, version(pkg)))
         except PackageNotFoundError:
             rows.append((pkg, "not installed"))
     blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
     rows += [
-        ("BLAS", f"{i.get('internal_api', '?')} {i.get('version') or ''}, kernel "
-                 f"{i.get('architecture') or '?'}, {i.get('num_threads')} threads "
-                 f"({Path(str(i.get('filepath', ''))).name})")
+        (
+            "BLAS",
+            f"{i.get('internal_api', '?')} {i.get('version') or ''}, kernel "
+            f"{i.get('architecture') or '?'}, {i.get('num_threads')} threads "
+            f"({Path(str(i.get('filepath', ''))).name})",
+        )
         for i in blas
-    ]  # fmt: skip
+    ]
     rows += [
         ("machine", f"{platform.machine()}, {_cpu_model()}"),
         ("system", platform.platform()),
@@ -317,8 +340,11 @@ def build_site(
     runs = [
         (Path(r), df) for r in results for df in [_runs_frame(Path(r), report)] if df is not None
     ]
-    run_pages = [(f"runs-{i}-{exp}", f"{exp} ({p.name})") for i, (p, df) in enumerate(runs)
-                 for exp in sorted(df["experiment"].unique())]  # fmt: skip
+    run_pages = [
+        (f"runs-{i}-{exp}", f"{exp} ({p.name})")
+        for i, (p, df) in enumerate(runs)
+        for exp in sorted(df["experiment"].unique())
+    ]
     nav = [(s.key, _short(s.key, s.title)) for s in sections] + run_pages
     nav.append((LEADERBOARD, "Leaderboard"))
     for s in sections:
@@ -340,8 +366,9 @@ def build_site(
             spec = FigureSpec(str(exp), ylabel=str(g["metric"].iloc[0]), logy=logy, title=str(exp))
             intro = f"Aggregated from the shards under {path}."
             key = f"runs-{i}-{exp}"
-            page = results_page(key, f"{exp}: {path}", [(spec, g)], out, pages=nav, intro=intro,
-                                jobs=jobs)  # fmt: skip
+            page = results_page(
+                key, f"{exp}: {path}", [(spec, g)], out, pages=nav, intro=intro, jobs=jobs
+            )
             report.pages.append(page)
     board = _leaderboard_page(out, [p for p, _ in runs] or [ROOT / "results" / "runs"], nav, jobs)
     if board is not None:
@@ -380,9 +407,12 @@ def _leaderboard_page(
         standings.append((f"{g.title} [{g.grid}]", ranked[cols]))
         page_df = t.rename(columns={"mean": "score"}).assign(mean=t["error"])
         spec = FigureSpec(
-            table=g.grid, facets=("dataset", *g.keys), ylabel="error (lower is better)",
-            logy=bool((page_df["mean"] > 0).all()), title=g.title,
-        )  # fmt: skip
+            table=g.grid,
+            facets=("dataset", *g.keys),
+            ylabel="error (lower is better)",
+            logy=bool((page_df["mean"] > 0).all()),
+            title=g.title,
+        )
         tables.append((spec, page_df))
     intro = (
         "Every method of each grid ranked by its geometric mean error ratio to rff over "
@@ -390,8 +420,16 @@ def _leaderboard_page(
         "(docs/leaderboard.md). Published methods: the committed baselines; "
         + (f"other cells: {found}." if found else "no run of experiment=leaderboard found.")
     )
-    return results_page(LEADERBOARD, "Leaderboard", tables, out, intro=intro, pages=nav,
-                        jobs=jobs, standings=standings)  # fmt: skip
+    return results_page(
+        LEADERBOARD,
+        "Leaderboard",
+        tables,
+        out,
+        intro=intro,
+        pages=nav,
+        jobs=jobs,
+        standings=standings,
+    )
 
 
 def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = None) -> None:
@@ -413,8 +451,14 @@ def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = N
 
 
 def _short(key: str, title: str) -> str:
-    names = {"fig1": "Fig. 1", "fig2": "Fig. 2", "fig3": "Fig. 3", "liu2020": "Liu 2020",
-             "yu2016": "Yu 2016", "yang2014": "Yang 2014"}  # fmt: skip
+    names = {
+        "fig1": "Fig. 1",
+        "fig2": "Fig. 2",
+        "fig3": "Fig. 3",
+        "liu2020": "Liu 2020",
+        "yu2016": "Yu 2016",
+        "yang2014": "Yang 2014",
+    }
     return names.get(key, title)
 
 

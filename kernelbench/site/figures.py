@@ -160,9 +160,13 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
         )
         fig = FigureData(
             key=f"{prefix}-{i}",
-            title=(spec.title + ": " if spec.title else "") + " · ".join(parts), settings=settings,
-            xlabel=spec.xlabel, ylabel=spec.ylabel, logx=spec.logx, logy=spec.logy,
-        )  # fmt: skip
+            title=(spec.title + ": " if spec.title else "") + " · ".join(parts),
+            settings=settings,
+            xlabel=spec.xlabel,
+            ylabel=spec.ylabel,
+            logx=spec.logx,
+            logy=spec.logy,
+        )
         kern = g["kernel"] if "kernel" in g else pd.Series("", index=g.index)
         g = g.assign(_kernel=kern.fillna("").astype(str))
         for method in method_order(list(g["method_label"].unique())):
@@ -214,10 +218,15 @@ def plotly_figure(fig: FigureData) -> dict:
         has_err = any(v is not None for v in err_plus)
         # one legend entry per method (its kernels: line styles, named on the figure)
         trace = {
-            "type": "scatter", "mode": "lines+markers", "name": s.method,
-            "legendgroup": s.method, "showlegend": s.method not in in_legend,
-            "x": [_json_num(v) for v in s.x], "y": [_json_num(v) for v in s.y],
-            "customdata": custom, "meta": {"method": s.method, "kernel": s.kernel},
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": s.method,
+            "legendgroup": s.method,
+            "showlegend": s.method not in in_legend,
+            "x": [_json_num(v) for v in s.x],
+            "y": [_json_num(v) for v in s.y],
+            "customdata": custom,
+            "meta": {"method": s.method, "kernel": s.kernel},
             "line": {"color": color, "dash": dash, "width": 2},
             "marker": {"color": color, "size": 6},
             "hovertemplate": (
@@ -225,23 +234,40 @@ def plotly_figure(fig: FigureData) -> dict:
                 "ours = %{y:.4g} [%{customdata[0]:.4g}, %{customdata[1]:.4g}]<br>"
                 "paper = %{customdata[3]}<br>runs = %{customdata[2]}<extra></extra>"
             ),
-        }  # fmt: skip
+        }
         if has_err:
-            trace["error_y"] = {"type": "data", "symmetric": False, "array": err_plus,
-                                "arrayminus": err_minus, "color": color, "thickness": 1,
-                                "width": 3}  # fmt: skip
+            trace["error_y"] = {
+                "type": "data",
+                "symmetric": False,
+                "array": err_plus,
+                "arrayminus": err_minus,
+                "color": color,
+                "thickness": 1,
+                "width": 3,
+            }
         in_legend.add(s.method)
         data.append(trace)
         if any(p is not None for p in paper):
             data.append(
-                {"type": "scatter", "mode": "markers", "name": f"paper · {name}",
-                 "legendgroup": s.method, "showlegend": False, "x": [_json_num(v) for v in s.x],
-                 "y": paper, "meta": {"method": s.method, "kernel": s.kernel, "paper": True},
-                 "marker": {"color": color, "symbol": "x-thin-open", "size": 10,
-                            "line": {"color": color, "width": 2}},
-                 "hovertemplate": f"<b>paper · {name}</b><br>x = %{{x}}<br>paper = %{{y:.4g}}"
-                                  "<extra></extra>"}
-            )  # fmt: skip
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": f"paper · {name}",
+                    "legendgroup": s.method,
+                    "showlegend": False,
+                    "x": [_json_num(v) for v in s.x],
+                    "y": paper,
+                    "meta": {"method": s.method, "kernel": s.kernel, "paper": True},
+                    "marker": {
+                        "color": color,
+                        "symbol": "x-thin-open",
+                        "size": 10,
+                        "line": {"color": color, "width": 2},
+                    },
+                    "hovertemplate": f"<b>paper · {name}</b><br>x = %{{x}}<br>paper = %{{y:.4g}}"
+                    "<extra></extra>",
+                }
+            )
     has_paper = any(math.isfinite(p) for s in fig.series for p in s.paper)
     note = "× the paper's value; bars: 95% intervals" if has_paper else "bars: 95% intervals"
     if len(kernels) > 1:
@@ -269,7 +295,7 @@ def plotly_figure(fig: FigureData) -> dict:
                 "showarrow": False,
                 "font": {"size": 11, "color": "#555"},
             }
-        ],  # fmt: skip
+        ],
         "xaxis": xaxis,
         "yaxis": {"title": {"text": fig.ylabel}, "type": "log" if fig.logy else "linear"},
         "legend": {"font": {"size": 11}},
@@ -312,21 +338,36 @@ def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD
     ]
     for method in method_order(list(ratios["method_label"].unique())):
         r = ratios[ratios["method_label"] == method]
-        cells = zip(r[keys].itertuples(index=False), r["ratio"], r["ratio_low"], r["ratio_high"],
-                    strict=True)  # fmt: skip
+        cells = zip(
+            r[keys].itertuples(index=False),
+            r["ratio"],
+            r["ratio_low"],
+            r["ratio_high"],
+            strict=True,
+        )
         text = [
-            " · ".join(label(c, v) if c in ("dataset", "kernel") else f"{c} {v}"
-                       for c, v in zip(keys, row, strict=True))
+            " · ".join(
+                label(c, v) if c in ("dataset", "kernel") else f"{c} {v}"
+                for c, v in zip(keys, row, strict=True)
+            )
             + f"<br>ratio {q:.3g} [{lo:.3g}, {hi:.3g}]"
             for row, q, lo, hi in cells
-        ]  # fmt: skip
+        ]
         data.append(
-            {"type": "box", "name": method, "y": [_json_num(v) for v in r["ratio"]],
-             "text": text, "boxpoints": "all", "jitter": 0.4, "pointpos": 0,
-             "marker": {"color": method_color(method), "size": 4},
-             "line": {"color": method_color(method)}, "meta": {"method": method, "kernel": ""},
-             "hovertemplate": "<b>" + method + "</b><br>%{text}<extra></extra>"}
-        )  # fmt: skip
+            {
+                "type": "box",
+                "name": method,
+                "y": [_json_num(v) for v in r["ratio"]],
+                "text": text,
+                "boxpoints": "all",
+                "jitter": 0.4,
+                "pointpos": 0,
+                "marker": {"color": method_color(method), "size": 4},
+                "line": {"color": method_color(method)},
+                "meta": {"method": method, "kernel": ""},
+                "hovertemplate": "<b>" + method + "</b><br>%{text}<extra></extra>",
+            }
+        )
     layout = {
         "title": {
             "text": f"{what} relative to {base}, across datasets<br><sup>each point a cell: "
@@ -344,7 +385,7 @@ def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD
                 "y1": 1,
                 "line": {"color": "#444", "dash": "dash", "width": 1},
             }
-        ],  # fmt: skip
+        ],
         "showlegend": False,
         "margin": MARGIN,
         "height": 400,

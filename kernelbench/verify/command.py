@@ -39,9 +39,12 @@ def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
     """The values of the protocol's cell keys for a (composed) cell, before it runs."""
     built = build_cell(cell)
     values = {
-        "dataset": built.dataset["name"], "kernel": built.kernel["name"],
-        "method_label": built.method_label, "n": float(built.n), **proto.row_keys(built),
-    }  # fmt: skip
+        "dataset": built.dataset["name"],
+        "kernel": built.kernel["name"],
+        "method_label": built.method_label,
+        "n": float(built.n),
+        **proto.row_keys(built),
+    }
     return tuple(values[k] for k in get_reporting(proto.name).cell_keys)
 
 
@@ -78,11 +81,20 @@ def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) ->
 
 
 @click.command("verify")
-@click.option("--grid", default="reduced", show_default=True,
-              help="A grid of the verify config: reduced (CI) or full (the paper's).")  # fmt: skip
-@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=None, help="Where the grid's shards are run and stored (resumed) "
-              "[default: results/runs/verify-CONFIG-GRID].")  # fmt: skip
+@click.option(
+    "--grid",
+    default="reduced",
+    show_default=True,
+    help="A grid of the verify config: reduced (CI) or full (the paper's).",
+)
+@click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where the grid's shards are run and stored (resumed) "
+    "[default: results/runs/verify-CONFIG-GRID].",
+)
 @click.option("--runs", type=click.IntRange(min=2), default=None, help="Override runs per cell.")
 @click.option("--no-run", is_flag=True, help="Compare the results already there; run nothing.")
 @click.option(
@@ -91,14 +103,29 @@ def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) ->
     default=None,
     help="Also check against our committed baseline [default: when the table exists].",
 )
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Cells run in parallel (results are identical for any value).")  # fmt: skip
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Where the comparison goes: .csv (all columns, pooled families in "
-              "<stem>_pooled.csv) or .md (the tables) [default: RESULTS/verify.csv].")  # fmt: skip
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Cells run in parallel (results are identical for any value).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where the comparison goes: .csv (all columns, pooled families in "
+    "<stem>_pooled.csv) or .md (the tables) [default: RESULTS/verify.csv].",
+)
 @click.option("--wide", is_flag=True, help="Print every column (the table is 120 wide without).")
-@click.option("--config", "config_name", default=DEFAULT_CONFIG, show_default=True,
-              help="Verify config: a name in configs/verify/ or a YAML path.")  # fmt: skip
+@click.option(
+    "--config",
+    "config_name",
+    default=DEFAULT_CONFIG,
+    show_default=True,
+    help="Verify config: a name in configs/verify/ or a YAML path.",
+)
 @click.option("--alpha", type=float, default=None, help="Family-wise false-alarm rate.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not echo cells as they run.")
 def verify(

@@ -127,10 +127,17 @@ def compare_reference(
         se = math.sqrt(sum(v for v, _ in parts))
         diff = cell["mean"] - r_mean
         out.update(
-            paper_mean=r_mean, paper_std=r_std, paper_sem=paper_sem, paper_runs=int(r_runs),
-            ratio=cell["mean"] / r_mean if r_mean else np.nan, tau=tau, tau_source=source,
-            se_diff=se, z=z_score(diff, se, r_mean), df=welch_df(parts),
-        )  # fmt: skip
+            paper_mean=r_mean,
+            paper_std=r_std,
+            paper_sem=paper_sem,
+            paper_runs=int(r_runs),
+            ratio=cell["mean"] / r_mean if r_mean else np.nan,
+            tau=tau,
+            tau_source=source,
+            se_diff=se,
+            z=z_score(diff, se, r_mean),
+            df=welch_df(parts),
+        )
         rows.append(out)
     return pd.DataFrame(rows)
 
@@ -178,10 +185,14 @@ def compare_baseline(
             test = "z"
         se = se_floor(math.sqrt(var), b_mean)
         out.update(
-            base_mean=b_mean, base_runs=B, base_ratio=cell["mean"] / b_mean if b_mean else np.nan,
-            base_se=se, base_z=z_score(cell["mean"] - b_mean, se, b_mean), base_df=df,
+            base_mean=b_mean,
+            base_runs=B,
+            base_ratio=cell["mean"] / b_mean if b_mean else np.nan,
+            base_se=se,
+            base_z=z_score(cell["mean"] - b_mean, se, b_mean),
+            base_df=df,
             base_test=test,
-        )  # fmt: skip
+        )
         rows.append(out)
     return pd.DataFrame(rows)
 
@@ -228,18 +239,30 @@ def pooled_bias(
         kernel = str(cells["kernel"].iloc[0]) if "kernel" in cells else ""
         dataset = str(cells["dataset"].iloc[0])
         bias, se, df = pooled_z(
-            list((mean - p) / p), independent, correlated, 2.0 * cv**2,
+            list((mean - p) / p),
+            independent,
+            correlated,
+            2.0 * cv**2,
             tau_df(tau_table, dataset, kernel),
-        )  # fmt: skip
+        )
         se = se_floor(se, 1.0)
         ratio = mean / p
         rows.append(
-            {**dict(zip(fam, key if isinstance(key, tuple) else (key,), strict=True)),
-             "cells": len(cells), "ns": ",".join(n_str(n) or "" for n in cells["n"]),
-             "bias": bias, "ratio": 1.0 + bias, "ratio_min": float(ratio.min()),
-             "ratio_max": float(ratio.max()), "cv": cv, "se": se, "df": df,
-             "z": z_score(bias, se, 1.0), "known": known}
-        )  # fmt: skip
+            {
+                **dict(zip(fam, key if isinstance(key, tuple) else (key,), strict=True)),
+                "cells": len(cells),
+                "ns": ",".join(n_str(n) or "" for n in cells["n"]),
+                "bias": bias,
+                "ratio": 1.0 + bias,
+                "ratio_min": float(ratio.min()),
+                "ratio_max": float(ratio.max()),
+                "cv": cv,
+                "se": se,
+                "df": df,
+                "z": z_score(bias, se, 1.0),
+                "known": known,
+            }
+        )
     cols = [*fam, "cells", "ns", "bias", "ratio", "ratio_min", "ratio_max", "cv", "se", "df"]
     return pd.DataFrame(rows, columns=[*cols, "z", "known"])
 
@@ -349,9 +372,13 @@ def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
 def counts(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> dict[str, int]:
     """Verdict counts of the cells (and of the pooled families, keys ``pooled_*``)."""
     v = t["verdict"]
-    out = {"cells": len(t), "reproduced": int((v == REPRODUCED).sum()),
-           "known": int(v.str.startswith(KNOWN).sum()), "deviate": int((v == DEVIATES).sum()),
-           "no_reference": int((v == NO_REFERENCE).sum())}  # fmt: skip
+    out = {
+        "cells": len(t),
+        "reproduced": int((v == REPRODUCED).sum()),
+        "known": int(v.str.startswith(KNOWN).sum()),
+        "deviate": int((v == DEVIATES).sum()),
+        "no_reference": int((v == NO_REFERENCE).sum()),
+    }
     if pooled is not None:
         pv = pooled["verdict"] if len(pooled) else pd.Series(dtype=object)
         out.update(

@@ -18,8 +18,13 @@ from kernelbench.reporting import get_reporting
 DEFAULT_CONFIG = "munkhoeva2018_fig1"
 
 #: known-deviation rule keys -> the cell column they match
-RULE_COLUMNS = {"datasets": "dataset", "kernels": "kernel", "methods": "method_label", "ns": "n",
-                "data_sources": "data_source"}  # fmt: skip
+RULE_COLUMNS = {
+    "datasets": "dataset",
+    "kernels": "kernel",
+    "methods": "method_label",
+    "ns": "n",
+    "data_sources": "data_source",
+}
 
 
 @dataclass(frozen=True)
@@ -209,10 +214,17 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         reference = str(resolve(reference))
     compare = {str(k): str(v) for k, v in (raw.get("compare") or {}).items()}
     return VerifyConfig(
-        name=path.stem, reference=reference, protocol=protocol, metric=metric,
-        scale=float(raw.get("scale", 1.0)), grids=grids, seed=int(raw.get("seed", 0)),
-        alpha=alpha, sample_variation=resolve(raw.get("sample_variation")),
-        baseline=resolve(raw.get("baseline")), compare=compare,
+        name=path.stem,
+        reference=reference,
+        protocol=protocol,
+        metric=metric,
+        scale=float(raw.get("scale", 1.0)),
+        grids=grids,
+        seed=int(raw.get("seed", 0)),
+        alpha=alpha,
+        sample_variation=resolve(raw.get("sample_variation")),
+        baseline=resolve(raw.get("baseline")),
+        compare=compare,
         shared_runs=bool(raw.get("shared_runs", False)),
         known_deviations=parse_known(raw.get("known_deviations") or []),
-    )  # fmt: skip
+    )

@@ -38,11 +38,19 @@ def per_cell(frames: dict[int, pd.DataFrame], metric: str) -> pd.DataFrame:
         grand = float(means.mean())
         tau2 = between - within
         rows.append(
-            {**dict(zip(CELL, key, strict=True)), "seeds": k, "runs": int(g["runs"].min()),
-             "grand_mean": grand, "between_var": between, "within_var": within, "tau2": tau2,
-             "tau2_rel": tau2 / grand**2, "cv_cell": math.sqrt(max(tau2, 0.0)) / grand,
-             "means": " ".join(f"{m:.6g}" for m in means)}
-        )  # fmt: skip
+            {
+                **dict(zip(CELL, key, strict=True)),
+                "seeds": k,
+                "runs": int(g["runs"].min()),
+                "grand_mean": grand,
+                "between_var": between,
+                "within_var": within,
+                "tau2": tau2,
+                "tau2_rel": tau2 / grand**2,
+                "cv_cell": math.sqrt(max(tau2, 0.0)) / grand,
+                "means": " ".join(f"{m:.6g}" for m in means),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -54,12 +62,21 @@ def pool(cells: pd.DataFrame) -> pd.DataFrame:
         m = float(rel.mean())
         se = float(rel.std(ddof=1) / math.sqrt(len(rel)))
         rows.append(
-            {"dataset": ds, "kernel": kern, "cv": math.sqrt(max(m + se, 0.0)),
-             "cv_point": math.sqrt(max(m, 0.0)), "df": int(len(g) * (g["seeds"].min() - 1)),
-             "tau2_rel_mean": m, "tau2_rel_se": se, "cv_cell_median": float(g["cv_cell"].median()),
-             "cv_cell_max": float(g["cv_cell"].max()),
-             "cells": len(g), "seeds": int(g["seeds"].min()), "runs": int(g["runs"].min())}
-        )  # fmt: skip
+            {
+                "dataset": ds,
+                "kernel": kern,
+                "cv": math.sqrt(max(m + se, 0.0)),
+                "cv_point": math.sqrt(max(m, 0.0)),
+                "df": int(len(g) * (g["seeds"].min() - 1)),
+                "tau2_rel_mean": m,
+                "tau2_rel_se": se,
+                "cv_cell_median": float(g["cv_cell"].median()),
+                "cv_cell_max": float(g["cv_cell"].max()),
+                "cells": len(g),
+                "seeds": int(g["seeds"].min()),
+                "runs": int(g["runs"].min()),
+            }
+        )
     return pd.DataFrame(rows)
 
 
