@@ -1,19 +1,15 @@
-"""Drawing helpers shared by the protocols' figures.
-
-* fixed styles and display names (:func:`method_style`, :func:`kernel_name`,
-  :func:`dataset_name`) so a method looks the same in every figure;
-* :func:`summarise`: mean, std, sem and 95% t-interval per cell of any key set;
-* :func:`draw_panels`: a grid of panels (rows x columns of a key, e.g. kernels x
-  datasets), one line per method label with its t-interval band, optional dashed
-  reference lines and horizontal lines (e.g. the exact kernel's score);
-* :func:`save_figure`, :func:`write_table` and :func:`markdown_table` for the files.
+"""Drawing helpers shared by the protocols' figures: fixed styles and display names (a
+method looks the same in every figure), :func:`summarise` (mean, std, sem, 95%
+t-interval per cell), :func:`draw_panels` (a grid of panels, one line per method with
+its band, optional reference and horizontal lines), :func:`save_figure`,
+:func:`write_table` and :func:`markdown_table`.
 """
 
 from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,10 +80,8 @@ def method_style(label: str) -> tuple[str, str]:
     """The (colour, marker) of a method label: fixed for known labels, else hash-stable."""
     if label in METHOD_STYLES:
         return METHOD_STYLES[label]
-    h = zlib.crc32(label.encode())
-    return _FALLBACK_COLOURS[h % len(_FALLBACK_COLOURS)], _FALLBACK_MARKERS[
-        (h // len(_FALLBACK_COLOURS)) % len(_FALLBACK_MARKERS)
-    ]
+    h, k = zlib.crc32(label.encode()), len(_FALLBACK_COLOURS)
+    return _FALLBACK_COLOURS[h % k], _FALLBACK_MARKERS[(h // k) % len(_FALLBACK_MARKERS)]
 
 
 def legend_label(label: str, paper: str = "") -> str:
@@ -155,12 +149,9 @@ def summarise(
     metrics: Mapping[str, str],
     scale: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
-    """Tidy summary: one row per (``keys``, metric id) over the runs of each cell.
-
-    ``metrics`` maps metric ids to columns. Columns: keys, d, method, paper_label,
-    metric, runs, mean, std, sem, ci_low, ci_high (95% t-interval over runs).
-    Metrics whose column is absent or all-NaN are left out.
-    """
+    """One row per (``keys``, metric id: column) over each cell's runs: keys, d, method,
+    paper_label, metric, runs, mean, std, sem, ci_low, ci_high (95% t-interval); metrics
+    absent or all-NaN are left out."""
     rows: list[dict[str, object]] = []
     keys = list(keys)
     for metric, column in metrics.items():
@@ -217,14 +208,17 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
+def markdown_lines(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    """The lines of a Markdown table: the header, its rule, a line per row."""
+    rule = "|" + "---|" * len(header)
+    lines = (" | ".join(map(str, r)) for r in (header, *rows))
+    return [f"| {next(lines)} |", rule, *(f"| {line} |" for line in lines)]
+
+
 def markdown_table(df: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table of ``df`` (floats to 6 significant digits)."""
-    cols = [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for row in df.itertuples(index=False):
-        cells = [_fmt(v).replace("|", r"\|") for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    rows = ([_fmt(v).replace("|", r"\|") for v in row] for row in df.itertuples(index=False))
+    return "\n".join(markdown_lines([str(c) for c in df.columns], rows)) + "\n"
 
 
 def write_table(
@@ -278,13 +272,9 @@ def draw_panels(
     line: str = "method_label",
     caption: str = "",
 ) -> Panels:
-    """One panel per (row value, column value); one line per ``line`` value against ``x``.
-
-    ``summary`` has columns row, col, line, x, mean, ci_low, ci_high (and paper_label).
-    ``reference`` (row, col, ``line``, x, mean and optionally paper_label) is drawn
-    dashed in the colour of the matching label; ``hlines`` (row, col, label, value)
-    as grey horizontal lines; ``caption`` (e.g. :func:`runs_caption`) under the title
-    row. A linear x axis with a few integer values gets exactly those as ticks.
+    """One panel per (row, column) value; one line per ``line`` value against ``x``, with
+    ``reference`` (dashed, the label's colour) and ``hlines`` (row, col, label, value:
+    grey) lines and a ``caption``. Few integer x values on a linear axis are the ticks.
     """
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
@@ -302,12 +292,9 @@ def draw_panels(
         for lab in labels
     }
     notes: list[str] = []
+    size = (3.6 * len(cols) + 0.6, 2.8 * len(rows) + 1.2)
     fig, axes = plt.subplots(
-        len(rows),
-        len(cols),
-        figsize=(3.6 * len(cols) + 0.6, 2.8 * len(rows) + 1.2),
-        squeeze=False,
-        layout="constrained",
+        len(rows), len(cols), figsize=size, squeeze=False, layout="constrained"
     )
     handles: dict[str, Line2D] = {}
     ref_handles: dict[str, Line2D] = {}
@@ -416,18 +403,17 @@ def draw_panels(
     return Panels(fig, rows, cols, notes)
 
 
-#: A log panel whose values have an empty gap of more than this many decades shows only
-#: the values above it: a mean further down (an error at rounding level, e.g. Nystroem
-#: interpolating the points it was fitted on, docs/nystrom.md) is drawn on the bottom
-#: edge as a triangle pointing down, and noted.
+#: A log panel with an empty gap of more than this many decades shows only the values
+#: above it; a mean further down (rounding level, e.g. Nystroem, docs/nystrom.md) is drawn
+#: on the bottom edge as a triangle pointing down, and noted.
 LOG_GAP = 4.0
 #: The marker of a mean drawn on the bottom edge, as the notes and caption name it.
 CLIPPED = "triangle on the bottom edge"
 
 
 def _log_bottom(positive: Sequence[float]) -> float:
-    """The lower y limit of a log panel: below its smallest value, or, past a gap of
-    more than :data:`LOG_GAP` decades, a decade below the values above the gap."""
+    """A log panel's lower y limit: below its smallest value, or a decade below the values
+    above a gap of more than :data:`LOG_GAP` decades."""
     logs = np.sort(np.log10(np.asarray(positive, dtype=float)))
     gaps = np.nonzero(np.diff(logs) > LOG_GAP)[0]
     if gaps.size:
@@ -461,8 +447,7 @@ def _clip_below(ax: Any, drawn: list[tuple[Any, str, str]], bottom: float, where
 
 
 def _integer_ticks(ax: Any, xs: Sequence[float], locator: Any) -> None:
-    """Ticks at the integer x values themselves when there are few (one n: one tick,
-    not fractions around it), else integer ticks chosen by matplotlib."""
+    """Ticks at the integer x values when there are few, else matplotlib's integer ticks."""
     values = sorted({float(v) for v in xs if np.isfinite(v)})
     if values and len(values) <= 8 and all(v.is_integer() for v in values):
         ax.set_xticks(values, [str(int(v)) for v in values])

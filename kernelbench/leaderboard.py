@@ -1,24 +1,12 @@
-"""The leaderboard: where a method stands against every published method, grid by grid.
+"""The leaderboard: where a method stands against every published method, grid by grid
+(docs/leaderboard.md).
 
-``kernelbench run experiment=leaderboard method=NAME`` runs NAME (a built-in or a
-plug-in) on the grids named by ``configs/experiment/leaderboard.yaml`` (``parts``: the
-reduced grids of Munkhoeva et al. Fig. 1 and Fig. 2 and Liu et al. Table 3); the
-published methods' cells come from the committed baselines (``results/baseline/``), so
-only NAME's cells are computed. :func:`standings` ranks every method of a grid.
-
-The statistic. Each grid's metric is turned into an error e (lower is better): the
-relative Frobenius error itself, 1 - accuracy (or 1 - R^2), 100 - accuracy %. Per cell c
-(dataset, kernel, n [, learner]) a method's log-ratio to rff is r_c = log(e_c / e_rff,c),
-and its score is the geometric mean ratio exp(mean_c r_c) with the 95% t-interval
-exp(mean_c r_c +- t_{0.975, C-1} s_r / sqrt(C)) over its C cells. Why this one: the
-grids mix errors of very different sizes (1e-4 on Powerplant, 0.1 on USPS), so a ratio
-to a common reference puts every cell on one scale, and the log makes "twice as good"
-and "twice as bad" symmetric; the interval is over cells, so it says how consistent the
-advantage is across datasets, kernels and budgets, which is what a reader of a
-leaderboard asks. The run-to-run spread enters through each cell's mean; cells of one
-dataset are not independent, so the interval is descriptive (read it as a consistency
-band, not a test). The Friedman-style average rank over the cells where every method
-has a number is reported beside it.
+``kernelbench run experiment=leaderboard method=NAME`` runs NAME on the grids of
+``configs/experiment/leaderboard.yaml`` (``parts``); the published methods' cells come
+from the committed baselines. Per grid, each method's score is the geometric mean of its
+error ratio to rff over the cells, exp(mean_c log(e_c / e_rff,c)), with the 95%
+t-interval over cells (descriptive: cells of one dataset are not independent), beside
+the Friedman-style average rank.
 """
 
 from __future__ import annotations
@@ -67,12 +55,7 @@ def grids(name: str = EXPERIMENT) -> list[Grid]:
     parts = top.get("parts")
     if not parts:
         raise KernelbenchError(f"experiment {name!r} has no parts: not a leaderboard")
-    out = []
-    for p in parts:
-        p = dict(p)
-        p["keys"] = tuple(p.get("keys") or ())
-        out.append(Grid(**p))
-    return out
+    return [Grid(**{**p, "keys": tuple(p.get("keys") or ())}) for p in parts]
 
 
 def _grid_cells(grid: Grid) -> pd.DataFrame:
@@ -88,10 +71,8 @@ def _grid_cells(grid: Grid) -> pd.DataFrame:
 
 
 def grid_table(grid: Grid, baseline_dir: Path, results: Path | None = None) -> pd.DataFrame:
-    """Per (cell, method_label): mean and runs of the grid's metric and its error.
-
-    The baseline's methods on the grid's cells; a method with cells under ``results``
-    (rows of the grid's experiment) takes those instead of its baseline cells."""
+    """Per (cell, method_label): mean, runs and error of the grid's metric, from the
+    baseline, or from ``results`` for the methods found there."""
     from kernelbench.baseline.format import cell_table, read_table
 
     keys = [*grid.cell_keys, "method_label"]
@@ -122,8 +103,8 @@ def grid_table(grid: Grid, baseline_dir: Path, results: Path | None = None) -> p
 
 
 def rank_grid(table: pd.DataFrame, grid: Grid) -> pd.DataFrame:
-    """The standings of one grid (see the module docstring): per method, cells,
-    geometric mean error ratio to rff and its 95% interval, average rank, rank."""
+    """One grid's standings: per method, cells, the geometric mean error ratio to rff
+    with its 95% interval, average rank and rank."""
     from scipy import stats
 
     wide = table.pivot_table(
@@ -190,8 +171,7 @@ def format_standings(table: pd.DataFrame, highlight: str | None = None) -> str:
 
 def part_overrides(args: list[str]) -> tuple[str | None, list[str]]:
     """(the leaderboard experiment named in ``args`` or None, the other arguments)."""
-    name = None
-    rest = []
+    name, rest = None, []
     for a in args:
         if a.startswith("experiment="):
             value = a.split("=", 1)[1]
@@ -212,9 +192,8 @@ def _methods(args: list[str]) -> list[str]:
 
 
 def part_args(args: list[str]) -> list[list[str]] | None:
-    """The arguments of one ``kernelbench run`` per grid of the leaderboard experiment
-    named in ``args`` (its grid's experiment and the other arguments), or None when
-    ``args`` name no leaderboard experiment."""
+    """One ``kernelbench run`` argument list per grid of the leaderboard experiment
+    named in ``args``, or None when it names none."""
     name, rest = part_overrides(args)
     if name is None:
         return None

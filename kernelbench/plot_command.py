@@ -1,9 +1,5 @@
-"""``kernelbench plot``: the papers' figures and tables from a results directory.
-
-Every experiment found is drawn with the figures of its protocol's reporting side
-(:attr:`kernelbench.reporting.Reporting.figures`, found by the protocol's name), one set
-of files per experiment under ``<out>/<experiment>/``. ``--figure`` picks one figure by
-name. The drawing helpers the figures share are :mod:`kernelbench.drawing`.
+"""``kernelbench plot``: every experiment of a results directory drawn with its protocol's
+figures (:attr:`kernelbench.reporting.Reporting.figures`) into ``<out>/<experiment>/``.
 """
 
 from __future__ import annotations
@@ -25,10 +21,8 @@ DEFAULT_RESULTS = Path("results") / "runs"
 
 
 def default_out(results_dir: str | Path) -> Path:
-    """Where figures go by default: ``RESULTS_DIR/figures``, or ``RESULTS_DIR/runs/figures``
-    when RESULTS_DIR is a results home with a ``runs/`` directory (``results/``), so that
-    everything computed stays under ``results/runs/`` (safe to delete) and the committed
-    ``results/reference/`` and ``results/baseline/`` are never written to."""
+    """``RESULTS_DIR/figures``, or ``RESULTS_DIR/runs/figures`` for a results home with
+    ``runs/``: computed files stay under results/runs/, never in the committed tables."""
     root = Path(results_dir)
     if (root / DEFAULT_RESULTS.name).is_dir():
         return root / DEFAULT_RESULTS.name / "figures"
@@ -58,10 +52,9 @@ def experiment_protocol(df: pd.DataFrame, experiment: str) -> Protocol:
 
 
 def split_variants(rows: pd.DataFrame, proto: Protocol) -> tuple[pd.DataFrame, list[str]]:
-    """``rows`` with what differs between cells of one method label (seed, kernel and
-    method parameters, other protocol settings: :func:`variant_labels`) appended to
-    ``method_label``, so that figures and tables draw such cells apart; and the names
-    of the settings that differ."""
+    """``rows`` with what differs between cells of one method label (seed, parameters,
+    settings: :func:`variant_labels`) appended to ``method_label``, and the settings
+    that differ."""
     fixed = ("experiment", "dataset", "kernel", "method_label")
     cell_keys = get_reporting(proto.name).cell_keys
     keys = [*fixed, *(k for k in cell_keys if k not in (*fixed, "n"))]
@@ -92,10 +85,8 @@ def make_plots(
     log: bool | None = None,
     experiment: str | None = None,
 ) -> PlotReport:
-    """Draw the figures of every experiment under ``results_dir`` (or of ``experiment``).
-
-    Files go to ``<out>/<experiment>/`` (``out`` defaults to :func:`default_out`).
-    """
+    """Draw the figures of every experiment under ``results_dir`` (or of ``experiment``)
+    into ``<out>/<experiment>/`` (``out``: :func:`default_out`)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -18,12 +18,8 @@ def _candidates() -> list[Path]:
 
 
 def reference_dir() -> Path:
-    """The directory holding the reference CSVs.
-
-    An installed wheel ships a copy as ``kernelbench/reference_data/``; a checkout
-    (editable install or bare source) has ``<repo>/results/reference``. The packaged
-    copy wins when both exist and it holds at least one CSV.
-    """
+    """The directory of the reference CSVs: the packaged ``kernelbench/reference_data/``
+    of a wheel when it holds one, else the checkout's ``results/reference``."""
     for candidate in _candidates():
         if candidate.is_dir() and any(candidate.glob("*.csv")):
             return candidate

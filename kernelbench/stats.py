@@ -1,16 +1,7 @@
-"""Statistics shared by the protocols, ``verify`` and the figures.
-
-* per-cell summaries of runs: :func:`cell_stats` (mean, std, sem: the one helper
-  behind :func:`t_interval`, :func:`aggregate`, ``drawing.summarise`` and the baseline
-  tables of ``kernelbench.baseline.format``);
-* the family-wise thresholds of ``verify`` (:func:`sidak_rate`, :func:`sidak_z`) at
-  Welch-Satterthwaite degrees of freedom (:func:`welch_df`);
-* :func:`z_score`, a difference over its standard error floored at
-  :data:`BLAS_SPREAD` of the compared mean, so z is finite everywhere;
-* :func:`pooled_z`, the bias of a family of cells pooled across n (shared sample
-  effect bounded as fully correlated).
-
-The reasoning behind the tolerances is in ``docs/verification.md``.
+"""Statistics shared by the protocols, ``verify`` and the figures: per-cell summaries
+(:func:`cell_stats`, the one helper behind :func:`t_interval` and :func:`aggregate`),
+Sidak thresholds at Welch-Satterthwaite df, floored z-scores and the pooled bias of a
+family (docs/verification.md).
 """
 
 from __future__ import annotations
@@ -46,10 +37,7 @@ def same_draws_tolerance(base: float) -> float:
 
 
 def cell_stats(values: np.ndarray) -> tuple[float, float, float]:
-    """Mean, std (ddof=1) and sem = std / sqrt(r) of the r runs of a cell.
-
-    With fewer than two values std and sem are NaN (no values: all NaN).
-    """
+    """Mean, std (ddof=1) and sem = std / sqrt(r) of a cell's r runs (NaN below two)."""
     values = np.asarray(values, dtype=float)
     r = values.size
     mean = float(values.mean()) if r else math.nan
@@ -60,10 +48,7 @@ def cell_stats(values: np.ndarray) -> tuple[float, float, float]:
 
 
 def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
-    """Mean, std (ddof=1), sem and half-width of the t-interval of ``values``.
-
-    With fewer than two values std, sem and the half-width are NaN.
-    """
+    """Mean, std (ddof=1), sem and half-width of the t-interval (NaN below two values)."""
     mean, std, sem = cell_stats(values)
     r = np.size(values)
     if r < 2:
@@ -115,12 +100,9 @@ def sidak_rate(m: int, alpha: float) -> float:
 
 
 def sidak_z(m: int, alpha: float, df: float = math.inf) -> float:
-    """Two-sided threshold with family-wise false-alarm rate ``alpha`` over ``m`` tests.
-
-    Sidak: per-test rate 1 - (1 - alpha)^(1/m); valid for any correlation of the
-    (jointly normal) statistics, and exact when they are independent. ``df``: the
-    quantile of Student's t with that many degrees of freedom (inf: normal).
-    """
+    """Two-sided threshold at family-wise rate ``alpha`` over ``m`` tests (Sidak:
+    per-test 1 - (1 - alpha)^(1/m), valid for any correlation of jointly normal
+    statistics); Student's t at ``df`` (inf: normal)."""
     from scipy import stats
 
     per_test = sidak_rate(m, alpha)
@@ -130,11 +112,8 @@ def sidak_z(m: int, alpha: float, df: float = math.inf) -> float:
 
 
 def welch_df(parts: Sequence[tuple[float, float]]) -> float:
-    """Welch-Satterthwaite degrees of freedom of a sum of variance estimates.
-
-    ``parts``: (variance term, its degrees of freedom); a term with infinite df
-    (a known quantity) adds no uncertainty; all terms zero gives inf.
-    """
+    """Welch-Satterthwaite df of a sum of (variance, df) terms; infinite-df terms add no
+    uncertainty; all terms zero gives inf."""
     total = sum(v for v, _ in parts)
     denom = sum(v * v / df for v, df in parts if v > 0 and np.isfinite(df) and df > 0)
     if total <= 0 or denom <= 0:
@@ -143,15 +122,13 @@ def welch_df(parts: Sequence[tuple[float, float]]) -> float:
 
 
 def se_floor(se: float, scale: float) -> float:
-    """A standard error no smaller than :data:`BLAS_SPREAD` x ``|scale|``: the
-    floating-point spread between BLAS kernels is noise a comparison always has."""
+    """A standard error no smaller than :data:`BLAS_SPREAD` x ``|scale|``."""
     floor = BLAS_SPREAD * abs(scale)
     return max(se, floor) if np.isfinite(se) else floor
 
 
 def z_score(diff: float, se: float, scale: float) -> float:
-    """diff / se, with se floored by :func:`se_floor` (finite whenever ``scale`` is
-    non-zero; a zero scale and zero se give 0 for a zero difference)."""
+    """``diff`` over ``se`` floored by :func:`se_floor` (0 for 0 / 0)."""
     se = se_floor(se, scale)
     if se <= 0.0:
         return 0.0 if diff == 0 else math.copysign(math.inf, diff)
@@ -165,19 +142,11 @@ def pooled_z(
     shared_var: float,
     shared_df: float = math.inf,
 ) -> tuple[float, float, float]:
-    """A family's mean relative difference b = sum r_i / k, its standard error and df.
+    """A family's mean relative difference b = mean r_i, its standard error and df.
 
-    ``rel_diff``: per cell r_i = (ours - paper) / paper. The variance of b is bounded
-    term by term (docs/verification.md, pooled bias test):
-
-    * ``independent``: (v_i, df_i), relative variances independent across cells (our
-      runs where every cell draws its own): sum v_i / k^2;
-    * ``correlated``: ([sd_i], df), relative standard errors of a source whose
-      correlation across cells is unknown (the paper's runs, runs sharing a split):
-      (sum sd_i / k)^2, the bound for any correlation (Cauchy-Schwarz);
-    * ``shared_var``: 2 cv^2, the sample effect, one offset for the family (rho = 1).
-
-    The df is Welch-Satterthwaite's over these terms.
+    Var(b) is bounded term by term (docs/verification.md, pooled bias test):
+    ``independent`` (v_i, df_i): sum v_i / k^2; ``correlated`` ([sd_i], df), of unknown
+    correlation: (sum sd_i / k)^2 (Cauchy-Schwarz); ``shared_var`` (2 cv^2): one offset.
     """
     k = len(rel_diff)
     if k == 0:

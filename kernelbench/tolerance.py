@@ -1,37 +1,11 @@
-"""How far a stored row's numbers may move on another machine.
-
-On one machine a cell's rows are bit-identical: on rerun, on resume and under every
-launcher (tests/test_runner.py, tests/test_cli.py). On another machine the BLAS kernel
-(OpenBLAS picks Haswell, SkylakeX, Sandybridge, ... from the processor) and numpy's own
-SIMD loops round differently, so float columns may move in their last bits; integers,
-strings, hashes, paths, column names and types do not.
-
-A float ``new`` agrees with a stored ``ref`` of its column when
+"""How far a stored row's numbers may move on another machine (docs/verification.md,
+"Golden rows across machines"): a float ``new`` agrees with a stored ``ref`` when
 
     |new - ref| <= rtol * max(|new|, |ref|) + floor * scale,
 
-``scale`` the column's typical magnitude (the median |ref| over the rows compared), so
-a value that cancels to near zero is held to the column's size, not its own.
-
-The numbers are a small multiple of a measured spread (docs/verification.md, "Golden
-rows across machines"): the golden cases of tests/test_rows_unchanged.py, run under
-four arithmetic set-ups (the stored file, from another machine; this one with OpenBLAS's
-Haswell kernel, its Sandybridge kernel, and Sandybridge with numpy's SIMD loops limited
-to SSE4.2), differ per column by at most
-
-=========================== ============ ===========================================
-column(s)                   largest rel  cause
-=========================== ============ ===========================================
-every other float column    2.0e-14      rounding (variance_ratio, krr)
-qmc_discrepancy discrepancy 3.7e-12      cancellation: D^2 is a difference of O(1)
-                                         terms (abs 3.6e-15 at a median of 2.8e-3)
-qmc_adaptive, every column  1.5e-9       the same cancellation at the start (3e-12),
-                                         grown by the 6 optimiser iterations
-=========================== ============ ===========================================
-
-and the tolerances are 50x (default), 8x (the floor of the discrepancy) and 7x
-(qmc_adaptive) of those: 1e-12 relative for what a paper reports, far below any effect
-it shows.
+``scale`` the column's median |ref|, so a value cancelling to near zero is held to its
+column's size. Integers, strings, hashes and types must match exactly. The tolerances are
+a small multiple of the spread measured across four BLAS/SIMD set-ups.
 """
 
 from __future__ import annotations
@@ -44,7 +18,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Tolerance:
-    """``|new - ref| <= rtol * max(|new|, |ref|) + floor * scale`` (module docstring)."""
+    """``|new - ref| <= rtol * max(|new|, |ref|) + floor * scale``."""
 
     rtol: float
     floor: float
@@ -77,9 +51,8 @@ def tolerance(protocol: str, column: str) -> Tolerance:
 
 
 def disagreements(protocol: str, column: str, new: Sequence[Any], ref: Sequence[Any]) -> list[int]:
-    """Indices of the rows where ``new`` differs from ``ref`` (same length) beyond the
-    column's tolerance: floats within :func:`tolerance`, anything else exactly, types
-    included (an int is not a float)."""
+    """Indices of the rows where ``new`` differs from ``ref`` beyond the column's
+    tolerance (floats within :func:`tolerance`, anything else exactly, types included)."""
     tol = tolerance(protocol, column)
     floats = [abs(v) for v in ref if isinstance(v, float) and math.isfinite(v)]
     scale = sorted(floats)[len(floats) // 2] if floats else 0.0

@@ -1,33 +1,16 @@
 """``kernelbench baseline EXPERIMENT RUN_DIR...``: our baseline of an experiment.
 
-Aggregates the shards of ``EXPERIMENT`` (the results' ``experiment`` name) under the
-results directories into ``--out`` (default: ``baseline/`` beside the first results
-directory, so ``results/runs`` gives ``results/baseline``): the tables whose format is
-:mod:`kernelbench.baseline.format` (read by ``kernelbench verify``), and figures.
-
-Any experiment whose protocol has a reporting contract (:mod:`kernelbench.reporting`),
-built-in or plug-in, gets the generic baseline (:func:`generic_write`):
-``<experiment>_baseline.csv``, one row per cell of the protocol's ``cell_keys`` with the
-statistics of its headline metric (:func:`kernelbench.baseline.format.cell_table`), and
-the protocol's default figures as PNG. The papers' committed baselines keep the formats
-that REPRODUCTION.md and their verify configs read, written by one module each:
-
-=================== =====================================================================
-experiment          writes
-=================== =====================================================================
-munkhoeva2018_fig1  fig1_baseline.csv, fig1_kernel_error_fro.png (:mod:`.fig1`)
-munkhoeva2018_fig2  fig2_baseline.csv, fig2_<learner>.png (:mod:`.fig2`)
-liu2020_table3      liu2020_table3_baseline.csv (:mod:`.liu2020`; the code's reading)
-liu2020_table3_paper liu2020_table3_paper_baseline.csv (the paper's text)
-yu2016_*, yang2014_* <experiment>.csv, <experiment>.png: the figure and its summary
-                    (:mod:`.figures`)
-=================== =====================================================================
+Any experiment whose protocol has a reporting contract gets the generic baseline
+(:func:`generic_write`): ``<experiment>_baseline.csv`` (the headline metric per cell) and
+the protocol's default figures as PNG. The papers' baselines keep the formats that
+REPRODUCTION.md and their verify configs read: :mod:`.fig1` (munkhoeva2018_fig1),
+:mod:`.fig2` (munkhoeva2018_fig2), :mod:`.liu2020` (liu2020_table3[_paper]) and
+:mod:`.figures` (yu2016_*, yang2014_*).
 """
 
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -51,7 +34,7 @@ EXPERIMENTS = (*TABLES, *figures.EXPERIMENTS)
 
 def default_out(results: list[Path]) -> Path:
     """``baseline/`` beside the first results directory (``results/runs`` ->
-    ``results/baseline``): next to the results, never inside the package."""
+    ``results/baseline``)."""
     return results[0].parent / "baseline"
 
 
@@ -65,9 +48,8 @@ def write_baseline(
     rows_of: str | None = None,
     methods: list[str] | None = None,
 ) -> None:
-    """Write the baseline of ``experiment`` from the shards under ``results`` into ``out``
-    (the rows of experiment ``rows_of`` if given, e.g. a reduced grid; only the rows of
-    ``methods`` for the Yu/Yang figures)."""
+    """The baseline of ``experiment`` from the shards under ``results`` (of experiment
+    ``rows_of`` if given; only the rows of ``methods`` for the Yu/Yang figures)."""
     from kernelbench.results import read_results
 
     out = default_out(results) if out is None else out
@@ -106,11 +88,8 @@ def generic_write(
     figure: bool = True,
     echo: Callable[[str], None] = print,
 ) -> None:
-    """``<experiment>_baseline.csv`` (the headline metric of the results' protocol per
-    cell, :func:`kernelbench.baseline.format.cell_table`) and the protocol's default
-    figures (of the rows of experiment ``source`` under ``results``) as
-    ``<experiment>_<file>.png``: the baseline of any experiment whose protocol has a
-    reporting contract."""
+    """``<experiment>_baseline.csv`` (the protocol's headline metric per cell) and the
+    protocol's default figures as ``<experiment>_<file>.png``."""
     from kernelbench.baseline.format import cell_table, write_table
     from kernelbench.reporting import REPORTING
 
@@ -126,9 +105,7 @@ def generic_write(
             "contract (kernelbench/reporting/), so no baseline"
         )
     rep = REPORTING.get(protocols[0])
-    # a run of a cell under one config is one draw (its Generator comes from the seed
-    # and the cell): the same run found twice (e.g. verify's shards under the results
-    # directory) is counted once
+    # the same run found twice (e.g. verify's shards under the results directory): once
     same = [*rep.cell_keys, "run", "config_hash"]
     twice = df.duplicated(same)
     if twice.any():
@@ -145,17 +122,11 @@ def generic_write(
 
 
 def _draw(results: Path, experiment: str, out: Path) -> list[Path]:
-    """The protocol's default figures of ``experiment``'s shards under ``results``
-    (``kernelbench plot``'s code), as ``<out>/<experiment>_<figure file>.png``."""
-    from kernelbench.plot_command import make_plots
-
+    """The default figures of ``experiment``'s shards as ``<out>/<experiment>_<file>.png``."""
     written = []
-    with tempfile.TemporaryDirectory() as tmp:
-        make_plots(results, tmp, formats=["png"], experiment=experiment)
-        for path in sorted(Path(tmp).rglob("*.png")):
-            target = out / f"{experiment}_{path.name}"
-            shutil.copyfile(path, target)
-            written.append(target)
+    with figures.drawn(results, experiment) as tmp:
+        for path in sorted(tmp.rglob("*.png")):
+            written.append(Path(shutil.copyfile(path, out / f"{experiment}_{path.name}")))
     return written
 
 

@@ -1,22 +1,7 @@
-"""Munkhoeva et al. 2018 Fig. 1: aggregate results into our committed baseline.
-
-Reads the shards under one or more results directories (e.g. the full protocol run
-of ``kernelbench run -m experiment=fig1`` and ``experiment=fig1_noqmc``), and writes
-
-    <out>/fig1_baseline.csv        per cell (kernelbench.baseline.format.cell_table):
-                                   dataset, d, kernel, method_label, method,
-                                   paper_label, n, seed, runs, mean, std, sem, median,
-                                   q025, q975, data_source, experiment
-    <out>/fig1_kernel_error_fro.png  the figure of ``kernelbench plot --reference``
-
-``kernelbench verify`` compares the reduced grid with this table (same data seed, so
-tau = 0; see docs/verification.md). With ``--update`` only the datasets found in the
-results are replaced and the other rows of the table are kept (e.g. LEUKEMIA rerun on a
-new version of the data), with ``--update-cells`` only the cells found (e.g. a method
-added on the same data); the figure is always drawn from the whole table. Usage:
-
-    kernelbench baseline munkhoeva2018_fig1 RESULTS_DIR [RESULTS_DIR ...] \\
-        [--out results/baseline] [--update | --update-cells]
+"""Munkhoeva et al. 2018 Fig. 1 baseline: ``fig1_baseline.csv`` (per cell,
+:func:`kernelbench.baseline.format.cell_table`) and ``fig1_kernel_error_fro.png`` (as
+``kernelbench plot --reference``). ``--update``/``--update-cells`` replace only the
+datasets/cells found; the figure is drawn from the whole table.
 """
 
 from __future__ import annotations
@@ -69,8 +54,8 @@ def write(
     figure: bool = True,
     echo: Callable[[str], None] = print,
 ) -> None:
-    """Write ``fig1_baseline.csv`` (and its figure) from the results ``df``; ``update``:
-    None (replace the table), ``dataset`` or ``cell`` (replace only those found)."""
+    """Write ``fig1_baseline.csv`` (and its figure); ``update``: None (replace the
+    table), ``dataset`` or ``cell`` (replace only those found)."""
     table = cell_table(df, METRIC)
     csv = out / NAME
     if update and csv.is_file():

@@ -1,17 +1,5 @@
-"""Aggregate Fig. 2 results (protocol ``downstream``) into our committed baseline.
-
-Reads the shards of one experiment under a results directory (e.g. the run of
-``kernelbench run -m experiment=fig2_reduced``) and writes
-
-    <out>/fig2_baseline.csv      per cell (dataset, kernel, method_label, learner, n): d,
-                                 method, paper_label, metric, runs, mean, std, sem,
-                                 ci_low, ci_high of the test score, exact_score, and the
-                                 mean fit/transform/train/predict seconds per run
-    <out>/fig2_<learner>.png     the figure of ``kernelbench plot --figure fig2``
-
-Usage:
-
-    kernelbench baseline munkhoeva2018_fig2 RESULTS_DIR [--out results/baseline]
+"""Munkhoeva et al. 2018 Fig. 2 baseline (protocol ``downstream``): ``fig2_baseline.csv``
+(per cell: the score's summary, exact_score, mean timings) and ``fig2_<learner>.png``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
-"""The format of our baseline tables (``results/baseline/<name>.csv``), in one place.
-
-A baseline table has one row per cell: the cell keys (a protocol's ``cell_keys``,
-``n`` written as an int when integral), then ``seed``, ``runs``, ``mean``, ``std``
-(ddof 1) and ``sem`` of the metric over the cell's runs, computed by
-:func:`kernelbench.stats.aggregate` (the one per-cell statistics helper), plus
-descriptive columns (``d``, ``method``, ``paper_label``, median and 2.5/97.5%
-quantiles, ``data_source``, ``experiment``). ``kernelbench baseline`` writes it
-(:func:`cell_table`, :func:`write_table`); ``kernelbench verify`` reads it
-(:func:`read_table`) and needs the keys plus :data:`REQUIRED`.
+"""The format of our baseline tables (``results/baseline/<name>.csv``), in one place:
+one row per cell (the protocol's ``cell_keys``, ``n`` an int when integral), then
+``seed``, ``runs``, ``mean``, ``std`` (ddof 1) and ``sem`` of the metric
+(:func:`kernelbench.stats.aggregate`), plus descriptive columns. ``kernelbench baseline``
+writes it, ``kernelbench verify`` reads it (:func:`read_table`).
 """
 
 from __future__ import annotations
@@ -26,24 +21,9 @@ CELL = ("dataset", "kernel", "method_label", "n")
 #: Columns every baseline table has besides its cell keys (what ``verify`` reads).
 REQUIRED = ("runs", "mean", "std")
 #: The columns of :func:`cell_table`, in order (for the ``CELL`` keys).
-COLUMNS = (
-    "dataset",
-    "d",
-    "kernel",
-    "method_label",
-    "method",
-    "paper_label",
-    "n",
-    "seed",
-    "runs",
-    "mean",
-    "std",
-    "sem",
-    "median",
-    "q025",
-    "q975",
-    "data_source",
-    "experiment",
+COLUMNS = tuple(
+    "dataset d kernel method_label method paper_label n seed runs mean std sem median q025 q975 "
+    "data_source experiment".split()
 )
 
 
@@ -124,8 +104,7 @@ def read_table(path: Path, keys: Sequence[str]) -> pd.DataFrame:
 
 
 def write_table(table: pd.DataFrame, path: Path, float_format: str | None = None) -> Path:
-    """Write a baseline table (full precision unless ``float_format``: the check of
-    ``verify`` against it can then be exact)."""
+    """Write a baseline table (full precision unless ``float_format``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(path, index=False, float_format=float_format)
     return path

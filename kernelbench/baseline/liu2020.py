@@ -1,16 +1,8 @@
-"""Aggregate Liu et al. 2020 Table 3 results (protocol=krr) into our committed baseline.
-
-    kernelbench baseline liu2020_table3 RESULTS_DIR [...] [--out results/baseline]
-    kernelbench baseline liu2020_table3_paper RESULTS_DIR [...]
-
-Writes ``<out>/<experiment>_baseline.csv`` (liu2020_table3: the reading of the authors'
-code, the default; liu2020_table3_paper: the paper's text): per cell (dataset, kernel, method_label,
-s/d = n) the accuracy statistics of :func:`kernelbench.baseline.format.cell_table` (runs, mean,
-std, sem, quantiles, seed, ...) plus ``s`` (frequencies of the map), the mean feature
-time and its ratio to rff's at the same (dataset, n) in the same results
-(``feature_time_vs_rff``; absolute seconds depend on the machine and its load), and the
-mean peak memory of a run. ``kernelbench verify --config liu2020_table3`` and
-REPRODUCTION.md (kernelbench/report/liu2020.py) read it.
+"""Liu et al. 2020 Table 3 baseline (protocol ``krr``): ``<experiment>_baseline.csv``,
+the accuracy per cell (:func:`kernelbench.baseline.format.cell_table`) plus ``s``, the
+mean feature time and its ratio to rff's in the same results (absolute seconds depend on
+the machine), peak memory and spectral error. liu2020_table3 is the code's reading,
+liu2020_table3_paper the paper's text.
 """
 
 from __future__ import annotations

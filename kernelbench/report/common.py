@@ -1,34 +1,31 @@
-"""What a section of REPRODUCTION.md is, and small formatting helpers shared by sections.
+"""What a section of REPRODUCTION.md is, and the helpers its sections share.
 
-A section is data, rendered twice: the Markdown of REPRODUCTION.md
-(:func:`kernelbench.report.command.render`) and the HTML site (``kernelbench report
---html``, :mod:`kernelbench.site`). Its body is Markdown lines and :class:`Claim` items
-(a checked paper claim: its text, verdict and evidence), its cell-by-cell verdicts a
-table (:attr:`Section.cells`), so both outputs show the same claims and verdicts.
+A section is data, rendered twice: the Markdown of REPRODUCTION.md and the HTML site
+(:mod:`kernelbench.site`): Markdown lines and :class:`Claim` items in its body, its
+cell-by-cell verdicts a table (:attr:`Section.cells`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
-if TYPE_CHECKING:
-    import pandas as pd
+from kernelbench.drawing import markdown_lines
+from kernelbench.verify.compare import DEVIATES, KNOWN, REPRODUCED
 
 #: The repository root (sections read committed tables relative to it).
 ROOT = Path(__file__).resolve().parents[2]
+#: The committed baseline tables the sections read.
+BASE = ROOT / "results" / "baseline"
 
 
 @dataclass
 class Summary:
-    """One row of the report's summary table.
-
-    Cell-by-cell comparisons fill the counts; claim checks fill ``claims`` and
-    ``claims_hold`` (a paper claim checked on our numbers).
-    """
+    """One row of the report's summary table: cell verdict counts, or claims checked."""
 
     cells: int = 0
     reproduced: int = 0
@@ -42,11 +39,8 @@ class Summary:
 
 @dataclass(frozen=True)
 class Claim:
-    """A paper claim checked on our numbers: ``holds`` is None when it was not measured.
-
-    ``template`` is how the Markdown writes it (``{verdict}``, ``{text}``, ``{evidence}``);
-    ``words`` the verdict for True, False and None.
-    """
+    """A paper claim checked on our numbers (``holds`` None: not measured), written by
+    ``template`` with ``words`` for True, False and None."""
 
     text: str
     holds: bool | None
@@ -70,9 +64,8 @@ def claim(lines: list, holds: bool, text: str, evidence: str) -> bool:
 
 @dataclass
 class Section:
-    """A section: its anchor, title, summary row, body and appendix (Markdown lines; the
-    body may hold :class:`Claim` items) and, where the paper gives numbers, its cell-by-cell
-    verdict table (columns include ``verdict``)."""
+    """A section: anchor, title, summary row, body (Markdown lines and :class:`Claim`
+    items), appendix and, where the paper gives numbers, its verdict table."""
 
     key: str
     title: str
@@ -129,23 +122,85 @@ def load_sections(only: list[str] | None = None) -> list[Section]:
     return sections
 
 
+def paras(*texts: str) -> list[str]:
+    """``texts`` as Markdown blocks: each followed by an empty line."""
+    return [line for text in texts for line in (text, "")]
+
+
+def rank(values: pd.Series, order: Sequence[str]) -> pd.Series:
+    """Each value's position in ``order`` (values not in it last)."""
+    return values.map(lambda v: order.index(v) if v in order else len(order))
+
+
+def ordered(df: pd.DataFrame, by: Sequence[str], orders: dict[str, Sequence[str]], **kw):
+    """``df`` sorted by the columns ``by``, those of ``orders`` by their :func:`rank`."""
+    keys = {c: rank(df[c], orders[c]) if c in orders else df[c] for c in by}
+    return df.loc[pd.DataFrame(keys).sort_values(list(by), **kw).index]
+
+
+def with_sem(ours: pd.DataFrame) -> pd.DataFrame:
+    """A baseline table with its ``sem`` column (std / sqrt(runs) where absent)."""
+    if "sem" not in ours:
+        ours["sem"] = ours["std"] / np.sqrt(ours["runs"])
+    return ours
+
+
+def counts(v: Iterable[str]) -> tuple[int, int, int, int]:
+    """(reproduced, known deviations, deviate, not run) among the verdicts ``v``."""
+    v = pd.Series(list(v), dtype=object).astype(str)
+    return (
+        int((v == REPRODUCED).sum()),
+        int(v.str.startswith(KNOWN).sum()),
+        int((v == DEVIATES).sum()),
+        int((v == "not run").sum()),
+    )
+
+
+def ratio_check(
+    m: pd.Series, cells: Iterable[tuple], a: str, b: str, test: Callable[[float], bool], key: str
+) -> tuple[int, int, str]:
+    """Over ``cells``, where ``m`` (indexed by cell + label) has both ``a`` and ``b``: how
+    many pass ``test(m[a] / m[b])``, of how many, and the failures (``; not in: ...``)."""
+    hold, total, fails = 0, 0, []
+    for ds, n in cells:
+        if (ds, n, a) in m.index and (ds, n, b) in m.index:
+            total += 1
+            r = m[(ds, n, a)] / m[(ds, n, b)]
+            hold += bool(test(r))
+            if not test(r):
+                fails.append(f"{ds} {key}={n:g}: {r:.3g}")
+    return hold, total, ("; not in: " + ", ".join(fails)) if fails else ""
+
+
+def verdict_changes(head: str, now: Iterable[bool], before: Iterable[tuple]) -> list[str]:
+    """A table of claims' verdicts: the earlier report's (text, verdict, evidence), now."""
+    word = {True: "holds", False: "does not hold"}
+    return markdown_lines(
+        [head, "before", "now"],
+        (
+            [text, f"{word[old]} ({ev})", word[new] + ("" if old == new else " (changed)")]
+            for (text, old, ev), new in zip(before, now, strict=True)
+        ),
+    )
+
+
+def first_file(*paths: Path) -> Path | None:
+    """The first of ``paths`` that is a file."""
+    return next((p for p in paths if p.is_file()), None)
+
+
 def pooled_lines(
     pooled, names: dict[str, str] | None = None, kernels: dict[str, str] | None = None
 ):
-    """The pooled bias test of ``kernelbench verify`` (one row per family: dataset,
-    kernel, method across n) as (per-dataset counts, every family) Markdown tables."""
-    from kernelbench.verify import DEVIATES, KNOWN, REPRODUCED
-
+    """The pooled bias test of ``kernelbench verify`` (one row per family across n) as
+    (per-dataset counts, every family) Markdown tables."""
     names, kernels = names or {}, kernels or {}
     v = pooled["verdict"].astype(str)
-    head = [
-        "| dataset | families | reproduced | known deviations | deviate | largest \\|z\\| "
-        "(family) |",
-        "|---|---|---|---|---|---|",
-    ]
+    head = []
     for ds in dict.fromkeys(pooled["dataset"]):
         sel = pooled["dataset"] == ds
         g, gv = pooled[sel], v[sel]
+        rep, known, dev, _ = counts(gv)
         gated = g[~gv.str.startswith(KNOWN)]
         top = gated.loc[gated["z"].abs().idxmax()] if len(gated) else None
         where = (
@@ -154,21 +209,35 @@ def pooled_lines(
             if top is not None
             else "–"
         )
-        head.append(
-            f"| {names.get(ds, ds)} | {len(g)} | {int((gv == REPRODUCED).sum())} | "
-            f"{int(gv.str.startswith(KNOWN).sum())} | {int((gv == DEVIATES).sum())} | {where} |"
-        )
+        head.append([names.get(ds, ds), len(g), rep, known, dev, where])
     full = [
-        "| dataset | kernel | method | cells | mean ratio | ratio range | z | z_crit | verdict |",
-        "|---|---|---|---|---|---|---|---|---|",
+        [
+            names.get(r["dataset"], r["dataset"]),
+            kernels.get(r["kernel"], r["kernel"]),
+            f"`{r['method_label']}`",
+            r["cells"],
+            fmt(r["ratio"], ".3f"),
+            f"{fmt(r['ratio_min'], '.2f')}–{fmt(r['ratio_max'], '.2f')}",
+            fmt(r["z"], "+.2f"),
+            fmt(r["z_crit"], ".2f"),
+            "**deviates**" if r["verdict"] == DEVIATES else r["verdict"],
+        ]
+        for r in pooled.to_dict("records")
     ]
-    for r in pooled.to_dict("records"):
-        verdict = str(r["verdict"])
-        verdict = "**deviates**" if verdict == DEVIATES else verdict
-        full.append(
-            f"| {names.get(r['dataset'], r['dataset'])} | "
-            f"{kernels.get(r['kernel'], r['kernel'])} | `{r['method_label']}` | {r['cells']} | "
-            f"{fmt(r['ratio'], '.3f')} | {fmt(r['ratio_min'], '.2f')}–{fmt(r['ratio_max'], '.2f')}"
-            f" | {fmt(r['z'], '+.2f')} | {fmt(r['z_crit'], '.2f')} | {verdict} |"
-        )
+    cols = ["dataset", "families", "reproduced", "known deviations", "deviate"]
+    head = markdown_lines([*cols, "largest \\|z\\| (family)"], head)
+    full = markdown_lines(
+        [
+            "dataset",
+            "kernel",
+            "method",
+            "cells",
+            "mean ratio",
+            "ratio range",
+            "z",
+            "z_crit",
+            "verdict",
+        ],
+        full,
+    )
     return "\n".join(head) + "\n", "\n".join(full) + "\n"

@@ -1,9 +1,5 @@
-"""REPRODUCTION.md, Fig. 1 section: every cell of Munkhoeva et al. (2018) Fig. 1 against ours.
-
-Inputs: the paper's numbers (results/reference/), our aggregated results (the committed
-baseline, results/baseline/fig1_baseline.csv), the measured sample variation and the
-known deviations (configs/verify/). The verdicts are those of `kernelbench verify` (same
-code, same tolerance): see docs/verification.md.
+"""REPRODUCTION.md, Fig. 1 section: every cell of Munkhoeva et al. (2018) Fig. 1 against
+ours (results/baseline/fig1_baseline.csv), with the verdicts of ``kernelbench verify``.
 """
 
 from __future__ import annotations
@@ -13,9 +9,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES
+from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES, markdown_lines
 from kernelbench.reference import load_reference
-from kernelbench.report.common import ROOT, Section, Summary, fmt, pooled_lines, rel
+from kernelbench.report.common import (
+    BASE,
+    Section,
+    Summary,
+    counts,
+    fmt,
+    ordered,
+    pooled_lines,
+    rel,
+    with_sem,
+)
 from kernelbench.verify import (
     DEVIATES,
     KNOWN,
@@ -26,114 +32,57 @@ from kernelbench.verify import (
     verify_table,
 )
 
-PAPER_LABELS = {"rff": "G", "orf": "Gort", "sorf": "ROM", "qmc": "QMC", "gq": "GQ", "sr33": "B"}
 DS_ORDER = ["powerplant", "letter", "usps", "mnist", "cifar100", "leukemia"]
 K_ORDER = ["rbf", "arccos0", "arccos1"]
 M_ORDER = ["rff", "orf_tallqr", "orf", "sorf", "qmc", "gq", "sr33"]
-
-
-_f = fmt
-
-
-def _rank(values: pd.Series, order: list[str]) -> pd.Series:
-    return values.map(lambda v: order.index(v) if v in order else len(order))
+ORDERS = {"dataset": DS_ORDER, "kernel": K_ORDER, "ours": M_ORDER}
+COLUMNS = ["dataset", "kernel", "paper", "ours", "n", "runs", "ours_mean", "paper_mean"]
+COLUMNS += ["ratio", "z", "verdict"]
 
 
 def cell_table(t: pd.DataFrame, ref: pd.DataFrame, cfg) -> pd.DataFrame:
     """One row per (paper cell, our variant compared with it); paper cells we have not
     run appear once with verdict 'not run'."""
-    t = t[t["verdict"] != NO_REFERENCE].copy()
+    t = t[t["verdict"] != NO_REFERENCE]
     rows = []
-    ref = ref.copy()
-    ref["n"] = ref["n"].astype(float)
-    for r in ref.itertuples():
+    for r in ref.assign(n=ref["n"].astype(float)).itertuples():
         mine = t[
             (t["dataset"] == r.dataset)
             & (t["kernel"] == r.kernel)
             & (t["paper_method"] == r.method)
             & (t["n"] == float(r.n))
         ]
+        paper = (r.dataset, r.kernel, r.paper_method)
         if mine.empty:
-            rows.append(
-                {
-                    "dataset": r.dataset,
-                    "kernel": r.kernel,
-                    "paper": r.paper_method,
-                    "ours": "",
-                    "n": r.n,
-                    "runs": np.nan,
-                    "ours_mean": np.nan,
-                    "paper_mean": r.mean,
-                    "ratio": np.nan,
-                    "z": np.nan,
-                    "verdict": "not run",
-                }
-            )
-            continue
-        for m in mine.itertuples():
-            rows.append(
-                {
-                    "dataset": r.dataset,
-                    "kernel": r.kernel,
-                    "paper": r.paper_method,
-                    "ours": m.method_label,
-                    "n": r.n,
-                    "runs": m.runs,
-                    "ours_mean": m.mean,
-                    "paper_mean": r.mean,
-                    "ratio": m.ratio,
-                    "z": m.z,
-                    "verdict": m.verdict,
-                }
-            )
-    out = pd.DataFrame(rows)
-    out = out.assign(
-        _d=_rank(out["dataset"], DS_ORDER),
-        _k=_rank(out["kernel"], K_ORDER),
-        _m=_rank(out["ours"], M_ORDER),
-    ).sort_values(["_d", "_k", "_m", "n"])
-    return out.drop(columns=["_d", "_k", "_m"]).reset_index(drop=True)
+            rows.append((*paper, "", r.n, np.nan, np.nan, r.mean, np.nan, np.nan, "not run"))
+        rows += [
+            (*paper, m.method_label, r.n, m.runs, m.mean, r.mean, m.ratio, m.z, m.verdict)
+            for m in mine.itertuples()
+        ]
+    out = pd.DataFrame(rows, columns=COLUMNS)
+    return ordered(out, ["dataset", "kernel", "ours", "n"], ORDERS).reset_index(drop=True)
 
 
-def md_table(df: pd.DataFrame) -> str:
-    cols = [
-        "dataset",
-        "kernel",
-        "paper",
-        "ours",
-        "n",
-        "runs",
-        "ours mean",
-        "paper mean",
-        "ratio",
-        "z",
-        "verdict",
+def cells_markdown(df: pd.DataFrame) -> str:
+    """The appendix table of every paper cell."""
+    rows = [
+        [
+            DATASET_NAMES.get(r.dataset, r.dataset),
+            KERNEL_NAMES.get(r.kernel, r.kernel),
+            r.paper,
+            f"`{r.ours}`" if r.ours else "",
+            str(int(r.n)),
+            fmt(r.runs, ".0f"),
+            fmt(r.ours_mean),
+            fmt(r.paper_mean),
+            fmt(r.ratio, ".3f"),
+            fmt(r.z, "+.2f"),
+            "**deviates**" if r.verdict == DEVIATES else r.verdict,
+        ]
+        for r in df.itertuples()
     ]
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    for r in df.itertuples():
-        verdict = r.verdict
-        if verdict == DEVIATES:
-            verdict = "**deviates**"
-        lines.append(
-            "| "
-            + " | ".join(
-                [
-                    DATASET_NAMES.get(r.dataset, r.dataset),
-                    KERNEL_NAMES.get(r.kernel, r.kernel),
-                    r.paper,
-                    f"`{r.ours}`" if r.ours else "",
-                    str(int(r.n)),
-                    _f(r.runs, ".0f"),
-                    _f(r.ours_mean),
-                    _f(r.paper_mean),
-                    _f(r.ratio, ".3f"),
-                    _f(r.z, "+.2f"),
-                    verdict,
-                ]
-            )
-            + " |"
-        )
-    return "\n".join(lines) + "\n"
+    cols = [c.replace("_", " ") for c in COLUMNS]
+    return "\n".join(markdown_lines(cols, rows)) + "\n"
 
 
 def ratio_summary(t: pd.DataFrame, num: str, den: str) -> pd.DataFrame:
@@ -144,23 +93,24 @@ def ratio_summary(t: pd.DataFrame, num: str, den: str) -> pd.DataFrame:
     if r.empty:
         return r
     g = r.groupby(["dataset", "kernel"])["ratio"].agg(["min", "max", "mean"]).reset_index()
-    g = g.assign(_d=_rank(g["dataset"], DS_ORDER), _k=_rank(g["kernel"], K_ORDER))
-    return g.sort_values(["_d", "_k"]).drop(columns=["_d", "_k"])
+    return ordered(g, ["dataset", "kernel"], ORDERS)
 
 
 def findings(t: pd.DataFrame, cfg, pooled: pd.DataFrame | None = None) -> list[str]:
     out = []
     orf = ratio_summary(t, "orf", "orf_tallqr")
     if not orf.empty:
-        lines = [
-            "| dataset | kernel | true ORF / tall-QR (min–max over n) |",
-            "|---|---|---|",
-        ]
-        for r in orf.itertuples():
-            lines.append(
-                f"| {DATASET_NAMES.get(r.dataset, r.dataset)} | "
-                f"{KERNEL_NAMES.get(r.kernel, r.kernel)} | {r.min:.2f}–{r.max:.2f} |"
-            )
+        lines = markdown_lines(
+            ["dataset", "kernel", "true ORF / tall-QR (min–max over n)"],
+            (
+                [
+                    DATASET_NAMES.get(r.dataset, r.dataset),
+                    KERNEL_NAMES.get(r.kernel, r.kernel),
+                    f"{r.min:.2f}–{r.max:.2f}",
+                ]
+                for r in orf.itertuples()
+            ),
+        )
         rbf = orf[orf["kernel"] == "rbf"]
         arc = orf[orf["kernel"] != "rbf"]
         out.append(
@@ -194,8 +144,7 @@ def findings(t: pd.DataFrame, cfg, pooled: pd.DataFrame | None = None) -> list[s
     if not qmc.empty:
         q = qmc.groupby(["dataset", "kernel"])["ratio"].agg(["min", "max"]).reset_index()
         q = q[q["dataset"] != "usps"] if (q["dataset"] != "usps").any() else q
-        q = q.assign(_d=_rank(q["dataset"], DS_ORDER), _k=_rank(q["kernel"], K_ORDER))
-        q = q.sort_values(["_d", "_k"])
+        q = ordered(q, ["dataset", "kernel"], ORDERS)
         parts = [
             f"{DATASET_NAMES.get(r.dataset, r.dataset)} {KERNEL_NAMES.get(r.kernel, r.kernel)} "
             f"{r.min:.2f}–{r.max:.2f}"
@@ -271,12 +220,12 @@ def findings(t: pd.DataFrame, cfg, pooled: pd.DataFrame | None = None) -> list[s
 
 
 #: scripts/measure_sr33_rotation.py --out (per data seed and rotation variant)
-ROTATION_STUDY = ROOT / "results" / "baseline" / "sr33_rotation.csv"
+ROTATION_STUDY = BASE / "sr33_rotation.csv"
 
 
 def sr33_rotation_finding(path: Path) -> str | None:
-    """The sr33 rotation study: per (dataset, kernel) the variants' errors relative to the
-    paper's and, paired by data seed, to our butterfly."""
+    """The sr33 rotation study: per (dataset, kernel) each variant's error relative to
+    the paper's and, paired by data seed, to our butterfly."""
     if not path.is_file():
         return None
     df = pd.read_csv(path)
@@ -376,9 +325,7 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
     """The Fig. 1 section: every paper cell against ours, verdicts as ``kernelbench verify``."""
     cfg = load_config(config)
     ours_path = ours_path or cfg.baseline
-    ours = pd.read_csv(ours_path)
-    if "sem" not in ours:
-        ours["sem"] = ours["std"] / np.sqrt(ours["runs"])
+    ours = with_sem(pd.read_csv(ours_path))
     ref = load_reference(cfg.reference)
     ver = verify_table(ours, cfg, ref=ref)
     t, rate, m, pooled = ver.table, ver.rate, ver.m, ver.pooled
@@ -386,12 +333,8 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
     cells = cell_table(t, ref, cfg)
     tau = load_sample_variation(cfg.sample_variation)
 
-    v = paper_cell_verdicts(cells)["verdict"]
     n_ref = len(ref)
-    n_rep = int((v == REPRODUCED).sum())
-    n_dev = int((v == DEVIATES).sum())
-    n_known = int(v.str.startswith(KNOWN).sum())
-    n_not = int((v == "not run").sum())
+    n_rep, n_known, n_dev, n_not = counts(paper_cell_verdicts(cells)["verdict"])
     runs = sorted(int(r) for r in ours["runs"].unique())
 
     doc = [
@@ -415,7 +358,7 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
         "",
         per_dataset_table(cells),
         f"Tolerance: |z| <= z_crit, z = (ours - paper) / sqrt(se_ours^2 + se_paper^2 + "
-        f"2 tau^2); z_crit ({_f(zcs.min(), '.2f')}-{_f(zcs.max(), '.2f')}) is the two-sided "
+        f"2 tau^2); z_crit ({fmt(zcs.min(), '.2f')}-{fmt(zcs.max(), '.2f')}) is the two-sided "
         f"Student t quantile at the Welch-Satterthwaite df of each cell for the Sidak "
         f"per-test rate {rate:.2g} (family-wise alpha = {cfg.alpha:g} over the {m} "
         "comparisons that must reproduce); tau = cv(dataset, kernel) x paper mean, cv "
@@ -466,51 +409,45 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
             f"(`{rel(cfg.sample_variation)}`): how much a cell's mean error moves between "
             "independent X, Y samples, pooled per dataset and kernel.",
             "",
-            "| dataset | kernel | tau / mean | cells | seeds | runs |",
-            "|---|---|---|---|---|---|",
+            *markdown_lines(
+                ["dataset", "kernel", "tau / mean", "cells", "seeds", "runs"],
+                (
+                    [
+                        DATASET_NAMES.get(r.dataset, r.dataset),
+                        KERNEL_NAMES.get(r.kernel, r.kernel),
+                        f"{r.cv:.3f}",
+                        r.cells,
+                        r.seeds,
+                        r.runs,
+                    ]
+                    for r in tau.itertuples()
+                ),
+            ),
+            "",
         ]
-        for r in tau.itertuples():
-            doc.append(
-                f"| {DATASET_NAMES.get(r.dataset, r.dataset)} | "
-                f"{KERNEL_NAMES.get(r.kernel, r.kernel)} | {r.cv:.3f} | {r.cells} | "
-                f"{r.seeds} | {r.runs} |"
-            )
-        doc.append("")
     doc += ["Every paper cell is listed in the appendix ([Fig. 1, every cell](#fig1-cells)).", ""]
-    return Section(
-        key="fig1",
-        title="Munkhoeva et al. (2018), Figure 1: kernel approximation error",
-        summary=Summary(
-            cells=n_ref,
-            reproduced=n_rep,
-            known=n_known,
-            deviate=n_dev,
-            not_run=n_not,
-            note=_pooled_note(pooled),
-        ),
-        body=doc,
-        appendix=[
-            '<a id="fig1-cells"></a>',
-            "",
-            "## Fig. 1, every cell",
-            "",
-            md_table(cells),
-            '<a id="fig1-pooled"></a>',
-            "",
-            "## Fig. 1, every pooled family",
-            "",
-            pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)[1],
-        ],
-        cells=cells,
-    )
+    appendix = [
+        '<a id="fig1-cells"></a>',
+        "",
+        "## Fig. 1, every cell",
+        "",
+        cells_markdown(cells),
+        '<a id="fig1-pooled"></a>',
+        "",
+        "## Fig. 1, every pooled family",
+        "",
+        pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)[1],
+    ]
+    title = "Munkhoeva et al. (2018), Figure 1: kernel approximation error"
+    summary = Summary(n_ref, n_rep, n_known, n_dev, n_not, note=_pooled_note(pooled))
+    return Section("fig1", title, summary, doc, appendix, cells)
 
 
 def _pooled_note(pooled: pd.DataFrame) -> str:
-    v = pooled["verdict"].astype(str)
+    rep, known, dev, _ = counts(pooled["verdict"])
     return (
         f"pooled bias test across n: {len(pooled)} (dataset, kernel, method) families, "
-        f"{int((v == REPRODUCED).sum())} reproduced, {int(v.str.startswith(KNOWN).sum())} known "
-        f"deviations, {int((v == DEVIATES).sum())} deviate"
+        f"{rep} reproduced, {known} known deviations, {dev} deviate"
     )
 
 
@@ -548,12 +485,8 @@ def pooled_body(pooled: pd.DataFrame) -> list[str]:
 
 
 def paper_cell_verdicts(cells: pd.DataFrame) -> pd.DataFrame:
-    """One row per paper cell: the verdict of the variant that must reproduce it.
-
-    A paper cell may be compared with several of our variants (Gort: ``orf_tallqr``,
-    which must reproduce, and ``orf``, a known deviation); the cell counts as the gated
-    variant's verdict when that ran, else as a known deviation, else as not run.
-    """
+    """One row per paper cell: the verdict of the variant that must reproduce it
+    (Gort: ``orf_tallqr``, not ``orf``), else a known deviation, else not run."""
     rank = {REPRODUCED: 0, DEVIATES: 0}
 
     def pick(v: pd.Series) -> str:
@@ -567,23 +500,12 @@ def paper_cell_verdicts(cells: pd.DataFrame) -> pd.DataFrame:
 def per_dataset_table(cells: pd.DataFrame) -> str:
     """Verdict counts per dataset, one per paper cell (see :func:`paper_cell_verdicts`)."""
     per_cell = paper_cell_verdicts(cells)
-    lines = [
-        "| dataset | paper cells | reproduced | known deviations | deviate | not run |",
-        "|---|---|---|---|---|---|",
-    ]
-    total = np.zeros(5, dtype=int)
+    rows, total = [], np.zeros(5, dtype=int)
     for ds in [d for d in DS_ORDER if d in set(per_cell["dataset"])]:
         v = per_cell.loc[per_cell["dataset"] == ds, "verdict"]
-        row = np.array(
-            [
-                len(v),
-                int((v == REPRODUCED).sum()),
-                int(v.str.startswith(KNOWN).sum()),
-                int((v == DEVIATES).sum()),
-                int((v == "not run").sum()),
-            ]
-        )
+        row = np.array([len(v), *counts(v)])
         total += row
-        lines.append(f"| {DATASET_NAMES.get(ds, ds)} | " + " | ".join(map(str, row)) + " |")
-    lines.append("| **all** | " + " | ".join(f"**{x}**" for x in total) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append([DATASET_NAMES.get(ds, ds), *row])
+    rows.append(["**all**", *(f"**{x}**" for x in total)])
+    cols = ["dataset", "paper cells", "reproduced", "known deviations", "deviate", "not run"]
+    return "\n".join(markdown_lines(cols, rows)) + "\n"

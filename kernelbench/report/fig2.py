@@ -1,28 +1,16 @@
-"""REPRODUCTION.md, Fig. 2 section: Munkhoeva et al. (2018) Fig. 2 has no table, only
-two claims (Sec. 4.3); both are tested on our committed numbers.
+"""REPRODUCTION.md, Fig. 2 section: Munkhoeva et al. (2018) Fig. 2 has no table, only two
+claims (Sec. 4.3), tested on results/baseline/fig2_baseline.csv and the Fig. 1 errors of
+the same cells (fig1_baseline.csv). Tests, fixed before the grid was computed:
 
-Inputs: our aggregated downstream results (results/baseline/fig2_baseline.csv, made by
-kernelbench baseline munkhoeva2018_fig2) and, for the kernel approximation error of the same
-cells, the Fig. 1 baseline (results/baseline/fig1_baseline.csv).
-
-The tests (fixed before the grid was computed):
-
-* Scores. Within a cell (dataset, kernel, n, learner) the methods' run-to-run
-  variances are pooled (df = sum of runs - 1 over the methods): with 3 runs per method
-  a per-pair Welch test would have 2-4 df and no power. A difference of two methods'
-  mean scores is significant when |diff| / (s_pooled sqrt(1/r1 + 1/r2)) exceeds the
-  two-sided Student t threshold at family-wise alpha = 0.05 (Sidak) over the family of
-  comparisons of the claim.
-* Errors (Fig. 1 baseline): Welch z with each cell's standard errors, the same Sidak
-  threshold over the same family (df by Welch-Satterthwaite).
-* Claim 1, "the best kernel approximation does not always give the best accuracy":
-  in a cell, a = the method with the lowest mean Fig. 1 error. A *reversal* is a
-  method m whose error is significantly higher than a's and whose score is
-  significantly higher than a's. The claim holds if at least one reversal exists.
-* Claim 2, "B is comparable to or better than the others": B (sr33) is *worse* in a
-  cell when some method's mean score exceeds B's by more than MARGIN (0.005: half a
-  point of accuracy, 0.005 of R^2) and the difference is significant. The claim holds
-  if B is worse in no cell; B is *better* in a cell when its mean score is the highest.
+* Scores: the methods' run variances pooled within a cell (dataset, kernel, n, learner);
+  a difference is significant when |diff| / (s_pooled sqrt(1/r1 + 1/r2)) exceeds the
+  two-sided Student t threshold at family-wise alpha = 0.05 (Sidak) over the claim's
+  comparisons. Errors: Welch z with the cells' standard errors, the same threshold.
+* Claim 1 (the best approximation is not always the most accurate) holds if some cell
+  has a *reversal*: a method significantly worse in error and better in score than the
+  best approximant.
+* Claim 2 (B is comparable or better) holds if in no cell another method's mean score
+  exceeds B's by more than MARGIN (0.005) and significantly.
 """
 
 from __future__ import annotations
@@ -33,12 +21,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES
-from kernelbench.report.common import ROOT, Claim, Section, Summary, fmt, rel
+from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES, markdown_lines
+from kernelbench.report.common import BASE, Claim, Section, Summary, fmt, ordered, paras, rel
 from kernelbench.stats import sidak_z, welch_df
 
-BASELINE = ROOT / "results" / "baseline" / "fig2_baseline.csv"
-FIG1_BASELINE = ROOT / "results" / "baseline" / "fig1_baseline.csv"
+BASELINE = BASE / "fig2_baseline.csv"
+FIG1_BASELINE = BASE / "fig1_baseline.csv"
 ALPHA = 0.05
 MARGIN = 0.005
 B = "sr33"
@@ -97,17 +85,8 @@ def claim_reversals(ours: pd.DataFrame, fig1: pd.DataFrame) -> tuple[pd.DataFram
             zs, dfs = score_z(cell, m, best_err)
             ze, dfe = error_z(err, m, best_err)
             family.append((key, m, zs, dfs, ze, dfe))
-        rows.append(
-            {
-                "learner": key[0],
-                "dataset": ds,
-                "kernel": kernel,
-                "n": n,
-                "best_error": best_err,
-                "best_score": best_score["method_label"].iloc[0],
-            }
-        )
-    table = pd.DataFrame(rows)
+        rows.append((*key, best_err, best_score["method_label"].iloc[0]))
+    table = pd.DataFrame(rows, columns=[*CELL, "best_error", "best_score"])
     m = len(family)
     reversals: dict[tuple, list[str]] = {}
     for key, meth, zs, dfs, ze, dfe in family:
@@ -132,22 +111,10 @@ def claim_b(ours: pd.DataFrame) -> tuple[pd.DataFrame, int]:
         for m in others:
             family.append((key, r.at[m, "mean"] - r.at[B, "mean"], *score_z(cell, m, B)))
         rank = 1 + int((r.loc[others, "mean"] > r.at[B, "mean"]).sum())
-        rows.append(
-            {
-                "learner": key[0],
-                "dataset": key[1],
-                "kernel": key[2],
-                "n": key[3],
-                "B": r.at[B, "mean"],
-                "best_other": best,
-                "best_other_mean": r.at[best, "mean"],
-                "gap": r.at[best, "mean"] - r.at[B, "mean"],
-                "rank": rank,
-                "methods": len(labels),
-                "exact": r["exact_score"].iloc[0],
-            }
-        )
-    table = pd.DataFrame(rows)
+        b, top = r.at[B, "mean"], r.at[best, "mean"]
+        rows.append((*key, b, best, top, top - b, rank, len(labels), r["exact_score"].iloc[0]))
+    cols = ["B", "best_other", "best_other_mean", "gap", "rank", "methods", "exact"]
+    table = pd.DataFrame(rows, columns=[*CELL, *cols])
     m = len(family)
     worse = set()
     for key, gap, z, df in family:
@@ -168,9 +135,10 @@ def _claims(ours: pd.DataFrame, fig1: pd.DataFrame) -> dict:
     bt, m2 = claim_b(ours)
     n_rev = int((rev["reversed_by"] != "").sum()) if not rev.empty else 0
     n_worse = int((bt["verdict"] == "worse").sum())
+    mismatch = int((rev["best_error"] != rev["best_score"]).sum()) if len(rev) else 0
     return {
         "cells1": len(rev),
-        "mismatch": int((rev["best_error"] != rev["best_score"]).sum()) if len(rev) else 0,
+        "mismatch": mismatch,
         "reversals": n_rev,
         "m1": m1,
         "cells2": len(bt),
@@ -200,18 +168,6 @@ def _claim2_text(v: dict) -> str:
     )
 
 
-def _order(df: pd.DataFrame) -> pd.DataFrame:
-    key = pd.DataFrame(
-        {
-            "l": df["learner"] != PAPER_LEARNER,
-            "d": df["dataset"].map(lambda v: DS_ORDER.index(v) if v in DS_ORDER else 99),
-            "k": df["kernel"].map(lambda v: K_ORDER.index(v) if v in K_ORDER else 99),
-            "n": df["n"],
-        }
-    )
-    return df.loc[key.sort_values(["l", "d", "k", "n"]).index]
-
-
 def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Section | None:
     """The Fig. 2 section (None when the baseline is not committed)."""
     ours_path = ours_path or BASELINE
@@ -233,40 +189,37 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
     hold1, hold2 = v["hold1"], v["hold2"]
 
     doc: list[str | Claim] = [
-        "The paper gives Fig. 2 as a figure only, with two claims (Sec. 4.3). Ours: "
-        f"`{rel(ours_path)}` ({len(ours)} cells: learner(s) {', '.join(learners)}; "
-        f"{', '.join(DATASET_NAMES.get(d, d) for d in datasets)}; kernels "
-        f"{', '.join(KERNEL_NAMES.get(k, k) for k in K_ORDER if k in set(ours['kernel']))}; "
-        f"methods {', '.join(methods)}; n in {{{n_list}}}; "
-        f"runs per cell {'/'.join(map(str, runs))}), made by "
-        "`kernelbench run -m experiment=fig2_reduced` and "
-        "`kernelbench baseline munkhoeva2018_fig2`; the Fig. 1 errors of the same cells from "
-        f"`{rel(fig1_path)}`. Protocol: the whole train part mapped, test = the rows after "
-        "it (docs/downstream.md); the learner is the paper's SVC/SVR on K_hat with "
-        "default C; `exact` is the same learner on the exact kernel.",
-        "",
-        "Tests (decided before the grid was computed; kernelbench/report/fig2.py): "
-        "the methods' run-to-run variances pooled within a cell, two-sided Student t "
-        f"thresholds at family-wise alpha = {ALPHA} (Sidak) over each claim's comparisons; "
-        "Fig. 1 errors compared by Welch z with their standard errors.",
-        "",
-        f"Verdicts with the paper's learner ({paper}); the Sidak families are per learner.",
-        "",
-        Claim(
-            "Claim 1, the best kernel approximation does not always give the best accuracy",
-            hold1,
-            _claim1_text(v),
-            template=PARAGRAPH,
-            words=("holds", "not shown", "not measured"),
+        *paras(
+            "The paper gives Fig. 2 as a figure only, with two claims (Sec. 4.3). Ours: "
+            f"`{rel(ours_path)}` ({len(ours)} cells: learner(s) {', '.join(learners)}; "
+            f"{', '.join(DATASET_NAMES.get(d, d) for d in datasets)}; kernels "
+            f"{', '.join(KERNEL_NAMES.get(k, k) for k in K_ORDER if k in set(ours['kernel']))}; "
+            f"methods {', '.join(methods)}; n in {{{n_list}}}; "
+            f"runs per cell {'/'.join(map(str, runs))}), made by "
+            "`kernelbench run -m experiment=fig2_reduced` and "
+            "`kernelbench baseline munkhoeva2018_fig2`; the Fig. 1 errors of the same cells from "
+            f"`{rel(fig1_path)}`. Protocol: the whole train part mapped, test = the rows after "
+            "it (docs/downstream.md); the learner is the paper's SVC/SVR on K_hat with "
+            "default C; `exact` is the same learner on the exact kernel.",
+            "Tests (decided before the grid was computed; kernelbench/report/fig2.py): "
+            "the methods' run-to-run variances pooled within a cell, two-sided Student t "
+            f"thresholds at family-wise alpha = {ALPHA} (Sidak) over each claim's comparisons; "
+            "Fig. 1 errors compared by Welch z with their standard errors.",
+            f"Verdicts with the paper's learner ({paper}); the Sidak families are per learner.",
+            Claim(
+                "Claim 1, the best kernel approximation does not always give the best accuracy",
+                hold1,
+                _claim1_text(v),
+                template=PARAGRAPH,
+                words=("holds", "not shown", "not measured"),
+            ),
+            Claim(
+                "Claim 2, B is comparable to or better than the others",
+                hold2,
+                _claim2_text(v),
+                template=PARAGRAPH,
+            ),
         ),
-        "",
-        Claim(
-            "Claim 2, B is comparable to or better than the others",
-            hold2,
-            _claim2_text(v),
-            template=PARAGRAPH,
-        ),
-        "",
     ]
     for learner in learners:
         if learner != paper:
@@ -305,31 +258,37 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
         "(docs/downstream.md).",
         "",
     ]
-    doc += [
-        "| learner | dataset | kernel | n | B | best other | its mean | gap | B's rank | "
-        "exact | verdict | best approximant (Fig. 1) | reversed by |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
     merged = pd.concat([w["table"] for w in verdicts.values()], ignore_index=True)
-    for r in _order(merged).itertuples(index=False):
-        doc.append(
-            f"| {r.learner} | {DATASET_NAMES.get(r.dataset, r.dataset)} | "
-            f"{KERNEL_NAMES.get(r.kernel, r.kernel)} | {int(r.n)} | {fmt(r.B)} | "
-            f"{r.best_other} | {fmt(r.best_other_mean)} | {fmt(r.gap, '.2g')} | "
-            f"{r.rank} of {r.methods} | {fmt(r.exact)} | {r.verdict} | "
-            f"{getattr(r, 'best_error', '') or ''} | {getattr(r, 'reversed_by', '') or ''} |"
-        )
+    merged["paper_learner"] = merged["learner"] != PAPER_LEARNER
+    orders = {"dataset": DS_ORDER, "kernel": K_ORDER}
+    rows = [
+        [
+            r.learner,
+            DATASET_NAMES.get(r.dataset, r.dataset),
+            KERNEL_NAMES.get(r.kernel, r.kernel),
+            int(r.n),
+            fmt(r.B),
+            r.best_other,
+            fmt(r.best_other_mean),
+            fmt(r.gap, ".2g"),
+            f"{r.rank} of {r.methods}",
+            fmt(r.exact),
+            r.verdict,
+            getattr(r, "best_error", "") or "",
+            getattr(r, "reversed_by", "") or "",
+        ]
+        for r in ordered(merged, ["paper_learner", "dataset", "kernel", "n"], orders).itertuples()
+    ]
+    cols = ["learner", "dataset", "kernel", "n", "B", "best other", "its mean", "gap", "B's rank"]
+    cols += ["exact", "verdict", "best approximant (Fig. 1)", "reversed by"]
+    doc += markdown_lines(cols, rows)
     doc.append("")
+    note = (
+        f"Fig. 2: {len(ours)} cells computed (n in {{{n_list}}}, {'/'.join(map(str, runs))} "
+        f"runs); no paper numbers, two claims tested with {paper}: B is worse in "
+        f"{v['worse']} of {v['cells2']} cells" + (f" ({worse_kernels})" if v["worse"] else "")
+    )
+    summary = Summary(claims=2, claims_hold=int(hold1) + int(hold2), note=note)
     return Section(
-        key="fig2",
-        title="Munkhoeva et al. (2018), Figure 2: downstream accuracy and R²",
-        summary=Summary(
-            claims=2,
-            claims_hold=int(hold1) + int(hold2),
-            note=f"Fig. 2: {len(ours)} cells computed (n in {{{n_list}}}, "
-            f"{'/'.join(map(str, runs))} runs); no paper numbers, two claims tested with "
-            f"{paper}: B is worse in {v['worse']} of {v['cells2']} cells"
-            + (f" ({worse_kernels})" if v["worse"] else ""),
-        ),
-        body=doc,
+        "fig2", "Munkhoeva et al. (2018), Figure 2: downstream accuracy and R²", summary, doc
     )

@@ -1,10 +1,7 @@
-"""REPRODUCTION.md, Fig. 3 section: the walltime of the explicit mapping (Munkhoeva et al. 2018).
-
-Input: results/baseline/fig3_walltime.csv, written by scripts/bench_walltime.py (the
-median summary of ``protocol=walltime`` over the grid of configs/experiment/fig3.yaml,
-all cells measured in one process). The paper gives Fig. 3 as a plot without numbers,
-so the section checks its claim (the butterfly rule B scales better with d than the
-dense maps) and the issue's speed goals, all as ratios measured in that one run.
+"""REPRODUCTION.md, Fig. 3 section: the walltime of the explicit mapping (Munkhoeva et al.
+2018), from results/baseline/fig3_walltime.csv (scripts/bench_walltime.py, one process).
+The paper gives Fig. 3 without numbers: the section checks its claim (B scales better
+with d than the dense maps) and the issue's speed goals, as ratios within that run.
 """
 
 from __future__ import annotations
@@ -13,9 +10,10 @@ import math
 
 import pandas as pd
 
-from kernelbench.report.common import ROOT, Claim, Section, Summary, fmt, rel
+from kernelbench.drawing import markdown_lines
+from kernelbench.report.common import BASE, Claim, Section, Summary, fmt, rel
 
-CSV = ROOT / "results" / "baseline" / "fig3_walltime.csv"
+CSV = BASE / "fig3_walltime.csv"
 M_ORDER = ["rff", "orf", "orf_tallqr", "sorf", "qmc", "gq", "sr33", "sr33_haar"]
 #: The issue's goals: (metric, points, d, sr33's speed-up over rff at least)
 GOALS = [("map", 10, 7129, 15.0), ("map", 10, 3072, 6.0), ("fit+map", 1000, 3072, 5.0)]
@@ -37,16 +35,15 @@ def _table(t: pd.DataFrame, metric: str, points: int) -> list[str]:
     sub = t[(t.metric == metric) & (t.points == points)]
     dims = sorted(sub["d"].unique())
     names = sub.drop_duplicates("d").set_index("d")["dataset"]
-    labels = [m for m in M_ORDER if m in set(sub.method_label)]
-    lines = [
-        "| method | " + " | ".join(f"{names[d]} ({d})" for d in dims) + " |",
-        "|---|" + "---|" * len(dims),
+    rows = [
+        [
+            f"{lab} ({sub[sub.method_label == lab]['paper_label'].iloc[0]})",
+            *(fmt(_median(t, metric, points, d, lab), ".3g") for d in dims),
+        ]
+        for lab in M_ORDER
+        if lab in set(sub.method_label)
     ]
-    for lab in labels:
-        paper = sub[sub.method_label == lab]["paper_label"].iloc[0]
-        cells = [fmt(_median(t, metric, points, d, lab), ".3g") for d in dims]
-        lines.append(f"| {lab} ({paper}) | " + " | ".join(cells) + " |")
-    return lines
+    return markdown_lines(["method", *(f"{names[d]} ({d})" for d in dims)], rows)
 
 
 def build() -> Section | None:
@@ -126,13 +123,6 @@ def build() -> Section | None:
     for text, ok in checks:
         body.append(Claim(text, ok, template="- {text}: **{verdict}**"))
     hold = sum(1 for _, ok in checks if ok)
-    return Section(
-        key="fig3",
-        title="Munkhoeva et al. (2018), Figure 3: walltime of the explicit mapping",
-        summary=Summary(
-            claims=len(checks),
-            claims_hold=hold,
-            note="timings on a shared 2-core machine; goals as ratios within one run",
-        ),
-        body=body,
-    )
+    note = "timings on a shared 2-core machine; goals as ratios within one run"
+    title = "Munkhoeva et al. (2018), Figure 3: walltime of the explicit mapping"
+    return Section("fig3", title, Summary(claims=len(checks), claims_hold=hold, note=note), body)

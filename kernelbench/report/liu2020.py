@@ -1,14 +1,6 @@
-"""REPRODUCTION.md, Liu et al. 2020 section: Table 3 (KRR accuracy) cell by cell.
-
-Two readings of the setup are compared with the paper (docs/liu2020.md): the authors'
-code (``protocol.reading=code``, the default; results/baseline/liu2020_table3_baseline.csv,
-configs/verify/liu2020_table3.yaml) and the paper's text (``reading=paper``;
-results/baseline/liu2020_table3_paper_baseline.csv, configs/verify/liu2020_table3_paper.yaml).
-Both tables are written by `kernelbench baseline liu2020_table3[_paper]`. Other inputs: the paper's
-EEG and cod-RNA rows (results/reference/liu2020_table3_krr_accuracy.csv) and the earlier
-readings measurement (results/baseline/liu2020_readings.csv, scripts/liu2020_readings.py).
-Verdicts are those of ``kernelbench verify --config liu2020_table3[_paper]`` (same code,
-same tolerance).
+"""REPRODUCTION.md, Liu et al. 2020 section: Table 3 (KRR accuracy) cell by cell, under the
+authors' code's reading (liu2020_table3) and the paper's text (liu2020_table3_paper), with
+the verdicts of ``kernelbench verify --config liu2020_table3[_paper]`` (docs/liu2020.md).
 """
 
 from __future__ import annotations
@@ -18,26 +10,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES
+from kernelbench.drawing import DATASET_NAMES, markdown_lines
 from kernelbench.reference import load_reference
-from kernelbench.report.common import ROOT, Section, Summary, fmt, pooled_lines
+from kernelbench.report import common
+from kernelbench.report.common import BASE, Section, Summary, fmt, ordered, pooled_lines
 from kernelbench.reporting import get_reporting
-from kernelbench.verify import DEVIATES, KNOWN, REPRODUCED, load_config, verify_table
+from kernelbench.reporting.krr import PAPER_DATASETS
+from kernelbench.verify import DEVIATES, KNOWN, load_config, verify_table
 
 CONFIG = "liu2020_table3"
-BASELINE = ROOT / "results" / "baseline" / "liu2020_table3_baseline.csv"
+BASELINE = BASE / "liu2020_table3_baseline.csv"
 PAPER_CONFIG = "liu2020_table3_paper"
-PAPER_BASELINE = ROOT / "results" / "baseline" / "liu2020_table3_paper_baseline.csv"
-READINGS = ROOT / "results" / "baseline" / "liu2020_readings.csv"
-ABLATION = ROOT / "results" / "baseline" / "liu2020_code_ablation.csv"
-RATIOS = ROOT / "results" / "baseline" / "liu2020_feature_time_ratio.csv"
+PAPER_BASELINE = BASE / "liu2020_table3_paper_baseline.csv"
+READINGS = BASE / "liu2020_readings.csv"
+ABLATION = BASE / "liu2020_code_ablation.csv"
+RATIOS = BASE / "liu2020_feature_time_ratio.csv"
 PAPER = {"rff": "RFF", "qmc": "QMC", "lev_rff": "leverage-RFF", "slw_rff": "Ours (SLW)"}
 M_ORDER = ["rff", "qmc", "qmc_fixed", "lev_rff", "slw_rff", "orf", "sorf", "sr33"]
 DS_ORDER = ["eeg", "codrna", "magic04", "covtype"]
-
-
-def _rank(v: pd.Series, order: list[str]) -> pd.Series:
-    return v.map(lambda x: order.index(x) if x in order else len(order))
+ORDERS = {"dataset": DS_ORDER, "method": M_ORDER, "method_label": M_ORDER}
 
 
 def _pm(mean: float, std: float) -> str:
@@ -59,25 +50,17 @@ def cell_rows(
         mine = t[(t["dataset"] == r.dataset) & (t["method_label"] == label) & (t["n"] == r.n)]
         o = ours[(ours["dataset"] == r.dataset) & (ours["method_label"] == label)]
         o = o[o["n"].astype(float) == r.n]
+        cell = {"dataset": r.dataset, "n": r.n, "method": r.method}
         if mine.empty:
-            rows.append(
-                {
-                    "dataset": r.dataset,
-                    "n": r.n,
-                    "method": r.method,
-                    "verdict": "not run",
-                    "paper": _pm(r.mean, r.std),
-                }
-            )
+            rows.append({**cell, "verdict": "not run", "paper": _pm(r.mean, r.std)})
             continue
         m = mine.iloc[0]
+        s = int(o["s"].iloc[0]) if "s" in o and len(o) else np.nan
         rows.append(
             {
-                "dataset": r.dataset,
-                "n": r.n,
-                "method": r.method,
+                **cell,
                 "label": label,
-                "s": int(o["s"].iloc[0]) if "s" in o and len(o) else np.nan,
+                "s": s,
                 "ours": _pm(m["mean"], m["std"]),
                 "paper": _pm(r.mean, r.std),
                 "ratio": m["ratio"],
@@ -85,16 +68,12 @@ def cell_rows(
                 "verdict": m["verdict"],
             }
         )
-    out = pd.DataFrame(rows)
-    out = out.assign(_d=_rank(out["dataset"], DS_ORDER), _m=_rank(out["method"], M_ORDER))
-    return out.sort_values(["_d", "n", "_m"]).drop(columns=["_d", "_m"]).reset_index(drop=True)
+    return ordered(pd.DataFrame(rows), ["dataset", "n", "method"], ORDERS).reset_index(drop=True)
 
 
 def md(df: pd.DataFrame, cols: list[tuple[str, str]]) -> str:
-    lines = [
-        "| " + " | ".join(h for h, _ in cols) + " |",
-        "|" + "|".join("---" for _ in cols) + "|",
-    ]
+    """``df`` as a Markdown table of (header, column) ``cols``, each value formatted."""
+    lines = []
     for r in df.to_dict("records"):
         cells = []
         for _, key in cols:
@@ -116,15 +95,15 @@ def md(df: pd.DataFrame, cols: list[tuple[str, str]]) -> str:
             elif key.startswith("verdict") and str(v).startswith(KNOWN):
                 v = KNOWN
             cells.append(str(v))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        lines.append(cells)
+    return "\n".join(markdown_lines([h for h, _ in cols], lines)) + "\n"
 
 
 def time_ratios(ratios: pd.DataFrame, ref_raw: pd.DataFrame) -> pd.DataFrame:
     """Feature time / rff's at the same (dataset, s/d): ours (best of R, interleaved in
     one process, scripts/bench_liu2020.py) beside the paper's (MATLAB, its machine)."""
     ref = ref_raw.copy()
-    ref["dataset"] = ref["dataset"].map(lambda v: {"EEG": "eeg", "cod-RNA": "codrna"}.get(v, v))
+    ref["dataset"] = ref["dataset"].map(lambda v: PAPER_DATASETS.get(v, v))
     rt = ref.pivot_table(
         index=["dataset", "s_over_d"], columns="method", values="feature_time_s_mean"
     )
@@ -136,44 +115,26 @@ def time_ratios(ratios: pd.DataFrame, ref_raw: pd.DataFrame) -> pd.DataFrame:
             row[f"ours_{m}"] = getattr(r, f"{m}_vs_rff")
             row[f"paper_{m}"] = rt.loc[key, m] / rt.loc[key, "rff"] if key in rt.index else np.nan
         rows.append(row)
-    out = pd.DataFrame(rows)
-    out = out.assign(_d=_rank(out["dataset"], DS_ORDER))
-    return out.sort_values(["_d", "n"]).drop(columns="_d")
+    return ordered(pd.DataFrame(rows), ["dataset", "n"], ORDERS)
 
 
 def compare(config: str, baseline) -> tuple[Summary, pd.DataFrame, pd.DataFrame, Any, Any]:
     """One reading's baseline against the paper: summary, cell rows, verify table."""
     cfg = load_config(config)
-    ours = pd.read_csv(baseline)
-    if "sem" not in ours:
-        ours["sem"] = ours["std"] / np.sqrt(ours["runs"])
+    ours = common.with_sem(pd.read_csv(baseline))
     ref_raw = load_reference(cfg.reference)
     ref = get_reporting("krr").reference_cells(cfg.reference, ref_raw)
     pv = verify_table(ours.assign(n=ours["n"].astype(float)), cfg, ref=ref_raw)
     t, m = pv.table, pv.m
     cells = cell_rows(t, ref, ours, cfg.compare)
-    v = cells["verdict"].astype(str)
-    s = Summary(
-        cells=len(ref),
-        reproduced=int((v == REPRODUCED).sum()),
-        known=int(v.str.startswith(KNOWN).sum()),
-        deviate=int((v == DEVIATES).sum()),
-        not_run=int((v == "not run").sum()),
-    )
+    s = Summary(len(ref), *common.counts(cells["verdict"]))
     return s, cells, ours, cfg, (t, m, ref_raw, pv.pooled)
 
 
-CELL_COLS = [
-    ("dataset", "dataset"),
-    ("s/d", "n"),
-    ("s", "s"),
-    ("method", "method"),
-    ("ours (%)", "ours"),
-    ("paper (%)", "paper"),
-    ("ratio", "ratio"),
-    ("z", "z"),
-    ("verdict", "verdict"),
-]
+CELL_COLS = [("dataset", "dataset"), ("s/d", "n"), ("s", "s"), ("method", "method")]
+CELL_COLS += [("ours (%)", "ours"), ("paper (%)", "paper"), ("ratio", "ratio"), ("z", "z")]
+CELL_COLS += [("verdict", "verdict")]
+ACC_COLS = [("ours (%)", "acc_mean"), ("paper (%)", "paper_acc_mean")]
 
 
 def _counts(s: Summary) -> str:
@@ -184,10 +145,9 @@ def _counts(s: Summary) -> str:
 
 
 def _deviations(cfg) -> list[str]:
-    out = []
-    for k in cfg.known_deviations:
-        out.append(f"- **{k.reason}**: {k.detail}" if k.detail else f"- **{k.reason}**")
-    return out + [""]
+    return [
+        f"- **{k.reason}**" + (f": {k.detail}" if k.detail else "") for k in cfg.known_deviations
+    ] + [""]
 
 
 def pooled_body(code: pd.DataFrame, text: pd.DataFrame | None) -> list[str]:
@@ -206,13 +166,12 @@ def pooled_body(code: pd.DataFrame, text: pd.DataFrame | None) -> list[str]:
         if pooled is None or pooled.empty:
             continue
         v = pooled["verdict"].astype(str)
-        dev = pooled[v == DEVIATES]
+        rep, known, dev, _ = common.counts(v)
         gated = pooled[~v.str.startswith(KNOWN)]
         top = gated.loc[gated["z"].abs().idxmax()] if len(gated) else None
         text_ = (
-            f"**{name.capitalize()}:** {len(pooled)} rows, {int((v == REPRODUCED).sum())} "
-            f"reproduced, {int(v.str.startswith(KNOWN).sum())} known deviations, {len(dev)} "
-            "deviate"
+            f"**{name.capitalize()}:** {len(pooled)} rows, {rep} reproduced, {known} known "
+            f"deviations, {dev} deviate"
         )
         if top is not None:
             text_ += (
@@ -305,21 +264,18 @@ def build() -> Section | None:
             md(
                 tr,
                 [
-                    ("dataset", "dataset"),
-                    ("s/d", "n"),
-                    ("s", "s"),
-                    ("lev_rff ours", "ours_lev_rff"),
-                    ("lev_rff paper", "paper_lev_rff"),
-                    ("slw_rff ours", "ours_slw_rff"),
-                    ("slw_rff paper", "paper_slw_rff"),
+                    *CELL_COLS[:3],
+                    *(
+                        (f"{m} {w}", f"{w}_{m}")
+                        for m in ("lev_rff", "slw_rff")
+                        for w in ("ours", "paper")
+                    ),
                 ],
             ),
         ]
     if ABLATION.is_file():
         ab = pd.read_csv(ABLATION)
-        ab = ab.assign(_d=_rank(ab["dataset"], DS_ORDER)).sort_values(
-            ["_d", "s_over_d", "method"], kind="stable"
-        )
+        ab = ordered(ab, ["dataset", "s_over_d", "method"], {"dataset": DS_ORDER}, kind="stable")
         body += [
             "### Which of the code's settings matter (measured)",
             "",
@@ -331,14 +287,7 @@ def build() -> Section | None:
             "",
             md(
                 ab.rename(columns={"s_over_d": "n"}),
-                [
-                    ("dataset", "dataset"),
-                    ("s/d", "n"),
-                    ("method", "method"),
-                    ("setting", "label"),
-                    ("ours (%)", "acc_mean"),
-                    ("paper (%)", "paper_acc_mean"),
-                ],
+                [*CELL_COLS[:2], ("method", "method"), ("setting", "label"), *ACC_COLS],
             ),
         ]
     if READINGS.is_file():
@@ -353,14 +302,12 @@ def build() -> Section | None:
             md(
                 rd.rename(columns={"s_over_d": "n"}),
                 [
-                    ("dataset", "dataset"),
-                    ("s/d", "n"),
+                    *CELL_COLS[:2],
                     ("method", "method"),
                     ("width", "width"),
                     ("centred", "center_labels"),
                     ("n lambda", "lambda_times_n"),
-                    ("ours (%)", "acc_mean"),
-                    ("paper (%)", "paper_acc_mean"),
+                    *ACC_COLS,
                 ],
             ),
         ]
@@ -372,10 +319,7 @@ def build() -> Section | None:
         extra = extra.assign(
             ours=[_pm(a, b) for a, b in zip(extra["mean"], extra["std"], strict=True)]
         )
-        extra = extra.assign(
-            _d=_rank(extra["dataset"], DS_ORDER), _m=_rank(extra["method_label"], M_ORDER)
-        )
-        extra = extra.sort_values(["_d", "n", "_m"]).drop(columns=["method"])
+        extra = ordered(extra, ["dataset", "n", "method_label"], ORDERS).drop(columns=["method"])
         extra = extra.rename(columns={"method_label": "method"})
         appendix = [
             "### Liu et al. 2020: cells with no paper number (magic04; orf, sorf, sr33), "
@@ -383,14 +327,7 @@ def build() -> Section | None:
             "",
             md(
                 extra,
-                [
-                    ("dataset", "dataset"),
-                    ("s/d", "n"),
-                    ("s", "s"),
-                    ("method", "method"),
-                    ("accuracy (%)", "ours"),
-                    ("peak memory (MiB)", "peak_memory_mb"),
-                ],
+                [*CELL_COLS[:4], ("accuracy (%)", "ours"), ("peak memory (MiB)", "peak_memory_mb")],
             ),
         ]
     return Section(

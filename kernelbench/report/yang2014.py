@@ -1,29 +1,31 @@
-"""REPRODUCTION.md, Yang et al. 2014 section: Fig. 2 (QMC sequences against MC), Fig. 3
-(box discrepancy beside the Gram error) and Fig. 4 (adaptive QMC over its iterations), each
-claim checked on our committed numbers with criteria fixed before the numbers; Tables 1-2
-(cpu, census) are runnable online (`kernelbench run -m experiment=yang2014_table1_cpu
-data.download=true`, and the other yang2014_table* files), not run here (no network).
-
-Inputs: results/baseline/yang2014_fig2_pca_reduced.csv (or yang2014_fig2_pca.csv, their
-setup), yang2014_fig2.csv, yang2014_fig3.csv, yang2014_fig3_half.csv, yang2014_fig4.csv and
-yang2014_fig4_nn50.csv (summaries made by `kernelbench baseline EXPERIMENT results/runs`
-from `kernelbench run experiment=<name>`) and their figures.
+"""REPRODUCTION.md, Yang et al. 2014 section: Figs. 2-4 (QMC sequences against MC, box
+discrepancy beside the Gram error, adaptive QMC), each claim checked on our committed
+numbers (results/baseline/yang2014_*.csv) with criteria fixed before the numbers;
+Tables 1-2 (cpu, census) are runnable online, not run here (no network).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from kernelbench.report.common import ROOT, Section, Summary, claim, fmt
+from kernelbench.drawing import markdown_lines
+from kernelbench.report import common
+from kernelbench.report.common import BASE, Section, Summary, claim, fmt, paras
 
-BASE = ROOT / "results" / "baseline"
 #: Their four sequences (Sec. 6.1): MATLAB's RR2 Halton and scrambled Sobol', Nuyens'
 #: lattice and digital net (qmcpy's CBC lattice and Sobol' net here).
-QMC = {"qmc_halton_rr2": "Halton (RR2)", "qmc_sobol": "Sobol'", "qmc_lattice": "lattice",
-       "qmc_digital_net": "digital net"}  # fmt: skip
+QMC = {
+    "qmc_halton_rr2": "Halton (RR2)",
+    "qmc_sobol": "Sobol'",
+    "qmc_lattice": "lattice",
+    "qmc_digital_net": "digital net",
+}
 #: Shown beside them, not claims: our scrambled Halton and the legacy Korobov lattice.
-EXTRA = {"qmc": "scrambled Halton", "qmc_lattice_korobov": "Korobov lattice (legacy)",
-         "qmc_digital_net_order2": "order-2 net"}  # fmt: skip
+EXTRA = {
+    "qmc": "scrambled Halton",
+    "qmc_lattice_korobov": "Korobov lattice (legacy)",
+    "qmc_digital_net_order2": "order-2 net",
+}
 #: The verdicts of the previous report (Fig. 1 subsets; Halton = scrambled Halton, lattice =
 #: Korobov rule, digital net = digitally shifted Sobol' net), claim by claim.
 PREVIOUS_FIG2 = [
@@ -43,8 +45,12 @@ PREVIOUS_FIG4 = [True, True, True, False]  # (a) letter, (a) powerplant, (c) let
 #: (MC falls like 1/s: x 1/8 over n = 1..8). Fixed before the numbers.
 STRONG = 0.5
 FLAT = 0.5
-FIG4_METRICS = {"discrepancy": "discrepancy", "max": "max squared error",
-                "mean": "mean squared error", "norm": "relative spectral error"}  # fmt: skip
+FIG4_METRICS = {
+    "discrepancy": "discrepancy",
+    "max": "max squared error",
+    "mean": "mean squared error",
+    "norm": "relative spectral error",
+}
 
 
 def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
@@ -54,28 +60,18 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     cells = sorted({(ds, n) for ds, n, _ in m.index})
     out = []
 
-    def below(a: str, b: str) -> tuple[int, int, list[str]]:
-        hold, total, fails = 0, 0, []
-        for ds, n in cells:
-            if (ds, n, a) in m.index and (ds, n, b) in m.index:
-                total += 1
-                r = m[(ds, n, a)] / m[(ds, n, b)]
-                hold += r < 1
-                if r >= 1:
-                    fails.append(f"{ds} n={n:g}: {r:.3g}")
-        return hold, total, fails
+    def below(a: str, b: str) -> tuple[int, int, str]:
+        return common.ratio_check(m, cells, a, b, lambda r: r < 1, "n")
 
     for lab, name in QMC.items():
         hold, total, fails = below(lab, "rff")
-        ev = f"{hold} of {total} (dataset, n) cells below MC (error ratio {lab}/rff)"
-        ev += ("; not in: " + ", ".join(fails)) if fails else ""
+        ev = f"{hold} of {total} (dataset, n) cells below MC (error ratio {lab}/rff){fails}"
         out.append(
             claim(lines, total > 0 and hold == total, f"{name} beats MC (Fig. 2):", ev + ".")
         )
     for lab in ["qmc_halton_rr2", "qmc_lattice", "qmc_digital_net"]:
         hold, total, fails = below(lab, "qmc_sobol")
-        ev = f"{hold} of {total} cells (error ratio {lab}/qmc_sobol)"
-        ev += ("; not in: " + ", ".join(fails)) if fails else ""
+        ev = f"{hold} of {total} cells (error ratio {lab}/qmc_sobol){fails}"
         out.append(
             claim(
                 lines,
@@ -94,12 +90,11 @@ def ratio_table(t: pd.DataFrame) -> list[str]:
         index=["dataset", "n"], columns="method_label", values="mean"
     )
     cols = [c for c in [*QMC, *EXTRA] if c in m.columns]
-    out = ["| dataset | n | rff | " + " | ".join(f"{c}/rff" for c in cols) + " |",
-           "|---|---|---|" + "---|" * len(cols)]  # fmt: skip
-    for (ds, n), row in m.iterrows():
-        cells = " | ".join(fmt(row[c] / row["rff"], ".3g") for c in cols)
-        out.append(f"| {ds} | {n:g} | {fmt(row['rff'], '.3g')} | {cells} |")
-    return out
+    rows = (
+        [ds, f"{n:g}", fmt(row["rff"], ".3g"), *(fmt(row[c] / row["rff"], ".3g") for c in cols)]
+        for (ds, n), row in m.iterrows()
+    )
+    return markdown_lines(["dataset", "n", "rff", *(f"{c}/rff" for c in cols)], rows)
 
 
 def fig3_claims(t: pd.DataFrame, box: str, lines: list[str], lattice: bool) -> list[bool]:
@@ -213,58 +208,42 @@ def fig4_claims(
     return out
 
 
-def _verdict_changes(now: list[bool], before: list[tuple[str, bool, str]]) -> list[str]:
-    out = ["| claim | before | now |", "|---|---|---|"]
-    for (text, old, evidence), new in zip(before, now, strict=True):
-        word = {True: "holds", False: "does not hold"}
-        mark = "" if old == new else " (changed)"
-        out.append(f"| {text} | {word[old]} ({evidence}) | {word[new]}{mark} |")
-    return out
-
-
 def build() -> Section | None:
     f2, f4 = BASE / "yang2014_fig2.csv", BASE / "yang2014_fig4.csv"
-    pca = next(
-        (f for f in (BASE / "yang2014_fig2_pca.csv", BASE / "yang2014_fig2_pca_reduced.csv")
-         if f.exists()),
-        None,
-    )  # fmt: skip
+    pca = common.first_file(BASE / "yang2014_fig2_pca.csv", BASE / "yang2014_fig2_pca_reduced.csv")
     if not f2.exists() or not f4.exists() or pca is None:
         return None
     body = [
-        "Yang et al. give Figs. 2-4 as figures only: their claims are checked on our numbers, "
-        "with criteria fixed before the numbers (listed with each claim). Commands: "
-        "`kernelbench run experiment=yang2014_fig2_pca_reduced` (or `yang2014_fig2_pca`, "
-        "the full grid, about an hour), `experiment=yang2014_fig2`, `experiment=yang2014_fig3`,"
-        " `experiment=yang2014_fig3_half`, `experiment=yang2014_fig4`, "
-        "`experiment=yang2014_fig4_nn50`, then `kernelbench baseline EXPERIMENT "
-        "results/runs` for each.",
-        "",
-        "Their sequences (Sec. 6.1): MATLAB's Halton with the deterministic RR2 scrambling "
-        "(`qmc_halton_rr2`, written here: no Python library has RR2; it reproduces MATLAB's "
-        "documented points), MATLAB's scrambled Sobol' (`qmc_sobol`: scipy, linear matrix "
-        "scramble + digital shift), Nuyens' lattice and digital net, from qmcpy: the CBC "
-        "lattice of Cools, Kuo & Nuyens, randomly shifted (`qmc_lattice`), and the Joe-Kuo "
-        "Sobol' net with linear matrix scramble + digital shift (`qmc_digital_net`). "
-        "Alongside, not claims: our scrambled Halton (`qmc`, Fig. 1's), the legacy Korobov "
-        "lattice (`qmc_lattice_korobov`) and qmcpy's order-2 interlaced Sobol' net "
-        "(`qmc_digital_net_order2`). docs/qmc.md has the generators and their sources.",
-        "",
-        "### Fig. 2: relative spectral Gram error against s",
-        "",
-        f"Their setup (`{pca.stem}`): the Gram matrix K(X, X) of one random subset after PCA "
-        "to 250 dimensions (principal axes of the scaled part), γ = 1/d, s = D = 2n(d + 1). "
-        "Deviations, decided before the numbers: USPST (1506 rows) is not in the mirror; the "
-        "stand-in is a random 1506 of the 2007 USPS test images (d = 256 before PCA); σ is "
-        "1/√(2γ) = √(d/2), not their cross-validated σ; "
-        + (
-            "10 trials, 5000 MNIST rows."
-            if pca.stem == "yang2014_fig2_pca"
-            else "the reduced grid: 1500-row subsets of both (not 1506 and 5000) and 5 trials."
+        *paras(
+            "Yang et al. give Figs. 2-4 as figures only: their claims are checked on our numbers, "
+            "with criteria fixed before the numbers (listed with each claim). Commands: "
+            "`kernelbench run experiment=yang2014_fig2_pca_reduced` (or `yang2014_fig2_pca`, "
+            "the full grid, about an hour), `experiment=yang2014_fig2`, `experiment=yang2014_fig3`,"
+            " `experiment=yang2014_fig3_half`, `experiment=yang2014_fig4`, "
+            "`experiment=yang2014_fig4_nn50`, then `kernelbench baseline EXPERIMENT "
+            "results/runs` for each.",
+            "Their sequences (Sec. 6.1): MATLAB's Halton with the deterministic RR2 scrambling "
+            "(`qmc_halton_rr2`, written here: no Python library has RR2; it reproduces MATLAB's "
+            "documented points), MATLAB's scrambled Sobol' (`qmc_sobol`: scipy, linear matrix "
+            "scramble + digital shift), Nuyens' lattice and digital net, from qmcpy: the CBC "
+            "lattice of Cools, Kuo & Nuyens, randomly shifted (`qmc_lattice`), and the Joe-Kuo "
+            "Sobol' net with linear matrix scramble + digital shift (`qmc_digital_net`). "
+            "Alongside, not claims: our scrambled Halton (`qmc`, Fig. 1's), the legacy Korobov "
+            "lattice (`qmc_lattice_korobov`) and qmcpy's order-2 interlaced Sobol' net "
+            "(`qmc_digital_net_order2`). docs/qmc.md has the generators and their sources.",
+            "### Fig. 2: relative spectral Gram error against s",
+            f"Their setup (`{pca.stem}`): the Gram matrix K(X, X) of one random subset after PCA "
+            "to 250 dimensions (principal axes of the scaled part), γ = 1/d, s = D = 2n(d + 1). "
+            "Deviations, decided before the numbers: USPST (1506 rows) is not in the mirror; the "
+            "stand-in is a random 1506 of the 2007 USPS test images (d = 256 before PCA); σ is "
+            "1/√(2γ) = √(d/2), not their cross-validated σ; "
+            + (
+                "10 trials, 5000 MNIST rows."
+                if pca.stem == "yang2014_fig2_pca"
+                else "the reduced grid: 1500-row subsets of both (not 1506 and 5000) and 5 trials."
+            ),
+            f"![Yang Fig. 2, PCA 250](results/baseline/{pca.stem}.png)",
         ),
-        "",
-        f"![Yang Fig. 2, PCA 250](results/baseline/{pca.stem}.png)",
-        "",
     ]
     tp = pd.read_csv(pca)
     claims = fig2_claims(tp, body)
@@ -285,7 +264,7 @@ def build() -> Section | None:
         'Halton as "Halton", the Korobov lattice, a digitally shifted Sobol\' net) '
         "against the new generators in that setting:",
         "",
-        *_verdict_changes(verdicts, PREVIOUS_FIG2),
+        *common.verdict_changes("claim", verdicts, PREVIOUS_FIG2),
         "",
         "Measured, not decided in advance. (1) With their generators the Fig. 2 claims "
         "still fail, most of them in their own setup too: Sobol' and the digital net beat "
@@ -312,17 +291,16 @@ def build() -> Section | None:
     if f3.exists():
         body += [
             "",
-            "### Fig. 3: box discrepancy beside the Gram error",
-            "",
-            "Their datasets (cpu, d = 21, box []b; census, d = 119, box []b/2) are not in the "
-            "mirror: LETTER (d = 16) and Powerplant (d = 4), Fig. 1 subsets (550 + 550 rows), "
-            "γ = 1/d, n = 1, 2, 4, 8, 10 runs; the box is the training subset's bounding box "
-            "in frequency units (`yang2014_fig3`) and its central half (`yang2014_fig3_half`)."
-            " The discrepancy is Theorem 9's π^d D(S)²/∏b_j of the map's frequencies "
-            "(protocol `qmc_discrepancy`).",
-            "",
-            "![Yang Fig. 3](results/baseline/yang2014_fig3.png)",
-            "",
+            *paras(
+                "### Fig. 3: box discrepancy beside the Gram error",
+                "Their datasets (cpu, d = 21, box []b; census, d = 119, box []b/2) are not in the "
+                "mirror: LETTER (d = 16) and Powerplant (d = 4), Fig. 1 subsets (550 + 550 rows), "
+                "γ = 1/d, n = 1, 2, 4, 8, 10 runs; the box is the training subset's bounding box "
+                "in frequency units (`yang2014_fig3`) and its central half (`yang2014_fig3_half`)."
+                " The discrepancy is Theorem 9's π^d D(S)²/∏b_j of the map's frequencies "
+                "(protocol `qmc_discrepancy`).",
+                "![Yang Fig. 3](results/baseline/yang2014_fig3.png)",
+            ),
         ]
         claims += fig3_claims(pd.read_csv(f3), "[]b", body, lattice=True)
         if f3h.exists():
@@ -342,19 +320,18 @@ def build() -> Section | None:
     t4 = pd.read_csv(f4)
     body += [
         "",
-        "### Fig. 4: adaptive QMC over the CG iterations",
-        "",
-        "Their datasets (cpu, d = 21; housing, d = 13) are not in the mirror: LETTER "
-        "(d = 16) and Powerplant (d = 4), Fig. 1 subsets, γ = 1/d, s = 2n(d + 1) with "
-        "n = 3 (102 and 30 points), 30 nonlinear-CG iterations on the box discrepancy of the "
-        "training subset's bounding box []b and of []b/2. The claims are checked from their "
-        "start, the RR2 Halton sequence (`qmc_adaptive_rr2`, `qmc_adaptive_half_rr2`: "
-        "deterministic, so the 10 runs coincide); the scrambled-Halton start "
-        "(`qmc_adaptive`, `qmc_adaptive_half`, 10 runs) follows. The discrepancy is "
-        "Theorem 9's mean squared integration error over the box, π^d D(S)²/∏b_j.",
-        "",
-        "![Yang Fig. 4](results/baseline/yang2014_fig4.png)",
-        "",
+        *paras(
+            "### Fig. 4: adaptive QMC over the CG iterations",
+            "Their datasets (cpu, d = 21; housing, d = 13) are not in the mirror: LETTER "
+            "(d = 16) and Powerplant (d = 4), Fig. 1 subsets, γ = 1/d, s = 2n(d + 1) with "
+            "n = 3 (102 and 30 points), 30 nonlinear-CG iterations on the box discrepancy of the "
+            "training subset's bounding box []b and of []b/2. The claims are checked from their "
+            "start, the RR2 Halton sequence (`qmc_adaptive_rr2`, `qmc_adaptive_half_rr2`: "
+            "deterministic, so the 10 runs coincide); the scrambled-Halton start "
+            "(`qmc_adaptive`, `qmc_adaptive_half`, 10 runs) follows. The discrepancy is "
+            "Theorem 9's mean squared integration error over the box, π^d D(S)²/∏b_j.",
+            "![Yang Fig. 4](results/baseline/yang2014_fig4.png)",
+        ),
     ]
     claims += fig4_claims(t4, body, "qmc_adaptive_rr2", "qmc_adaptive_half_rr2")
     body += ["", "From the scrambled Halton start (the earlier report's runs), not counted:", ""]
@@ -412,8 +389,3 @@ def build() -> Section | None:
         "data.download=true), not run here (no network).",
     )
     return Section("yang2014", "Yang et al. 2014 (QMC, adaptive QMC)", summary, body)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    s = build()
-    print("\n".join(s.markdown()) if s else "no results")

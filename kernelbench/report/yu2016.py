@@ -1,22 +1,18 @@
 """REPRODUCTION.md, Yu et al. 2016 section: Fig. 2 (variance ratio), Fig. 4 (MSE against D)
-and Fig. 5(c) (SORF blocks), each claim checked on our committed numbers.
-
-Inputs: results/baseline/yu2016_fig2.csv and yu2016_fig4.csv (summaries made by
-`kernelbench baseline` from `kernelbench run experiment=yu2016_fig2`,
-`yu2016_fig4` and `yu2016_fig4_cifar`) and their figures; yu2016_fig4_qmc.csv (the QMC
-sequences in Fig. 4's setting, `experiment=yu2016_fig4_qmc`). The criteria of "about
-equal" and "much worse" are fixed here, before the numbers: within 10% of each other,
-and at least 1.5 times the error.
+and Fig. 5(c) (SORF blocks), each claim checked on our committed numbers
+(results/baseline/yu2016_*.csv). Criteria fixed before the numbers: "about equal" is
+within 10%, "much worse" at least 1.5 times the error.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from kernelbench.report.common import ROOT, Section, Summary, claim, fmt
+from kernelbench.drawing import markdown_lines
+from kernelbench.report import common
+from kernelbench.report.common import BASE, Section, Summary, claim, fmt, paras
 from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
 
-BASE = ROOT / "results" / "baseline"
 #: "about equal": the two means within this relative distance
 SAME = 0.10
 #: "much worse": at least this ratio of the means
@@ -28,10 +24,14 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     r = t[t["metric"] == "ratio"]
     out = []
     orf = r[r["method_label"] == "orf"].copy()
-    orf["exact"] = [orf_variance_ratio_exact(z, int(d), int(D)) for z, d, D in
-                    zip(orf["z"], orf["d"], orf["D"], strict=True)]  # fmt: skip
-    orf["eq3"] = [orf_variance_ratio(z, int(d), int(D)) for z, d, D in
-                  zip(orf["z"], orf["d"], orf["D"], strict=True)]  # fmt: skip
+    orf["exact"] = [
+        orf_variance_ratio_exact(z, int(d), int(D))
+        for z, d, D in zip(orf["z"], orf["d"], orf["D"], strict=True)
+    ]
+    orf["eq3"] = [
+        orf_variance_ratio(z, int(d), int(D))
+        for z, d, D in zip(orf["z"], orf["d"], orf["D"], strict=True)
+    ]
     orf["dev"] = (orf["mean"] - orf["exact"]) / orf["sem"]
     # 1. ORF's ratio is below 1 everywhere (within noise: never 4 sem above 1)
     above = orf[(orf["mean"] - 1.0) / orf["sem"] > 4]
@@ -94,49 +94,40 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
 def fig4_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     m = t[t["metric"] == "mse"].set_index(["dataset", "n", "method_label"])["mean"]
     cells = sorted({(ds, n) for ds, n, _ in m.index}, key=lambda c: (DATASETS.index(c[0]), c[1]))
-
-    def compare(a: str, b: str, test) -> tuple[int, int, list[str]]:
-        hold, total, fails = 0, 0, []
-        for ds, n in cells:
-            if (ds, n, a) not in m.index or (ds, n, b) not in m.index:
-                continue
-            total += 1
-            ratio = m[(ds, n, a)] / m[(ds, n, b)]
-            if test(ratio, (ds, n)):
-                hold += 1
-            else:
-                fails.append(f"{ds} D/d={n:g}: {ratio:.3g}")
-        return hold, total, fails
-
-    out = []
-
     checks = [
-        ("orf", "rff", lambda r, c: r < 1, "ORF has lower MSE than RFF"),
-        ("sorf", "orf", lambda r, c: abs(r - 1) <= SAME, "SORF's MSE is almost identical to ORF's"),
-        ("qmc_digital_net", "rff", lambda r, c: r < 1, "the digital net is below RFF"),
-        ("qmc_digital_net", "orf", lambda r, c: r > 1, "... but above ORF"),
-        ("qmc_digital_net", "sorf", lambda r, c: r > 1, "... and above SORF"),
+        ("orf", "rff", lambda r: r < 1, "ORF has lower MSE than RFF (Fig. 4):"),
+        (
+            "sorf",
+            "orf",
+            lambda r: abs(r - 1) <= SAME,
+            "SORF's MSE is almost identical to ORF's (Fig. 4):",
+        ),
+        ("qmc_digital_net", "rff", lambda r: r < 1, "the digital net is below RFF (Fig. 4):"),
+        ("qmc_digital_net", "orf", lambda r: r > 1, "... but above ORF (Fig. 4):"),
+        ("qmc_digital_net", "sorf", lambda r: r > 1, "... and above SORF (Fig. 4):"),
+        None,
+        (
+            "sorf_hd2",
+            "sorf",
+            lambda r: abs(r - 1) <= SAME,
+            f"HDHD is about HDHDHD (within {SAME:.0%}):",
+        ),
+        (
+            "sorf_hd1",
+            "sorf",
+            lambda r: r >= MUCH,
+            f"HD alone is much worse (at least {MUCH}x HDHDHD's MSE):",
+        ),
     ]
-    for a, b, test, text in checks:
-        hold, total, fails = compare(a, b, test)
-        evidence = f"{hold} of {total} (dataset, D/d) cells (MSE ratio {a}/{b})"
-        if fails:
-            evidence += "; not in: " + ", ".join(fails)
-        out.append(claim(lines, total > 0 and hold == total, f"{text} (Fig. 4):", evidence + "."))
-    lines.append("")
-    lines.append("SORF blocks (Fig. 5(c)):")
-    lines.append("")
-    for a, b, test, text in [
-        ("sorf_hd2", "sorf", lambda r, c: abs(r - 1) <= SAME,
-         f"HDHD is about HDHDHD (within {SAME:.0%})"),
-        ("sorf_hd1", "sorf", lambda r, c: r >= MUCH,
-         f"HD alone is much worse (at least {MUCH}x HDHDHD's MSE)"),
-    ]:  # fmt: skip
-        hold, total, fails = compare(a, b, test)
-        evidence = f"{hold} of {total} (dataset, D/d) cells (MSE ratio {a}/sorf)"
-        if fails:
-            evidence += "; not in: " + ", ".join(fails)
-        out.append(claim(lines, total > 0 and hold == total, text + ":", evidence + "."))
+    out = []
+    for check in checks:
+        if check is None:
+            lines += ["", "SORF blocks (Fig. 5(c)):", ""]
+            continue
+        a, b, test, text = check
+        hold, total, fails = common.ratio_check(m, cells, a, b, test, "D/d")
+        evidence = f"{hold} of {total} (dataset, D/d) cells (MSE ratio {a}/{b}){fails}."
+        out.append(claim(lines, total > 0 and hold == total, text, evidence))
     return out
 
 
@@ -145,11 +136,8 @@ def fig4_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
 #: net's MSE below each of theirs in every (dataset, D/d) cell).
 QMC_OTHERS = {"qmc_halton_rr2": "Halton (RR2)", "qmc_sobol": "Sobol'", "qmc_lattice": "lattice"}
 #: The earlier report's verdicts on the three digital-net orderings (a shifted Sobol' net).
-PREVIOUS_NET = [
-    ("below RFF", False, "14 of 15"),
-    ("above ORF", False, "13 of 15"),
-    ("above SORF", False, "13 of 15"),
-]
+PREVIOUS_NET = [("below RFF", False, "14 of 15"), ("above ORF", False, "13 of 15")]
+PREVIOUS_NET += [("above SORF", False, "13 of 15")]
 
 
 def best_qmc_claim(t: pd.DataFrame, lines: list[str]) -> bool:
@@ -179,24 +167,24 @@ def qmc_table(t: pd.DataFrame) -> list[str]:
         index=["dataset", "n"], columns="method_label", values="mean"
     )
     cols = [c for c in ["qmc_digital_net", *QMC_OTHERS, "qmc"] if c in m.columns]
-    lines = ["| dataset | D/d | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
-    for (ds, n), row in m.iterrows():
-        lines.append(f"| {ds} | {n:g} | " + " | ".join(fmt(row[c], ".3g") for c in cols) + " |")
-    return lines
+    rows = ([ds, f"{n:g}", *(fmt(row[c], ".3g") for c in cols)] for (ds, n), row in m.iterrows())
+    return markdown_lines(["dataset", "D/d", *cols], rows)
 
 
 def mse_table(t: pd.DataFrame) -> list[str]:
     m = t[t["metric"] == "mse"]
     wide = m.pivot_table(index=["dataset", "n"], columns="method_label", values="mean")
-    cols = [c for c in ["rff", "orf", "sorf", "sorf_hd2", "sorf_hd1", "qmc_digital_net"]
-            if c in wide.columns]  # fmt: skip
-    lines = ["| dataset | D/d | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
-    for (ds, n), row in wide.iterrows():
-        if ds not in DATASETS:
-            continue
-        vals = " | ".join(fmt(row[c], ".3g") for c in cols)
-        lines.append(f"| {ds} | {n:g} | {vals} |")
-    return lines
+    cols = [
+        c
+        for c in ["rff", "orf", "sorf", "sorf_hd2", "sorf_hd1", "qmc_digital_net"]
+        if c in wide.columns
+    ]
+    rows = [
+        [ds, f"{n:g}", *(fmt(row[c], ".3g") for c in cols)]
+        for (ds, n), row in wide.iterrows()
+        if ds in DATASETS
+    ]
+    return markdown_lines(["dataset", "D/d", *cols], rows)
 
 
 def build() -> Section | None:
@@ -205,51 +193,43 @@ def build() -> Section | None:
         return None
     t2, t4 = pd.read_csv(f2), pd.read_csv(f4)
     body: list[str] = [
-        "Yu et al. report figures only (no tables), so their claims are checked on our "
-        "numbers. Commands: `kernelbench run experiment=yu2016_fig2`, "
-        "`experiment=yu2016_fig4`, `experiment=yu2016_fig4_cifar`, "
-        "`experiment=yu2016_fig4_qmc`, then "
-        "`kernelbench baseline EXPERIMENT results/runs` for each.",
-        "",
-        "### Fig. 2: variance ratio against z = ‖x − y‖/σ",
-        "",
-        "Synthetic pairs (0, z u), u uniform on the sphere (8 directions per z and run), "
-        "σ = 1, D = d, 1000 runs per (method, d); the ratio is the MSE of the kernel value "
-        "over the exact RFF variance (1 − e^{−z²})²/(2D) (their Lemma 1). The dashed curves "
-        "are Eq. (3) and the exact ratio (the series of their App. A.3 summed to all "
-        "orders, `kernelbench.theory`).",
-        "",
-        "![Yu Fig. 2](results/baseline/yu2016_fig2.png)",
-        "",
+        *paras(
+            "Yu et al. report figures only (no tables), so their claims are checked on our "
+            "numbers. Commands: `kernelbench run experiment=yu2016_fig2`, "
+            "`experiment=yu2016_fig4`, `experiment=yu2016_fig4_cifar`, "
+            "`experiment=yu2016_fig4_qmc`, then "
+            "`kernelbench baseline EXPERIMENT results/runs` for each.",
+            "### Fig. 2: variance ratio against z = ‖x − y‖/σ",
+            "Synthetic pairs (0, z u), u uniform on the sphere (8 directions per z and run), "
+            "σ = 1, D = d, 1000 runs per (method, d); the ratio is the MSE of the kernel value "
+            "over the exact RFF variance (1 − e^{−z²})²/(2D) (their Lemma 1). The dashed curves "
+            "are Eq. (3) and the exact ratio (the series of their App. A.3 summed to all "
+            "orders, `kernelbench.theory`).",
+            "![Yu Fig. 2](results/baseline/yu2016_fig2.png)",
+        ),
     ]
     claims = fig2_claims(t2, body)
     body += [
         "",
-        "The sorf curves at D = d are *below* ORF's at small z: SORF's rows all have norm "
-        "√d (no χ radial part, their ORF′), which removes the radial variance; at d = 4 "
-        "the structured maps exceed RFF around z = 3, a small-d effect of the Hadamard "
-        "structure (their Fig. 3 shows SORF's bias and variance converge to ORF's only "
-        "for large d). sr33 (Munkhoeva et al.) is not an ORF and has its own curve.",
-        "",
-        "### Fig. 4 and Fig. 5(c): kernel MSE over pairs against D/d",
-        "",
-        "σ by their rule (mean distance to the 50th nearest neighbour, over 1000 seeded "
-        "rows of the scaled train part, all rows as neighbours), d zero-padded to a power "
-        "of two (MNIST 784 → 1024, CIFAR-100 3072 → 4096), MSE over all pairs of two "
-        "random subsets (550 + 550 rows; 50 + 50 on CIFAR-100), 20 runs (5 on "
-        "CIFAR-100, with D/d ≤ 4 there to bound the time of the dense ORF). Deviation: Yu et al. "
-        "do not say how many points, pairs or runs they used.",
-        "",
-        "![Yu Fig. 4](results/baseline/yu2016_fig4.png)",
-        "",
+        *paras(
+            "The sorf curves at D = d are *below* ORF's at small z: SORF's rows all have norm "
+            "√d (no χ radial part, their ORF′), which removes the radial variance; at d = 4 "
+            "the structured maps exceed RFF around z = 3, a small-d effect of the Hadamard "
+            "structure (their Fig. 3 shows SORF's bias and variance converge to ORF's only "
+            "for large d). sr33 (Munkhoeva et al.) is not an ORF and has its own curve.",
+            "### Fig. 4 and Fig. 5(c): kernel MSE over pairs against D/d",
+            "σ by their rule (mean distance to the 50th nearest neighbour, over 1000 seeded "
+            "rows of the scaled train part, all rows as neighbours), d zero-padded to a power "
+            "of two (MNIST 784 → 1024, CIFAR-100 3072 → 4096), MSE over all pairs of two "
+            "random subsets (550 + 550 rows; 50 + 50 on CIFAR-100), 20 runs (5 on "
+            "CIFAR-100, with D/d ≤ 4 there to bound the time of the dense ORF). Deviation: "
+            "Yu et al. do not say how many points, pairs or runs they used.",
+            "![Yu Fig. 4](results/baseline/yu2016_fig4.png)",
+        ),
     ]
     net_before = len(claims)
     claims += fig4_claims(t4, body)
-    fq = next(
-        (f for f in (BASE / "yu2016_fig4_qmc.csv", BASE / "yu2016_fig4_qmc_reduced.csv")
-         if f.exists()),
-        None,
-    )  # fmt: skip
+    fq = common.first_file(BASE / "yu2016_fig4_qmc.csv", BASE / "yu2016_fig4_qmc_reduced.csv")
     if fq is not None:
         tq = pd.read_csv(fq)
         claims.append(best_qmc_claim(tq, body))
@@ -264,13 +244,13 @@ def build() -> Section | None:
             *qmc_table(tq),
         ]
     now = claims[net_before + 2 : net_before + 5]
-    body += ["", "The digital-net orderings against the earlier report (a digitally shifted "
-             "Sobol' net):", "", "| ordering | before | now |", "|---|---|---|"]  # fmt: skip
-    for (text, old, ev), new in zip(PREVIOUS_NET, now, strict=True):
-        word = {True: "holds", False: "does not hold"}
-        body.append(
-            f"| {text} | {word[old]} ({ev}) | {word[new]}{'' if old == new else ' (changed)'} |"
-        )
+    changes = common.verdict_changes("ordering", now, PREVIOUS_NET)
+    body += [
+        "",
+        "The digital-net orderings against the earlier report (a digitally shifted Sobol' net):",
+        "",
+        *changes,
+    ]
     body += [
         "",
         "Measured, not decided in advance: where SORF misses its claim against ORF, and the "
@@ -297,14 +277,6 @@ def build() -> Section | None:
         "",
     ]
     n_hold = sum(claims)
-    summary = Summary(
-        claims=len(claims),
-        claims_hold=n_hold,
-        note="Figs. 2, 4 and 5(c) as claims checked on our numbers (the paper has no tables).",
-    )
+    note = "Figs. 2, 4 and 5(c) as claims checked on our numbers (the paper has no tables)."
+    summary = Summary(claims=len(claims), claims_hold=n_hold, note=note)
     return Section("yu2016", "Yu et al. 2016 (ORF, SORF)", summary, body)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    s = build()
-    print("\n".join(s.markdown()) if s else "no results")

@@ -1,11 +1,5 @@
-"""The reporting side of the protocols, one module per protocol, registered by name.
-
-Each ``kernelbench/reporting/<protocol>.py`` holds a :class:`Reporting` subclass (metrics,
-headline, figures, reference cells) registered in :data:`REPORTING` under its
-protocol's name; the measurement side is :mod:`kernelbench.protocols`. ``kernelbench
-plot``, ``verify``, ``report`` and ``baseline`` find a protocol's reporting here by name
-(:func:`get_reporting`) and draw, compare and summarise through it alone.
-"""
+"""The reporting side of the protocols: one :class:`Reporting` subclass per protocol in
+``kernelbench/reporting/<protocol>.py``, registered in :data:`REPORTING` by its name."""
 
 from __future__ import annotations
 
@@ -33,6 +27,14 @@ def get_reporting(cell_or_name: Mapping[str, Any] | str) -> Reporting:
     return REPORTING.get(protocol_name(cell_or_name))
 
 
+def register(reporting: Reporting, *figures: Figure, default: tuple[str, ...] = ()) -> None:
+    """Register ``reporting`` with ``figures`` (drawn by default: ``default``, else all)."""
+    cls = type(reporting)
+    cls.figures = {f.name: f for f in figures}
+    cls.default_figures = default or tuple(cls.figures)
+    REPORTING.add(cls.name, reporting)
+
+
 __all__ = [
     "REL_FRO",
     "REL_SPEC",
@@ -43,4 +45,5 @@ __all__ = [
     "Metric",
     "Reporting",
     "get_reporting",
+    "register",
 ]

@@ -1,22 +1,8 @@
-"""The reporting contract of a protocol: what its results are summarised, compared and
-drawn as.
-
-A protocol's measurement (:class:`kernelbench.protocols.Protocol`: settings, ``prepare``,
-``measure``, its row schema and its cell keys) and its reporting are two plug-ins of
-the same name. The reporting one is a :class:`Reporting` subclass in
-``kernelbench/reporting/<protocol>.py``, registered in
-:data:`kernelbench.reporting.REPORTING`, holding
-
-* the measured quantities: :attr:`Reporting.metrics` and the :attr:`Reporting.headline`
-  of the one-line summary after each cell;
-* how a reference table reads as cells: :meth:`Reporting.reference_cells`, compared by
-  ``kernelbench verify`` with the statistics of :mod:`kernelbench.stats`;
-* the figures: :attr:`Reporting.figures` and :attr:`Reporting.default_figures`, drawn by
-  ``kernelbench plot`` and ``kernelbench baseline``.
-
-Per-cell statistics (mean, std with ddof 1, sem) are :func:`kernelbench.stats.cell_stats`
-for both halves. ``kernelbench plot``, ``verify``, ``report`` and ``baseline`` read only
-this contract and never branch on the protocol.
+"""The reporting contract of a protocol (the measurement side is
+:class:`kernelbench.protocols.Protocol`, same name): its metrics and headline, how a
+reference table reads as cells (:meth:`Reporting.reference_cells`) and its figures.
+``kernelbench plot``, ``verify``, ``report`` and ``baseline`` read only this contract and
+never branch on the protocol.
 """
 
 from __future__ import annotations
@@ -97,8 +83,7 @@ class Reporting:
 
     @property
     def cell_keys(self) -> tuple[str, ...]:
-        """The columns that identify a cell in aggregated tables: the protocol's own
-        declaration (:attr:`kernelbench.protocols.Protocol.cell_keys`)."""
+        """The columns of a cell: :attr:`kernelbench.protocols.Protocol.cell_keys`."""
         from kernelbench.protocols import get_protocol
 
         return tuple(get_protocol(self.name).cell_keys)
@@ -113,6 +98,12 @@ class Reporting:
             raise KernelbenchError(f"reference {name!r} lacks the column(s) {', '.join(missing)}")
         return table
 
+    def summarise(self, df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+        """:func:`kernelbench.drawing.summarise` of every metric per ``keys``."""
+        from kernelbench.drawing import summarise
+
+        return summarise(df, keys, {m: x.column for m, x in self.metrics.items()})
+
     def metric(self, metric_id: str | None) -> Metric:
         """A metric by id (None: the headline)."""
         metric_id = metric_id or self.headline
@@ -125,3 +116,21 @@ class Reporting:
         if name not in self.figures:
             raise choices_error(f"figure of protocol {self.name!r}", name, self.figures)
         return self.figures[name]
+
+
+def saved(
+    panels: Any,
+    out: Any,
+    stem: str,
+    options: FigureOptions,
+    table: pd.DataFrame,
+    table_stem: str,
+    title: str,
+    intro: str,
+) -> FigureOutput:
+    """Save ``panels`` as ``<stem>.<fmt>`` and ``table`` as ``<table_stem>.csv``/``.md``."""
+    from kernelbench.drawing import save_figure, write_table
+
+    written = save_figure(panels.figure, out, stem, options.formats)
+    written += write_table(table, out, table_stem, title, intro, panels.notes)
+    return FigureOutput(written, panels.notes)

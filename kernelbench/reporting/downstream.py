@@ -11,14 +11,8 @@ from typing import Any
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import REPORTING
-from kernelbench.reporting.base import (
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-)
+from kernelbench.reporting import register
+from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting
 
 
 class DownstreamReporting(Reporting):
@@ -117,21 +111,19 @@ def draw_fig2(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
         notes += [f"{learner}: {note}" for note in panels.notes]
     intro = (
         "Test score (accuracy, or R^2 or ||y_hat - y||/||y|| for regression) over runs: "
-        "mean, sample std, "
-        "standard error and 95% t-interval; exact_score is the same learner on the "
-        "exact kernel."
+        "mean, sample std, standard error and 95% t-interval; exact_score is the same "
+        "learner on the exact kernel."
     )
     written += write_table(summary, out, "fig2_summary", "Figure 2 summary", intro, notes)
     return FigureOutput(written, notes)
 
 
-DownstreamReporting.figures = {
-    "fig2": Figure(
+register(
+    DownstreamReporting(),
+    Figure(
         "fig2",
         "Munkhoeva Fig. 2: test accuracy / R^2 vs n (kernels x datasets), per learner",
         draw_fig2,
         metrics=("score",),
-    )
-}
-DownstreamReporting.default_figures = ("fig2",)
-REPORTING.add("downstream", DownstreamReporting())
+    ),
+)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import REPORTING
+from kernelbench.reporting import REPORTING, register
 from kernelbench.reporting.base import (
     REL_FRO,
     REL_SPEC,
@@ -29,10 +29,7 @@ class KernelApproxReporting(Reporting):
     """What ``kernel_approx``'s results are summarised, compared and drawn as."""
 
     name = "kernel_approx"
-    metrics = {
-        "fro": REL_FRO,
-        "spec": REL_SPEC,
-    }
+    metrics = {"fro": REL_FRO, "spec": REL_SPEC}
     headline = "fro"
     budget_label = "n"
 
@@ -46,11 +43,9 @@ PAPER_CONSTRUCTION: dict[str, str] = {"orf": "orf_tallqr"}
 
 
 def _reference_lines(summary: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
-    """The reference means to overlay, labelled like our line that they are compared with:
-    the label implementing the paper's construction (:data:`PAPER_CONSTRUCTION`: the
-    paper's Gort against orf_tallqr), else the label itself, else a label of the same
-    method; one overlay per reference method. An overlay compared with another
-    construction than the paper's (Gort against our true ORF) says so in its legend."""
+    """The reference means to overlay, labelled like the line they are compared with
+    (:data:`PAPER_CONSTRUCTION`, else the label itself, else one of the same method); an
+    overlay beside another construction than the paper's says so in its legend."""
     ref_methods = set(ref["method"])
     present = summary[["method_label", "method"]].drop_duplicates()
     pairs: dict[str, str] = {}
@@ -84,20 +79,14 @@ def fig1_panels(
     reference: pd.DataFrame | None = None,
     log: bool = True,
 ) -> tuple[Panels, pd.DataFrame, list[str]]:
-    """Fig. 1 drawn from results: (panels, the summary of both metrics, notes).
-
-    One row per kernel, one column per dataset (by d), error against n with 95%
-    t-interval bands; ``reference`` (the paper's table) is overlaid dashed, for the
-    Frobenius error only.
-    """
-    from kernelbench.drawing import summarise
-
+    """Fig. 1 from results: (panels, the summary of both metrics, notes): kernels x
+    datasets (by d), error against n with 95% t-interval bands, the paper's table
+    (``reference``, Frobenius error only) dashed."""
     proto = REPORTING.get("kernel_approx")
     metric = proto.metric(metric_id)
     if metric.column not in df or df[metric.column].isna().all():
         raise KernelbenchError(f"results hold no {metric.column} values to plot")
-    keys = ["experiment", "dataset", "kernel", "method_label", "n"]
-    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    summary = proto.summarise(df, ["experiment", "dataset", "kernel", "method_label", "n"])
     panels, notes = fig1_summary_panels(summary, metric_id, reference, log)
     return panels, summary, notes
 
@@ -108,9 +97,8 @@ def fig1_summary_panels(
     reference: pd.DataFrame | None = None,
     log: bool = True,
 ) -> tuple[Panels, list[str]]:
-    """Fig. 1 from a summary (:func:`kernelbench.drawing.summarise` columns: dataset,
-    d, kernel, method_label, method, paper_label, n, metric, mean, ci_low, ci_high), e.g.
-    one rebuilt from an aggregated table: (panels, notes)."""
+    """Fig. 1 from a :func:`kernelbench.drawing.summarise` summary (e.g. one rebuilt
+    from a baseline table): (panels, notes)."""
     from kernelbench.drawing import (
         dataset_name,
         dataset_order,
@@ -156,8 +144,8 @@ def fig1_summary_panels(
 
 
 def sparse_datasets(summary: pd.DataFrame) -> list[str] | None:
-    """The datasets of a sparse grid (at least half of its kernel x dataset panels empty,
-    as after a few ad-hoc ``kernelbench run`` cells on different datasets), else None."""
+    """The datasets of a sparse grid (half or more of its kernel x dataset panels empty),
+    else None."""
     datasets = sorted(summary["dataset"].unique())
     kernels = summary["kernel"].unique()
     filled = len(summary[["kernel", "dataset"]].drop_duplicates())
@@ -206,13 +194,12 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     return FigureOutput(written, notes)
 
 
-KernelApproxReporting.figures = {
-    "fig1": Figure(
+register(
+    KernelApproxReporting(),
+    Figure(
         "fig1",
         "Munkhoeva Fig. 1: kernel approximation error vs n (kernels x datasets)",
         draw_fig1,
         metrics=("fro", "spec"),
-    )
-}
-KernelApproxReporting.default_figures = ("fig1",)
-REPORTING.add("kernel_approx", KernelApproxReporting())
+    ),
+)

@@ -12,14 +12,8 @@ from pathlib import Path
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import REPORTING
-from kernelbench.reporting.base import (
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-)
+from kernelbench.reporting import REPORTING, register
+from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting
 
 #: Reference table of Liu et al. 2020, Table 3 (results/reference/).
 TABLE3_REFERENCE = "liu2020_table3_krr_accuracy"
@@ -44,7 +38,7 @@ class KRRReporting(Reporting):
         cells: dataset ids, kernel rbf, n = s/d, mean/std in percent, 10 runs."""
         if "accuracy_pct_mean" not in table.columns:
             return super().reference_cells(name, table)
-        out = pd.DataFrame(
+        return pd.DataFrame(
             {
                 "dataset": table["dataset"].map(lambda v: PAPER_DATASETS.get(v, str(v).lower())),
                 "kernel": "rbf",
@@ -56,17 +50,13 @@ class KRRReporting(Reporting):
                 "feature_time_mean": table.get("feature_time_s_mean"),
             }
         )
-        return out
 
 
 def _summary(df: pd.DataFrame) -> pd.DataFrame:
     """Mean/std/95% CI per (dataset, method_label, n) of every metric, plus s and the
     feature time as a ratio to rff's at the same (dataset, n) of the same results."""
-    from kernelbench.drawing import summarise
-
-    proto = REPORTING.get("krr")
     keys = ["dataset", "kernel", "method_label", "n"]
-    summ = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    summ = REPORTING.get("krr").summarise(df, keys)
     s = df.groupby(keys)["s"].first().rename("s").reset_index()
     return summ.merge(s, on=keys, how="left")
 
@@ -82,19 +72,9 @@ def table3(df: pd.DataFrame, reference: pd.DataFrame | None) -> pd.DataFrame:
     rff = tim[tim["method_label"] == "rff"][["dataset", "n", "time_s"]]
     t = t.merge(rff.rename(columns={"time_s": "rff_time_s"}), on=["dataset", "n"], how="left")
     t["time_ratio"] = t["time_s"] / t["rff_time_s"]
-    out = pd.DataFrame(
-        {
-            "dataset": t["dataset"],
-            "s_over_d": t["n"],
-            "s": t["s"],
-            "method": t["method_label"],
-            "runs": t["runs"],
-            "acc_mean": t["mean"],
-            "acc_std": t["std"],
-            "time_s": t["time_s"],
-            "time_vs_rff": t["time_ratio"],
-        }
-    )
+    cols = {"dataset": "dataset", "s_over_d": "n", "s": "s", "method": "method_label"}
+    cols |= {"runs": "runs", "acc_mean": "mean", "acc_std": "std", "time_s": "time_s"}
+    out = pd.DataFrame({k: t[v] for k, v in {**cols, "time_vs_rff": "time_ratio"}.items()})
     if reference is not None:
         proto = REPORTING.get("krr")
         ref = proto.reference_cells(TABLE3_REFERENCE, reference)
@@ -226,19 +206,18 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     return FigureOutput(written, notes)
 
 
-KRRReporting.figures = {
-    "liu_table3": Figure(
+register(
+    KRRReporting(),
+    Figure(
         "liu_table3",
         "Liu et al. 2020 Table 3: KRR accuracy and feature time, ours beside the paper's",
         draw_table3,
         metrics=("accuracy",),
     ),
-    "liu_fig1": Figure(
+    Figure(
         "liu_fig1",
         "Liu et al. 2020 Fig. 1: spectral error, accuracy and feature time vs s",
         draw_fig1,
         metrics=("spec", "accuracy", "time"),
     ),
-}
-KRRReporting.default_figures = ("liu_table3", "liu_fig1")
-REPORTING.add("krr", KRRReporting())
+)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.reporting import REPORTING
+from kernelbench.reporting import REPORTING, register
 from kernelbench.reporting.base import (
     REL_FRO,
     Figure,
@@ -16,6 +16,7 @@ from kernelbench.reporting.base import (
     FigureOutput,
     Metric,
     Reporting,
+    saved,
 )
 
 
@@ -33,21 +34,12 @@ class PairMSEReporting(Reporting):
 
 def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
     """Write ``yu_mse_<metric>.<fmt>`` and ``yu_mse_summary.csv``/``.md`` into ``out``."""
-    from kernelbench.drawing import (
-        dataset_name,
-        dataset_order,
-        draw_panels,
-        kernel_name,
-        save_figure,
-        summarise,
-        write_table,
-    )
+    from kernelbench.drawing import dataset_name, dataset_order, draw_panels, kernel_name
 
     proto = REPORTING.get("pair_mse")
     metric_id = options.metric or "mse"
     metric = proto.metric(metric_id)
-    keys = ["experiment", "dataset", "kernel", "method_label", "n"]
-    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    summary = proto.summarise(df, ["experiment", "dataset", "kernel", "method_label", "n"])
     shown = summary[summary["metric"] == metric_id]
     dims = df.groupby("dataset")[["d_data", "d", "sigma"]].first()
 
@@ -68,23 +60,21 @@ def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOu
         col_title=title,
         log=True if options.log is None else options.log,
     )
-    written = save_figure(panels.figure, out, f"yu_mse_{metric_id}", options.formats)
     intro = (
         "Mean over runs, sample std, standard error and 95% t-interval; "
         "MSE over all pairs (x_i, y_j) of the two subsets; d zero-padded to a power of two."
     )
     title_md = "Yu et al. 2016, Fig. 4: kernel approximation MSE against D/d"
-    written += write_table(summary, out, "yu_mse_summary", title_md, intro, panels.notes)
-    return FigureOutput(written, panels.notes)
+    stem = f"yu_mse_{metric_id}"
+    return saved(panels, out, stem, options, summary, "yu_mse_summary", title_md, intro)
 
 
-PairMSEReporting.figures = {
-    "yu_mse": Figure(
+register(
+    PairMSEReporting(),
+    Figure(
         "yu_mse",
         "Yu Fig. 4 / 5(c): kernel MSE over pairs against D/d (one panel per dataset)",
         draw_yu_mse,
         metrics=("mse", "fro"),
-    )
-}
-PairMSEReporting.default_figures = ("yu_mse",)
-REPORTING.add("pair_mse", PairMSEReporting())
+    ),
+)

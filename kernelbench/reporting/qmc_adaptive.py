@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.reporting import REPORTING
+from kernelbench.reporting import REPORTING, register
 from kernelbench.reporting.base import (
     REL_SPEC,
     Figure,
@@ -16,6 +16,7 @@ from kernelbench.reporting.base import (
     FigureOutput,
     Metric,
     Reporting,
+    saved,
 )
 
 
@@ -35,18 +36,12 @@ class QMCAdaptiveReporting(Reporting):
 def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
     """Write ``yang_adaptive.<fmt>`` (datasets x metrics against the iteration) and
     ``yang_adaptive_summary.csv``/``.md``."""
-    from kernelbench.drawing import (
-        dataset_name,
-        dataset_order,
-        draw_panels,
-        save_figure,
-        summarise,
-        write_table,
-    )
+    from kernelbench.drawing import dataset_name, dataset_order, draw_panels
 
     proto = REPORTING.get("qmc_adaptive")
-    keys = ["experiment", "dataset", "kernel", "method_label", "n", "iteration"]
-    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    summary = proto.summarise(
+        df, ["experiment", "dataset", "kernel", "method_label", "n", "iteration"]
+    )
     if options.metric is not None:
         proto.metric(options.metric)  # one line naming the metrics if unknown
         summary = summary[summary["metric"] == options.metric]
@@ -64,23 +59,22 @@ def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> F
         col_name=lambda m: proto.metrics[m].label,
         log=True if options.log is None else options.log,
     )
-    written = save_figure(panels.figure, out, "yang_adaptive", options.formats)
     intro = (
         "Mean over runs with 95% t-interval, per CG iteration of the box-discrepancy "
         "minimisation (iteration 0 = the Halton start, scrambled or RR2)."
     )
     title = "Yang et al. 2014, Fig. 4: adaptive QMC over the iterations"
-    written += write_table(summary, out, "yang_adaptive_summary", title, intro, panels.notes)
-    return FigureOutput(written, panels.notes)
+    return saved(
+        panels, out, "yang_adaptive", options, summary, "yang_adaptive_summary", title, intro
+    )
 
 
-QMCAdaptiveReporting.figures = {
-    "yang_adaptive": Figure(
+register(
+    QMCAdaptiveReporting(),
+    Figure(
         "yang_adaptive",
         "Yang Fig. 4: discrepancy, max/mean squared and norm errors over CG iterations",
         draw_yang_adaptive,
         metrics=tuple(QMCAdaptiveReporting.metrics),
-    )
-}
-QMCAdaptiveReporting.default_figures = ("yang_adaptive",)
-REPORTING.add("qmc_adaptive", QMCAdaptiveReporting())
+    ),
+)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.reporting import REPORTING
+from kernelbench.reporting import REPORTING, register
 from kernelbench.reporting.base import (
     REL_FRO,
     REL_SPEC,
@@ -17,6 +17,7 @@ from kernelbench.reporting.base import (
     FigureOutput,
     Metric,
     Reporting,
+    saved,
 )
 
 
@@ -35,18 +36,10 @@ class QMCDiscrepancyReporting(Reporting):
 def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
     """Write ``yang_discrepancy.<fmt>`` (datasets x {discrepancy, spectral error} against
     n) and ``yang_discrepancy_summary.csv``/``.md`` (all three metrics)."""
-    from kernelbench.drawing import (
-        dataset_name,
-        dataset_order,
-        draw_panels,
-        save_figure,
-        summarise,
-        write_table,
-    )
+    from kernelbench.drawing import dataset_name, dataset_order, draw_panels
 
     proto = REPORTING.get("qmc_discrepancy")
-    keys = ["experiment", "dataset", "kernel", "method_label", "n"]
-    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    summary = proto.summarise(df, ["experiment", "dataset", "kernel", "method_label", "n"])
     shown = summary[summary["metric"].isin(["discrepancy", options.metric or "spec"])]
     metric_ids = [m for m in proto.metrics if m in set(shown["metric"])]
     panels = draw_panels(
@@ -62,20 +55,18 @@ def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -
         col_name=lambda m: proto.metrics[m].label,
         log=True if options.log is None else options.log,
     )
-    written = save_figure(panels.figure, out, "yang_discrepancy", options.formats)
     intro = "Mean over runs with 95% t-interval per (dataset, method, n)."
     title = "Yang et al. 2014, Fig. 3: box discrepancy beside the Gram error"
-    written += write_table(summary, out, "yang_discrepancy_summary", title, intro, panels.notes)
-    return FigureOutput(written, panels.notes)
+    stems = ("yang_discrepancy", "yang_discrepancy_summary")
+    return saved(panels, out, stems[0], options, summary, stems[1], title, intro)
 
 
-QMCDiscrepancyReporting.figures = {
-    "yang_discrepancy": Figure(
+register(
+    QMCDiscrepancyReporting(),
+    Figure(
         "yang_discrepancy",
         "Yang Fig. 3: box discrepancy and Gram error against n",
         draw_yang_discrepancy,
         metrics=tuple(QMCDiscrepancyReporting.metrics),
-    )
-}
-QMCDiscrepancyReporting.default_figures = ("yang_discrepancy",)
-REPORTING.add("qmc_discrepancy", QMCDiscrepancyReporting())
+    ),
+)

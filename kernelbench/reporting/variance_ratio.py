@@ -9,14 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.reporting import REPORTING
-from kernelbench.reporting.base import (
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-)
+from kernelbench.reporting import REPORTING, register
+from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting, saved
 
 
 class VarianceRatioReporting(Reporting):
@@ -44,22 +38,27 @@ def theory_curves(summary: pd.DataFrame) -> pd.DataFrame:
             ("orf exact", "exact ORF ratio (all orders)", orf_variance_ratio_exact(z, d, D)),
         ):
             rows += [
-                {"kernel": kernel, "d": d, "method_label": label, "z": zi, "mean": v,
-                 "paper_label": paper}
+                {
+                    "kernel": kernel,
+                    "d": d,
+                    "method_label": label,
+                    "z": zi,
+                    "mean": v,
+                    "paper_label": paper,
+                }
                 for zi, v in zip(z, values, strict=True)
-            ]  # fmt: skip
+            ]
     return pd.DataFrame(rows)
 
 
 def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
     """Write ``yu_variance_<metric>.<fmt>`` and ``yu_variance_summary.csv``/``.md``."""
-    from kernelbench.drawing import draw_panels, kernel_name, save_figure, summarise, write_table
+    from kernelbench.drawing import draw_panels, kernel_name
 
     proto = REPORTING.get("variance_ratio")
     metric_id = options.metric or "ratio"
     metric = proto.metric(metric_id)
-    keys = ["experiment", "kernel", "d", "D", "method_label", "n", "z"]
-    summary = summarise(df, keys, {m: proto.metrics[m].column for m in proto.metrics})
+    summary = proto.summarise(df, ["experiment", "kernel", "d", "D", "method_label", "n", "z"])
     shown = summary[summary["metric"] == metric_id]
     reference = None
     if metric_id == "ratio" and (shown["method"] == "orf").any():
@@ -83,23 +82,21 @@ def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> Fig
         for ax in panels.figure.axes:
             ax.set_ylim(0.0, 1.6)
             ax.axhline(1.0, color="0.5", lw=0.8, ls=":")
-    written = save_figure(panels.figure, out, f"yu_variance_{metric_id}", options.formats)
     intro = (
         "ratio = MSE of the kernel value / Var K_RFF(z, D) (Yu et al. 2016, Lemma 1), "
         "mean over runs with 95% t-interval; D = n d projections."
     )
     title = "Yu et al. 2016, Fig. 2: variance ratio against z"
-    written += write_table(summary, out, "yu_variance_summary", title, intro, panels.notes)
-    return FigureOutput(written, panels.notes)
+    stem = f"yu_variance_{metric_id}"
+    return saved(panels, out, stem, options, summary, "yu_variance_summary", title, intro)
 
 
-VarianceRatioReporting.figures = {
-    "yu_variance": Figure(
+register(
+    VarianceRatioReporting(),
+    Figure(
         "yu_variance",
         "Yu Fig. 2: Var(method)/Var(RFF) against z = ||x - y|| / sigma, one panel per d",
         draw_yu_variance,
         metrics=("ratio", "mse"),
-    )
-}
-VarianceRatioReporting.default_figures = ("yu_variance",)
-REPORTING.add("variance_ratio", VarianceRatioReporting())
+    ),
+)

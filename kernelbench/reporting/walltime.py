@@ -11,14 +11,8 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import REPORTING
-from kernelbench.reporting.base import (
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-)
+from kernelbench.reporting import REPORTING, register
+from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting, saved
 
 
 class WalltimeReporting(Reporting):
@@ -50,6 +44,7 @@ def median_summary(df: pd.DataFrame, metric_ids: Sequence[str]) -> pd.DataFrame:
             if v.size == 0:
                 continue
             q25, med, q75 = np.quantile(v, [0.25, 0.5, 0.75])
+            q25, med, q75 = float(q25), float(med), float(q75)
             rows.append(
                 {
                     **dict(zip(keys, key, strict=True)),
@@ -58,12 +53,12 @@ def median_summary(df: pd.DataFrame, metric_ids: Sequence[str]) -> pd.DataFrame:
                     "paper_label": g["paper_label"].iloc[0],
                     "metric": metric_id,
                     "values": int(v.size),
-                    "median": float(med),
-                    "q25": float(q25),
-                    "q75": float(q75),
-                    "mean": float(med),
-                    "ci_low": float(q25),
-                    "ci_high": float(q75),
+                    "median": med,
+                    "q25": q25,
+                    "q75": q75,
+                    "mean": med,
+                    "ci_low": q25,
+                    "ci_high": q75,
                 }
             )
     return pd.DataFrame(rows)
@@ -119,29 +114,24 @@ def _caption(shown: pd.DataFrame) -> str:
 def draw_fig3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
     """Write Fig. 3 (``fig3_walltime_<metric>.<fmt>``) and ``fig3_summary.csv``/``.md``
     (median and quartiles of every metric) into ``out``."""
-    from kernelbench.drawing import save_figure, write_table
-
     metric_id = options.metric or "map"
     panels, summary = fig3_panels(df, metric_id, True if options.log is None else options.log)
-    written = save_figure(panels.figure, out, f"fig3_walltime_{metric_id}", options.formats)
     table = summary.drop(columns=["mean", "ci_low", "ci_high"])
     intro = (
         "Median and quartiles over repetitions (map) or runs (fit, first call); one BLAS "
         "thread; the first call of each run is not among the map repetitions."
     )
-    written += write_table(
-        table, out, "fig3_summary", "Figure 3 summary: walltime", intro, panels.notes
-    )
-    return FigureOutput(written, panels.notes)
+    title = "Figure 3 summary: walltime"
+    stem = f"fig3_walltime_{metric_id}"
+    return saved(panels, out, stem, options, table, "fig3_summary", title, intro)
 
 
-WalltimeReporting.figures = {
-    "fig3": Figure(
+register(
+    WalltimeReporting(),
+    Figure(
         "fig3",
         "Munkhoeva Fig. 3: map (or fit) time vs d, log-log, median and interquartile band",
         draw_fig3,
         metrics=("map", "fit", "first"),
-    )
-}
-WalltimeReporting.default_figures = ("fig3",)
-REPORTING.add("walltime", WalltimeReporting())
+    ),
+)

@@ -1,15 +1,9 @@
 """``kernelbench report --html DIR``: the results site, static and self-contained.
 
-One page per paper experiment (a report section: the same :class:`~kernelbench.report.
-common.Section` that REPRODUCTION.md renders, so both show the same claims and verdicts),
-one page per experiment of a ``--results`` runs folder, and an index with the counts per
-paper and the environment. Every page holds its figures as Plotly JSON (drawn by
-``assets/plotly.min.js``, written once into DIR: no CDN, opens from disk), a PNG fallback
-and a PDF of each figure (matplotlib, under ``figures/``), the verdict table, a view
-relative to rff and a filterable table of every cell.
-
-:func:`results_page` builds a page from any results DataFrame (one row per cell), so a
-page of another kind (a leaderboard) is one call.
+One page per report section (the same :class:`~kernelbench.report.common.Section` as
+REPRODUCTION.md), one per experiment of a ``--results`` runs folder, a leaderboard and an
+index. Figures are Plotly JSON (``assets/plotly.min.js`` written into DIR: no CDN) with
+a PNG fallback and a PDF; :func:`results_page` builds a page from any results DataFrame.
 """
 
 from __future__ import annotations
@@ -29,7 +23,7 @@ import pandas as pd
 from kernelbench.drawing import kernel_name
 from kernelbench.errors import KernelbenchError
 from kernelbench.leaderboard import default_baseline_dir
-from kernelbench.report.common import ROOT, SECTIONS, Claim, Section, load_sections
+from kernelbench.report.common import ROOT, SECTIONS, Claim, Section, first_file, load_sections, rel
 from kernelbench.site.figures import (
     FigureData,
     FigureSpec,
@@ -98,14 +92,8 @@ def make_table(key: str, df: pd.DataFrame) -> Table:
 
 
 def claims_table(key: str, claims: Sequence[Claim]) -> Table:
-    df = pd.DataFrame(
-        {
-            "claim": [c.text for c in claims],
-            "verdict": [c.verdict for c in claims],
-            "measured": [c.evidence for c in claims],
-        }  # fmt: skip
-    )
-    return make_table(key, df)
+    rows = [(c.text, c.verdict, c.evidence) for c in claims]
+    return make_table(key, pd.DataFrame(rows, columns=["claim", "verdict", "measured"]))
 
 
 def _markdown():
@@ -115,7 +103,7 @@ def _markdown():
 
 
 def body_html(section: Section, out: Path) -> str:
-    """The section's body as HTML: its Markdown exactly as REPRODUCTION.md has it, each
+    """The section's body as HTML: its Markdown as in REPRODUCTION.md, each
     :class:`Claim` in a box coloured by its verdict; images copied under ``img/``."""
     md = _markdown()
     parts, chunk = [], []
@@ -194,16 +182,9 @@ def _figures(
             draw(f, out / "figures" / page)
         else:
             jobs.append((f, out / "figures" / page))
-        figs.append(
-            PageFigure(
-                key=f.key,
-                title=f.title,
-                settings=f.settings,
-                json=_script_json(plotly_figure(f)),
-                png=f"figures/{page}/{f.key}.png",
-                pdf=f"figures/{page}/{f.key}.pdf",
-            )
-        )
+        path = f"figures/{page}/{f.key}"
+        json_ = _script_json(plotly_figure(f))
+        figs.append(PageFigure(f.key, f.title, f.settings, json_, f"{path}.png", f"{path}.pdf"))
     return figs
 
 
@@ -224,10 +205,9 @@ def results_page(
     jobs: list[tuple[FigureData, Path]] | None = None,
     standings: Sequence[tuple[str, pd.DataFrame]] = (),
 ) -> Path:
-    """Write ``<out>/<key>.html``: the figures of each (spec, results table), the view
-    relative to rff, the explorer of every cell and, with a report ``section``, its
-    verdict table, claims and text. ``pages`` (key, title) are the site's navigation; the
-    static figures are drawn now, or appended to ``jobs`` (for :func:`draw_static`)."""
+    """Write ``<out>/<key>.html``: the figures of each (spec, table), the view relative to
+    rff, every cell and, with a report ``section``, its verdicts, claims and text. ``pages``
+    (key, title) is the navigation; static figures are drawn now or queued on ``jobs``."""
     page = Page(key=key, title=title, intro=intro)
     page.standings = [
         (name, make_table(f"standings-{i}", t)) for i, (name, t) in enumerate(standings)
@@ -257,13 +237,9 @@ def results_page(
         page.body = body_html(section, out)
         m = section.summary
         if m.cells:
-            page.counts = {
-                "paper cells": str(m.cells),
-                "reproduced": str(m.reproduced),
-                "known deviations": str(m.known),
-                "deviate": str(m.deviate),
-                "not run": str(m.not_run),
-            }
+            names = ["paper cells", "reproduced", "known deviations", "deviate", "not run"]
+            values = [m.cells, m.reproduced, m.known, m.deviate, m.not_run]
+            page.counts = {k: str(v) for k, v in zip(names, values, strict=True)}
         if m.claims:
             page.counts["claims that hold"] = f"{m.claims_hold} of {m.claims}"
     path = out / f"{key}.html"
@@ -274,9 +250,10 @@ def results_page(
 def _render(template: str, **context: object) -> str:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+    escape = select_autoescape(["html", "j2"])
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
-        autoescape=select_autoescape(["html", "j2"]),
+        autoescape=escape,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -305,35 +282,39 @@ def environment() -> list[tuple[str, str]]:
     from kernelbench.results import _cpu_model, _git_commit
 
     rows = [("python", platform.python_version())]
-    for pkg in ("kernelbench", "numpy", "scipy", "scikit-learn", "pandas", "matplotlib",
-                "plotly", "jinja2", "threadpoolctl", "qmcpy", "numba"):  # fmt: skip
+    for pkg in (
+        "kernelbench",
+        "numpy",
+        "scipy",
+        "scikit-learn",
+        "pandas",
+        "matplotlib",
+        "plotly",
+        "jinja2",
+        "threadpoolctl",
+        "qmcpy",
+        "numba",
+    ):
         try:
             rows.append((pkg, version(pkg)))
         except PackageNotFoundError:
             rows.append((pkg, "not installed"))
     blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
-    for i in blas:
-        rows.append(
-            (
-                "BLAS",
-                f"{i.get('internal_api', '?')} {i.get('version') or ''}, kernel "
-                f"{i.get('architecture') or '?'}, {i.get('num_threads')} threads "
-                f"({Path(str(i.get('filepath', ''))).name})",
-            )
+    rows += [
+        (
+            "BLAS",
+            f"{i.get('internal_api', '?')} {i.get('version') or ''}, kernel "
+            f"{i.get('architecture') or '?'}, {i.get('num_threads')} threads "
+            f"({Path(str(i.get('filepath', ''))).name})",
         )
+        for i in blas
+    ]
     rows += [
         ("machine", f"{platform.machine()}, {_cpu_model()}"),
         ("system", platform.platform()),
         ("git commit", _git_commit() or "unknown"),
     ]
     return rows
-
-
-def _find_table(name: str, dirs: Sequence[Path]) -> Path | None:
-    for d in dirs:
-        if (d / name).is_file():
-            return d / name
-    return None
 
 
 @dataclass
@@ -347,9 +328,9 @@ def build_site(
     results: Sequence[Path] = (),
     only: Sequence[str] | None = None,
 ) -> SiteReport:
-    """Build the site into ``out``: a page per report section (its tables looked up in
-    the ``results`` folders first, then in results/baseline/), a page per experiment of
-    each ``results`` runs folder (parquet shards), and the index."""
+    """Build the site into ``out``: a page per report section (tables looked up in the
+    ``results`` folders, then results/baseline/), per experiment of each runs folder,
+    the leaderboard and the index."""
     out.mkdir(parents=True, exist_ok=True)
     write_assets(out)
     report = SiteReport()
@@ -359,57 +340,44 @@ def build_site(
     runs = [
         (Path(r), df) for r in results for df in [_runs_frame(Path(r), report)] if df is not None
     ]
-    run_pages = [(f"runs-{i}-{exp}", f"{exp} ({p.name})") for i, (p, df) in enumerate(runs)
-                 for exp in sorted(df["experiment"].unique())]  # fmt: skip
+    run_pages = [
+        (f"runs-{i}-{exp}", f"{exp} ({p.name})")
+        for i, (p, df) in enumerate(runs)
+        for exp in sorted(df["experiment"].unique())
+    ]
     nav = [(s.key, _short(s.key, s.title)) for s in sections] + run_pages
     nav.append((LEADERBOARD, "Leaderboard"))
     for s in sections:
         tables, paths = [], []
         for spec in PAGES.get(s.key, ()):
-            path = _find_table(spec.table, dirs)
+            path = first_file(*(d / spec.table for d in dirs))
             if path is None:
                 report.notes.append(f"{s.key}: no {spec.table}; its figures are left out")
                 continue
             tables.append((spec, pd.read_csv(path)))
             paths.append(path)
-        intro = "Tables: " + ", ".join(_shown_path(p) for p in paths)
+        intro = "Tables: " + ", ".join(rel(p) for p in paths)
         report.pages.append(
             results_page(s.key, s.title, tables, out, section=s, intro=intro, pages=nav, jobs=jobs)
         )
     for i, (path, df) in enumerate(runs):
         for exp, g in df.groupby("experiment", sort=True):
-            spec = FigureSpec(
-                table=str(exp),
-                ylabel=str(g["metric"].iloc[0]),
-                logy=bool((g["mean"] > 0).all()),
-                title=str(exp),
+            logy = bool((g["mean"] > 0).all())
+            spec = FigureSpec(str(exp), ylabel=str(g["metric"].iloc[0]), logy=logy, title=str(exp))
+            intro = f"Aggregated from the shards under {path}."
+            key = f"runs-{i}-{exp}"
+            page = results_page(
+                key, f"{exp}: {path}", [(spec, g)], out, pages=nav, intro=intro, jobs=jobs
             )
-            report.pages.append(
-                results_page(
-                    f"runs-{i}-{exp}",
-                    f"{exp}: {path}",
-                    [(spec, g)],
-                    out,
-                    pages=nav,
-                    intro=f"Aggregated from the shards under {path}.",
-                    jobs=jobs,
-                )  # fmt: skip
-            )
+            report.pages.append(page)
     board = _leaderboard_page(out, [p for p, _ in runs] or [ROOT / "results" / "runs"], nav, jobs)
     if board is not None:
         report.pages.append(board)
     draw_static(jobs)
     index = out / "index.html"
+    context = {"sections": sections, "pages": nav, "current": "index", "notes": report.notes}
     index.write_text(
-        _render(
-            "index.html.j2",
-            sections=sections,
-            pages=nav,
-            current="index",
-            environment=environment(),
-            order=list(SECTIONS),
-            notes=report.notes,
-        )  # fmt: skip
+        _render("index.html.j2", environment=environment(), order=list(SECTIONS), **context)
     )
     report.pages.insert(0, index)
     return report
@@ -422,9 +390,9 @@ LEADERBOARD = "leaderboard"
 def _leaderboard_page(
     out: Path, runs: Sequence[Path], nav: Sequence[tuple[str, str]], jobs: list
 ) -> Path | None:
-    """The leaderboard: every grid's standings (the committed baselines plus the cells of
-    ``experiment=leaderboard`` runs found in the first runs folder that has shards), its
-    errors by dataset, and every cell. None when the committed tables are missing."""
+    """The leaderboard page: every grid's standings (the baselines plus the
+    ``experiment=leaderboard`` cells of the first runs folder with shards), its errors and
+    every cell; None without the committed tables."""
     from kernelbench.leaderboard import grid_table, grids, rank_grid
 
     found = next((p for p in runs if p.is_dir() and any(p.rglob("*.parquet"))), None)
@@ -452,21 +420,21 @@ def _leaderboard_page(
         "(docs/leaderboard.md). Published methods: the committed baselines; "
         + (f"other cells: {found}." if found else "no run of experiment=leaderboard found.")
     )
-    return results_page(LEADERBOARD, "Leaderboard", tables, out, intro=intro, pages=nav,
-                        jobs=jobs, standings=standings)  # fmt: skip
-
-
-def _shown_path(path: Path) -> str:
-    """A table's path relative to the repository where it lies there."""
-    try:
-        return str(path.resolve().relative_to(ROOT))
-    except ValueError:
-        return str(path)
+    return results_page(
+        LEADERBOARD,
+        "Leaderboard",
+        tables,
+        out,
+        intro=intro,
+        pages=nav,
+        jobs=jobs,
+        standings=standings,
+    )
 
 
 def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = None) -> None:
-    """Draw the static figures (PNG, PDF) of ``jobs``, on up to ``workers`` processes
-    (default: the usable cores, at most 4): matplotlib is most of a build's time."""
+    """The static figures of ``jobs`` (PNG, PDF) on up to ``workers`` processes (default:
+    the usable cores, at most 4)."""
     if workers is None:
         workers = min(len(os.sched_getaffinity(0)), 4)
     if workers <= 1 or len(jobs) < 4:
@@ -483,23 +451,27 @@ def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = N
 
 
 def _short(key: str, title: str) -> str:
-    names = {"fig1": "Fig. 1", "fig2": "Fig. 2", "fig3": "Fig. 3", "liu2020": "Liu 2020",
-             "yu2016": "Yu 2016", "yang2014": "Yang 2014"}  # fmt: skip
+    names = {
+        "fig1": "Fig. 1",
+        "fig2": "Fig. 2",
+        "fig3": "Fig. 3",
+        "liu2020": "Liu 2020",
+        "yu2016": "Yu 2016",
+        "yang2014": "Yang 2014",
+    }
     return names.get(key, title)
 
 
 def _runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:
-    """One row per cell of every experiment under a runs folder (its protocol's headline
-    metric aggregated over runs), or None where the folder holds no shard."""
+    """Per cell of every experiment under a runs folder: its headline metric over runs
+    (None without shards)."""
     from kernelbench.plot_command import experiment_protocol, split_variants
     from kernelbench.reporting import get_reporting
-    from kernelbench.results import shard_files
+    from kernelbench.results import read_results, shard_files
     from kernelbench.stats import aggregate
 
     if not shard_files(path):
         return None
-    from kernelbench.results import read_results
-
     df = read_results(path)
     frames = []
     for exp, rows in df.groupby("experiment", sort=True):
@@ -512,5 +484,4 @@ def _runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:
         agg["metric"] = metric.column
         frames.append(agg)
         report.notes.append(f"{path}: {exp} ({proto.name}, {metric.column})")
-    out = pd.concat(frames, ignore_index=True)
-    return out
+    return pd.concat(frames, ignore_index=True)

@@ -1,13 +1,7 @@
-"""The site's figures as data: which results table each page draws, and how a results
-DataFrame becomes figures (one per facet: dataset, learner, ...), each a set of series
-(one per method and kernel) with its runs, intervals and the paper's values.
-
-A :class:`FigureData` is drawn twice from the same numbers: interactively with Plotly
-(:func:`plotly_figure`, the page's JSON) and statically with matplotlib
-(:mod:`kernelbench.site.static`: the PNG fallback and the PDF download).
-
-Methods are not listed anywhere here: every ``method_label`` of a table is a series,
-so a method added to a results folder (a plug-in, a reference row) appears by itself.
+"""The site's figures as data: a results table becomes figures (one per facet value),
+each a set of series (one per method and kernel) with its intervals, runs and the
+paper's values; drawn with Plotly (:func:`plotly_figure`) and matplotlib
+(:mod:`kernelbench.site.static`). Every ``method_label`` of a table is a series.
 """
 
 from __future__ import annotations
@@ -34,11 +28,13 @@ DASHES = {"rbf": ("solid", "-"), "arccos0": ("dash", "--"), "arccos1": ("dot", "
 BASE_METHOD = "rff"
 #: Two-sided normal quantile of the drawn intervals (95%).
 Z95 = 1.959963984540054
+#: The layout both Plotly figures end with.
+STYLE = {"template": "plotly_white", "font": {"family": "Helvetica, Arial, sans-serif"}}
+MARGIN = {"l": 70, "r": 20, "t": 70, "b": 55}
 
 
 def method_color(method: str) -> str:
-    """A method's colour as ``kernelbench plot`` draws it (:func:`drawing.method_style`),
-    in hex for the browser."""
+    """A method's colour as ``kernelbench plot`` draws it, in hex."""
     from matplotlib.colors import to_hex
 
     return to_hex(method_style(method.split()[0])[0])
@@ -83,6 +79,8 @@ class FigureSpec:
 
 @dataclass
 class Series:
+    """One line: a method (and kernel), its points, interval, runs and the paper's values."""
+
     method: str
     kernel: str
     x: list[float]
@@ -156,16 +154,9 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
         key = key if isinstance(key, tuple) else (key,)
         parts = [label(c, v) for c, v in zip(facets, key, strict=True)]
         kernels = sorted(g["kernel"].dropna().unique(), key=kernel_rank) if "kernel" in g else []
+        kernel = ["kernel " + ", ".join(KERNEL_NAMES.get(k, k) for k in kernels)] if kernels else []
         settings = " · ".join(
-            [
-                *parts,
-                *(
-                    ["kernel " + ", ".join(KERNEL_NAMES.get(k, k) for k in kernels)]
-                    if kernels
-                    else []
-                ),
-                _runs_text(g[spec.runs]) if spec.runs in g else "runs ?",
-            ]
+            [*parts, *kernel, _runs_text(g[spec.runs]) if spec.runs in g else "runs ?"]
         )
         fig = FigureData(
             key=f"{prefix}-{i}",
@@ -193,18 +184,8 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
                     lo = hi = pd.Series(np.nan, index=s.index)
                 runs = s[spec.runs] if spec.runs in s else pd.Series(np.nan, index=s.index)
                 paper = s["paper"] if "paper" in s else pd.Series(np.nan, index=s.index)
-                fig.series.append(
-                    Series(
-                        method=str(method),
-                        kernel=kernel,
-                        x=_num(s[spec.x]),
-                        y=_num(y),
-                        lo=_num(lo),
-                        hi=_num(hi),
-                        runs=_num(runs),
-                        paper=_num(paper),
-                    )
-                )
+                values = (s[spec.x], y, lo, hi, runs, paper)
+                fig.series.append(Series(str(method), kernel, *map(_num, values)))
         out.append(fig)
     return out
 
@@ -235,10 +216,10 @@ def plotly_figure(fig: FigureData) -> dict:
         err_plus = [_json_num(h - y) for y, h in zip(s.y, s.hi, strict=True)]
         err_minus = [_json_num(y - lo) for y, lo in zip(s.y, s.lo, strict=True)]
         has_err = any(v is not None for v in err_plus)
+        # one legend entry per method (its kernels: line styles, named on the figure)
         trace = {
             "type": "scatter",
             "mode": "lines+markers",
-            # one legend entry per method (its kernels: line styles, named on the figure)
             "name": s.method,
             "legendgroup": s.method,
             "showlegend": s.method not in in_legend,
@@ -282,10 +263,9 @@ def plotly_figure(fig: FigureData) -> dict:
                         "symbol": "x-thin-open",
                         "size": 10,
                         "line": {"color": color, "width": 2},
-                    },  # fmt: skip
-                    "hovertemplate": (
-                        f"<b>paper · {name}</b><br>x = %{{x}}<br>paper = %{{y:.4g}}<extra></extra>"
-                    ),
+                    },
+                    "hovertemplate": f"<b>paper · {name}</b><br>x = %{{x}}<br>paper = %{{y:.4g}}"
+                    "<extra></extra>",
                 }
             )
     has_paper = any(math.isfinite(p) for s in fig.series for p in s.paper)
@@ -315,14 +295,13 @@ def plotly_figure(fig: FigureData) -> dict:
                 "showarrow": False,
                 "font": {"size": 11, "color": "#555"},
             }
-        ],  # fmt: skip
+        ],
         "xaxis": xaxis,
         "yaxis": {"title": {"text": fig.ylabel}, "type": "log" if fig.logy else "linear"},
         "legend": {"font": {"size": 11}},
-        "margin": {"l": 70, "r": 20, "t": 70, "b": 55},
+        "margin": MARGIN,
         "height": 430,
-        "template": "plotly_white",
-        "font": {"family": "Helvetica, Arial, sans-serif"},
+        **STYLE,
     }
     return {"data": data, "layout": layout}
 
@@ -352,27 +331,27 @@ def ratio_table(df: pd.DataFrame, spec: FigureSpec, base: str = BASE_METHOD) -> 
 
 
 def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD) -> dict:
-    """Per method, a box plot of its ratios to ``base`` across every dataset, kernel and
-    x of the page (each cell a point; hover names it)."""
+    """Per method, a box plot of its ratios to ``base`` over the page's cells."""
     data = []
     keys = [
         c for c in ratios.columns if c not in ("method_label", "ratio", "ratio_low", "ratio_high")
     ]
     for method in method_order(list(ratios["method_label"].unique())):
         r = ratios[ratios["method_label"] == method]
+        cells = zip(
+            r[keys].itertuples(index=False),
+            r["ratio"],
+            r["ratio_low"],
+            r["ratio_high"],
+            strict=True,
+        )
         text = [
             " · ".join(
                 label(c, v) if c in ("dataset", "kernel") else f"{c} {v}"
                 for c, v in zip(keys, row, strict=True)
             )
             + f"<br>ratio {q:.3g} [{lo:.3g}, {hi:.3g}]"
-            for row, q, lo, hi in zip(
-                r[keys].itertuples(index=False),
-                r["ratio"],
-                r["ratio_low"],
-                r["ratio_high"],
-                strict=True,
-            )
+            for row, q, lo, hi in cells
         ]
         data.append(
             {
@@ -406,11 +385,10 @@ def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD
                 "y1": 1,
                 "line": {"color": "#444", "dash": "dash", "width": 1},
             }
-        ],  # fmt: skip
+        ],
         "showlegend": False,
-        "margin": {"l": 70, "r": 20, "t": 70, "b": 55},
+        "margin": MARGIN,
         "height": 400,
-        "template": "plotly_white",
-        "font": {"family": "Helvetica, Arial, sans-serif"},
+        **STYLE,
     }
     return {"data": data, "layout": layout, "key": key}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES
 from kernelbench.reference import load_reference
 from kernelbench.site.figures import FigureSpec
 
@@ -24,16 +23,11 @@ def fig1_paper(df: pd.DataFrame) -> pd.Series:
 
 def liu2020_paper(df: pd.DataFrame) -> pd.Series:
     """Liu et al. (2020) Table 3: the paper's mean accuracy (%) of the cell."""
-    ref = load_reference("liu2020_table3_krr_accuracy")
-    names = {v: k for k, v in DATASET_NAMES.items()}
-    ref = pd.DataFrame(
-        {
-            "dataset": ref["dataset"].map(lambda v: names.get(v, str(v).lower())),
-            "n": ref["s_over_d"].astype(float),
-            "method_label": ref["method"],
-            "paper": ref["accuracy_pct_mean"],
-        }
-    )
+    from kernelbench.reporting.krr import TABLE3_REFERENCE, KRRReporting
+
+    ref = KRRReporting().reference_cells(TABLE3_REFERENCE, load_reference(TABLE3_REFERENCE))
+    ref = ref[["dataset", "n", "method", "mean"]]
+    ref = ref.rename(columns={"method": "method_label", "mean": "paper"})
     keys = df[["dataset", "n", "method_label"]].assign(n=df["n"].astype(float))
     out = keys.merge(ref, on=["dataset", "n", "method_label"], how="left")["paper"]
     return out.where(df["kernel"].to_numpy() == "rbf", np.nan) if "kernel" in df else out

@@ -33,8 +33,18 @@ def draw(fig: FigureData, out_dir: Path, formats: tuple[str, ...] = ("png", "pdf
         hi = [v - y if math.isfinite(v) else 0.0 for y, v in zip(s.y, s.hi, strict=True)]
         name = s.method if s.method not in seen else "_nolegend_"
         seen.add(s.method)
-        ax.errorbar(s.x, s.y, yerr=[lo, hi], color=color, ls=style, marker="o", ms=3,
-                    lw=1.4, capsize=2, label=name)  # fmt: skip
+        ax.errorbar(
+            s.x,
+            s.y,
+            yerr=[lo, hi],
+            color=color,
+            ls=style,
+            marker="o",
+            ms=3,
+            lw=1.4,
+            capsize=2,
+            label=name,
+        )
         if any(math.isfinite(p) for p in s.paper):
             has_paper = True
             ax.plot(s.x, s.paper, ls="none", marker="x", ms=6, color=color)

@@ -1,12 +1,8 @@
 """``kernelbench verify``: does kernelbench reproduce a paper's numbers, cell by cell?
 
-* :mod:`~kernelbench.verify.config` - what "reproduced" means, as data
-  (``configs/verify/<name>.yaml``): reference, protocol, metric, grids, known deviations;
-* :mod:`~kernelbench.verify.grid` - the cells of a grid, and running them;
-* :mod:`~kernelbench.verify.compare` - the statistics (z against the reference and the
-  baseline, the pooled bias test per family, the Sidak threshold, verdicts);
-* :mod:`~kernelbench.verify.report` - the printed table and its files;
-* :mod:`~kernelbench.verify.command` - the click command.
+:mod:`.config` (what "reproduced" means, ``configs/verify/<name>.yaml``), :mod:`.grid`
+(the cells of a grid, run), :mod:`.compare` (the statistics and verdicts), :mod:`.report`
+(the printed table and its files), :mod:`.command` (the click command).
 """
 
 from __future__ import annotations
@@ -21,17 +17,14 @@ from kernelbench.stats import (
     sidak_z,
     welch_df,
 )
-from kernelbench.verify.command import load_baseline, verify
 from kernelbench.verify.compare import (
     AGREES,
     CELL,
     DEVIATES,
     DRIFTS,
     KNOWN,
-    NO_BASELINE,
     NO_REFERENCE,
     REPRODUCED,
-    Verification,
     compare_baseline,
     compare_reference,
     counts,
@@ -41,73 +34,15 @@ from kernelbench.verify.compare import (
     pooled_bias,
     sort_cells,
     tau_cv,
-    tau_df,
     verify_table,
 )
-from kernelbench.verify.config import (
-    DEFAULT_CONFIG,
-    KnownDeviation,
-    VerifyConfig,
-    config_path,
-    load_config,
-    parse_known,
-)
+from kernelbench.verify.config import VerifyConfig, config_path, load_config, parse_known
 from kernelbench.verify.grid import grid_cells, grid_experiments, run_cells
-from kernelbench.verify.report import (
-    WIDTH,
-    display_frame,
-    format_text,
-    pooled_frame,
-    summary_line,
-    verdict_line,
-    write_table,
-)
+from kernelbench.verify.report import WIDTH, verdict_line
 
-__all__ = [
-    "AGREES",
-    "BLAS_SPREAD",
-    "CELL",
-    "DEFAULT_CONFIG",
-    "DEVIATES",
-    "DRIFTS",
-    "KNOWN",
-    "NO_BASELINE",
-    "NO_REFERENCE",
-    "REPRODUCED",
-    "SAME_DRAWS_ATOL",
-    "SAME_DRAWS_RTOL",
-    "same_draws_tolerance",
-    "WIDTH",
-    "KnownDeviation",
-    "Verification",
-    "VerifyConfig",
-    "aggregate",
-    "compare_baseline",
-    "compare_reference",
-    "config_path",
-    "counts",
-    "display_frame",
-    "failed",
-    "format_text",
-    "grid_cells",
-    "grid_experiments",
-    "judge",
-    "load_baseline",
-    "load_config",
-    "load_sample_variation",
-    "parse_known",
-    "pooled_bias",
-    "pooled_frame",
-    "run_cells",
-    "sidak_rate",
-    "sidak_z",
-    "sort_cells",
-    "summary_line",
-    "tau_cv",
-    "tau_df",
-    "verdict_line",
-    "verify",
-    "verify_table",
-    "welch_df",
-    "write_table",
-]
+__all__ = ["AGREES", "BLAS_SPREAD", "CELL", "DEVIATES", "DRIFTS", "KNOWN", "NO_REFERENCE"]
+__all__ += ["REPRODUCED", "SAME_DRAWS_ATOL", "SAME_DRAWS_RTOL", "WIDTH", "VerifyConfig"]
+__all__ += ["aggregate", "compare_baseline", "compare_reference", "config_path", "counts", "failed"]
+__all__ += ["grid_cells", "grid_experiments", "judge", "load_config", "load_sample_variation"]
+__all__ += ["parse_known", "pooled_bias", "run_cells", "same_draws_tolerance", "sidak_rate"]
+__all__ += ["sidak_z", "sort_cells", "tau_cv", "verdict_line", "verify_table", "welch_df"]

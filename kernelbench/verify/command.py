@@ -1,8 +1,5 @@
-"""``kernelbench verify``: run a paper's grid and check it cell by cell against the paper.
-
-What counts as reproduced is data, in ``configs/verify/<name>.yaml`` (see
-:mod:`kernelbench.verify.config`); the statistics are in
-:mod:`kernelbench.verify.compare` and ``docs/verification.md``.
+"""``kernelbench verify``: run a paper's grid and check it cell by cell against the paper
+(configs/verify/<name>.yaml, :mod:`kernelbench.verify.compare`, docs/verification.md).
 """
 
 from __future__ import annotations
@@ -38,11 +35,6 @@ from kernelbench.verify.report import (
 )
 
 
-def load_baseline(path: Path, keys: list[str]) -> pd.DataFrame:
-    """Our committed baseline table (:mod:`kernelbench.baseline.format`)."""
-    return read_table(path, keys)
-
-
 def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
     """The values of the protocol's cell keys for a (composed) cell, before it runs."""
     built = build_cell(cell)
@@ -57,31 +49,24 @@ def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
 
 
 def cell_variant(cell: Mapping[str, Any]) -> tuple:
-    """A composed cell's seed, kernel and method parameters as its rows store them: two
-    cells with one cell key but other values are different cells (not pooled)."""
+    """A composed cell's seed, kernel and method parameters as its rows store them."""
     built = build_cell(cell)
     return (int(built.seed), dumps(built.kernel["params"]), dumps(built.method["params"]))
 
 
 def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) -> pd.DataFrame:
-    """The rows of the grid's cells. Where a cell key holds several cells (another seed,
-    other kernel or method parameters: a sweep stored in the same directory), only the
-    grid's own is kept, and the others are named on stderr, never pooled."""
+    """The rows of the grid's cells; rows of another variant under the same cell key
+    (seed, kernel or method parameters) are left out and named on stderr."""
     keys = list(get_reporting(proto.name).cell_keys)
     grid = {cell_key(proto, c): cell_variant(c) for c in cells}
     have = df[keys].assign(n=df["n"].astype(float)) if "n" in keys else df[keys]
     key = pd.Series([tuple(k) for k in have.itertuples(index=False)], index=df.index)
-    variant = pd.Series(
-        list(
-            zip(
-                df["seed"].astype(int),
-                df["kernel_params"].astype(str),
-                df["method_params"].astype(str),
-                strict=True,
-            )
-        ),
-        index=df.index,
+    cols = (
+        df["seed"].astype(int),
+        df["kernel_params"].astype(str),
+        df["method_params"].astype(str),
     )
+    variant = pd.Series(list(zip(*cols, strict=True)), index=df.index)
     keep = key.isin(set(grid))
     several = variant[keep].groupby(key[keep]).nunique()
     mixed = set(several[several > 1].index)
@@ -205,7 +190,7 @@ def verify(
     if use_baseline:
         if cfg.baseline is None:
             raise KernelbenchError(f"verify config {cfg.name!r} names no baseline table")
-        base = load_baseline(cfg.baseline, keys)
+        base = read_table(cfg.baseline, keys)
     v = verify_table(ours, cfg, baseline=base)
     t, pooled = v.table, v.pooled
 
@@ -245,8 +230,7 @@ def verify(
             + (f", {c['no_baseline']} not in the baseline" if c["no_baseline"] else "")
             + f". {same} cells are the baseline's own draws (same seed and runs): they agree "
             f"within {SAME_DRAWS_RTOL:g} relative + {SAME_DRAWS_ATOL:g} (z_base in units of "
-            "it); the others by a "
-            "z-test."
+            "it); the others by a z-test."
         )
     for text in legend:
         click.echo(wrap(text))

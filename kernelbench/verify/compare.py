@@ -1,20 +1,12 @@
-"""The statistics of ``verify``: our cells against a reference and against our baseline.
+"""The statistics of ``verify`` (docs/verification.md): per cell
 
-For a cell (see ``docs/verification.md``)
+    z = (ours - paper) / sqrt(s_ours^2 / R + s_paper^2 / R_paper + 2 tau^2),
 
-    z = (ours - paper) / sqrt(s_ours^2 / R + s_paper^2 / R_paper + 2 tau^2)
-
-with tau the standard deviation of a cell's mean across independent data samples
-(measured, relative to the mean, per dataset and kernel), and a cell reproduces when
-|z| <= z_crit, the Sidak-corrected two-sided quantile (Student's t at the
-Welch-Satterthwaite degrees of freedom of the variance) at the family-wise rate alpha
-over all comparisons that can fail. Cells are identified by the protocol's
-``cell_keys``; the reference's ``method`` stands for our ``method_label``.
-
-Besides the cells: a pooled bias test per family (dataset, kernel, method: the cell keys
-but n), :func:`pooled_bias`, for a systematic ratio to the paper that each cell hides
-inside its tolerance; and the drift check against our baseline, :func:`compare_baseline`
-(a relative tolerance where both sides are the same draws, a z-test elsewhere).
+tau the measured sample-to-sample standard deviation of a cell's mean; a cell reproduces
+when |z| <= z_crit, the Sidak-corrected two-sided Student t quantile at the
+Welch-Satterthwaite df, family-wise rate alpha. Also :func:`pooled_bias` (a systematic
+ratio per family: the cell keys but n) and :func:`compare_baseline` (drift from our
+baseline).
 """
 
 from __future__ import annotations
@@ -79,11 +71,8 @@ def load_sample_variation(path: Path | None) -> pd.DataFrame | None:
 
 
 def tau_cv(tab: pd.DataFrame | None, dataset: str, kernel: str) -> tuple[float, str]:
-    """tau / mean for (dataset, kernel) and where it came from.
-
-    A pair that was not measured gets the largest measured value ("fallback"),
-    the conservative choice for reference cells added later.
-    """
+    """tau / mean for (dataset, kernel) and its source; unmeasured pairs get the
+    largest measured value ("fallback")."""
     if tab is None or tab.empty:
         return 0.0, "none"
     hit = tab[(tab["dataset"] == dataset) & (tab["kernel"] == kernel)]
@@ -107,12 +96,8 @@ def compare_reference(
     tau_table: pd.DataFrame | None,
     keys: Sequence[str] = CELL,
 ) -> pd.DataFrame:
-    """Per our cell: the matched paper cell, ratio, standard error of the difference, z.
-
-    Adds columns paper_method, paper_mean, paper_std, paper_sem, paper_runs, ratio, tau,
-    tau_source, se_diff, z, df (Welch-Satterthwaite, for the t threshold) and known
-    (the matching rules' reasons, '' if none).
-    """
+    """Per our cell: the matched paper cell (paper_*), ratio, tau, se_diff, z, df
+    (Welch-Satterthwaite) and known (the matching rules' reasons, '' if none)."""
     ref = ref.copy()
     ref["n"] = ref["n"].astype(float)
     ref_idx = {_key(r, keys, "method"): r for r in ref.to_dict("records")}
@@ -125,17 +110,8 @@ def compare_reference(
         rules = cfg.known(cell)
         out["known"] = "; ".join(k.reason for k in rules)
         if r is None:
-            out.update(
-                paper_mean=np.nan,
-                paper_std=np.nan,
-                paper_sem=np.nan,
-                paper_runs=np.nan,
-                ratio=np.nan,
-                tau=np.nan,
-                tau_source="",
-                se_diff=np.nan,
-                z=np.nan,
-            )
+            cols = ["paper_mean", "paper_std", "paper_sem", "paper_runs", "ratio", "tau"]
+            out.update(dict.fromkeys([*cols, "tau_source", "se_diff", "z"], np.nan), tau_source="")
             rows.append(out)
             continue
         cv, source = tau_cv(tau_table, cell["dataset"], cell.get("kernel", ""))
@@ -169,20 +145,14 @@ def compare_reference(
 def compare_baseline(
     ours: pd.DataFrame, base: pd.DataFrame, keys: Sequence[str] = CELL
 ) -> pd.DataFrame:
-    """Per our cell: the baseline mean, ratio, and the drift test (column base_test).
+    """Per our cell: the baseline mean, ratio and drift test (column base_test).
 
-    * **Same draws** (same seed and run count, ``base_test = "rtol"``): run r of a cell
-      draws from a seed derived from (seed, cell, r), so both sides computed the same
-      numbers and differ only by floating point (another BLAS kernel). They agree when
-      |ours - base| <= SAME_DRAWS_RTOL x |base| + SAME_DRAWS_ATOL; base_z is the
-      difference in units of that tolerance (base_se; the threshold base_z_crit is 1),
-      never a noise z.
-    * **Other draws** (``base_test = "z"``): the same seed shares the first
-      k = min(R, B) runs, so Var(ours - base) = s^2 (1/R + 1/B - 2 k / (R B)), with s^2
-      the average of both sides' variances; another seed gives independent means
-      (s_o^2/R + s_b^2/B) that differ by the X, Y sample too, which this check does not
-      allow for: baselines are compared at the same seed. The standard error is floored
-      at BLAS_SPREAD x |base| (:func:`kernelbench.stats.se_floor`), so z is finite.
+    * ``rtol`` (same seed and runs: the same draws up to floating point): agree when
+      |ours - base| <= SAME_DRAWS_RTOL |base| + SAME_DRAWS_ATOL; base_z is in units of it.
+    * ``z`` (other draws): the same seed shares the first k = min(R, B) runs, so
+      Var(ours - base) = s^2 (1/R + 1/B - 2k / (R B)); another seed gives independent
+      means (s_o^2/R + s_b^2/B). The se is floored at BLAS_SPREAD |base|
+      (:func:`kernelbench.stats.se_floor`).
     """
     base = base.copy()
     base["n"] = base["n"].astype(float)
@@ -192,14 +162,8 @@ def compare_baseline(
         b = idx.get(_key(cell, keys))
         out = {k: cell[k] for k in keys}
         if b is None:
-            out.update(
-                base_mean=np.nan,
-                base_runs=np.nan,
-                base_ratio=np.nan,
-                base_se=np.nan,
-                base_z=np.nan,
-                base_test="",
-            )
+            cols = ["base_mean", "base_runs", "base_ratio", "base_se", "base_z"]
+            out.update(dict.fromkeys(cols, np.nan), base_test="")
             rows.append(out)
             continue
         R, B = int(cell["runs"]), int(b["runs"])
@@ -239,20 +203,14 @@ def pooled_bias(
     keys: Sequence[str] = CELL,
     shared_runs: bool = False,
 ) -> pd.DataFrame:
-    """Per family (the cell keys but n: dataset, kernel, method...): the pooled bias test.
+    """Per family (the cell keys but n): the pooled bias test.
 
-    For the family's k cells with a paper number, r_i = (ours_i - paper_i) / paper_i;
-    the statistic is the mean of the r_i over its standard error (:func:`kernelbench.
-    stats.pooled_z`). Our run noise is independent across cells (every cell draws its
-    own features), unless ``shared_runs`` (run r of every cell shares a split: the krr
-    protocol); the paper's run noise has an unknown correlation across cells; the sample
-    effect (relative variance 2 cv^2) is one offset for the family. Each is bounded for
-    its case, so the test holds its rate whatever the correlations. Pooled over the
-    cells that must reproduce; a family whose cells are all known deviations is pooled
-    too and marked known. Families of one cell are left out (the cell test is the test).
-
-    Columns: the family keys, cells, ns, bias (mean r_i), ratio (1 + bias), ratio_min,
-    ratio_max, cv, se, df, z, known.
+    r_i = (ours_i - paper_i) / paper_i over the family's cells; z = mean(r_i) over its
+    standard error (:func:`kernelbench.stats.pooled_z`): our run noise independent
+    across cells unless ``shared_runs`` (krr: run r shares a split), the paper's of
+    unknown correlation, the sample effect (2 cv^2) one offset. Pooled over the cells
+    that must reproduce; all-known families pooled and marked known; one-cell families
+    left out.
     """
     fam = [k for k in keys if k != "n"]
     have = t[t["paper_mean"].notna()]
@@ -311,8 +269,8 @@ def pooled_bias(
 
 @dataclass
 class Verification:
-    """A whole comparison: per cell (``table``), per family (``pooled``), the Sidak
-    per-test rate and the family size ``m`` (every comparison that can fail)."""
+    """A whole comparison: per cell, per family, the Sidak per-test rate and the
+    family size ``m``."""
 
     table: pd.DataFrame
     pooled: pd.DataFrame
@@ -325,13 +283,9 @@ def judge(
 ) -> tuple[pd.DataFrame, float, int]:
     """Add verdict (and base_verdict) columns; return (table, per-test rate, family size).
 
-    The family: paper comparisons that are not known deviations, the pooled tests of
-    families that are not known deviations (``pooled``, judged in place: columns z_crit,
-    verdict), plus the baseline comparisons that are z-tests (when checked; a same-draws
-    comparison is a floating-point tolerance, not a random event, and takes no share of
-    alpha). Each comparison passes when |z| <= z_crit, the Sidak threshold of Student's t
-    at the comparison's Welch-Satterthwaite df (columns z_crit, base_z_crit; 1 for the
-    same-draws tolerance, whose base_z is in units of it).
+    The Sidak family: paper comparisons and pooled families that are not known
+    deviations, plus baseline z-tests (a same-draws comparison is a floating-point
+    tolerance and takes no share of alpha; its z_crit is 1).
     """
     t = table.copy()
     has_ref = t["paper_mean"].notna()
@@ -373,10 +327,9 @@ def verify_table(
     ref: pd.DataFrame | None = None,
     baseline: pd.DataFrame | None = None,
 ) -> Verification:
-    """The whole comparison of aggregated results (:func:`kernelbench.stats.aggregate`
-    over the protocol's cell keys), against the reference table in the protocol's
-    reading (:meth:`kernelbench.reporting.Reporting.reference_cells`), pooled per family
-    (:func:`pooled_bias`), and optionally against our baseline."""
+    """The whole comparison of aggregated results against the reference in the
+    protocol's reading (:meth:`kernelbench.reporting.Reporting.reference_cells`), pooled
+    per family, and optionally against our baseline."""
     from kernelbench.reference import load_reference
     from kernelbench.reporting import get_reporting
 
@@ -396,8 +349,7 @@ def verify_table(
 
 
 def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
-    """Rows ordered as the figures order them: datasets by d, kernels, methods, then the
-    other keys."""
+    """Rows in the figures' order: datasets by d, kernels, methods, the other keys."""
     from kernelbench.drawing import dataset_order, kernel_rank, label_rank
 
     if t.empty:
@@ -447,8 +399,7 @@ def counts(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> dict[str, int
 
 
 def failed(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> bool:
-    """Whether any cell or pooled family that must reproduce deviates, or any baseline
-    cell drifts."""
+    """Whether a cell or family that must reproduce deviates, or a cell drifts."""
     bad = (t["verdict"] == DEVIATES).any()
     if pooled is not None and len(pooled):
         bad = bad or (pooled["verdict"] == DEVIATES).any()

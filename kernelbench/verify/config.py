@@ -1,9 +1,6 @@
-"""What "reproducing a paper" means, as data: ``configs/verify/<name>.yaml``.
-
-A verify config names the reference table, the protocol and metric compared, the
-grids to run (experiment files), the method mapping, the known deviations, the
-family-wise alpha, the measured sample-to-sample variation, our baseline table and
-whether the runs of a family's cells share draws (``shared_runs``, for the pooled test).
+"""What "reproducing a paper" means, as data: ``configs/verify/<name>.yaml`` (reference,
+protocol, metric, grids, method mapping, known deviations, alpha, sample variation,
+baseline, ``shared_runs``).
 """
 
 from __future__ import annotations
@@ -32,12 +29,10 @@ RULE_COLUMNS = {
 
 @dataclass(frozen=True)
 class KnownDeviation:
-    """A rule: cells it matches are a known deviation from the paper, for ``reason``.
+    """A rule: the cells it matches are a known deviation, for ``reason``.
 
-    ``datasets``, ``kernels``, ``methods`` (our labels), ``ns`` and ``data_sources``
-    match those columns; ``where`` matches any other column of the protocol's cells
-    (e.g. ``{learner: [linear]}``). Patterns are fnmatch patterns; a key left out
-    matches everything.
+    ``datasets``, ``kernels``, ``methods``, ``ns``, ``data_sources`` and ``where`` (any
+    other column) hold fnmatch patterns; a key left out matches everything.
     """
 
     reason: str
@@ -173,9 +168,8 @@ def _grid_entry(entry: Any, path: Path) -> tuple[str, tuple[str, ...]]:
 
 
 def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
-    """Read and check a verify config; relative table paths resolve from the repo root
-    for kernelbench's own configs, else from the config's own directory (a config given
-    by path, or a plug-in's)."""
+    """Read and check a verify config; relative paths resolve from the repo root for
+    kernelbench's own configs, else from the config's directory."""
     import yaml
 
     from kernelbench.config import config_origin, is_builtin
@@ -218,6 +212,7 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
     reference = str(raw["reference"])
     if reference.endswith(".csv"):  # a table of one's own, beside the config
         reference = str(resolve(reference))
+    compare = {str(k): str(v) for k, v in (raw.get("compare") or {}).items()}
     return VerifyConfig(
         name=path.stem,
         reference=reference,
@@ -229,7 +224,7 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         alpha=alpha,
         sample_variation=resolve(raw.get("sample_variation")),
         baseline=resolve(raw.get("baseline")),
-        compare={str(k): str(v) for k, v in (raw.get("compare") or {}).items()},
+        compare=compare,
         shared_runs=bool(raw.get("shared_runs", False)),
         known_deviations=parse_known(raw.get("known_deviations") or []),
     )

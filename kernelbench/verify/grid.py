@@ -10,20 +10,13 @@ from kernelbench.config import compose, experiment_grid, experiment_sweep
 from kernelbench.errors import choices_error
 from kernelbench.verify.config import VerifyConfig
 
-#: Config groups among the sweep keys (composed by Hydra); the rest are plain values.
-GROUP_KEYS = ("method", "kernel", "dataset", "protocol")
-
 
 def grid_cells(
     cfg: VerifyConfig, grid: str, runs: int | None = None, seed: int | None = None
 ) -> list[dict[str, Any]]:
-    """The cells of a verify grid, composed exactly as ``kernelbench run`` composes them.
-
-    Each grid entry is an experiment file: its cells (:func:`kernelbench.config.
-    experiment_grid`, the one grid expansion, with the entry's ``add_methods`` appended
-    to the method list), composed by Hydra with ``experiment=<file>``; ``runs`` and
-    ``seed`` override the file's.
-    """
+    """The cells of a verify grid, composed as ``kernelbench run`` composes them
+    (:func:`kernelbench.config.experiment_grid` per entry, plus its ``add_methods``);
+    ``runs`` and ``seed`` override the files'."""
     if grid not in cfg.grids:
         raise choices_error("grid", grid, cfg.grids)
     fixed = [f"seed={cfg.seed if seed is None else seed}"]
@@ -59,11 +52,8 @@ def run_cells(
     jobs: int = 1,
     echo: Callable[[str], None] | None = None,
 ) -> None:
-    """Run (or resume) cells into ``output_dir``: shards are bit-identical for any ``jobs``.
-
-    Every run draws from its own derived seed and BLAS runs on one thread, so the
-    order and the worker of a cell do not change its numbers.
-    """
+    """Run (or resume) cells into ``output_dir``; shards are bit-identical for any
+    ``jobs`` (per-run seeds, one BLAS thread)."""
     total = len(cells)
     if jobs <= 1:
         for i, cell in enumerate(cells):

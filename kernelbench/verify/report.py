@@ -1,8 +1,5 @@
-"""How ``verify`` shows a comparison: the printed tables, their Markdown/CSV, the verdict line.
-
-The printed table fits :data:`WIDTH` columns (known-deviation reasons become numbered
-notes under it); ``--wide`` prints every column. The last line of ``verify`` is
-:func:`verdict_line`: PASS or FAIL, the counts and where the comparison was written.
+"""How ``verify`` shows a comparison: the printed tables (:data:`WIDTH` wide, known
+deviations as numbered notes, unless ``--wide``), their Markdown/CSV, the verdict line.
 """
 
 from __future__ import annotations
@@ -65,10 +62,8 @@ def _short_verdict(v: str, notes: Mapping[str, int]) -> str:
 def display_frame(
     t: pd.DataFrame, keys: Sequence[str] = CELL, wide: bool = True, notes=None
 ) -> pd.DataFrame:
-    """The printed columns, one row per cell. ``wide``: its keys, runs, both means ± std,
-    ratio, z, z_crit, the baseline's mean, z and verdict, and the verdict with its
-    reason; narrow: the means without std, no z_crit or baseline mean, and known
-    deviations as ``known [i]`` (``notes``: reason -> i, :func:`known_notes`)."""
+    """The printed columns, one row per cell; narrow (not ``wide``): no std, z_crit or
+    baseline mean, known deviations as ``known [i]`` (``notes``: :func:`known_notes`)."""
     cols = _key_columns(t, keys)
     cols["runs"] = t["runs"].astype(int).astype(str)
     if wide:
@@ -104,10 +99,8 @@ def pooled_frame(
     cols = _key_columns(p, fam)
     cols["cells"] = p["cells"].astype(str)
     cols["ratio"] = p["ratio"].map(lambda x: _num(x, ".3f"))
-    cols["ratio range"] = [
-        f"{_num(a, '.2f')}-{_num(b, '.2f')}"
-        for a, b in zip(p["ratio_min"], p["ratio_max"], strict=True)
-    ]
+    ranges = zip(p["ratio_min"], p["ratio_max"], strict=True)
+    cols["ratio range"] = [f"{_num(a, '.2f')}-{_num(b, '.2f')}" for a, b in ranges]
     cols["z"] = p["z"].map(lambda x: _num(x, "+.2f"))
     cols["z_crit"] = p["z_crit"].map(lambda x: _num(x, ".2f"))
     if wide:
@@ -123,10 +116,10 @@ def format_text(d: pd.DataFrame) -> str:
     widths = [max(len(str(c)), *(len(str(v)) for v in d[c])) for c in d.columns]
 
     def line(vals: Iterable[Any]) -> str:
-        parts = []
-        for c, v, w in zip(d.columns, vals, widths, strict=True):
-            parts.append(str(v).rjust(w) if c in RIGHT else str(v).ljust(w))
-        return "  ".join(parts).rstrip()
+        cells = zip(d.columns, vals, widths, strict=True)
+        return "  ".join(
+            str(v).rjust(w) if c in RIGHT else str(v).ljust(w) for c, v, w in cells
+        ).rstrip()
 
     out = [line(d.columns), line("-" * w for w in widths)]
     out += [line(row) for row in d.itertuples(index=False)]
@@ -146,8 +139,7 @@ def format_notes(notes: Mapping[str, int], width: int = WIDTH) -> str:
 
 
 def summary_line(c: Mapping[str, int]) -> str:
-    """The counts: reproduced, known deviations, deviations (cells and pooled families;
-    split when there are any), drift."""
+    """The counts: reproduced, known, deviations (split cells/pooled), drift."""
     pooled = c.get("pooled_deviate", 0)
     dev = c["deviate"] + pooled
     text = f"{c['reproduced']} reproduced, {c['known']} known deviations, {dev} deviations"
@@ -161,9 +153,8 @@ def summary_line(c: Mapping[str, int]) -> str:
 def verdict_line(
     c: Mapping[str, int], failed: bool, written: Path | None = None, width: int = WIDTH
 ) -> str:
-    """``PASS: <counts>; written to <path>`` (or FAIL): ``verify``'s last line. A path too
-    long for ``width`` keeps its last parts after ``.../`` (``verify`` prints it whole on
-    stderr)."""
+    """``PASS: <counts>; written to <path>`` (or FAIL), the path shortened to
+    ``.../`` its last parts to fit ``width``."""
     text = f"{'FAIL' if failed else 'PASS'}: {summary_line(c)}"
     if written is None:
         return text
@@ -190,8 +181,8 @@ def _short_path(p: Path) -> str:
 def write_table(
     t: pd.DataFrame, path: Path, keys: Sequence[str] = CELL, pooled: pd.DataFrame | None = None
 ) -> list[Path]:
-    """``.csv``: every column of the comparison (pooled families beside it, ``<stem>_pooled
-    .csv``); ``.md``: the printed tables (wide) as Markdown. Returns the files written."""
+    """``.csv``: every column (pooled families in ``<stem>_pooled.csv``); ``.md``: the
+    wide printed tables. The files written."""
     from kernelbench.drawing import markdown_table
 
     path.parent.mkdir(parents=True, exist_ok=True)

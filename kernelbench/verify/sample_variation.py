@@ -1,19 +1,10 @@
-"""The sample-variation table verify reads: tau, how much a cell's mean error moves
-between independent X, Y samples (docs/verification.md).
+"""tau, how much a cell's mean moves between independent X, Y samples
+(docs/verification.md). Per cell over K data seeds (means m_k, variances s_k^2, R runs):
 
-Per cell, over K data seeds (each a different X, Y and different feature draws) with
-means m_k, sample variances s_k^2 and R runs each, the unbiased estimate
+    tau^2 = var_k(m_k) - mean_k(s_k^2 / R)        (unbiased, may be negative),
 
-    tau^2 = var_k(m_k) - mean_k(s_k^2 / R)        (may come out negative),
-
-pooled as tau^2 / mean^2 over the cells of each (dataset, kernel): the average of the
-per-cell estimates and its standard error over cells, and
-
-    cv = sqrt(max(pooled + 1 standard error, 0))
-
-(an upper, 84%, bound; floored at 0 only after pooling). The table (dataset, kernel, cv,
-cv_point, df, ...) is read by :func:`kernelbench.verify.compare.load_sample_variation`;
-``scripts/measure_sample_variation.py`` runs the seeds and writes it.
+pooled per (dataset, kernel) as tau^2 / mean^2 over cells: cv = sqrt(max(mean + se, 0))
+(an 84% upper bound). ``scripts/measure_sample_variation.py`` writes the table.
 """
 
 from __future__ import annotations
