@@ -52,30 +52,27 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: CPU seconds per unit of each work count of :func:`cell_terms`, one BLAS thread, from
 #: ``scripts/calibrate_cost.py --fit`` on the 2-core AMD EPYC development machine: draw,
-#: qr, spectral and the GEMM rate (exact, proj, gemm) timed alone, the rest fitted
-#: (docs/performance.md, "The cost model").
+#: qr, sqr, spectral, chol, eigh and the GEMM rate (exact, proj, gemm) timed alone, the
+#: rest fitted (docs/performance.md, "The cost model"). A numba map's first compile
+#: and a run's Python fitted to zero there (absorbed by start and elem).
 COEF: dict[str, float] = {
-    "start": 0.215,  # once per process: the first cell's imports
-    "jit": 0.00311,  # once per compiled method and kernel in a process: its compilation
-    "cell": 0.0316,  # per cell: build, shard, summary
-    "data": 1.68e-09,  # per (data, kernel): per element of the dataset read and scaled
-    "exact": 2.26e-11,  # per flop of the exact kernel (a GEMM)
-    "run": 0.0,  # per run: Python of a map, its draw and its errors (absorbed by elem)
-    "draw": 1.1e-08,  # per normal drawn (d D per run)
-    "qr": 3.02e-10,  # per flop of an orthogonal map's QR (D d^2)
-    "proj": 2.26e-11,  # per flop of the projections (4 N d D), a GEMM
-    "elem": 7.84e-09,  # per feature element (cos, sin, ...: 2 N F)
-    "gemm": 2.26e-11,  # per flop of K_hat (2 N^2 F)
-    "spectral": 8.35e-11,  # per flop of the norms' matrix-vector products
-    "sqr": 3.02e-10,  # per flop of a sample-space draw's QR of the points (2 N^2 d)
-    "chol": 2.26e-11,  # per flop of a Cholesky factorisation (F^3 / 3)
-    "eigh": 2.26e-11,  # per p^3 of a symmetric eigendecomposition (p x p)
-    "learn": 0.0,  # per element of an SVM's Gram (libsvm's fit and predict)
+    "start": 0.14,  # once per process: the first cell's imports
+    "cell": 0.0138,  # per cell: build, shard, summary
+    "data": 1.87e-09,  # per (data, kernel): per element of the dataset read and scaled
+    "exact": 1.31e-11,  # per flop of the exact kernel (a GEMM)
+    "draw": 1.18e-08,  # per normal drawn (d D per run)
+    "qr": 2.74e-10,  # per flop of an orthogonal map's QR (D d^2)
+    "proj": 1.31e-11,  # per flop of the projections (4 N d D), a GEMM
+    "elem": 8.68e-09,  # per feature element (cos, sin, ...: 2 N F), and a run's Python
+    "gemm": 1.31e-11,  # per flop of K_hat (2 N^2 F) and of the learners' Grams
+    "spectral": 1.39e-10,  # per flop of the norms' matrix-vector products
+    "sqr": 5.56e-11,  # per flop of a sample-space draw's QR of the points (2 N^2 d)
+    "chol": 3.37e-11,  # per flop of a Cholesky factorisation (F^3 / 3)
+    "eigh": 1.52e-10,  # per p^3 of a symmetric eigendecomposition (p x p)
+    "learn": 2.05e-08,  # per element of an SVM's Gram (libsvm's fit and predict)
 }
 #: Golub-Kahan steps of a spectral norm, a typical count (N x N, rtol 1e-13).
 SPECTRAL_STEPS = 40
-#: Methods whose first map in a process compiles (numba), once per kernel.
-COMPILED = ("qmc", "sr11", "sr13", "sr33")
 #: Methods whose draw orthogonalises blocks (a QR of D d^2 flops per run).
 ORTHOGONAL = ("orf", "sr11", "sr13", "sr33")
 #: Methods whose krr fit computes leverage scores of the features first.
@@ -187,7 +184,9 @@ def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float, bool]:
     sample space) of one map: a dense
     W costs d per point and projection, d D normals; SORF's HD blocks and sr33's
     butterfly rotations about log2 d each; orf's blocks and the Haar rotations of the
-    SR rules a QR of d^2 per projection (orf_tallqr's reflectors: a GEMM, as rff).
+    SR rules a QR of d^2 per projection (orf_tallqr's reflectors: a GEMM, as rff; in
+    sample space, d^2 normals for the reflectors, :func:`kernelbench.features.orf.
+    tall_qr_projections`).
     Where a run draws the projections of its 2N points directly (``draws:
     sample_space``, 2N < d: rff and orf), d is 2N."""
     family = str(cell.method.get("name"))
@@ -207,6 +206,8 @@ def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float, bool]:
         return d + 2 * log_d, 2 * log_d * s.D, 0.0, ss
     if family in ORTHOGONAL and params.get("construction") != "tall_qr":
         return d, d * s.D, s.D * d * d, ss  # tall_qr: reflectors applied as one GEMM
+    if ss and family == "orf":  # tall_qr in sample space: d^2 normals, masked twice
+        return d, 2.0 * s.d * s.d + d * s.D, 0.0, ss
     return d, d * s.D, 0.0, ss
 
 
@@ -214,22 +215,21 @@ def cell_terms(
     cell: Cell,
     shared: bool = False,
     s: Shapes | None = None,
-    first: bool = True,
     start: bool = False,
 ) -> dict[str, float]:
     """The work counts of one cell (keys of :data:`COEF`); ``shared``: its data and
     exact kernel were computed by an earlier cell of the grid in the same process;
-    ``s``: its :func:`shapes`, if known; ``first``: the first cell of its method and
-    kernel in the process; ``start``: the process's first cell."""
+    ``s``: its :func:`shapes`, if known; ``start``: the process's first cell."""
     s = shapes(cell) if s is None else s
     R, N, M, F = s.runs, s.N, s.N_test, float(s.F)
     family, proto, opts = str(cell.method.get("name")), cell.protocol.name, cell.settings
     k, draws, qr, ss = _map_work(cell, s)
     terms = dict.fromkeys(COEF, 0.0)
-    terms.update(cell=1.0, start=float(start), run=R, draw=R * draws, qr=R * qr)
-    terms["jit"] = float(first and family in COMPILED)
+    terms.update(cell=1.0, start=float(start), draw=R * draws, qr=R * qr)
     terms["data"] = 0.0 if shared else float(s.rows)
     terms["sqr"] = R * 2.0 * (N + M) ** 2 * s.d if ss else 0.0
+    if family == "nystrom":  # m = F landmarks, at most the N fitted rows
+        F = min(F, float(N))
     mapped, once = float(N + M), {}  # rows mapped per run; work once per cell
     if proto in SAMPLE_PAIR:
         terms["gemm"] = R * 2.0 * N * M * F
@@ -261,6 +261,9 @@ def cell_terms(
         terms[key] += v
     terms["proj"] = R * 2.0 * mapped * k * s.D
     terms["elem"] = R * mapped * F
+    if family == "nystrom":  # kernels to the landmarks and K_LL's eigendecomposition
+        terms.update(draw=0.0, qr=0.0, proj=R * 2.0 * mapped * s.d * F)
+        terms["eigh"] += R * F**3
     return terms
 
 
@@ -290,15 +293,12 @@ def price(cells: Iterable[Cell]) -> list[CellCost]:
     from kernelbench.results import dumps
 
     seen: set[tuple] = set()
-    methods: set[str] = set()
     out = []
     for i, cell in enumerate(cells):
         key = (cell.pair_key, dumps(cell.kernel))
-        method = f"{cell.method.get('name')} {cell.kernel.get('name')}"
         s = shapes(cell)
-        terms = cell_terms(cell, key in seen, s, method not in methods, i == 0)
+        terms = cell_terms(cell, key in seen, s, i == 0)
         seen.add(key)
-        methods.add(method)
         out.append(CellCost(cell, s, _seconds(terms), peak_bytes(cell, s), key, terms))
     return out
 

@@ -150,6 +150,16 @@ def test_sample_space_draws_price_the_qr_of_the_points():
     assert ss.seconds < w.seconds
 
 
+def test_nystrom_prices_its_landmarks_not_a_draw():
+    """m = F landmarks capped at the N fitted rows: kernels to them (2 (N + M) m d) and
+    K_LL's eigendecomposition (m^3) per run; no normals drawn."""
+    (c,) = cost.price([_cell("nystrom", n=5, runs=2, samples=100)])
+    s = c.shapes
+    m = min(s.F, s.N)
+    assert m == s.N < s.F and c.terms["draw"] == 0
+    assert c.terms["eigh"] == 2 * m**3 and c.terms["proj"] == 2 * 2 * (s.N + s.N_test) * s.d * m
+
+
 def test_plan_line_and_guards():
     plan = cost.Plan(cost.price([_cell("rff", n=n) for n in (1, 2)]))
     line = plan.line()
