@@ -31,7 +31,7 @@ machine (a shared machine's load stretches wall time, not this; docs/performance
 
 Peak memory is counted, not fitted: the float64 arrays a cell holds at once (the data,
 X and Y, K, a batch of runs' features and their K_hat, the map's weights, the
-spectral norm's Krylov bases).
+spectral norm's Krylov bases, an SVM's K_hat).
 
 The module is light: numpy-free arithmetic on the resolved :class:`~kernelbench.cell.
 Cell`; nothing is loaded or drawn.
@@ -275,8 +275,8 @@ def peak_bytes(cell: Cell, s: Shapes | None = None) -> int:
     if cell.protocol.name in SAMPLE_PAIR:
         fixed = N * M + 2 * SPECTRAL_STEPS * (N + M)  # K, Krylov bases
         per_batch = s.batch * ((N + M) * s.F + N * M)  # features and K_hat of a batch
-    else:
-        fixed = 0
+    else:  # an SVM's N x N K_hat and a 2048-row test block
+        fixed = N * (N + 2048) if cell.settings.get("learner") == "svm_precomputed" else 0
         per_batch = (N + M) * s.F + s.F * s.F  # features and the normal equations
     weights = s.d * s.D
     projections = max(N, M) * s.D  # X W^T before its nonlinearity

@@ -1,6 +1,6 @@
 """Calibrate the cost model (kernelbench/cost.py) against measured cell wall times.
 
-    python scripts/calibrate_cost.py --measure /tmp/cost.json   # run the grids (~15 min)
+    python scripts/calibrate_cost.py --measure /tmp/cost.json   # run the grids (~8 min of CPU)
     python scripts/calibrate_cost.py --measure /tmp/c.json --grids krr svm  # some of them
     python scripts/calibrate_cost.py --load /tmp/cost.json /tmp/c.json --fit  # refit COEF
 

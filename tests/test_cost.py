@@ -160,6 +160,19 @@ def test_nystrom_prices_its_landmarks_not_a_draw():
     assert c.terms["eigh"] == 2 * m**3 and c.terms["proj"] == 2 * 2 * (s.N + s.N_test) * s.d * m
 
 
+def test_walltime_prices_its_repeats_and_an_svm_its_gram():
+    base = ("protocol=walltime", "dataset=letter", "kernel=rbf", "method=rff", "n=1")
+    one, six = _grid((*base, "protocol.repeats=1"), (*base, "protocol.repeats=6"))
+    assert six.terms["elem"] == pytest.approx(7 / 2 * one.terms["elem"])
+    svm, linear = _grid(
+        *[
+            ("protocol=downstream", "dataset=letter", f"protocol.learner={x}")
+            for x in ("svm_precomputed", "linear")
+        ]
+    )
+    assert svm.peak_bytes - linear.peak_bytes == 8 * svm.shapes.N * (svm.shapes.N + 2048)
+
+
 def test_plan_line_and_guards():
     plan = cost.Plan(cost.price([_cell("rff", n=n) for n in (1, 2)]))
     line = plan.line()
