@@ -12,7 +12,7 @@ d, projections D, features F = D per output of the kernel's nonlinearity, runs R
   ``SPECTRAL_STEPS`` steps of two N x N matrix-vector products, 4 N^2 flops each);
 * per cell: a fixed overhead (building the cell, writing its shard).
 
-Sample-space draws (2N < d) add per run the thin QR of the 2N points (``sqr``: 2N^2 d
+Sample-space draws (2N < d) add per run the thin QR of the 2N points (``sqr``: 2 (2N)^2 d
 flops). The protocols that fit a learner map their train and test rows per run (krr:
 the train rows twice, for the fit and the CV pass, and ``spectral_points`` more) and
 add: krr, the fold Grams (N F^2 flops, a syrk), k L + 1 Cholesky factorisations of
@@ -66,7 +66,7 @@ COEF: dict[str, float] = {
     "elem": 8.68e-09,  # per feature element (cos, sin, ...: 2 N F), and a run's Python
     "gemm": 1.31e-11,  # per flop of K_hat (2 N^2 F) and of the learners' Grams
     "spectral": 1.39e-10,  # per flop of the norms' matrix-vector products
-    "sqr": 5.56e-11,  # per flop of a sample-space draw's QR of the points (2 N^2 d)
+    "sqr": 5.56e-11,  # per flop of a sample-space draw's QR of the points (2 (2N)^2 d)
     "chol": 3.37e-11,  # per flop of a Cholesky factorisation (F^3 / 3)
     "eigh": 1.52e-10,  # per p^3 of a symmetric eigendecomposition (p x p)
     "learn": 2.05e-08,  # per element of an SVM's Gram (libsvm's fit and predict)
