@@ -12,20 +12,26 @@ d, projections D, features F = D per output of the kernel's nonlinearity, runs R
   ``SPECTRAL_STEPS`` steps of two N x N matrix-vector products, 4 N^2 flops each);
 * per cell: a fixed overhead (building the cell, writing its shard).
 
+Sample-space draws (2N < d) add per run the thin QR of the 2N points (``sqr``: 2 (2N)^2 d
+flops). The protocols that fit a learner map their train and test rows per run (krr:
+the train rows twice, for the fit and the CV pass, and ``spectral_points`` more) and
+add: krr, the fold Grams (N F^2 flops, a syrk), k L + 1 Cholesky factorisations of
+F x F (``chol``: F^3/3 flops each; k folds, L lambdas) and the spectral norm on its
+points; downstream's svm_precomputed, K_hat (2 N (N + M) F flops) and libsvm's fit and
+predict (``learn``: per element of the N x (N + M) Gram); linear, one eigendecomposition
+(``eigh``: p^3, p = min(N, F)) of its Gram; the exact-kernel score once per cell;
+walltime, its ``repeats`` further maps.
+
 Seconds are these counts times the coefficients :data:`COEF`: the per-flop and
 per-draw ones timed alone, the others fitted (non-negative least squares on the
-relative error) to the cells' CPU times of the quick grid and of Fig. 1's reduced grid,
-one BLAS thread: the time of one worker on an idle machine (a shared machine's load
-stretches wall time, not this). ``python scripts/calibrate_cost.py`` measures both
-grids again and prints predicted against measured per cell and in total
-(docs/performance.md, "The cost model"). Protocols other than the sample-pair ones
-(kernel_approx, pair_mse, qmc_discrepancy, qmc_adaptive) are priced by the same counts
-on their own shapes (the train rows for krr and downstream, plus a learner term):
-rougher, not calibrated.
+relative error) to the cells' CPU times of the calibration grids of
+``scripts/calibrate_cost.py``, one BLAS thread: the time of one worker on an idle
+machine (a shared machine's load stretches wall time, not this; docs/performance.md,
+"The cost model").
 
 Peak memory is counted, not fitted: the float64 arrays a cell holds at once (the data,
 X and Y, K, a batch of runs' features and their K_hat, the map's weights, the
-spectral norm's Krylov bases).
+spectral norm's Krylov bases, an SVM's K_hat).
 
 The module is light: numpy-free arithmetic on the resolved :class:`~kernelbench.cell.
 Cell`; nothing is loaded or drawn.
@@ -46,28 +52,31 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: CPU seconds per unit of each work count of :func:`cell_terms`, one BLAS thread, from
 #: ``scripts/calibrate_cost.py --fit`` on the 2-core AMD EPYC development machine: draw,
-#: qr, spectral and the GEMM rate (exact, proj, gemm) timed alone, the rest fitted
-#: (docs/performance.md, "The cost model").
+#: qr, sqr, spectral, chol, eigh and the GEMM rate (exact, proj, gemm) timed alone, the
+#: rest fitted (docs/performance.md, "The cost model"). A numba map's first compile
+#: and a run's Python fitted to zero there (absorbed by start and elem).
 COEF: dict[str, float] = {
-    "start": 0.215,  # once per process: the first cell's imports
-    "jit": 0.00311,  # once per compiled method and kernel in a process: its compilation
-    "cell": 0.0316,  # per cell: build, shard, summary
-    "data": 1.68e-09,  # per (data, kernel): per element of the dataset read and scaled
-    "exact": 2.26e-11,  # per flop of the exact kernel (a GEMM)
-    "run": 0.0,  # per run: Python of a map, its draw and its errors (absorbed by elem)
-    "draw": 1.1e-08,  # per normal drawn (d D per run)
-    "qr": 3.02e-10,  # per flop of an orthogonal map's QR (D d^2)
-    "proj": 2.26e-11,  # per flop of the projections (4 N d D), a GEMM
-    "elem": 7.84e-09,  # per feature element (cos, sin, ...: 2 N F)
-    "gemm": 2.26e-11,  # per flop of K_hat (2 N^2 F)
-    "spectral": 8.35e-11,  # per flop of the norms' matrix-vector products
+    "start": 0.14,  # once per process: the first cell's imports
+    "cell": 0.0138,  # per cell: build, shard, summary
+    "data": 1.87e-09,  # per (data, kernel): per element of the dataset read and scaled
+    "exact": 1.31e-11,  # per flop of the exact kernel (a GEMM)
+    "draw": 1.18e-08,  # per normal drawn (d D per run)
+    "qr": 2.74e-10,  # per flop of an orthogonal map's QR (D d^2)
+    "proj": 1.31e-11,  # per flop of the projections (4 N d D), a GEMM
+    "elem": 8.68e-09,  # per feature element (cos, sin, ...: 2 N F), and a run's Python
+    "gemm": 1.31e-11,  # per flop of K_hat (2 N^2 F) and of the learners' Grams
+    "spectral": 1.39e-10,  # per flop of the norms' matrix-vector products
+    "sqr": 5.56e-11,  # per flop of a sample-space draw's QR of the points (2 (2N)^2 d)
+    "chol": 3.37e-11,  # per flop of a Cholesky factorisation (F^3 / 3)
+    "eigh": 1.52e-10,  # per p^3 of a symmetric eigendecomposition (p x p)
+    "learn": 2.05e-08,  # per element of an SVM's Gram (libsvm's fit and predict)
 }
 #: Golub-Kahan steps of a spectral norm, a typical count (N x N, rtol 1e-13).
 SPECTRAL_STEPS = 40
-#: Methods whose first map in a process compiles (numba), once per kernel.
-COMPILED = ("qmc", "sr11", "sr13", "sr33")
 #: Methods whose draw orthogonalises blocks (a QR of D d^2 flops per run).
 ORTHOGONAL = ("orf", "sr11", "sr13", "sr33")
+#: Methods whose krr fit computes leverage scores of the features first.
+LEVERAGE = ("lev_rff", "slw_rff")
 #: Bytes of one float64.
 F64 = 8
 #: Protocols that measure a kernel on two random subsets X, Y of ``samples`` rows.
@@ -170,67 +179,91 @@ def shapes(cell: Cell) -> Shapes:
     return Shapes(N, N_test, d, D, F, int(cell.runs), rows, batch)
 
 
-def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float]:
-    """(flops per point and projection, normals drawn, QR flops) of one map: a dense
+def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float, bool]:
+    """(flops per point and projection, normals drawn, QR flops, whether it draws in
+    sample space) of one map: a dense
     W costs d per point and projection, d D normals; SORF's HD blocks and sr33's
     butterfly rotations about log2 d each; orf's blocks and the Haar rotations of the
-    SR rules a QR of d^2 per projection (orf_tallqr's reflectors: a GEMM, as rff).
+    SR rules a QR of d^2 per projection (orf_tallqr's reflectors: a GEMM, as rff; in
+    sample space, d^2 normals for the reflectors, :func:`kernelbench.features.orf.
+    tall_qr_projections`).
     Where a run draws the projections of its 2N points directly (``draws:
     sample_space``, 2N < d: rff and orf), d is 2N."""
     family = str(cell.method.get("name"))
     params = cell.method.get("params") or {}
-    d = float(s.d)
+    d, ss = float(s.d), False
     if cell.protocol.name == "kernel_approx" and cell.settings.get("draws", "sample_space") == (
         "sample_space"
     ):
         fm = cell.protocol.feature_map(cell, None, d=s.d)
         if fm.supports_sample_space(2 * s.N, s.d):
-            d = float(2 * s.N)
+            d, ss = float(2 * s.N), True
     log_d = max(1.0, math.log2(max(d, 2.0)))
     if family == "sorf":
         blocks = float(params.get("n_blocks", 3))
-        return blocks * log_d, blocks * s.D, 0.0
+        return blocks * log_d, blocks * s.D, 0.0, ss
     if family == "sr33" and params.get("rotation", "butterfly") == "butterfly":
-        return d + 2 * log_d, 2 * log_d * s.D, 0.0
+        return d + 2 * log_d, 2 * log_d * s.D, 0.0, ss
     if family in ORTHOGONAL and params.get("construction") != "tall_qr":
-        return d, d * s.D, s.D * d * d  # tall_qr: reflectors applied as one GEMM
-    return d, d * s.D, 0.0
+        return d, d * s.D, s.D * d * d, ss  # tall_qr: reflectors applied as one GEMM
+    if ss and family == "orf":  # tall_qr in sample space: d^2 normals, masked twice
+        return d, 2.0 * s.d * s.d + d * s.D, 0.0, ss
+    return d, d * s.D, 0.0, ss
 
 
 def cell_terms(
     cell: Cell,
     shared: bool = False,
     s: Shapes | None = None,
-    first: bool = True,
     start: bool = False,
 ) -> dict[str, float]:
     """The work counts of one cell (keys of :data:`COEF`); ``shared``: its data and
     exact kernel were computed by an earlier cell of the grid in the same process;
-    ``s``: its :func:`shapes`, if known; ``first``: the first cell of its method and
-    kernel in the process; ``start``: the process's first cell."""
+    ``s``: its :func:`shapes`, if known; ``start``: the process's first cell."""
     s = shapes(cell) if s is None else s
-    R = s.runs
-    family = str(cell.method.get("name"))
-    N, M = s.N, s.N_test
-    k, draws, qr = _map_work(cell, s)
-    terms = {k: 0.0 for k in COEF}
-    terms["cell"] = 1.0
-    terms["start"] = float(start)
-    terms["jit"] = float(first and family in COMPILED)
-    if not shared:
-        terms["data"] = float(s.rows)
-        if cell.protocol.name in SAMPLE_PAIR:
-            terms["exact"] = 2.0 * N * M * s.d + 4.0 * SPECTRAL_STEPS * N * M
-    terms["run"] = R
-    terms["draw"] = R * draws
-    terms["qr"] = R * qr
-    terms["proj"] = R * 2.0 * (N + M) * k * s.D
-    terms["elem"] = R * float(N + M) * s.F
-    if cell.protocol.name in SAMPLE_PAIR:
-        terms["gemm"] = R * 2.0 * N * M * s.F
+    R, N, M, F = s.runs, s.N, s.N_test, float(s.F)
+    family, proto, opts = str(cell.method.get("name")), cell.protocol.name, cell.settings
+    k, draws, qr, ss = _map_work(cell, s)
+    terms = dict.fromkeys(COEF, 0.0)
+    terms.update(cell=1.0, start=float(start), draw=R * draws, qr=R * qr)
+    terms["data"] = 0.0 if shared else float(s.rows)
+    terms["sqr"] = R * 2.0 * (N + M) ** 2 * s.d if ss else 0.0
+    if family == "nystrom":  # m = F landmarks, at most the N fitted rows
+        F = min(F, float(N))
+    mapped, once = float(N + M), {}  # rows mapped per run; work once per cell
+    if proto in SAMPLE_PAIR:
+        terms["gemm"] = R * 2.0 * N * M * F
         terms["spectral"] = R * 4.0 * SPECTRAL_STEPS * N * M
-    else:  # a learner on the features: normal equations (F^2 per row) and a solve (F^3)
-        terms["gemm"] = R * (2.0 * N * s.F * s.F + float(s.F) ** 3 / 3 + 2.0 * M * s.F)
+        once = {"exact": 2.0 * N * M * s.d + 4.0 * SPECTRAL_STEPS * N * M}
+    elif proto == "krr":  # fold Grams, k L + 1 Cholesky, the CV pass, the spectral check
+        P, L = float(opts.get("spectral_points", 0)), len(opts.get("lambdas") or [1.0])
+        folds = int(opts.get("cv_folds") or 1) if L > 1 else 1
+        lev = family in LEVERAGE  # the leverage scores: one more pass, Gram and solve
+        mapped += N * (2 if lev else 1) + P
+        terms["gemm"] = R * ((1 + lev) * N * F * F + 2.0 * N * F * L + 2.0 * P * P * F)
+        terms["chol"] = R * (folds * L * (folds > 1) + 1 + lev) * F**3 / 3
+        terms["spectral"] = R * 4.0 * SPECTRAL_STEPS * P * P
+        once = {"exact": 2.0 * P * P * s.d + 4.0 * SPECTRAL_STEPS * P * P}
+    elif proto == "downstream":
+        if opts.get("learner") == "linear":  # Gram and eigh of the smaller side
+            p = min(N, F)
+            terms["gemm"] = R * (2.0 * N * p * max(N, F) + 2.0 * M * F)
+            terms["eigh"] = R * p**3
+            once = {"exact": 2.0 * N * (N + M) * s.d, "eigh": float(N) ** 3}
+        else:  # svm_precomputed on K_hat
+            terms["gemm"] = R * 2.0 * N * (N + M) * F
+            terms["learn"] = R * float(N) * (N + M)
+            once = {"exact": 2.0 * N * (N + M) * s.d, "learn": float(N) * (N + M)}
+        once = once if opts.get("exact", True) else {}
+    elif proto == "walltime":
+        mapped *= 1 + int(opts.get("repeats", 1))
+    for key, v in ({} if shared else once).items():
+        terms[key] += v
+    terms["proj"] = R * 2.0 * mapped * k * s.D
+    terms["elem"] = R * mapped * F
+    if family == "nystrom":  # kernels to the landmarks and K_LL's eigendecomposition
+        terms.update(draw=0.0, qr=0.0, proj=R * 2.0 * mapped * s.d * F)
+        terms["eigh"] += R * F**3
     return terms
 
 
@@ -242,8 +275,8 @@ def peak_bytes(cell: Cell, s: Shapes | None = None) -> int:
     if cell.protocol.name in SAMPLE_PAIR:
         fixed = N * M + 2 * SPECTRAL_STEPS * (N + M)  # K, Krylov bases
         per_batch = s.batch * ((N + M) * s.F + N * M)  # features and K_hat of a batch
-    else:
-        fixed = 0
+    else:  # an SVM's N x N K_hat and a 2048-row test block
+        fixed = N * (N + 2048) if cell.settings.get("learner") == "svm_precomputed" else 0
         per_batch = (N + M) * s.F + s.F * s.F  # features and the normal equations
     weights = s.d * s.D
     projections = max(N, M) * s.D  # X W^T before its nonlinearity
@@ -260,15 +293,12 @@ def price(cells: Iterable[Cell]) -> list[CellCost]:
     from kernelbench.results import dumps
 
     seen: set[tuple] = set()
-    methods: set[str] = set()
     out = []
     for i, cell in enumerate(cells):
         key = (cell.pair_key, dumps(cell.kernel))
-        method = f"{cell.method.get('name')} {cell.kernel.get('name')}"
         s = shapes(cell)
-        terms = cell_terms(cell, key in seen, s, method not in methods, i == 0)
+        terms = cell_terms(cell, key in seen, s, i == 0)
         seen.add(key)
-        methods.add(method)
         out.append(CellCost(cell, s, _seconds(terms), peak_bytes(cell, s), key, terms))
     return out
 

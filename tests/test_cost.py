@@ -100,6 +100,79 @@ def test_large_features_are_measured_run_by_run():
     assert cost.shapes(cell).batch == 1  # and the model counts it so
 
 
+def _grid(*overrides):
+    from kernelbench.estimate import grid_cells
+
+    return cost.price(grid_cells([list(o) for o in overrides]))
+
+
+def test_krr_prices_its_folds_lambdas_and_leverage_scores():
+    """k L + 1 Cholesky factorisations of F x F per run (k folds, L lambdas), the fold
+    Grams N F^2; lev_rff computes its leverage scores on top."""
+    base = ("protocol=krr", "dataset=eeg", "kernel=rbf", "n=4", "runs=2")
+    rff, folds5, lev = _grid(
+        (*base, "method=rff"),
+        (*base, "method=rff", "protocol.cv_folds=5"),
+        (*base, "method=lev_rff"),
+    )
+    F = rff.shapes.F
+    assert rff.cell.settings["cv_folds"] == 3 and len(rff.cell.settings["lambdas"]) == 4
+    assert rff.terms["chol"] == pytest.approx(2 * (3 * 4 + 1) * F**3 / 3)
+    assert folds5.terms["chol"] == pytest.approx(2 * (5 * 4 + 1) * F**3 / 3)
+    assert lev.terms["gemm"] > rff.terms["gemm"] and lev.terms["elem"] > rff.terms["elem"]
+    assert _grid((*base, "method=rff", "n=8"))[0].terms["chol"] == pytest.approx(
+        8 * rff.terms["chol"]
+    )
+
+
+def test_downstream_prices_its_learner_and_the_exact_score_once():
+    base = ("protocol=downstream", "dataset=powerplant", "kernel=rbf", "method=rff", "runs=3")
+    first, second = _grid((*base, "n=1"), (*base, "n=2"))
+    s = first.shapes
+    gram = s.N * (s.N + s.N_test)
+    assert first.terms["learn"] == 3 * gram + gram  # 3 runs' SVMs and the exact one
+    assert second.terms["learn"] == 3 * gram and second.terms["exact"] == 0  # shared
+    (no_exact,) = _grid((*base, "n=1", "protocol.exact=false"))
+    assert no_exact.terms["learn"] == 3 * gram and no_exact.terms["exact"] == 0
+    (linear,) = _grid((*base, "n=1", "protocol.learner=linear"))
+    assert linear.terms["learn"] == 0
+    assert linear.terms["eigh"] == 3 * min(s.N, s.F) ** 3 + s.N**3
+
+
+def test_sample_space_draws_price_the_qr_of_the_points():
+    """2N < d: a run factors its 2N points (2 (2N)^2 d flops) and draws 2N D normals;
+    drawing W instead (protocol.draws=weights) draws d D and factors nothing."""
+    base = ("dataset=leukemia", "kernel=rbf", "method=rff", "n=1", "runs=2")
+    ss, w = _grid(base, (*base, "protocol.draws=weights"))
+    s = ss.shapes
+    assert ss.terms["sqr"] == 2 * 2 * (2 * s.N) ** 2 * s.d and w.terms["sqr"] == 0
+    assert ss.terms["draw"] == 2 * 2 * s.N * s.D and w.terms["draw"] == 2 * s.d * s.D
+    assert ss.seconds < w.seconds
+
+
+def test_nystrom_prices_its_landmarks_not_a_draw():
+    """m = F landmarks capped at the N fitted rows: kernels to them (2 (N + M) m d) and
+    K_LL's eigendecomposition (m^3) per run; no normals drawn."""
+    (c,) = cost.price([_cell("nystrom", n=5, runs=2, samples=100)])
+    s = c.shapes
+    m = min(s.F, s.N)
+    assert m == s.N < s.F and c.terms["draw"] == 0
+    assert c.terms["eigh"] == 2 * m**3 and c.terms["proj"] == 2 * 2 * (s.N + s.N_test) * s.d * m
+
+
+def test_walltime_prices_its_repeats_and_an_svm_its_gram():
+    base = ("protocol=walltime", "dataset=letter", "kernel=rbf", "method=rff", "n=1")
+    one, six = _grid((*base, "protocol.repeats=1"), (*base, "protocol.repeats=6"))
+    assert six.terms["elem"] == pytest.approx(7 / 2 * one.terms["elem"])
+    svm, linear = _grid(
+        *[
+            ("protocol=downstream", "dataset=letter", f"protocol.learner={x}")
+            for x in ("svm_precomputed", "linear")
+        ]
+    )
+    assert svm.peak_bytes - linear.peak_bytes == 8 * svm.shapes.N * (svm.shapes.N + 2048)
+
+
 def test_plan_line_and_guards():
     plan = cost.Plan(cost.price([_cell("rff", n=n) for n in (1, 2)]))
     line = plan.line()
