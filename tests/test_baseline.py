@@ -137,6 +137,41 @@ def test_an_experiment_without_results_is_one_line(tmp_path: Path):
     r = CliRunner().invoke(baseline, ["nope", str(tmp_path / "x")], standalone_mode=False)
     assert "does not exist" in str(r.exception)
     r = CliRunner().invoke(
-        baseline, ["liu2020_table3", str(tmp_path), "--update"], standalone_mode=False
+        baseline, ["munkhoeva2018_fig2", str(tmp_path), "--update"], standalone_mode=False
     )
-    assert "munkhoeva2018_fig1 only" in str(r.exception)
+    assert str(r.exception) == (
+        "--update and --update-cells apply to munkhoeva2018_fig1, liu2020_table3, "
+        "liu2020_table3_paper"
+    )
+
+
+def test_liu_update_cells_keeps_other_cells_and_recomputes_the_rff_ratio():
+    """A method rerun alone (no rff rows in its results) is spliced into the Liu table;
+    its feature-time ratio is to the table's rff at the same cell."""
+    from kernelbench.baseline.liu2020 import with_rff_ratio
+
+    def table(methods, seconds):
+        rows = [
+            {
+                "dataset": "eeg",
+                "kernel": "rbf",
+                "method_label": m,
+                "n": n,
+                "mean": 70.0 + n,
+                "feature_seconds": sec * n,
+                "feature_time_vs_rff": np.nan,
+            }
+            for m, sec in zip(methods, seconds, strict=True)
+            for n in (1, 2)
+        ]
+        return pd.DataFrame(rows)
+
+    old = with_rff_ratio(table(["rff", "sr33"], [2.0, 1.0]))
+    new = table(["sr33"], [0.5])
+    new["mean"] = 99.0
+    out = with_rff_ratio(update_table(old, new, by="cell"))
+    assert len(out) == 4 and list(out.columns) == list(old.columns)
+    sr33 = out[out["method_label"] == "sr33"]
+    assert list(sr33["mean"]) == [99.0, 99.0] and list(sr33["feature_time_vs_rff"]) == [0.25] * 2
+    rff = out[out["method_label"] == "rff"]
+    assert list(rff["mean"]) == [71.0, 72.0] and list(rff["feature_time_vs_rff"]) == [1.0] * 2

@@ -28,6 +28,8 @@ TABLES: dict[str, Callable[..., None]] = {
     "liu2020_table3": liu2020.write,
     "liu2020_table3_paper": partial(liu2020.write, experiment="liu2020_table3_paper"),
 }
+#: the experiments whose table can be updated in place (``--update``, ``--update-cells``)
+UPDATABLE = ("munkhoeva2018_fig1", "liu2020_table3", "liu2020_table3_paper")
 #: the experiments whose baseline has a paper-specific format, in the order of ``--help``
 EXPERIMENTS = (*TABLES, *figures.EXPERIMENTS)
 
@@ -53,8 +55,8 @@ def write_baseline(
     from kernelbench.results import read_results
 
     out = default_out(results) if out is None else out
-    if update and experiment != "munkhoeva2018_fig1":
-        raise KernelbenchError("--update and --update-cells apply to munkhoeva2018_fig1 only")
+    if update and experiment not in UPDATABLE:
+        raise KernelbenchError(f"--update and --update-cells apply to {', '.join(UPDATABLE)}")
     if experiment in figures.EXPERIMENTS:
         if len(results) != 1:
             raise KernelbenchError(f"{experiment}: give one results directory")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.baseline.format import cell_table, int_n, write_table
+from kernelbench.baseline.format import cell_table, int_n, update_table, write_table
 
 
 def table3_baseline(df: pd.DataFrame) -> pd.DataFrame:
@@ -26,15 +26,22 @@ def table3_baseline(df: pd.DataFrame) -> pd.DataFrame:
         peak_memory_mb=("peak_memory_mb", "mean"),
         rel_spec_error=("rel_spec_error", "mean"),
     )
-    per = per.reset_index()
-    rff = per[per["method_label"] == "rff"][["dataset", "kernel", "n", "feature_seconds"]]
-    per = per.merge(rff, on=["dataset", "kernel", "n"], how="left", suffixes=("", "_rff"))
-    per["feature_time_vs_rff"] = per["feature_seconds"] / per["feature_seconds_rff"]
-    per = per.drop(columns=["feature_seconds_rff"])
     out["n"] = out["n"].astype(float)
+    per = per.reset_index()
     per["n"] = per["n"].astype(float)
     out = out.merge(per, on=keys, how="left")
     out["n"] = int_n(out["n"])
+    return with_rff_ratio(out)
+
+
+def with_rff_ratio(table: pd.DataFrame) -> pd.DataFrame:
+    """``feature_time_vs_rff``: each cell's mean feature time over rff's at the same
+    (dataset, kernel, n) of the table."""
+    on = ["dataset", "kernel", "n"]
+    rff = table[table["method_label"] == "rff"][[*on, "feature_seconds"]]
+    out = table.drop(columns=["feature_time_vs_rff"], errors="ignore")
+    out = out.merge(rff, on=on, how="left", suffixes=("", "_rff"))
+    out["feature_time_vs_rff"] = out["feature_seconds"] / out.pop("feature_seconds_rff")
     return out
 
 
@@ -46,7 +53,12 @@ def write(
     echo: Callable[[str], None] = print,
     experiment: str = "liu2020_table3",
 ) -> None:
-    """Write ``<experiment>_baseline.csv`` from the results ``df`` (no figure)."""
+    """Write ``<experiment>_baseline.csv`` from the results ``df`` (no figure); ``update``:
+    None (replace the table), ``dataset`` or ``cell`` (replace only those found; the
+    ratios to rff from the merged table)."""
     table = table3_baseline(df)
-    path = write_table(table, out / f"{experiment}_baseline.csv", float_format="%.6g")
+    csv = out / f"{experiment}_baseline.csv"
+    if update and csv.is_file():
+        table = with_rff_ratio(update_table(pd.read_csv(csv), table, by=update))
+    path = write_table(table, csv, float_format="%.6g")
     echo(f"wrote {path} ({len(table)} cells)")
