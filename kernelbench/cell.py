@@ -38,34 +38,69 @@ import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.registry import Registry
-from kernelbench.results import SCHEMA_VERSION, dumps, shard_path
+from kernelbench.results import SCHEMA_VERSION, dumps, make_schema, shard_path
 from kernelbench.settings import ProtocolSettings, defaults
 from kernelbench.validation import check_n, check_runs
 
 
+@dataclass(frozen=True)
+class Spec:
+    """What a protocol declares about its cells and rows (:attr:`Measurement.spec`)."""
+
+    #: one line: the paper experiment it reproduces
+    title: str = ""
+    #: its own columns of a row, between the common cell and provenance ones
+    columns: tuple[tuple[str, pa.DataType], ...] = ()
+    #: settings that identify a cell beside dataset, kernel, method and n (e.g. the
+    #: learner): each a shard path level ``<key>=<value>``, a row column and a cell key
+    keys: tuple[str, ...] = ()
+    #: columns that tell apart the rows of one run (e.g. an iteration)
+    index: tuple[str, ...] = ()
+    #: whether a shard with fewer runs may be extended (run r's row depends on r alone)
+    extendable: bool = True
+    #: whether ``runs: null`` takes the dataset's data settings' runs before the protocol's
+    data_runs: bool = True
+    #: what the cell's n counts where its settings name no ``budget``: ``n``
+    #: (D = 2 n (d + 1)), ``s`` (D = s, Yang et al. 2014) or ``d`` (D = n d)
+    budget: str = "n"
+    #: runs measured by one :meth:`Measurement.measure` call (progress is per batch)
+    batch: int = 1
+
+
 class Measurement(Protocol):
-    """What a cell and the runner need of a protocol (:class:`kernelbench.protocols.Protocol`
-    implements it): the cell layer knows protocols through this contract alone, so
-    ``cell`` depends on nothing in ``protocols/`` and protocols may depend on it."""
+    """What the cell layer and the runner need of a protocol
+    (:class:`kernelbench.protocols.Protocol` implements it), so ``cell`` depends on
+    nothing in ``protocols/``. Derived: :func:`shard_schema`, :func:`cell_keys`,
+    :func:`row_keys`."""
 
     @property
     def name(self) -> str: ...
     @property
     def Settings(self) -> type[ProtocolSettings]: ...  # noqa: N802 - the class attribute
     @property
-    def cell_settings(self) -> tuple[str, ...]: ...
-    @property
-    def extendable(self) -> bool: ...
+    def spec(self) -> Spec: ...
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]: ...
-    def default_runs(self, settings: Mapping[str, Any], data: Mapping[str, Any]) -> int | None: ...
     def check(self, cell: Cell) -> None: ...
     def prepare(self, cell: Cell) -> Any: ...
-    def batch_size(self, cell: Cell) -> int: ...
-    def measure(self, cell: Cell, ctx: Any, runs: Sequence[int]) -> list[dict]: ...
-    def row_keys(self, cell: Cell) -> dict[str, Any]: ...
     def cell_columns(self, cell: Cell, ctx: Any) -> dict[str, Any]: ...
-    def schema(self) -> pa.Schema: ...
+    def measure(self, cell: Cell, ctx: Any, runs: Sequence[int]) -> list[dict]: ...
+
+
+def shard_schema(proto: Measurement) -> pa.Schema:
+    """The Parquet schema of a protocol's shards."""
+    return make_schema(list(proto.spec.columns))
+
+
+def cell_keys(proto: Measurement) -> tuple[str, ...]:
+    """The columns that identify a cell in aggregated tables (verify, figures)."""
+    spec = proto.spec
+    return ("dataset", "kernel", "method_label", *spec.keys, "n", *spec.index)
+
+
+def row_keys(cell: Cell) -> dict[str, Any]:
+    """The values of the protocol's ``spec.keys``, columns of every row of the cell."""
+    return {k: cell.settings[k] for k in cell.protocol.spec.keys}
 
 
 #: Protocols by name; each plug-in module registers its own (:mod:`kernelbench.plugins`).
@@ -151,8 +186,8 @@ class Cell:
     @property
     def path_parts(self) -> tuple[str, ...]:
         """The protocol's directory levels of the shard: ``<key>=<value>`` for each of its
-        ``cell_settings`` (an integral float as an int: ``d=16``)."""
-        return tuple(f"{k}={_part(self.settings[k])}" for k in self.protocol.cell_settings)
+        ``spec.keys`` (an integral float as an int: ``d=16``)."""
+        return tuple(f"{k}={_part(self.settings[k])}" for k in self.protocol.spec.keys)
 
     @cached_property
     def variant(self) -> tuple[str, ...]:
@@ -225,7 +260,8 @@ def build_cell(config: Cell | Mapping[str, Any]) -> Cell:
     data_settings = _data_settings(proto.name, config["dataset"], data_key)
     runs = config.get("runs")
     if runs is None:
-        runs = proto.default_runs(settings, data_settings)
+        runs = data_settings.get("runs") if proto.spec.data_runs else None
+        runs = settings.get("runs") if runs is None else runs
         if runs is None:
             raise KernelbenchError(
                 f"runs is null and neither dataset {config['dataset'].get('name')!r} nor "
@@ -511,7 +547,7 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
     if base["protocol"] is None:
         rest = True
     else:
-        shown = set(proto.cell_settings)
+        shown = set(proto.spec.keys)
         have = {k: v for k, v in cell.settings.items() if k not in shown}
         want = {k: v for k, v in base["protocol"].items() if k not in shown}
         rest |= have != want

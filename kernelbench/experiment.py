@@ -31,6 +31,8 @@ from kernelbench.cell import (
     config_hash,
     default_cell,
     protocol_dataset,
+    row_keys,
+    shard_schema,
     shard_variant,
 )
 from kernelbench.errors import Interrupted, KernelbenchError
@@ -72,8 +74,8 @@ def run_cell(
     """Measure one cell: ``runs`` fresh feature maps, one row per run.
 
     The protocol validates the cell before any data is loaded, prepares what the runs
-    share, and measures the runs in batches of :meth:`Protocol.batch_size`. Run r
-    draws its map from :meth:`Protocol.run_rng`, so every row is independent of the
+    share, and measures the runs in batches of its ``spec.batch``. Run r draws its map
+    from :func:`kernelbench.protocols.common.run_rng`, so every row is independent of the
     order in which cells and runs execute, and of how many runs the cell has:
     ``start=k`` measures only runs k, ..., runs - 1: the rows that a shard of the same
     cell with k runs lacks (:func:`run_and_store` extends such a shard).
@@ -97,7 +99,7 @@ def run_cell(
 
         bar = tqdm(total=runs - start, desc=cell.name, leave=False, unit="run", disable=None)
     try:
-        step = max(1, int(proto.batch_size(cell)))
+        step = max(1, int(proto.spec.batch))
         for lo in range(start, runs, step):
             batch = range(lo, min(runs, lo + step))
             rows += _batch_rows(proto, batch, proto.measure(cell, ctx, batch))
@@ -144,10 +146,10 @@ def _frame(cell: Cell, ctx: Any, started: datetime, rows: list[dict]) -> pd.Data
         **provenance(),
         "blas": blas,
         "blas_threads": threads,
-        **proto.row_keys(cell),
+        **row_keys(cell),
         **proto.cell_columns(cell, ctx),
     }
-    schema = proto.schema()
+    schema = shard_schema(proto)
     if not rows:
         return pd.DataFrame(columns=schema.names)
     df = pd.DataFrame([{**common, **row} for row in rows])
@@ -240,7 +242,7 @@ def run_and_store(
     if on_run is not None:
         on_run(start, total)
     keep = None
-    if path is not None and cell.protocol.extendable:
+    if path is not None and cell.protocol.spec.extendable:
         keep = _Checkpoint(cell, path, done, start)
     try:
         with blas_limit(blas_threads):
@@ -259,7 +261,7 @@ def run_and_store(
         done["config_hash"] = df["config_hash"].iloc[0]
         df = pd.concat([done[df.columns], df], ignore_index=True)
     if path is not None:
-        write_shard(df, path, cell.protocol.schema())
+        write_shard(df, path, shard_schema(cell.protocol))
     if echo is not None:
         echo(prefix + summary_line(cell, df, seconds))
     return df
@@ -300,14 +302,14 @@ class _Checkpoint:
         fewer = self.cell.with_runs(k)
         df["runs"] = k
         df["config_hash"] = fewer.config_hash
-        write_shard(df, self.path, self.cell.protocol.schema())
+        write_shard(df, self.path, shard_schema(self.cell.protocol))
         self.kept, self.last = k, time.monotonic()
 
 
 def _fewer_runs(path: Path, cell: Cell, stored: str | None) -> pd.DataFrame | None:
     """The rows of the shard at ``path`` if it holds this cell with fewer runs and the
-    protocol allows extending them (:attr:`Protocol.extendable`), else None."""
-    if stored is None or not cell.protocol.extendable:
+    protocol allows extending them (``spec.extendable``), else None."""
+    if stored is None or not cell.protocol.spec.extendable:
         return None
     try:
         df = read_results(path)

@@ -102,7 +102,7 @@ def probe(
         ctx = proto.prepare(cell)  # cached after the first cell of a dataset
         overhead = clock() - t0
         proto.measure(cell, ctx, [cell.runs])  # warm-up: compilation, caches
-        step = max(1, proto.batch_size(cell))
+        step = max(1, proto.spec.batch)
         t0 = clock()
         for lo in range(0, runs, step):
             proto.measure(cell, ctx, range(lo, min(runs, lo + step)))

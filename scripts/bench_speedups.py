@@ -143,10 +143,10 @@ def batching(repeats: int) -> None:
         proto = get_protocol(cell)
         ctx = proto.prepare(cell)
         proto.measure(cell, ctx, range(2))
-        step = proto.batch_size(cell)
+        step = proto.spec.batch
 
         def one(cell=cell, ctx=ctx, proto=proto):
-            return [proto.measure_run(cell, ctx, r) for r in range(runs)]
+            return [proto.measure(cell, ctx, [r]) for r in range(runs)]
 
         def batched(cell=cell, ctx=ctx, proto=proto, step=step):
             return [
@@ -362,7 +362,7 @@ def workspace(repeats: int) -> None:
         cell = build_cell(make_cell(method, "rbf", ds, 1, runs=runs))
         proto = get_protocol(cell)
         ctx = proto.prepare(cell)
-        step = proto.batch_size(cell)
+        step = proto.spec.batch
 
         def all_runs(cell=cell, ctx=ctx, proto=proto, step=step):
             return [
@@ -450,13 +450,13 @@ def draws(
             weights = dataclasses.replace(cell, settings={**cell.settings, "draws": "weights"})
             proto = get_protocol(cell)
             ctx = proto.prepare(cell)
-            proto.measure_run(cell, ctx, 0)  # load the compiled trig kernel
+            proto.measure(cell, ctx, [0])  # load the compiled trig kernel
             seconds = {"weights": 0.0, "sample_space": 0.0}
             errors: dict[str, list[float]] = {"weights": [], "sample_space": []}
             for r in range(runs):
                 for name, c in (("weights", weights), ("sample_space", cell)):
                     t0 = time.perf_counter()
-                    row = proto.measure_run(c, ctx, r)
+                    row = proto.measure(c, ctx, [r])[0]
                     seconds[name] += time.perf_counter() - t0
                     assert row["draws"] == name
                     errors[name].append(row["rel_fro_error"])

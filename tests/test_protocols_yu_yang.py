@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from kernelbench.bandwidth import nn_sigma
+from kernelbench.cell import shard_schema
 from kernelbench.datasets import train_part
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_cell, run_grid
@@ -14,6 +15,7 @@ from kernelbench.kernels import exact_kernel
 from kernelbench.plot_command import make_plots
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.base import BANDWIDTH_QUERIES
+from kernelbench.protocols.common import feature_map, run_rng
 from kernelbench.protocols.pair_mse import next_pow2
 from kernelbench.seeding import derive_rng
 from kernelbench.theory import orf_variance_ratio_exact
@@ -92,7 +94,8 @@ def test_pair_mse_pads_uses_nn50_and_measures_the_pair_mse():
 
     resolved = build_cell(cell)
     ctx = proto.prepare(resolved)
-    fm = proto.feature_map(resolved, proto.run_rng(resolved, 1), d=64, ctx=ctx).fit(ctx.X)
+    params = {**resolved.kernel["params"], "gamma": ctx.gamma}
+    fm = feature_map(resolved, run_rng(resolved, 1), d=64, params=params).fit(ctx.X)
     K = exact_kernel("rbf", ctx.X, ctx.Y, gamma=ref.gamma)
     mse = np.mean((K - fm.approximate_kernel(ctx.X, ctx.Y)) ** 2)
     assert df["mse"].iloc[1] == pytest.approx(mse, rel=1e-10)
@@ -178,7 +181,7 @@ def test_figures_are_drawn(tmp_path, ratios, adaptive):
     from kernelbench.results import write_shard
 
     for name, df in (("ratio", ratios["orf"]), ("adaptive", adaptive)):
-        schema = get_protocol(str(df["protocol"].iloc[0])).schema()
+        schema = shard_schema(get_protocol(str(df["protocol"].iloc[0])))
         write_shard(df, tmp_path / "runs" / name / "x.parquet", schema)
     report = make_plots(tmp_path / "runs", tmp_path / "fig", formats=["png"])
     names = {p.name for paths in report.written.values() for p in paths}

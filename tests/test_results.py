@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from kernelbench.cell import shard_schema
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import get_protocol
 from kernelbench.results import (
@@ -26,7 +27,7 @@ from kernelbench.results import (
     write_shard,
 )
 
-SCHEMA = get_protocol("kernel_approx").schema()
+SCHEMA = shard_schema(get_protocol("kernel_approx"))
 COLUMNS = SCHEMA.names
 
 

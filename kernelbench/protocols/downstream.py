@@ -10,10 +10,10 @@ trained on z(X_train) and scored on z(X_test):
             or ||y_hat - y||_2 / ||y||_2 (``rel_error``, Yang et al. 2014, Tables 1-2;
             lower is better)
 
-``budget: s`` makes the cell's n Yang et al.'s s = D points (:meth:`Protocol.map_n`);
+``budget: s`` makes the cell's n Yang et al.'s s = D points (:func:`.common.map_n`);
 the row's D is the map's.
 
-Each run uses the map of :meth:`Protocol.run_rng`, which does not depend on the
+Each run uses the map of :func:`.common.run_rng`, which does not depend on the
 learner: both learners see the same maps (paired comparisons).
 
 The exact-kernel ceiling: the same learner on the exact kernel, computed once per
@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -39,9 +40,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.common import check_map, feature_map, kernel_params, run_rng
 from kernelbench.results import SCHEMA_VERSION, atomic_write, dumps
 from kernelbench.settings import ProtocolSettings
 
@@ -128,19 +131,21 @@ class Downstream(Protocol[DownstreamSettings]):
 
     name = "downstream"
     Settings = DownstreamSettings
-    title = "Munkhoeva et al. 2018, Fig. 2: test accuracy / R^2 of a learner on the features"
-    columns = (
-        ("learner", pa.string()),
-        ("metric", pa.string()),
-        ("train_rows", pa.int64()),
-        ("test_rows", pa.int64()),
-        ("score", pa.float64()),
-        ("exact_score", pa.float64()),
-        ("alpha", pa.float64()),
-        ("train_seconds", pa.float64()),
-        ("predict_seconds", pa.float64()),
+    spec = Spec(
+        title="Munkhoeva et al. 2018, Fig. 2: test accuracy / R^2 of a learner on the features",
+        columns=(
+            ("learner", pa.string()),
+            ("metric", pa.string()),
+            ("train_rows", pa.int64()),
+            ("test_rows", pa.int64()),
+            ("score", pa.float64()),
+            ("exact_score", pa.float64()),
+            ("alpha", pa.float64()),
+            ("train_seconds", pa.float64()),
+            ("predict_seconds", pa.float64()),
+        ),
+        keys=("learner",),
     )
-    cell_settings = ("learner",)
 
     # -- settings ------------------------------------------------------------------
     def learner_name(self, cell: Cell) -> str:
@@ -167,12 +172,9 @@ class Downstream(Protocol[DownstreamSettings]):
         except KernelbenchError as err:
             raise KernelbenchError(f"dataset {cell.dataset['name']!r}: {err}") from None
 
-    def row_keys(self, cell: Cell) -> dict[str, Any]:
-        return {**super().row_keys(cell), "metric": self.metric_name(cell)}
-
     # -- measurement -----------------------------------------------------------------
     def check(self, cell: Cell) -> None:
-        super().check(cell)
+        check_map(cell)
         self.learner(cell)
         self.metric_name(cell)
 
@@ -210,7 +212,7 @@ class Downstream(Protocol[DownstreamSettings]):
         from kernelbench.kernels import exact_kernel
         from kernelbench.learners import score
 
-        name, params = cell.kernel["name"], self.kernel_params(cell)
+        name, params = cell.kernel["name"], kernel_params(cell)
 
         def kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
             return exact_kernel(name, A, B, **params)
@@ -222,6 +224,7 @@ class Downstream(Protocol[DownstreamSettings]):
 
     def cell_columns(self, cell: Cell, ctx: Context) -> dict[str, Any]:
         return {
+            "metric": ctx.metric,
             "d": int(ctx.X_train.shape[1]),
             "train_rows": int(len(ctx.X_train)),
             "test_rows": int(len(ctx.X_test)),
@@ -230,10 +233,13 @@ class Downstream(Protocol[DownstreamSettings]):
             "data_deviation": ctx.provenance.get("data_deviation"),
         }
 
-    def measure_run(self, cell: Cell, ctx: Context, run: int) -> dict:
+    def measure(self, cell: Cell, ctx: Context, runs: Sequence[int]) -> list[dict]:
+        return [self._run(cell, ctx, r) for r in runs]
+
+    def _run(self, cell: Cell, ctx: Context, run: int) -> dict:
         from kernelbench.learners import score
 
-        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1], ctx=ctx)
+        fm = feature_map(cell, run_rng(cell, run), d=ctx.X_train.shape[1])
         t0 = time.perf_counter()
         fm.fit(ctx.X_train)
         t1 = time.perf_counter()

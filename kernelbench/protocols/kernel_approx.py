@@ -38,9 +38,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Pair, Protocol
+from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.common import Pair, exact_pair, feature_map, run_rng
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,12 +86,15 @@ class KernelApprox(Protocol[KernelApproxSettings]):
 
     name = "kernel_approx"
     Settings = KernelApproxSettings
-    title = "Munkhoeva et al. 2018, Fig. 1: kernel approximation error"
-    columns = (
-        ("samples", pa.int64()),
-        ("rel_fro_error", pa.float64()),
-        ("rel_spec_error", pa.float64()),
-        ("draws", pa.string()),  # the draw that produced the row: weights or sample_space
+    spec = Spec(
+        title="Munkhoeva et al. 2018, Fig. 1: kernel approximation error",
+        columns=(
+            ("samples", pa.int64()),
+            ("rel_fro_error", pa.float64()),
+            ("rel_spec_error", pa.float64()),
+            ("draws", pa.string()),  # the draw that produced the row: weights or sample_space
+        ),
+        batch=BATCH_RUNS,
     )
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -109,24 +114,29 @@ class KernelApprox(Protocol[KernelApproxSettings]):
         return draws == "sample_space" and fm.supports_sample_space(n_points, d)
 
     def prepare(self, cell: Cell) -> Pair:
-        return self.exact_pair(cell)
+        return exact_pair(cell)
 
     def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
         return ctx.columns()
 
-    def batch_size(self, cell: Cell) -> int:
-        """Runs measured together: their K_hat in one stacked product (``BATCH_BYTES``)."""
-        samples = cell.data_settings.get("samples") or 1
-        return int(max(1, min(BATCH_RUNS, BATCH_BYTES // (8 * int(samples) ** 2))))
-
     def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
+        """The rows of ``runs``, in groups of :func:`batch_runs` (:meth:`_group`)."""
+        step = batch_runs(cell)
+        runs = list(runs)
+        return [
+            row
+            for i in range(0, len(runs), step)
+            for row in self._group(cell, ctx, runs[i : i + step])
+        ]
+
+    def _group(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
         """The runs' maps one by one, their estimates K_hat = z(X) z(Y)^T in one stacked
-        product when the features are small (``np.matmul`` over the batch: the same
-        GEMM per run, so the rows are those of :meth:`measure_run`), then the errors
-        run by run. Memory: at most ``BATCH_BYTES`` of K_hat per batch, and the features
-        of one run when they are larger than ``BATCH_Z_BYTES`` (that run's row is
-        computed before the next run is mapped)."""
-        f32 = self._float32(cell)
+        product when the features are small (``np.matmul`` over the group: the same
+        GEMM per run, so the rows are those of runs one by one), then the errors run by
+        run. Memory: at most ``BATCH_BYTES`` of K_hat per group, and the features of one
+        run when they are larger than ``BATCH_Z_BYTES`` (that run's row is computed
+        before the next run is mapped)."""
+        f32 = self._opts(cell).product == "float32"
         rows: list[dict | None] = []
         kept: list[tuple[int, tuple]] = []  # (row index, mapped run) of small features
         big = False
@@ -150,18 +160,11 @@ class KernelApprox(Protocol[KernelApproxSettings]):
                 rows[i] = self._errors(ctx, m, K_hat)
         return rows  # type: ignore[return-value]
 
-    def measure_run(self, cell: Cell, ctx: Pair, run: int) -> dict:
-        m = self._map_run(cell, ctx, run)
-        return self._errors(ctx, m, _product(m[1], m[2], self._float32(cell)))
-
-    def _float32(self, cell: Cell) -> bool:
-        return self._opts(cell).product == "float32"
-
     def _map_run(self, cell: Cell, ctx: Pair, run: int) -> tuple:
         """(the map's row values, z(X), z(Y)) of run ``run``. The fitted map itself is
         dropped here, so a batch holds only features (a map's weights can take GBs:
         orf_tallqr on LEUKEMIA at n = 5 stores 71300 x 7129 reflector entries)."""
-        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
+        fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1])
         sample_space = self._sample_space(cell, fm, len(ctx.X) + len(ctx.Y), ctx.X.shape[1])
         t0 = time.perf_counter()
         if sample_space:  # the projections of [X; Y] alone: fit is their draw
@@ -201,6 +204,13 @@ class KernelApprox(Protocol[KernelApproxSettings]):
             "fit_seconds": info["fit_seconds"],
             "transform_seconds": info["transform_seconds"],
         }
+
+
+def batch_runs(cell: Cell) -> int:
+    """Runs whose K_hat are stacked in one product: at most ``BATCH_RUNS`` and
+    ``BATCH_BYTES``."""
+    samples = cell.data_settings.get("samples") or 1
+    return int(max(1, min(BATCH_RUNS, BATCH_BYTES // (8 * int(samples) ** 2))))
 
 
 #: The last K_hat buffer, per thread: a run's K_hat and error matrix are written into

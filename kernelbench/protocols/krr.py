@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import time
 import tracemalloc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
@@ -45,9 +45,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS
+from kernelbench.protocols import PROTOCOLS, common
 from kernelbench.protocols.base import Protocol
 from kernelbench.results import dumps
 from kernelbench.seeding import derive_rng
@@ -211,19 +212,22 @@ class KRR(Protocol[KRRSettings]):
 
     name = "krr"
     Settings = KRRSettings
-    title = "Liu et al. 2020, Table 3 and Fig. 1: KRR accuracy with random features"
-    columns = (
-        ("s", pa.int64()),
-        ("train_rows", pa.int64()),
-        ("test_rows", pa.int64()),
-        ("accuracy_pct", pa.float64()),
-        ("lambda_", pa.float64()),
-        ("cv_accuracy_pct", pa.float64()),
-        ("feature_seconds", pa.float64()),
-        ("train_seconds", pa.float64()),
-        ("predict_seconds", pa.float64()),
-        ("peak_memory_mb", pa.float64()),
-        ("rel_spec_error", pa.float64()),
+    spec = Spec(
+        title="Liu et al. 2020, Table 3 and Fig. 1: KRR accuracy with random features",
+        columns=(
+            ("s", pa.int64()),
+            ("train_rows", pa.int64()),
+            ("test_rows", pa.int64()),
+            ("accuracy_pct", pa.float64()),
+            ("lambda_", pa.float64()),
+            ("cv_accuracy_pct", pa.float64()),
+            ("feature_seconds", pa.float64()),
+            ("train_seconds", pa.float64()),
+            ("predict_seconds", pa.float64()),
+            ("peak_memory_mb", pa.float64()),
+            ("rel_spec_error", pa.float64()),
+        ),
+        budget="d",  # the cell's n is s/d: D = s = n d frequencies
     )
 
     # -- settings ------------------------------------------------------------------
@@ -259,13 +263,6 @@ class KRR(Protocol[KRRSettings]):
         p = self._opts(cell)
         sigma = float(p.sigma)
         return 1.0 / (sigma**2 if p.width == "sigma2" else 2.0 * sigma**2)
-
-    def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
-        return {**cell.kernel["params"], "gamma": self.gamma(cell)}
-
-    def map_n(self, cell: Cell, d: int) -> float:
-        """The map's n with D = 2 n (d + 1) = s = (s/d) d frequencies."""
-        return float(cell.n) * d / (2.0 * (d + 1))
 
     # -- measurement ---------------------------------------------------------------
     def check(self, cell: Cell) -> None:
@@ -309,7 +306,7 @@ class KRR(Protocol[KRRSettings]):
         family = self._method_class(cell).draw_family
         if self._opts(cell).shared_draw and family:
             cell = replace(cell, method={**cell.method, "label": family})
-        return super().run_rng(cell, run)
+        return common.run_rng(cell, run)
 
     @staticmethod
     def _method_class(cell: Cell) -> Any:
@@ -317,14 +314,15 @@ class KRR(Protocol[KRRSettings]):
 
         return FEATURE_MAPS.get(cell.method["name"])
 
-    def feature_map(self, cell, random_state, d=None, ctx=None):
-        """The cell's map; maps with a ``mode`` (lev_rff, slw_rff) get the ``sampler``
-        unless the method's parameters set it."""
+    def feature_map(self, cell: Cell, random_state: Any, d: int | None = None) -> Any:
+        """The cell's map, gamma from ``sigma``; maps with a ``mode`` (lev_rff, slw_rff)
+        get the ``sampler`` unless the method's parameters set it."""
         cls = self._method_class(cell)
         if "mode" in cls._get_param_names() and "mode" not in cell.method["params"]:
             params = {**cell.method["params"], "mode": self._opts(cell).sampler}
             cell = replace(cell, method={**cell.method, "params": params})
-        return super().feature_map(cell, random_state, d=d, ctx=ctx)
+        params = {**cell.kernel["params"], "gamma": self.gamma(cell)}
+        return common.feature_map(cell, random_state, d, params)
 
     def cell_columns(self, cell: Cell, ctx: KRRData) -> dict[str, Any]:
         return {
@@ -350,9 +348,12 @@ class KRR(Protocol[KRRSettings]):
             random_state=derive_rng(cell.seed, "krr-cv", cell.dataset["name"], run),
         )
 
-    def measure_run(self, cell: Cell, ctx: KRRData, run: int) -> dict:
+    def measure(self, cell: Cell, ctx: KRRData, runs: Sequence[int]) -> list[dict]:
+        return [self._run(cell, ctx, r) for r in runs]
+
+    def _run(self, cell: Cell, ctx: KRRData, run: int) -> dict:
         ctx = self.run_split(cell, ctx, run)
-        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1], ctx=ctx)
+        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1])
         krr = self.learner(cell, run)
         tracing = tracemalloc.is_tracing()
         if not tracing:

@@ -4,7 +4,7 @@ Per cell (dataset, kernel, method, n, ``points``): ``points`` random rows of the
 dataset's scaled train part (the data settings of ``protocol.data``, Fig. 1's by
 default; drawn once per (seed, dataset, points), with replacement only when the
 train part has fewer rows), BLAS limited to one thread. Per run, a fresh map from
-:meth:`Protocol.run_rng`:
+:func:`kernelbench.protocols.common.run_rng`:
 
 * ``fit_seconds``: drawing the map (``fit``), timed once per run;
 * ``first_map_seconds``: the first ``transform`` of that map (compilation, caches),
@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.common import feature_map, run_rng
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
@@ -85,26 +87,24 @@ class Walltime(Protocol[WalltimeSettings]):
 
     name = "walltime"
     Settings = WalltimeSettings
-    title = "Munkhoeva et al. 2018, Fig. 3: walltime of the explicit mapping"
-    columns = (
-        ("points", pa.int64()),
-        ("repetition", pa.int64()),
-        ("map_seconds", pa.float64()),
-        ("first_map_seconds", pa.float64()),
+    spec = Spec(
+        title="Munkhoeva et al. 2018, Fig. 3: walltime of the explicit mapping",
+        columns=(
+            ("points", pa.int64()),
+            ("repetition", pa.int64()),
+            ("map_seconds", pa.float64()),
+            ("first_map_seconds", pa.float64()),
+        ),
+        keys=("points",),
+        extendable=False,  # timings of one session are not stitched to another's
+        data_runs=False,  # the data settings' runs count Fig. 1's error runs
     )
-    cell_settings = ("points",)
-    extendable = False  # timings of one session are not stitched to another's
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         out = super().check_settings(settings)
         out["points"] = check_int("points", out["points"], 1)
         out["repeats"] = check_int("repeats", out["repeats"], 1)
         return out
-
-    def default_runs(self, settings: Mapping[str, Any], data: Mapping[str, Any]) -> int | None:
-        """Maps drawn per cell: the protocol's ``runs`` (not the data settings' runs,
-        which count Fig. 1's error runs)."""
-        return settings.get("runs")
 
     def prepare(self, cell: Cell) -> Points:
         X, prov = _points_cached(*cell.pair_key, int(self._opts(cell).points))
@@ -128,7 +128,7 @@ class Walltime(Protocol[WalltimeSettings]):
 
     def _time_run(self, cell: Cell, ctx: Points, run: int) -> list[dict]:
         X = ctx.X
-        fm = self.feature_map(cell, self.run_rng(cell, run), d=X.shape[1], ctx=ctx)
+        fm = feature_map(cell, run_rng(cell, run), d=X.shape[1])
         t0 = time.perf_counter()
         fm.fit(X)
         fit_seconds = time.perf_counter() - t0
