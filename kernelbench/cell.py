@@ -1,24 +1,10 @@
 """One cell of a grid, resolved once: the typed, frozen :class:`Cell`.
 
-A cell is one point of an experiment's grid: what a protocol measures and one shard
-stores. :func:`build_cell` builds it once, in one place, from the composed config (the
-Hydra job's config, :func:`kernelbench.grid.expand`'s cells, ``make_cell``'s dict)::
-
-    {"experiment": ..., "protocol": {"name": "kernel_approx", "data": ...},
-     "n": 1, "runs": None, "seed": 0,
-     "method": {"name", "label", "paper_label", "params"},
-     "kernel": {"name", "params"}, "dataset": {"name", "splits", ...},
-     "data": {"mirror", "cache", "download"}}
-
-It validates the protocol's settings (:meth:`Protocol.check_settings`, over the
-protocol's ``Settings`` dataclass: derived settings such as krr's reading are filled
-here), resolves the data key and the dataset's data settings for the protocol, the
-default runs and the experiment name. Everything that is a function of the cell alone
-is a cached property: :attr:`Cell.config_hash`, :attr:`Cell.variant`
-(:func:`shard_variant`), :attr:`Cell.name` (:func:`cell_name`), the cache keys of the
-shared data (:attr:`Cell.pair_key`). It is read by attribute (``cell.kernel``,
-``cell.options.reading``: the protocol's settings dataclass); its dicts are not to be
-mutated (:func:`dataclasses.replace` makes another cell).
+:func:`build_cell` builds it from the composed config (``experiment``, ``protocol``,
+``dataset``, ``kernel``, ``method``, ``n``, ``runs``, ``seed``, ``data``): the
+protocol's settings validated, the data key and data settings, the default runs. What
+is a function of the cell alone is a cached property (config hash, shard variant,
+name, data cache key). Read it by attribute; :func:`dataclasses.replace` makes another.
 """
 
 from __future__ import annotations
@@ -108,8 +94,7 @@ PROTOCOLS: Registry[Measurement] = Registry("protocol")
 
 
 def get_protocol(cell_or_name: Mapping[str, Any] | str) -> Measurement:
-    """The protocol of a cell (its ``protocol.name``, default ``kernel_approx``) or of a
-    name."""
+    """The protocol of a cell or of a name (:func:`protocol_name`)."""
     return PROTOCOLS.get(protocol_name(cell_or_name))
 
 
@@ -238,13 +223,8 @@ _FIELDS = dataclasses.fields(Cell)
 
 
 def build_cell(config: Cell | Mapping[str, Any]) -> Cell:
-    """The :class:`Cell` of a composed config (a :class:`Cell` is returned as is).
-
-    Validates the protocol's settings and fills their defaults (the protocol's
-    ``Settings`` dataclass; a name is read from ``configs/protocol/<name>.yaml``),
-    ``runs`` from the dataset's data settings for the protocol, else the protocol's,
-    ``n`` normalised, the experiment name; one line for what is wrong.
-    """
+    """The :class:`Cell` of a composed config (a :class:`Cell` as is); one line for
+    what is wrong."""
     if isinstance(config, Cell):
         return config
     proto, settings = _resolve_protocol(config)
@@ -327,9 +307,8 @@ def _resolve_protocol(cell: Mapping[str, Any]) -> tuple[Measurement, dict[str, A
 
 
 def protocol_dataset(cell: Cell) -> dict[str, Any]:
-    """The part of a cell's dataset entry that its protocol reads: every key but the
-    data recipes (``splits``), and of these only the entry ``protocol.data`` (default the
-    protocol's name), so editing another protocol's data settings leaves it alone."""
+    """The cell's dataset entry with, of its data recipes (``splits``), only the one its
+    protocol reads: editing another protocol's data settings leaves it alone."""
     dataset = dict(cell.dataset)
     splits = dataset.get("splits")
     if isinstance(splits, Mapping):
@@ -345,13 +324,9 @@ def _hash_payload(cell: Cell, dataset: Any) -> str:
 
 
 def config_hash(cell: Cell | Mapping[str, Any]) -> str:
-    """SHA-256 (16 hex digits) of everything that determines a cell's numbers.
-
-    The experiment, the protocol's settings, the part of the dataset entry the protocol
-    reads (:func:`protocol_dataset`), kernel, method, n, runs, seed and
-    :data:`SCHEMA_VERSION`; not the output directory, overwrite, the launcher or BLAS
-    threads. Computed once per :class:`Cell`.
-    """
+    """SHA-256 (16 hex digits) of what determines a cell's numbers: :meth:`Cell.payload`,
+    the dataset part its protocol reads (:func:`protocol_dataset`) and
+    :data:`SCHEMA_VERSION`; not where or how it runs."""
     return build_cell(cell).config_hash
 
 
@@ -365,10 +340,8 @@ _MISSING = object()
 
 
 def _readable(value: Any) -> str | None:
-    """``value`` as an unambiguous path fragment, or None (then it goes to the hash).
-
-    Numbers keep their type (``1`` vs ``1.0``); strings must start with a letter and
-    not read as another type (``true``, ``null``, ``nan``, ...)."""
+    """``value`` as an unambiguous path fragment (``1`` vs ``1.0``; no string that reads
+    as another type), or None (then it goes to the hash)."""
     if value is None or isinstance(value, bool):
         return dumps(value)
     if isinstance(value, int):
@@ -383,9 +356,8 @@ def _readable(value: Any) -> str | None:
 
 @lru_cache(maxsize=64)
 def _experiment_fixed(experiment: str) -> dict[str, Any]:
-    """Settings that every experiment file naming its results ``experiment`` fixes to
-    one value (dotted key -> value, e.g. ``kernel.params.gamma: nn50``, ``protocol``):
-    the defaults of that experiment's cells, so a paper grid's shards keep short paths."""
+    """Settings (dotted key -> value) that every experiment file of ``experiment`` fixes:
+    the defaults of its cells, so a paper grid's shards keep short paths."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf
 
@@ -435,10 +407,9 @@ def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
 
 
 def default_cell(cell: Cell) -> dict[str, Any]:
-    """What a resolved cell's settings are when none is overridden: the config files of
-    its kernel, method label, dataset and protocol (``configs/<group>/``) and
-    ``seed`` of ``configs/config.yaml``, with the settings its experiment's files fix
-    (:func:`_experiment_fixed`). A part missing a file is None."""
+    """A cell's settings when none is overridden: the config files of its kernel,
+    method label, dataset and protocol, the base ``seed``, and what its experiment's
+    files fix (:func:`_experiment_fixed`); None for a part without a file."""
     fixed = _experiment_fixed(cell.experiment)
     proto_name = fixed.get("protocol")
     if not isinstance(proto_name, str):
@@ -486,19 +457,11 @@ def _default_protocol() -> str:
 
 
 def shard_variant(cell: Cell | Mapping[str, Any]) -> tuple[str, ...]:
-    """The parts of a cell's shard path beyond experiment, dataset, kernel,
-    method label, the protocol's parts and n: what differs from :func:`default_cell`.
-
-    In order: ``protocol=<name>`` (a protocol other than the experiment's),
-    ``seed=<s>``, then ``<key>=<value>`` for each kernel parameter and each method
-    parameter that differs, and ``h=<8 hex>`` (a hash of the whole identity) when
-    anything else differs or a value has no readable form: a changed dataset or
-    protocol setting, a removed parameter, a method parameter named like a kernel
-    parameter. Parts decode uniquely, so two cells that differ in anything but
-    ``runs`` (kept out: a shard with fewer runs is extended) never share a path.
-    Empty for a default cell: its path is the one of earlier versions. Computed once
-    per :class:`Cell` (:attr:`Cell.variant`).
-    """
+    """The shard path parts of what differs from :func:`default_cell`, in order:
+    ``protocol=<name>`` (not the experiment's), ``seed=<s>``, ``<key>=<value>`` per
+    differing kernel and method parameter, and ``h=<8 hex>`` (the identity's hash) when
+    anything else differs or has no readable form. Two cells that differ in anything
+    but ``runs`` never share a path; a default cell has none."""
     return build_cell(cell).variant
 
 
@@ -569,9 +532,9 @@ def _identity_hash(cell: Cell) -> str:
 
 
 def cell_name(cell: Cell | Mapping[str, Any]) -> str:
-    """``letter rbf sr33 n=1``, with the protocol's own path parts and what differs from
-    the defaults (:func:`shard_variant`): ``letter rbf sr33 seed=1 n_blocks=2 n=1``.
-    A config that does not build names its dataset, kernel, method and n alone."""
+    """``letter rbf sr33 seed=1 n_blocks=2 n=1``: the protocol's path parts and the
+    variant (:func:`shard_variant`); dataset, kernel, method and n alone where the
+    config does not build."""
     if isinstance(cell, Cell):
         return cell.name
     try:
@@ -593,26 +556,14 @@ _MAX_VARIANT = 120
 
 
 def cell_shard_path(cell: Cell | Mapping[str, Any], output_dir: str | Path) -> Path:
-    """Where a resolved cell's shard lives: :func:`kernelbench.results.shard_path` with
-    the cell's variant (:func:`shard_variant`, comma-joined) as the last directory."""
+    """Where a cell's shard lives: :func:`kernelbench.results.shard_path`, its variant
+    comma-joined as the last directory."""
     cell = build_cell(cell)
     variant = ",".join(cell.variant)
     if len(variant) > _MAX_VARIANT:
         variant = _identity_hash(cell)
-    return _layout_path(cell, output_dir, *([variant] if variant else []))
-
-
-def _layout_path(cell: Cell, output_dir: str | Path, *variant: str) -> Path:
-    return shard_path(
-        output_dir,
-        cell.experiment,
-        cell.dataset["name"],
-        cell.kernel["name"],
-        cell.method_label,
-        cell.n,
-        *cell.path_parts,
-        *variant,
-    )
+    names = (cell.experiment, cell.dataset["name"], cell.kernel["name"], cell.method_label)
+    return shard_path(output_dir, *names, cell.n, *cell.path_parts, *([variant] if variant else []))
 
 
 def base_config() -> dict[str, Any]:

@@ -21,19 +21,13 @@ from typing import Any
 import pandas as pd
 
 from kernelbench.cell import (
-    CELL_KEYS,
     Cell,
     Measurement,
     base_config,
     build_cell,
-    cell_name,
     cell_shard_path,
-    config_hash,
-    default_cell,
-    protocol_dataset,
     row_keys,
     shard_schema,
-    shard_variant,
 )
 from kernelbench.errors import Interrupted, KernelbenchError
 from kernelbench.progress import checkpoint_interval
@@ -47,7 +41,6 @@ from kernelbench.results import (
     shard_schema_version,
     write_shard,
 )
-from kernelbench.validation import check_n, check_runs
 
 # -- measurement --------------------------------------------------------------------
 
@@ -404,25 +397,3 @@ def run_grid(
     if not frames:
         raise KernelbenchError("empty grid")
     return pd.concat(frames, ignore_index=True)
-
-
-__all__ = [
-    "CELL_KEYS",
-    "Cell",
-    "base_config",
-    "blas_limit",
-    "build_cell",
-    "cell_name",
-    "cell_shard_path",
-    "check_n",
-    "check_runs",
-    "config_hash",
-    "default_cell",
-    "make_cell",
-    "protocol_dataset",
-    "run_and_store",
-    "run_cell",
-    "run_grid",
-    "shard_variant",
-    "summary_line",
-]

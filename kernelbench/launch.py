@@ -129,7 +129,7 @@ def _job(cfg: Any) -> None:
 
 def _finish(report: Any, cell: Any, outcome: str) -> None:
     """Tell the launching process how the job ended and where its shard is."""
-    from kernelbench.experiment import cell_shard_path
+    from kernelbench.cell import cell_shard_path
 
     out = cell.output_dir
     shard = None
@@ -156,7 +156,7 @@ def _job_progress(cell: dict[str, Any], prefix: str, num: int) -> tuple[Any, Any
 
 
 def _cell_name(cell: dict[str, Any]) -> str:
-    from kernelbench.experiment import cell_name
+    from kernelbench.cell import cell_name
 
     try:
         return cell_name(cell)
@@ -239,7 +239,7 @@ def _unknown_option(arg: str, following: str | None) -> KernelbenchError:
 
 def _settings() -> dict[str, Any]:
     """The top-level settings of ``configs/config.yaml`` and the config groups."""
-    from kernelbench.experiment import base_config
+    from kernelbench.cell import base_config
 
     return {**base_config(), **{g: None for g in GROUPS}, "hydra": None}
 
@@ -437,8 +437,8 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
     dataset, protocol or n, or a setting below method or kernel, such as
     ``kernel.params.gamma``), else the quick grid; ``experiment=`` is always a grid.
     """
+    from kernelbench.cell import base_config
     from kernelbench.config import expand, group_options
-    from kernelbench.experiment import base_config
 
     flags, overrides = _split(args)
     parsed = _parse(overrides)

@@ -23,7 +23,8 @@ from threadpoolctl import threadpool_limits
 def main() -> None:
     from bench_speedups import interleaved, use_cpu_clock
 
-    from kernelbench.experiment import build_cell, make_cell
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
     from kernelbench.metrics import spectral_norm
     from kernelbench.protocols import get_protocol
     from kernelbench.protocols.common import feature_map, run_rng

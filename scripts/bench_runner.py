@@ -87,7 +87,8 @@ def probe(
     runs); ``draws``: the kernel_approx setting (default: the protocol's)."""
     from threadpoolctl import threadpool_limits
 
-    from kernelbench.experiment import build_cell, make_cell
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
     from kernelbench.protocols import get_protocol
 
     config = make_cell(method, kernel, dataset, 3, runs=None)

@@ -131,7 +131,8 @@ def spectral(repeats: int) -> None:
 
 
 def batching(repeats: int) -> None:
-    from kernelbench.experiment import build_cell, make_cell
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):
@@ -337,7 +338,8 @@ def sorf(repeats: int) -> None:
 
 def workspace(repeats: int) -> None:
     import kernelbench.protocols.kernel_approx as KA
-    from kernelbench.experiment import build_cell, make_cell
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):
@@ -437,7 +439,8 @@ def draws(
 ) -> None:
     from scipy.stats import ks_2samp
 
-    from kernelbench.experiment import build_cell, make_cell
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):

@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernelbench.experiment import build_cell, make_cell
+from kernelbench.cell import build_cell
+from kernelbench.experiment import make_cell
 from kernelbench.features.sr import SR33
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.common import kernel_params

@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from kernelbench import cost
+from kernelbench.cell import build_cell
 from kernelbench.cli import app
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import build_cell, make_cell
+from kernelbench.experiment import make_cell
 
 
 def _cell(method="rff", n=1, runs=5, samples=300, dataset="digits", kernel="rbf"):

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kernelbench.cell import cell_keys
+from kernelbench.cell import build_cell, cell_keys, cell_shard_path
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import build_cell, cell_shard_path, make_cell, run_and_store
+from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.common import feature_map, run_rng
 from kernelbench.protocols.downstream import EXACT_DIR, exact_key

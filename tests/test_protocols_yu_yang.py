@@ -90,7 +90,7 @@ def test_pair_mse_pads_uses_nn50_and_measures_the_pair_mse():
     assert df["sigma"].iloc[0] == pytest.approx(ref.sigma, rel=1e-12)
     # the MSE is the mean over all pairs of the squared kernel error, recomputed here
     proto = get_protocol("pair_mse")
-    from kernelbench.experiment import build_cell
+    from kernelbench.cell import build_cell
 
     resolved = build_cell(cell)
     ctx = proto.prepare(resolved)

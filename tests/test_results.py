@@ -117,8 +117,7 @@ def test_failed_write_keeps_old_shard_and_leaves_no_temp(tmp_path, monkeypatch):
     before = path.read_bytes()
 
     def broken(table, where, **kw):
-        with open(where, "wb") as fh:
-            fh.write(b"PAR1 partial")
+        where.write(b"PAR1 partial")
         raise OSError("disk full")
 
     monkeypatch.setattr(pq, "write_table", broken)

@@ -6,24 +6,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from kernelbench.cell import shard_schema
+from kernelbench.cell import build_cell, cell_name, cell_shard_path, config_hash, shard_schema
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import (
-    build_cell,
-    cell_name,
-    cell_shard_path,
-    check_n,
-    check_runs,
-    config_hash,
-    make_cell,
-    run_and_store,
-    run_cell,
-    run_grid,
-)
+from kernelbench.experiment import make_cell, run_and_store, run_cell, run_grid
 from kernelbench.launch import plan
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.kernel_approx import batch_runs
 from kernelbench.results import read_results
+from kernelbench.validation import check_n, check_runs
 
 SAMPLES = 60
 SCHEMA = shard_schema(get_protocol("kernel_approx"))

@@ -382,7 +382,8 @@ def test_reduced_grid_has_tallqr_and_a_slice_of_mnist_and_leukemia():
         assert {c["n"] for c in by_ds[ds]} == ns
     assert {c["experiment"] for c in cells} == {EXPERIMENT}
     # the same cells (and config hashes) as make_cell and `kernelbench run` build
-    from kernelbench.experiment import build_cell, config_hash, make_cell
+    from kernelbench.cell import build_cell, config_hash
+    from kernelbench.experiment import make_cell
 
     for c in (cells[0], cells[-1]):
         same = make_cell(

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernelbench.cell import Cell
+from kernelbench.cell import Cell, build_cell, config_hash
 from kernelbench.config import compose, experiment_sweep
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import build_cell, config_hash, make_cell, run_and_store
+from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.learners import check_task, rel_error, score
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.common import feature_map, map_n
