@@ -1,12 +1,6 @@
-"""One cell of a grid, measured run by run by its protocol, stored as one shard.
-
-A cell is a :class:`kernelbench.cell.Cell`, built once from the composed config by
-:func:`kernelbench.cell.build_cell`. The protocol
-(:mod:`kernelbench.protocols`) measures it; this module is the same for every
-protocol: :func:`run_cell` returns one row per run (the protocol's schema),
-:func:`run_and_store` adds resume and the atomic shard write, :func:`run_grid` runs
-an experiment's grid (:func:`kernelbench.cell.expand`) in-process.
-"""
+"""One cell measured run by run by its protocol, stored as one shard; the same for
+every protocol: :func:`run_cell` (the rows), :func:`run_and_store` (resume, the atomic
+shard write), :func:`run_grid` (a grid in-process)."""
 
 from __future__ import annotations
 
@@ -64,18 +58,12 @@ def run_cell(
     start: int = 0,
     keep: Callable[[Callable[[], pd.DataFrame], bool], None] | None = None,
 ) -> pd.DataFrame:
-    """Measure one cell: ``runs`` fresh feature maps, one row per run.
-
-    The protocol validates the cell before any data is loaded, prepares what the runs
-    share, and measures the runs in batches of its ``spec.batch``. Run r draws its map
-    from :func:`kernelbench.protocols.common.run_rng`, so every row is independent of the
-    order in which cells and runs execute, and of how many runs the cell has:
-    ``start=k`` measures only runs k, ..., runs - 1: the rows that a shard of the same
-    cell with k runs lacks (:func:`run_and_store` extends such a shard).
-    ``keep(rows, interrupted)`` is called after each batch and, before an interrupt
-    (KeyboardInterrupt) propagates, once more with ``interrupted=True``; ``rows()``
-    builds the frame of the runs finished so far.
-    """
+    """Measure one cell: its protocol checks it, prepares what the runs share and
+    measures the runs in batches of its ``spec.batch``. Run r's row does not depend on
+    the order of runs or their number, so ``start=k`` measures runs k, ..., runs - 1
+    (extending a shard of k runs). ``keep(rows, interrupted)`` is called after each
+    batch and once more, ``interrupted=True``, before an interrupt propagates;
+    ``rows()`` builds the frame of the runs finished so far."""
     cell = build_cell(cell)
     proto = cell.protocol
     started = datetime.now(UTC)
@@ -188,17 +176,11 @@ def run_and_store(
     prefix: str = "",
     on_run: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame | None:
-    """Run a cell unless its shard already holds the same config; write the shard.
-
-    A shard of the same cell with fewer runs is extended: its rows are kept and only
-    the missing runs are measured (run r's row does not depend on the number of runs,
-    so the result equals a fresh run). Any other change recomputes the cell; an
-    unreadable shard is reported as corrupt and recomputed. A shard written by an
-    earlier schema version is one line (:func:`check_schema`), never adopted.
-    Returns the cell's rows, or None when it was skipped.
-    ``output_dir=None`` computes without writing. ``on_run(done, total)`` is called
-    after each batch of runs.
-    """
+    """Run a cell unless its shard holds the same config; write the shard. A shard of
+    the cell with fewer runs is extended by the missing runs; any other change is
+    recomputed, an unreadable shard reported and recomputed, one of an earlier schema
+    refused in one line (:func:`check_schema`). Returns the rows, None when skipped;
+    ``output_dir=None`` writes nothing; ``on_run(done, total)`` after each batch."""
     # where a protocol may cache work shared by cells (not part of the config hash)
     cell = build_cell(cell).with_output_dir(output_dir)
     label = cell.name

@@ -1,13 +1,9 @@
 """Progress of a sweep: one bar on a terminal, heartbeat lines in logs.
 
-* On a terminal, the launching process draws one bar over all cells and runs
-  (:class:`Board`). Each job, in this process or a worker (joblib, submitit on this
-  machine), reports its runs done and its output lines to a small JSON file in the
-  board's directory (:class:`JobReport`); the board reads them, prints the lines above
-  the bar and moves the bar, so parallel workers never draw over each other.
-* Elsewhere (nohup, SLURM logs, a pipe) each job prints a line at least every
-  :func:`heartbeat_interval` seconds while a cell runs, with its runs done and an ETA
-  (:class:`Heartbeat`), so a long cell is not silent.
+On a terminal the launching process draws one bar (:class:`Board`) from the reports
+each job writes to the board's directory (:class:`JobReport`), so parallel workers
+never draw over each other; elsewhere each job prints a line with its runs done and an
+ETA every :func:`heartbeat_interval` seconds (:class:`Heartbeat`).
 """
 
 from __future__ import annotations

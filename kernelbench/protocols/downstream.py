@@ -1,29 +1,17 @@
 """``downstream``: a learner on the features (Munkhoeva et al. 2018, Sec. 4.3, Fig. 2).
 
-The dataset's ``protocols.downstream`` settings give the split: the whole train part
-(the rows and scaling of Fig. 1) and the test rows after it (``test: rest``; scaling
-fitted on the train part). Per run a fresh feature map is fitted on the train part,
-both parts are mapped, and the learner (``learner``: :mod:`kernelbench.learners`) is
-trained on z(X_train) and scored on z(X_test):
+The dataset's ``downstream`` recipe gives the split (the train part of Fig. 1, the
+test rows after it). Per run a fresh map (:func:`.common.run_rng`: the same for both
+learners, paired comparisons) is fitted on the train part, both parts are mapped, and
+the learner is trained on z(X_train) and scored on z(X_test):
 
     score = test accuracy (classification) or R^2 (regression)   [``metric``]
-            or ||y_hat - y||_2 / ||y||_2 (``rel_error``, Yang et al. 2014, Tables 1-2;
-            lower is better)
+            or ||y_hat - y||_2 / ||y||_2 (``rel_error``, Yang et al. 2014, Tables 1-2)
 
-``budget: s`` makes the cell's n Yang et al.'s s = D points (:func:`.common.map_n`);
-the row's D is the map's.
-
-Each run uses the map of :func:`.common.run_rng`, which does not depend on the
-learner: both learners see the same maps (paired comparisons).
-
-The exact-kernel ceiling: the same learner on the exact kernel, computed once per
-(dataset and its settings, kernel, learner and its parameters, metric, seed) and
-cached as JSON under ``<output_dir>/.exact/<hash>.json`` (atomic write; hidden from
-the results reader), recorded in every row as ``exact_score`` and drawn as a line.
-
-Figure ``fig2``: score against n, kernels x datasets, one figure per learner, with
-the exact kernel's score.
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.downstream`.
+The same learner on the exact kernel, ``exact_score``, is computed once per (dataset,
+kernel, learner and parameters, metric, seed) and cached under
+``<output_dir>/.exact/<hash>.json``. Settings: :class:`DownstreamSettings`. Reporting
+side: :mod:`kernelbench.reporting.downstream` (figure ``fig2``).
 """
 
 from __future__ import annotations

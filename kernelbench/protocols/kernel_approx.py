@@ -1,29 +1,13 @@
 """``kernel_approx``: Gram-matrix approximation error (Munkhoeva et al. 2018, Fig. 1).
 
-Two independent random subsets X, Y of the dataset's scaled train part (the
-dataset's ``protocols.<data>`` settings: train rows, scaling, ``samples``, runs;
-drawn once per (seed, dataset)), the exact cross-kernel K = k(X, Y), and per run a
-fresh feature map fitted on X:
+Two random subsets X, Y of the dataset's scaled train part (drawn once per (seed,
+dataset)), the exact cross-kernel K = k(X, Y), and per run a fresh map fitted on X:
 
     rel_fro_error  = ||K - K_hat||_F / ||K||_F
     rel_spec_error = ||K - K_hat||_2 / ||K||_2,     K_hat = z(X) z(Y)^T + constant_.
 
-Setting ``product`` (:class:`KernelApproxSettings`): ``float64`` (the default) or
-``float32``: the GEMM z(X) z(Y)^T alone in float32 (1.6-2.2x faster); the features, the
-constant (folded into K_hat in float64: sr33's f(0) term alone shifts spectral errors by
-1e-4 in float32) and the errors stay float64. tests/test_kernel_approx_product.py bounds
-the shift of the errors on the reduced grid's datasets.
-
-Setting ``draws``: ``sample_space`` (the default) or ``weights``. Where the 2N points
-[X; Y] span less than R^d (2N < d: CIFAR-100, LEUKEMIA) and the map supports it (rff,
-orf), ``sample_space`` draws their projections A W^T directly, in law equal to those of
-a drawn W (:meth:`kernelbench.features.base.RandomFeatureMap.fit_sample_space`; other
-numbers, same distribution: tests/test_sample_space.py); elsewhere, and under
-``weights``, the map draws W (``fit``, ``transform``). Column ``draws`` of each row
-says which draw produced it.
-
-Figure ``fig1``: kernels x datasets, error against n, with the paper's means.
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.kernel_approx`.
+Settings ``product`` and ``draws``: :class:`KernelApproxSettings`. Reporting side:
+:mod:`kernelbench.reporting.kernel_approx` (figure ``fig1``).
 """
 
 from __future__ import annotations
@@ -64,15 +48,14 @@ BATCH_Z_BYTES = 2**20
 class KernelApproxSettings(ProtocolSettings):
     """Settings of ``kernel_approx`` (Munkhoeva et al. 2018, Fig. 1).
 
-    ``data``: the entry of the dataset's data recipes (train part, scaling, ``samples``
-    per subset X and Y, default runs). ``product``: the precision of the
-    K_hat = z(X) z(Y)^T product, float64, or float32 for the GEMM alone (features, the
-    f(0) constant and the errors stay float64; the shift is bounded by
-    tests/test_kernel_approx_product.py; docs/performance.md). ``draws``: how a run
-    draws its projections: ``sample_space`` draws those of the 2N points [X; Y] directly
-    where 2N < d and the map supports it (rff, orf: same law, other numbers;
-    tests/test_sample_space.py), else the map draws W; ``weights``: always W. The
-    defaults are left out of a cell's settings and hash.
+    ``data``: the dataset's data recipe (train part, scaling, ``samples`` per subset X
+    and Y, default runs). ``product``: the precision of the GEMM z(X) z(Y)^T, float64
+    or float32 (1.6-2.2x faster; features, the f(0) constant and the errors stay
+    float64; the shift is bounded by tests/test_kernel_approx_product.py). ``draws``:
+    ``sample_space`` draws the projections of the 2N points [X; Y] directly where
+    2N < d and the map supports it (rff, orf: same law, other numbers;
+    tests/test_sample_space.py), else the map draws W; ``weights``: always W. Column
+    ``draws`` says which draw made a row. Defaults are left out of a cell's hash.
     """
 
     name: str = "kernel_approx"

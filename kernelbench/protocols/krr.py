@@ -1,35 +1,21 @@
 """``krr``: kernel ridge regression accuracy (Liu et al. 2020, Table 3 and Figure 1).
 
-The dataset's ``protocols.<data>`` settings (``liu2020``) give a train/test split
-(:func:`kernelbench.datasets.protocol_split`: cod-RNA its given partition, the
-others random halves; every feature min-max scaled to [0, 1]). Labels become +-1.
-Per run, a fresh feature map with s frequencies (s = ``n`` x d: the cell's ``n`` is
-s/d) is fitted on the training rows (with their labels: ``lev_rff`` and ``slw_rff``
-are data dependent), and a KRR classifier (:class:`kernelbench.learners.ridge.ChunkedRidge`,
-Eq. (7)-(8)) chooses lambda by k-fold inner cross-validation over ``lambdas``:
+The dataset's ``liu2020`` recipe gives a train/test split (cod-RNA its given partition,
+the others random halves; features min-max scaled to [0, 1]), labels +-1. Per run a
+fresh map with s = ``n`` x d frequencies (the cell's n is s/d; block-structured maps
+truncate their last block, the row's ``s`` is the map's D) is fitted on the training
+rows (with labels: ``lev_rff``, ``slw_rff``), and a KRR classifier
+(:class:`kernelbench.learners.ridge.ChunkedRidge`, Eq. (7)-(8)) chooses lambda by
+inner k-fold cross-validation:
 
-    accuracy_pct  = 100 * mean(sign(z(x)^T beta) == y) on the test rows,
+    accuracy_pct    = 100 * mean(sign(z(x)^T beta) == y) on the test rows,
     feature_seconds = fit_seconds + transform_seconds (train and test rows),
-    rel_spec_error = ||K - K_hat||_2 / ||K||_2 on ``spectral_points`` random training rows
-                     (Fig. 1(a); NaN when 0), K_hat = Z Z^T + constant_.
+    rel_spec_error  = ||K - K_hat||_2 / ||K||_2 on ``spectral_points`` training rows
+                      (Fig. 1(a)), K_hat = Z Z^T + constant_.
 
-The KRR uses the explicit features z(x) only: sr33's constant_ (its node at w = 0, a
-weight that can be negative) is not a feature, so the ridge has no intercept from it.
-
-s counts frequencies (complex features of Eq. (2)); each gives a cos and a sin
-column, so the ridge has 2s unknowns. Block-structured maps give exactly s rows too
-(``orf``, ``sorf``, ``sr33``: whole blocks or rules, the last one truncated); the
-row's ``s`` is the map's D.
-
-Settings (``configs/protocol/krr.yaml``), the readings the paper leaves open
-(docs/liu2020.md): ``sigma`` and ``width`` (``sigma2``: exp(-|x-x'|^2 / sigma^2), the
-paper's text, gamma = 1/sigma^2; ``2sigma2``: exp(-|x-x'|^2 / (2 sigma^2)), the public
-code), ``center_labels``, ``lambda_times_n`` (n lambda in Eq. (8), or lambda),
-``lambdas``, ``cv_folds``, ``chunk_rows`` and ``spectral_points``.
-
-Figures: ``liu_table3`` (Table 3, ours beside the paper's: Markdown and CSV) and
-``liu_fig1`` (Fig. 1: spectral error, accuracy and feature time versus s).
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.krr`.
+The ridge sees the features z(x) only (sr33's constant_ is not a feature). Settings:
+:class:`KRRSettings` (the readings the paper leaves open: docs/liu2020.md). Reporting
+side: :mod:`kernelbench.reporting.krr` (``liu_table3``, ``liu_fig1``).
 """
 
 from __future__ import annotations
@@ -84,7 +70,6 @@ READINGS: dict[str, dict[str, Any]] = {
         "split_per_run": False,
     },
 }
-READING_KEYS = tuple(READINGS["code"])
 
 
 @dataclass(frozen=True)

@@ -1,21 +1,14 @@
-"""``pair_mse``: kernel approximation MSE over pairs of points against D (Yu et al. 2016, Fig. 4).
+"""``pair_mse``: kernel approximation MSE over pairs against D (Yu et al. 2016, Fig. 4).
 
-Data as in ``kernel_approx`` (the dataset's ``protocols.<data>`` settings, by default
-those of Munkhoeva et al.'s Fig. 1: two independent random subsets X, Y of the
-scaled train part, drawn once per (seed, dataset)), zero-padded to d' = the next
-power of two (Yu et al., Sec. 5: "The input feature dimension is set to be power
-of 2 by padding zeros"; padding changes no distance, so neither the kernel nor
-sigma). The budget ``n`` is D/d': D = n d' projections. The Gaussian kernel's
-sigma comes from ``kernel.params.gamma`` (``nn50``: Yu et al.'s rule, the mean
-distance to the 50th nearest neighbour, :func:`.common.kernel_params`). Per
-run a fresh map fitted on X:
+The sample pair X, Y of ``kernel_approx``, zero-padded to d' = the next power of two
+(Yu et al., Sec. 5; padding changes no distance). The cell's n is D/d': D = n d'.
+sigma from ``kernel.params.gamma`` (``nn50``: Yu et al.'s mean distance to the 50th
+nearest neighbour, :func:`.common.kernel_params`). Per run a fresh map fitted on X:
 
     mse           = mean over the pairs (x_i, y_j) of (k(x_i, y_j) - k_hat(x_i, y_j))^2
     rel_fro_error = ||K - K_hat||_F / ||K||_F
 
-Figure ``yu_mse``: MSE against D/d, one panel per dataset (Fig. 4; with sorf's
-1, 2 and 3 HD blocks it is also Fig. 5(c)).
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.pair_mse`.
+Reporting side: :mod:`kernelbench.reporting.pair_mse` (``yu_mse``: Figs. 4, 5(c)).
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """``walltime``: the time of the explicit feature map (Munkhoeva et al. 2018, Fig. 3).
 
-Per cell (dataset, kernel, method, n, ``points``): ``points`` random rows of the
-dataset's scaled train part (the data settings of ``protocol.data``, Fig. 1's by
-default; drawn once per (seed, dataset, points), with replacement only when the
-train part has fewer rows), BLAS limited to one thread. Per run, a fresh map from
-:func:`kernelbench.protocols.common.run_rng`:
-
-* ``fit_seconds``: drawing the map (``fit``), timed once per run;
-* ``first_map_seconds``: the first ``transform`` of that map (compilation, caches),
-  reported separately and not among the repetitions;
-* ``map_seconds`` (= ``transform_seconds``): ``repeats`` further ``transform`` calls
-  on the same points with the weights already drawn, one row per repetition.
-
-Figure ``fig3``: time against d (log-log), the median over rows with its
-interquartile band, one line per method, one panel per number of points.
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.walltime`.
+Per cell ``points`` random rows of the dataset's scaled train part (drawn once per
+(seed, dataset, points); with replacement only when the train part has fewer rows),
+BLAS on one thread. Per run a fresh map: ``fit_seconds`` (drawing it), then
+``first_map_seconds`` (its first ``transform``: compilation, caches) and ``repeats``
+timed ``transform`` calls, one row each (``map_seconds`` = ``transform_seconds``).
+Reporting side: :mod:`kernelbench.reporting.walltime` (figure ``fig3``).
 """
 
 from __future__ import annotations
