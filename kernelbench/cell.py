@@ -204,16 +204,7 @@ class Cell:
     def payload(self) -> dict[str, Any]:
         """What identifies the cell, keyed as the config (:data:`CELL_KEYS`; the
         protocol's settings under ``protocol``): the config hash's payload."""
-        return {
-            "experiment": self.experiment,
-            "protocol": self.settings,
-            "dataset": self.dataset,
-            "kernel": self.kernel,
-            "method": self.method,
-            "n": self.n,
-            "runs": self.runs,
-            "seed": self.seed,
-        }
+        return {k: self.settings if k == "protocol" else getattr(self, k) for k in CELL_KEYS}
 
     def __repr__(self) -> str:
         return f"Cell({self.experiment}: {self.name}, runs={self.runs}, seed={self.seed})"
@@ -434,12 +425,16 @@ def default_cell(cell: Cell) -> dict[str, Any]:
     if isinstance(out["method"], dict):
         out["method"].setdefault("label", out["method"].get("name"))
         out["method"].setdefault("paper_label", "")
-    if isinstance(out["protocol"], dict):
-        try:
-            out["protocol"] = get_protocol(proto_name).check_settings(out["protocol"])
-        except KernelbenchError:
-            out["protocol"] = None
+    out["protocol"] = _checked(proto_name, out["protocol"])
     return out
+
+
+def _checked(protocol: str, settings: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``settings`` checked by the protocol (``check_settings``), None if they fail."""
+    try:
+        return None if settings is None else get_protocol(protocol).check_settings(settings)
+    except KernelbenchError:
+        return None
 
 
 @lru_cache(maxsize=1)
@@ -472,12 +467,7 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
     rest = False
     if base["protocol"] is None or proto.name != base["protocol"]["name"]:
         parts.append(f"protocol={proto.name}")
-        base["protocol"] = _group_file("protocol", proto.name)
-        if base["protocol"] is not None:
-            try:
-                base["protocol"] = proto.check_settings(base["protocol"])
-            except KernelbenchError:
-                base["protocol"] = None
+        base["protocol"] = _checked(proto.name, _group_file("protocol", proto.name))
     if cell.seed != base["seed"]:
         parts.append(f"seed={int(cell.seed)}")
     kernel_keys: set[str] = set()

@@ -5,6 +5,7 @@ kernel parameters (bandwidth rules resolved) and the sample pair of Munkhoeva et
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -78,13 +79,14 @@ class Pair:
     provenance: dict[str, Any]
 
     def columns(self) -> dict[str, Any]:
-        """The cell columns: d, samples, the data's source and deviation note."""
-        return {
-            "d": int(self.X.shape[1]),
-            "samples": int(self.X.shape[0]),
-            "data_source": self.provenance.get("data_source"),
-            "data_deviation": self.provenance.get("data_deviation"),
-        }
+        """The cell columns: :func:`data_columns` and samples."""
+        return data_columns(self.X.shape[1], self.provenance, samples=int(self.X.shape[0]))
+
+
+def data_columns(d: int, provenance: Mapping[str, Any], **more: Any) -> dict[str, Any]:
+    """The cell columns of a cell's data: d, its source and deviation note, and ``more``."""
+    source, deviation = provenance.get("data_source"), provenance.get("data_deviation")
+    return {"d": int(d), "data_source": source, "data_deviation": deviation, **more}
 
 
 def exact_pair(cell: Cell) -> Pair:

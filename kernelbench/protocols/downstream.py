@@ -32,7 +32,13 @@ from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.common import check_map, feature_map, kernel_params, run_rng
+from kernelbench.protocols.common import (
+    check_map,
+    data_columns,
+    feature_map,
+    kernel_params,
+    run_rng,
+)
 from kernelbench.results import SCHEMA_VERSION, atomic_write, dumps
 from kernelbench.settings import ProtocolSettings
 
@@ -211,15 +217,14 @@ class Downstream(Protocol[DownstreamSettings]):
         return value, {"seconds": time.perf_counter() - t0, **fitted.info}
 
     def cell_columns(self, cell: Cell, ctx: Context) -> dict[str, Any]:
-        return {
-            "metric": ctx.metric,
-            "d": int(ctx.X_train.shape[1]),
-            "train_rows": int(len(ctx.X_train)),
-            "test_rows": int(len(ctx.X_test)),
-            "exact_score": ctx.exact_score,
-            "data_source": ctx.provenance.get("data_source"),
-            "data_deviation": ctx.provenance.get("data_deviation"),
-        }
+        rows = {"train_rows": len(ctx.X_train), "test_rows": len(ctx.X_test)}
+        return data_columns(
+            ctx.X_train.shape[1],
+            ctx.provenance,
+            metric=ctx.metric,
+            exact_score=ctx.exact_score,
+            **rows,
+        )
 
     def measure(self, cell: Cell, ctx: Context, runs: Sequence[int]) -> list[dict]:
         return [self._run(cell, ctx, r) for r in runs]

@@ -310,13 +310,8 @@ class KRR(Protocol[KRRSettings]):
         return common.feature_map(cell, random_state, d, params)
 
     def cell_columns(self, cell: Cell, ctx: KRRData) -> dict[str, Any]:
-        return {
-            "d": int(ctx.X_train.shape[1]),
-            "train_rows": int(len(ctx.y_train)),
-            "test_rows": int(len(ctx.y_test)),
-            "data_source": ctx.provenance.get("data_source"),
-            "data_deviation": ctx.provenance.get("data_deviation"),
-        }
+        rows = {"train_rows": len(ctx.y_train), "test_rows": len(ctx.y_test)}
+        return common.data_columns(ctx.X_train.shape[1], ctx.provenance, **rows)
 
     def learner(self, cell: Cell, run: int):
         """The KRR classifier of a run; its folds depend on (seed, dataset, run) only, so

@@ -28,6 +28,7 @@ from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
 from kernelbench.protocols.common import (
     check_map,
+    data_columns,
     feature_map,
     kernel_approx_pair_cached,
     kernel_params,
@@ -115,14 +116,9 @@ class PairMSE(Protocol[PairMSESettings]):
         return PaddedPair(X, Y, K, float(np.linalg.norm(K)), gamma, d_data, prov)
 
     def cell_columns(self, cell: Cell, ctx: PaddedPair) -> dict[str, Any]:
-        return {
-            "d": int(ctx.X.shape[1]),
-            "d_data": ctx.d_data,
-            "samples": int(ctx.X.shape[0]),
-            "sigma": float(np.sqrt(1.0 / (2.0 * ctx.gamma))),
-            "data_source": ctx.provenance.get("data_source"),
-            "data_deviation": ctx.provenance.get("data_deviation"),
-        }
+        sigma = float(np.sqrt(1.0 / (2.0 * ctx.gamma)))
+        more = {"d_data": ctx.d_data, "samples": int(ctx.X.shape[0]), "sigma": sigma}
+        return data_columns(ctx.X.shape[1], ctx.provenance, **more)
 
     def measure(self, cell: Cell, ctx: PaddedPair, runs: Sequence[int]) -> list[dict]:
         return [self._run(cell, ctx, r) for r in runs]

@@ -23,7 +23,7 @@ import pyarrow as pa
 from kernelbench.cell import Spec
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.common import feature_map, run_rng
+from kernelbench.protocols.common import data_columns, feature_map, run_rng
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
@@ -102,11 +102,7 @@ class Walltime(Protocol[WalltimeSettings]):
         return Points(X, prov)
 
     def cell_columns(self, cell: Cell, ctx: Points) -> dict[str, Any]:
-        return {
-            "d": int(ctx.X.shape[1]),
-            "data_source": ctx.provenance.get("data_source"),
-            "data_deviation": ctx.provenance.get("data_deviation"),
-        }
+        return data_columns(ctx.X.shape[1], ctx.provenance)
 
     def measure(self, cell: Cell, ctx: Points, runs: Sequence[int]) -> list[dict]:
         from threadpoolctl import threadpool_limits
