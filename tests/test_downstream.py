@@ -187,11 +187,12 @@ def test_cli_run_and_plot_on_digits(tmp_path):
 
 
 def test_fig2_grids_cover_the_figure():
-    from kernelbench.launch import _grid_params, plan
+    from kernelbench.config import experiment_sweep
+    from kernelbench.launch import plan
 
     assert plan(["experiment=fig2"], True)[2] == 2 * 3 * 3 * 8 * 5  # learners, ..., n
-    full, reduced = _grid_params("fig2"), _grid_params("fig2_reduced")
+    full, reduced = experiment_sweep("fig2")[1], experiment_sweep("fig2_reduced")[1]
     assert full["protocol.learner"] == ["svm_precomputed", "linear"]
-    assert full["method"] == _grid_params("fig1")["method"]  # every method of Fig. 1
+    assert full["method"] == experiment_sweep("fig1")[1]["method"]  # every method of Fig. 1
     assert full["n"] == ["1", "2", "3", "4", "5"] and reduced["n"] == ["1", "3", "5"]
     assert set(full["dataset"]) == set(reduced["dataset"]) == {"powerplant", "letter", "usps"}

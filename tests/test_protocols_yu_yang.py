@@ -14,8 +14,7 @@ from kernelbench.experiment import make_cell, run_cell, run_grid
 from kernelbench.kernels import exact_kernel
 from kernelbench.plot_command import make_plots
 from kernelbench.protocols import get_protocol
-from kernelbench.protocols.base import BANDWIDTH_QUERIES
-from kernelbench.protocols.common import feature_map, run_rng
+from kernelbench.protocols.common import BANDWIDTH_QUERIES, feature_map, run_rng
 from kernelbench.protocols.pair_mse import next_pow2
 from kernelbench.seeding import derive_rng
 from kernelbench.theory import orf_variance_ratio_exact
@@ -103,19 +102,19 @@ def test_pair_mse_pads_uses_nn50_and_measures_the_pair_mse():
 
 def test_pair_mse_zero_pads_to_a_power_of_two(monkeypatch):
     import kernelbench.datasets as datasets
-    from kernelbench.protocols import base, pair_mse
+    from kernelbench.protocols import common, pair_mse
 
     rng = np.random.default_rng(0)
     X, Y = rng.random((30, 5)), rng.random((30, 5))
     monkeypatch.setattr(datasets, "kernel_approx_pair", lambda *a: (X, Y, {"d": 5}))
-    base.kernel_approx_pair_cached.cache_clear()
+    common.kernel_approx_pair_cached.cache_clear()
     pair_mse._padded_pair.cache_clear()
     try:
         cell = make_cell("sorf", dataset="digits", protocol="pair_mse", runs=1, n=1)
         cell["kernel"]["params"]["gamma"] = 0.5
         df = run_cell(cell)
     finally:
-        base.kernel_approx_pair_cached.cache_clear()
+        common.kernel_approx_pair_cached.cache_clear()
         pair_mse._padded_pair.cache_clear()
     assert df["d"].iloc[0] == 8 and df["d_data"].iloc[0] == 5 and df["D"].iloc[0] == 8
     # padding changes no distance: the exact kernel is that of the unpadded data
