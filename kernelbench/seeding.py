@@ -25,4 +25,3 @@ def seed_sequence(seed: int, *keys: object) -> np.random.SeedSequence:
 def derive_rng(seed: int, *keys: object) -> np.random.Generator:
     """A fresh PCG64 generator for the stream named by ``(seed, *keys)``."""
     return np.random.default_rng(seed_sequence(seed, *keys))
-
