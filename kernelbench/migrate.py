@@ -57,7 +57,7 @@ def budget_changed(cell: Cell) -> bool:
     (whole rules there depend on d)."""
     from kernelbench.features import FEATURE_MAPS
     from kernelbench.features.sr import SR33
-    from kernelbench.protocols.base import BUDGETS
+    from kernelbench.protocols.common import BUDGETS
 
     if not issubclass(FEATURE_MAPS.get(cell.method["name"]), SR33):
         return False

@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -165,15 +165,18 @@ class JobReport:
         self._write()
 
 
-def read_reports(directory: Path) -> list[dict[str, Any]]:
-    """The job reports in ``directory`` (unreadable ones left out)."""
-    out = []
+def _reports(directory: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(file name, report) of the jobs in ``directory`` by job (unreadable ones left out)."""
     for path in sorted(Path(directory).glob("*.json"), key=lambda p: (len(p.stem), p.stem)):
         try:
-            out.append(json.loads(path.read_text()))
+            yield path.name, json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-    return out
+
+
+def read_reports(directory: Path) -> list[dict[str, Any]]:
+    """The job reports in ``directory`` (unreadable ones left out)."""
+    return [state for _, state in _reports(directory)]
 
 
 def summary(reports: list[dict[str, Any]], cells: int) -> str:
@@ -226,17 +229,12 @@ class Board:
     def poll(self) -> None:
         """Print the jobs' new lines above the bar and move the bar."""
         finished, fraction, done, total = 0, 0.0, 0, 0
-        paths = self.directory.glob("*.json")
-        for path in sorted(paths, key=lambda p: (len(p.stem), p.stem)):
-            try:
-                state = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
+        for name, state in _reports(self.directory):
             lines = state.get("lines") or []
-            new = lines[self.printed.get(path.name, 0) :]
+            new = lines[self.printed.get(name, 0) :]
             if new:
                 self._print(new)
-            self.printed[path.name] = len(lines)
+            self.printed[name] = len(lines)
             done, total = done + int(state.get("done", 0)), total + int(state.get("total", 0))
             if state.get("finished"):
                 finished += 1
