@@ -314,10 +314,7 @@ def make_cell(
     protocol: str = "kernel_approx",
     **extra: Any,
 ) -> dict[str, Any]:
-    """A cell from config names (``configs/<group>/<name>.yaml``), like ``kernelbench run``.
-
-    ``experiment`` defaults to the protocol's name; ``extra`` sets top-level keys.
-    """
+    """A cell from config names, as ``kernelbench run`` composes it (``extra``: top-level keys)."""
     from kernelbench.config import load_group
 
     cell = base_config()

@@ -460,11 +460,8 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
 
 
 class _HideJobErrorHeader:
-    """sys.stderr minus Hydra's "Error executing job with overrides" line.
-
-    Errors of kernelbench's own (one line, naming the cell) replace it; other
-    failures still get it, with their traceback.
-    """
+    """sys.stderr minus Hydra's "Error executing job with overrides" line (shown again
+    for failures not kernelbench's own)."""
 
     _HEADER = "Error executing job with overrides:"
 

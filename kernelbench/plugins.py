@@ -39,9 +39,8 @@ def _dist_name(ep: metadata.EntryPoint) -> str:
 
 
 def entry_points() -> list[metadata.EntryPoint]:
-    """The entry points of :data:`GROUP`: kernelbench's, then the others, each sorted by
-    distribution and entry-point name. The installed metadata is scanned once per
-    process (tens of ms; every config lookup asks, through :func:`config_dirs`)."""
+    """The entry points of :data:`GROUP`, kernelbench's first, by distribution and name
+    (the metadata scanned once per process)."""
     return list(_scan())
 
 

@@ -245,10 +245,8 @@ class Board:
         self.bar.refresh()
 
     def _print(self, lines: list[str]) -> None:
-        """Lines on stdout, each on its own line: the bar (on stderr) is erased first and
-        drawn again below them. (tqdm's ``write`` erases only bars on the stream it
-        writes to, or on sys.stdout/sys.stderr as they are now, which a launch
-        replaces: the lines began at the end of the bar's line.)"""
+        """Lines on stdout, the bar (on stderr) erased first and drawn again below them
+        (tqdm's ``write`` misses a bar on a stream a launch replaced)."""
         with self.bar.get_lock():
             self.bar.clear(nolock=True)
             self.stream.flush()

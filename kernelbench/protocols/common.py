@@ -124,8 +124,7 @@ def map_n(cell: Cell, d: int) -> float:
 def kernel_params(cell: Cell) -> dict[str, Any]:
     """The kernel parameters, a ``gamma`` rule ``nn<k>`` resolved (Yu et al. 2016, Sec. 3:
     sigma = the mean distance to the k-th nearest neighbour, gamma = 1 / (2 sigma^2)) on
-    the scaled train part of the cell's data settings, over at most
-    :data:`BANDWIDTH_QUERIES` rows drawn from (seed, "bandwidth", dataset); cached."""
+    the cell's scaled train part, over :data:`BANDWIDTH_QUERIES` rows at most; cached."""
     params = dict(cell.kernel["params"])
     if isinstance(params.get("gamma"), str):
         params["gamma"] = _bandwidth_gamma(*cell.pair_key, params["gamma"])
@@ -135,9 +134,8 @@ def kernel_params(cell: Cell) -> dict[str, Any]:
 def feature_map(
     cell: Cell, random_state: Any, d: int | None = None, params: dict | None = None
 ) -> RandomFeatureMap:
-    """An unfitted map of the cell's method, n from :func:`map_n` for data dimension
-    ``d`` (the cell's n without), ``params`` the kernel's (default
-    :func:`kernel_params`); validates method and parameters."""
+    """An unfitted map of the cell's method: n from :func:`map_n` for dimension ``d``
+    (else the cell's), ``params`` the kernel's (default :func:`kernel_params`)."""
     from kernelbench.features import make_feature_map
 
     return make_feature_map(
