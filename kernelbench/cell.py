@@ -1,24 +1,10 @@
 """One cell of a grid, resolved once: the typed, frozen :class:`Cell`.
 
-A cell is one point of an experiment's grid: what a protocol measures and one shard
-stores. :func:`build_cell` builds it once, in one place, from the composed config (the
-Hydra job's config, :func:`kernelbench.grid.expand`'s cells, ``make_cell``'s dict)::
-
-    {"experiment": ..., "protocol": {"name": "kernel_approx", "data": ...},
-     "n": 1, "runs": None, "seed": 0,
-     "method": {"name", "label", "paper_label", "params"},
-     "kernel": {"name", "params"}, "dataset": {"name", "splits", ...},
-     "data": {"mirror", "cache", "download"}}
-
-It validates the protocol's settings (:meth:`Protocol.check_settings`, over the
-protocol's ``Settings`` dataclass: derived settings such as krr's reading are filled
-here), resolves the data key and the dataset's data settings for the protocol, the
-default runs and the experiment name. Everything that is a function of the cell alone
-is a cached property: :attr:`Cell.config_hash`, :attr:`Cell.variant`
-(:func:`shard_variant`), :attr:`Cell.name` (:func:`cell_name`), the cache keys of the
-shared data (:attr:`Cell.pair_key`). It is read by attribute (``cell.kernel``,
-``cell.options.reading``: the protocol's settings dataclass); its dicts are not to be
-mutated (:func:`dataclasses.replace` makes another cell).
+:func:`build_cell` builds it from the composed config (``experiment``, ``protocol``,
+``dataset``, ``kernel``, ``method``, ``n``, ``runs``, ``seed``, ``data``): the
+protocol's settings validated, the data key and data settings, the default runs. What
+is a function of the cell alone is a cached property (config hash, shard variant,
+name, data cache key). Read it by attribute; :func:`dataclasses.replace` makes another.
 """
 
 from __future__ import annotations
@@ -38,34 +24,69 @@ import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.registry import Registry
-from kernelbench.results import SCHEMA_VERSION, dumps, shard_path
+from kernelbench.results import SCHEMA_VERSION, dumps, make_schema, shard_path
 from kernelbench.settings import ProtocolSettings, defaults
 from kernelbench.validation import check_n, check_runs
 
 
+@dataclass(frozen=True)
+class Spec:
+    """What a protocol declares about its cells and rows (:attr:`Measurement.spec`)."""
+
+    #: one line: the paper experiment it reproduces
+    title: str = ""
+    #: its own columns of a row, between the common cell and provenance ones
+    columns: tuple[tuple[str, pa.DataType], ...] = ()
+    #: settings that identify a cell beside dataset, kernel, method and n (e.g. the
+    #: learner): each a shard path level ``<key>=<value>``, a row column and a cell key
+    keys: tuple[str, ...] = ()
+    #: columns that tell apart the rows of one run (e.g. an iteration)
+    index: tuple[str, ...] = ()
+    #: whether a shard with fewer runs may be extended (run r's row depends on r alone)
+    extendable: bool = True
+    #: whether ``runs: null`` takes the dataset's data settings' runs before the protocol's
+    data_runs: bool = True
+    #: what the cell's n counts where its settings name no ``budget``: ``n``
+    #: (D = 2 n (d + 1)), ``s`` (D = s, Yang et al. 2014) or ``d`` (D = n d)
+    budget: str = "n"
+    #: runs measured by one :meth:`Measurement.measure` call (progress is per batch)
+    batch: int = 1
+
+
 class Measurement(Protocol):
-    """What a cell and the runner need of a protocol (:class:`kernelbench.protocols.Protocol`
-    implements it): the cell layer knows protocols through this contract alone, so
-    ``cell`` depends on nothing in ``protocols/`` and protocols may depend on it."""
+    """What the cell layer and the runner need of a protocol
+    (:class:`kernelbench.protocols.Protocol` implements it), so ``cell`` depends on
+    nothing in ``protocols/``. Derived: :func:`shard_schema`, :func:`cell_keys`,
+    :func:`row_keys`."""
 
     @property
     def name(self) -> str: ...
     @property
     def Settings(self) -> type[ProtocolSettings]: ...  # noqa: N802 - the class attribute
     @property
-    def cell_settings(self) -> tuple[str, ...]: ...
-    @property
-    def extendable(self) -> bool: ...
+    def spec(self) -> Spec: ...
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]: ...
-    def default_runs(self, settings: Mapping[str, Any], data: Mapping[str, Any]) -> int | None: ...
     def check(self, cell: Cell) -> None: ...
     def prepare(self, cell: Cell) -> Any: ...
-    def batch_size(self, cell: Cell) -> int: ...
-    def measure(self, cell: Cell, ctx: Any, runs: Sequence[int]) -> list[dict]: ...
-    def row_keys(self, cell: Cell) -> dict[str, Any]: ...
     def cell_columns(self, cell: Cell, ctx: Any) -> dict[str, Any]: ...
-    def schema(self) -> pa.Schema: ...
+    def measure(self, cell: Cell, ctx: Any, runs: Sequence[int]) -> list[dict]: ...
+
+
+def shard_schema(proto: Measurement) -> pa.Schema:
+    """The Parquet schema of a protocol's shards."""
+    return make_schema(list(proto.spec.columns))
+
+
+def cell_keys(proto: Measurement) -> tuple[str, ...]:
+    """The columns that identify a cell in aggregated tables (verify, figures)."""
+    spec = proto.spec
+    return ("dataset", "kernel", "method_label", *spec.keys, "n", *spec.index)
+
+
+def row_keys(cell: Cell) -> dict[str, Any]:
+    """The values of the protocol's ``spec.keys``, columns of every row of the cell."""
+    return {k: cell.settings[k] for k in cell.protocol.spec.keys}
 
 
 #: Protocols by name; each plug-in module registers its own (:mod:`kernelbench.plugins`).
@@ -73,8 +94,7 @@ PROTOCOLS: Registry[Measurement] = Registry("protocol")
 
 
 def get_protocol(cell_or_name: Mapping[str, Any] | str) -> Measurement:
-    """The protocol of a cell (its ``protocol.name``, default ``kernel_approx``) or of a
-    name."""
+    """The protocol of a cell or of a name (:func:`protocol_name`)."""
     return PROTOCOLS.get(protocol_name(cell_or_name))
 
 
@@ -151,8 +171,8 @@ class Cell:
     @property
     def path_parts(self) -> tuple[str, ...]:
         """The protocol's directory levels of the shard: ``<key>=<value>`` for each of its
-        ``cell_settings`` (an integral float as an int: ``d=16``)."""
-        return tuple(f"{k}={_part(self.settings[k])}" for k in self.protocol.cell_settings)
+        ``spec.keys`` (an integral float as an int: ``d=16``)."""
+        return tuple(f"{k}={_part(self.settings[k])}" for k in self.protocol.spec.keys)
 
     @cached_property
     def variant(self) -> tuple[str, ...]:
@@ -184,16 +204,7 @@ class Cell:
     def payload(self) -> dict[str, Any]:
         """What identifies the cell, keyed as the config (:data:`CELL_KEYS`; the
         protocol's settings under ``protocol``): the config hash's payload."""
-        return {
-            "experiment": self.experiment,
-            "protocol": self.settings,
-            "dataset": self.dataset,
-            "kernel": self.kernel,
-            "method": self.method,
-            "n": self.n,
-            "runs": self.runs,
-            "seed": self.seed,
-        }
+        return {k: self.settings if k == "protocol" else getattr(self, k) for k in CELL_KEYS}
 
     def __repr__(self) -> str:
         return f"Cell({self.experiment}: {self.name}, runs={self.runs}, seed={self.seed})"
@@ -203,13 +214,8 @@ _FIELDS = dataclasses.fields(Cell)
 
 
 def build_cell(config: Cell | Mapping[str, Any]) -> Cell:
-    """The :class:`Cell` of a composed config (a :class:`Cell` is returned as is).
-
-    Validates the protocol's settings and fills their defaults (the protocol's
-    ``Settings`` dataclass; a name is read from ``configs/protocol/<name>.yaml``),
-    ``runs`` from the dataset's data settings for the protocol, else the protocol's,
-    ``n`` normalised, the experiment name; one line for what is wrong.
-    """
+    """The :class:`Cell` of a composed config (a :class:`Cell` as is); one line for
+    what is wrong."""
     if isinstance(config, Cell):
         return config
     proto, settings = _resolve_protocol(config)
@@ -225,7 +231,8 @@ def build_cell(config: Cell | Mapping[str, Any]) -> Cell:
     data_settings = _data_settings(proto.name, config["dataset"], data_key)
     runs = config.get("runs")
     if runs is None:
-        runs = proto.default_runs(settings, data_settings)
+        runs = data_settings.get("runs") if proto.spec.data_runs else None
+        runs = settings.get("runs") if runs is None else runs
         if runs is None:
             raise KernelbenchError(
                 f"runs is null and neither dataset {config['dataset'].get('name')!r} nor "
@@ -291,9 +298,8 @@ def _resolve_protocol(cell: Mapping[str, Any]) -> tuple[Measurement, dict[str, A
 
 
 def protocol_dataset(cell: Cell) -> dict[str, Any]:
-    """The part of a cell's dataset entry that its protocol reads: every key but the
-    data recipes (``splits``), and of these only the entry ``protocol.data`` (default the
-    protocol's name), so editing another protocol's data settings leaves it alone."""
+    """The cell's dataset entry with, of its data recipes (``splits``), only the one its
+    protocol reads: editing another protocol's data settings leaves it alone."""
     dataset = dict(cell.dataset)
     splits = dataset.get("splits")
     if isinstance(splits, Mapping):
@@ -309,13 +315,9 @@ def _hash_payload(cell: Cell, dataset: Any) -> str:
 
 
 def config_hash(cell: Cell | Mapping[str, Any]) -> str:
-    """SHA-256 (16 hex digits) of everything that determines a cell's numbers.
-
-    The experiment, the protocol's settings, the part of the dataset entry the protocol
-    reads (:func:`protocol_dataset`), kernel, method, n, runs, seed and
-    :data:`SCHEMA_VERSION`; not the output directory, overwrite, the launcher or BLAS
-    threads. Computed once per :class:`Cell`.
-    """
+    """SHA-256 (16 hex digits) of what determines a cell's numbers: :meth:`Cell.payload`,
+    the dataset part its protocol reads (:func:`protocol_dataset`) and
+    :data:`SCHEMA_VERSION`; not where or how it runs."""
     return build_cell(cell).config_hash
 
 
@@ -329,10 +331,8 @@ _MISSING = object()
 
 
 def _readable(value: Any) -> str | None:
-    """``value`` as an unambiguous path fragment, or None (then it goes to the hash).
-
-    Numbers keep their type (``1`` vs ``1.0``); strings must start with a letter and
-    not read as another type (``true``, ``null``, ``nan``, ...)."""
+    """``value`` as an unambiguous path fragment (``1`` vs ``1.0``; no string that reads
+    as another type), or None (then it goes to the hash)."""
     if value is None or isinstance(value, bool):
         return dumps(value)
     if isinstance(value, int):
@@ -347,9 +347,8 @@ def _readable(value: Any) -> str | None:
 
 @lru_cache(maxsize=64)
 def _experiment_fixed(experiment: str) -> dict[str, Any]:
-    """Settings that every experiment file naming its results ``experiment`` fixes to
-    one value (dotted key -> value, e.g. ``kernel.params.gamma: nn50``, ``protocol``):
-    the defaults of that experiment's cells, so a paper grid's shards keep short paths."""
+    """Settings (dotted key -> value) that every experiment file of ``experiment`` fixes:
+    the defaults of its cells, so a paper grid's shards keep short paths."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from omegaconf import OmegaConf
 
@@ -399,10 +398,9 @@ def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
 
 
 def default_cell(cell: Cell) -> dict[str, Any]:
-    """What a resolved cell's settings are when none is overridden: the config files of
-    its kernel, method label, dataset and protocol (``configs/<group>/``) and
-    ``seed`` of ``configs/config.yaml``, with the settings its experiment's files fix
-    (:func:`_experiment_fixed`). A part missing a file is None."""
+    """A cell's settings when none is overridden: the config files of its kernel,
+    method label, dataset and protocol, the base ``seed``, and what its experiment's
+    files fix (:func:`_experiment_fixed`); None for a part without a file."""
     fixed = _experiment_fixed(cell.experiment)
     proto_name = fixed.get("protocol")
     if not isinstance(proto_name, str):
@@ -427,12 +425,16 @@ def default_cell(cell: Cell) -> dict[str, Any]:
     if isinstance(out["method"], dict):
         out["method"].setdefault("label", out["method"].get("name"))
         out["method"].setdefault("paper_label", "")
-    if isinstance(out["protocol"], dict):
-        try:
-            out["protocol"] = get_protocol(proto_name).check_settings(out["protocol"])
-        except KernelbenchError:
-            out["protocol"] = None
+    out["protocol"] = _checked(proto_name, out["protocol"])
     return out
+
+
+def _checked(protocol: str, settings: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``settings`` checked by the protocol (``check_settings``), None if they fail."""
+    try:
+        return None if settings is None else get_protocol(protocol).check_settings(settings)
+    except KernelbenchError:
+        return None
 
 
 @lru_cache(maxsize=1)
@@ -450,19 +452,11 @@ def _default_protocol() -> str:
 
 
 def shard_variant(cell: Cell | Mapping[str, Any]) -> tuple[str, ...]:
-    """The parts of a cell's shard path beyond experiment, dataset, kernel,
-    method label, the protocol's parts and n: what differs from :func:`default_cell`.
-
-    In order: ``protocol=<name>`` (a protocol other than the experiment's),
-    ``seed=<s>``, then ``<key>=<value>`` for each kernel parameter and each method
-    parameter that differs, and ``h=<8 hex>`` (a hash of the whole identity) when
-    anything else differs or a value has no readable form: a changed dataset or
-    protocol setting, a removed parameter, a method parameter named like a kernel
-    parameter. Parts decode uniquely, so two cells that differ in anything but
-    ``runs`` (kept out: a shard with fewer runs is extended) never share a path.
-    Empty for a default cell: its path is the one of earlier versions. Computed once
-    per :class:`Cell` (:attr:`Cell.variant`).
-    """
+    """The shard path parts of what differs from :func:`default_cell`, in order:
+    ``protocol=<name>`` (not the experiment's), ``seed=<s>``, ``<key>=<value>`` per
+    differing kernel and method parameter, and ``h=<8 hex>`` (the identity's hash) when
+    anything else differs or has no readable form. Two cells that differ in anything
+    but ``runs`` never share a path; a default cell has none."""
     return build_cell(cell).variant
 
 
@@ -473,12 +467,7 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
     rest = False
     if base["protocol"] is None or proto.name != base["protocol"]["name"]:
         parts.append(f"protocol={proto.name}")
-        base["protocol"] = _group_file("protocol", proto.name)
-        if base["protocol"] is not None:
-            try:
-                base["protocol"] = proto.check_settings(base["protocol"])
-            except KernelbenchError:
-                base["protocol"] = None
+        base["protocol"] = _checked(proto.name, _group_file("protocol", proto.name))
     if cell.seed != base["seed"]:
         parts.append(f"seed={int(cell.seed)}")
     kernel_keys: set[str] = set()
@@ -511,7 +500,7 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
     if base["protocol"] is None:
         rest = True
     else:
-        shown = set(proto.cell_settings)
+        shown = set(proto.spec.keys)
         have = {k: v for k, v in cell.settings.items() if k not in shown}
         want = {k: v for k, v in base["protocol"].items() if k not in shown}
         rest |= have != want
@@ -533,9 +522,9 @@ def _identity_hash(cell: Cell) -> str:
 
 
 def cell_name(cell: Cell | Mapping[str, Any]) -> str:
-    """``letter rbf sr33 n=1``, with the protocol's own path parts and what differs from
-    the defaults (:func:`shard_variant`): ``letter rbf sr33 seed=1 n_blocks=2 n=1``.
-    A config that does not build names its dataset, kernel, method and n alone."""
+    """``letter rbf sr33 seed=1 n_blocks=2 n=1``: the protocol's path parts and the
+    variant (:func:`shard_variant`); dataset, kernel, method and n alone where the
+    config does not build."""
     if isinstance(cell, Cell):
         return cell.name
     try:
@@ -557,26 +546,14 @@ _MAX_VARIANT = 120
 
 
 def cell_shard_path(cell: Cell | Mapping[str, Any], output_dir: str | Path) -> Path:
-    """Where a resolved cell's shard lives: :func:`kernelbench.results.shard_path` with
-    the cell's variant (:func:`shard_variant`, comma-joined) as the last directory."""
+    """Where a cell's shard lives: :func:`kernelbench.results.shard_path`, its variant
+    comma-joined as the last directory."""
     cell = build_cell(cell)
     variant = ",".join(cell.variant)
     if len(variant) > _MAX_VARIANT:
         variant = _identity_hash(cell)
-    return _layout_path(cell, output_dir, *([variant] if variant else []))
-
-
-def _layout_path(cell: Cell, output_dir: str | Path, *variant: str) -> Path:
-    return shard_path(
-        output_dir,
-        cell.experiment,
-        cell.dataset["name"],
-        cell.kernel["name"],
-        cell.method_label,
-        cell.n,
-        *cell.path_parts,
-        *variant,
-    )
+    names = (cell.experiment, cell.dataset["name"], cell.kernel["name"], cell.method_label)
+    return shard_path(output_dir, *names, cell.n, *cell.path_parts, *([variant] if variant else []))
 
 
 def base_config() -> dict[str, Any]:

@@ -1,10 +1,5 @@
-"""The ``kernelbench`` command line: run, plot, verify, report, baseline, datasets and list.
-
-Every subcommand is registered the same way: one row of :data:`COMMANDS` (its name,
-the module and attribute of its click command, its one-line help). The group imports a
-command's module only when that command is run or asked for its own help, so
-``kernelbench --help`` and an unknown command or option answer without importing
-Hydra, scikit-learn or the plug-ins (docs/performance.md, "Start-up").
+"""The ``kernelbench`` command line: one row of :data:`COMMANDS` per subcommand, whose
+module is imported only when it runs or shows its help (docs/performance.md, "Start-up").
 """
 
 from __future__ import annotations

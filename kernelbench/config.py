@@ -15,12 +15,8 @@ from kernelbench.errors import choices_error
 
 @cache
 def config_dir() -> Path:
-    """The directory holding ``config.yaml`` and the config groups.
-
-    In a wheel the top-level ``configs/`` is installed as the package
-    ``kernelbench.configs``; in a checkout (editable install or bare source) it
-    is ``<repo>/configs``.
-    """
+    """The directory of ``config.yaml`` and the config groups: ``<repo>/configs`` in a
+    checkout, the package ``kernelbench.configs`` in a wheel."""
     here = Path(__file__).resolve().parent
     for candidate in (here / "configs", here.parent / "configs"):
         if (candidate / "config.yaml").is_file():
@@ -99,10 +95,7 @@ def is_builtin(path: Path) -> bool:
 
 
 def load_group(group: str, name: str) -> dict[str, Any]:
-    """Read ``configs/<group>/<name>.yaml`` as a plain dict (interpolations resolved).
-
-    Each file is parsed once per process; callers get their own deep copy.
-    """
+    """``configs/<group>/<name>.yaml`` as a plain dict (parsed once; a deep copy each)."""
     return copy.deepcopy(_parse(config_file(group, name)))
 
 
@@ -156,14 +149,8 @@ def experiment_sweep(name: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
 
 
 def expand(sweep: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
-    """The points of a grid: one dict per element of the product of the sweep's value
-    lists, the first key outermost (the order of Hydra's basic sweeper). A key without
-    values (a deletion, an interval sweep left to the sweeper) is left out.
-
-    The one grid expansion: ``kernelbench run`` counts its cells with it before
-    launching, :func:`experiment_grid` (``verify``) and
-    :func:`kernelbench.experiment.run_grid` build their cells from it.
-    """
+    """The one grid expansion: a dict per element of the product of the sweep's value
+    lists, the first key outermost (Hydra's basic sweeper); keys without values left out."""
     keys = [k for k, values in sweep.items() if len(values)]
     return [
         dict(zip(keys, combo, strict=True))
@@ -190,11 +177,8 @@ def experiment_grid(
 
 
 def compose(overrides: list[str]) -> dict[str, Any]:
-    """The config ``kernelbench run OVERRIDES`` composes for one job, as a plain dict.
-
-    Hydra's own composition (defaults lists, experiment files, group overrides), cached
-    per process; callers get their own deep copy.
-    """
+    """The config ``kernelbench run OVERRIDES`` composes for one job, by Hydra, as a
+    plain dict (cached; a deep copy each)."""
     return copy.deepcopy(_compose(tuple(overrides)))
 
 

@@ -135,6 +135,7 @@ def shapes(cell: Cell) -> Shapes:
     settings' ``d`` and its points."""
     from kernelbench.features.base import n_projections
     from kernelbench.kernels import KERNELS
+    from kernelbench.protocols.common import map_n
 
     proto = cell.protocol
     ds = cell.data_settings
@@ -164,7 +165,7 @@ def shapes(cell: Cell) -> Shapes:
                 N = train // 2 if ds.get("test") not in ("given", "rest") else train
                 N_test = max(0, rows - N) if ds.get("test") != "given" else N // 2
         rows *= d
-    D = n_projections(proto.map_n(cell, d), d)
+    D = n_projections(map_n(cell, d), d)
     try:
         outputs = KERNELS.get(str(cell.kernel["name"])).n_outputs
     except KernelbenchError:  # a plug-in kernel: the larger count
@@ -172,10 +173,10 @@ def shapes(cell: Cell) -> Shapes:
     F = outputs * D
     batch = 1
     if proto.name == "kernel_approx":  # features of a batch held at once when small
-        from kernelbench.protocols.kernel_approx import BATCH_Z_BYTES
+        from kernelbench.protocols.kernel_approx import BATCH_Z_BYTES, batch_runs
 
         if F64 * 2 * N * F <= BATCH_Z_BYTES:
-            batch = min(int(proto.batch_size(cell)), int(cell.runs))
+            batch = min(batch_runs(cell), int(cell.runs))
     return Shapes(N, N_test, d, D, F, int(cell.runs), rows, batch)
 
 
@@ -195,7 +196,9 @@ def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float, bool]:
     if cell.protocol.name == "kernel_approx" and cell.settings.get("draws", "sample_space") == (
         "sample_space"
     ):
-        fm = cell.protocol.feature_map(cell, None, d=s.d)
+        from kernelbench.protocols.common import feature_map
+
+        fm = feature_map(cell, None, d=s.d)
         if fm.supports_sample_space(2 * s.N, s.d):
             d, ss = float(2 * s.N), True
     log_d = max(1.0, math.log2(max(d, 2.0)))

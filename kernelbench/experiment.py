@@ -1,12 +1,6 @@
-"""One cell of a grid, measured run by run by its protocol, stored as one shard.
-
-A cell is a :class:`kernelbench.cell.Cell`, built once from the composed config by
-:func:`kernelbench.cell.build_cell`. The protocol
-(:mod:`kernelbench.protocols`) measures it; this module is the same for every
-protocol: :func:`run_cell` returns one row per run (the protocol's schema),
-:func:`run_and_store` adds resume and the atomic shard write, :func:`run_grid` runs
-an experiment's grid (:func:`kernelbench.cell.expand`) in-process.
-"""
+"""One cell measured run by run by its protocol, stored as one shard; the same for
+every protocol: :func:`run_cell` (the rows), :func:`run_and_store` (resume, the atomic
+shard write), :func:`run_grid` (a grid in-process)."""
 
 from __future__ import annotations
 
@@ -21,17 +15,13 @@ from typing import Any
 import pandas as pd
 
 from kernelbench.cell import (
-    CELL_KEYS,
     Cell,
     Measurement,
     base_config,
     build_cell,
-    cell_name,
     cell_shard_path,
-    config_hash,
-    default_cell,
-    protocol_dataset,
-    shard_variant,
+    row_keys,
+    shard_schema,
 )
 from kernelbench.errors import Interrupted, KernelbenchError
 from kernelbench.progress import checkpoint_interval
@@ -45,7 +35,6 @@ from kernelbench.results import (
     shard_schema_version,
     write_shard,
 )
-from kernelbench.validation import check_n, check_runs
 
 # -- measurement --------------------------------------------------------------------
 
@@ -69,18 +58,12 @@ def run_cell(
     start: int = 0,
     keep: Callable[[Callable[[], pd.DataFrame], bool], None] | None = None,
 ) -> pd.DataFrame:
-    """Measure one cell: ``runs`` fresh feature maps, one row per run.
-
-    The protocol validates the cell before any data is loaded, prepares what the runs
-    share, and measures the runs in batches of :meth:`Protocol.batch_size`. Run r
-    draws its map from :meth:`Protocol.run_rng`, so every row is independent of the
-    order in which cells and runs execute, and of how many runs the cell has:
-    ``start=k`` measures only runs k, ..., runs - 1: the rows that a shard of the same
-    cell with k runs lacks (:func:`run_and_store` extends such a shard).
-    ``keep(rows, interrupted)`` is called after each batch and, before an interrupt
-    (KeyboardInterrupt) propagates, once more with ``interrupted=True``; ``rows()``
-    builds the frame of the runs finished so far.
-    """
+    """Measure one cell: its protocol checks it, prepares what the runs share and
+    measures the runs in batches of its ``spec.batch``. Run r's row does not depend on
+    the order of runs or their number, so ``start=k`` measures runs k, ..., runs - 1
+    (extending a shard of k runs). ``keep(rows, interrupted)`` is called after each
+    batch and once more, ``interrupted=True``, before an interrupt propagates;
+    ``rows()`` builds the frame of the runs finished so far."""
     cell = build_cell(cell)
     proto = cell.protocol
     started = datetime.now(UTC)
@@ -97,7 +80,7 @@ def run_cell(
 
         bar = tqdm(total=runs - start, desc=cell.name, leave=False, unit="run", disable=None)
     try:
-        step = max(1, int(proto.batch_size(cell)))
+        step = max(1, int(proto.spec.batch))
         for lo in range(start, runs, step):
             batch = range(lo, min(runs, lo + step))
             rows += _batch_rows(proto, batch, proto.measure(cell, ctx, batch))
@@ -144,10 +127,10 @@ def _frame(cell: Cell, ctx: Any, started: datetime, rows: list[dict]) -> pd.Data
         **provenance(),
         "blas": blas,
         "blas_threads": threads,
-        **proto.row_keys(cell),
+        **row_keys(cell),
         **proto.cell_columns(cell, ctx),
     }
-    schema = proto.schema()
+    schema = shard_schema(proto)
     if not rows:
         return pd.DataFrame(columns=schema.names)
     df = pd.DataFrame([{**common, **row} for row in rows])
@@ -193,17 +176,11 @@ def run_and_store(
     prefix: str = "",
     on_run: Callable[[int, int], None] | None = None,
 ) -> pd.DataFrame | None:
-    """Run a cell unless its shard already holds the same config; write the shard.
-
-    A shard of the same cell with fewer runs is extended: its rows are kept and only
-    the missing runs are measured (run r's row does not depend on the number of runs,
-    so the result equals a fresh run). Any other change recomputes the cell; an
-    unreadable shard is reported as corrupt and recomputed. A shard written by an
-    earlier schema version is one line (:func:`check_schema`), never adopted.
-    Returns the cell's rows, or None when it was skipped.
-    ``output_dir=None`` computes without writing. ``on_run(done, total)`` is called
-    after each batch of runs.
-    """
+    """Run a cell unless its shard holds the same config; write the shard. A shard of
+    the cell with fewer runs is extended by the missing runs; any other change is
+    recomputed, an unreadable shard reported and recomputed, one of an earlier schema
+    refused in one line (:func:`check_schema`). Returns the rows, None when skipped;
+    ``output_dir=None`` writes nothing; ``on_run(done, total)`` after each batch."""
     # where a protocol may cache work shared by cells (not part of the config hash)
     cell = build_cell(cell).with_output_dir(output_dir)
     label = cell.name
@@ -240,7 +217,7 @@ def run_and_store(
     if on_run is not None:
         on_run(start, total)
     keep = None
-    if path is not None and cell.protocol.extendable:
+    if path is not None and cell.protocol.spec.extendable:
         keep = _Checkpoint(cell, path, done, start)
     try:
         with blas_limit(blas_threads):
@@ -259,7 +236,7 @@ def run_and_store(
         done["config_hash"] = df["config_hash"].iloc[0]
         df = pd.concat([done[df.columns], df], ignore_index=True)
     if path is not None:
-        write_shard(df, path, cell.protocol.schema())
+        write_shard(df, path, shard_schema(cell.protocol))
     if echo is not None:
         echo(prefix + summary_line(cell, df, seconds))
     return df
@@ -300,14 +277,14 @@ class _Checkpoint:
         fewer = self.cell.with_runs(k)
         df["runs"] = k
         df["config_hash"] = fewer.config_hash
-        write_shard(df, self.path, self.cell.protocol.schema())
+        write_shard(df, self.path, shard_schema(self.cell.protocol))
         self.kept, self.last = k, time.monotonic()
 
 
 def _fewer_runs(path: Path, cell: Cell, stored: str | None) -> pd.DataFrame | None:
     """The rows of the shard at ``path`` if it holds this cell with fewer runs and the
-    protocol allows extending them (:attr:`Protocol.extendable`), else None."""
-    if stored is None or not cell.protocol.extendable:
+    protocol allows extending them (``spec.extendable``), else None."""
+    if stored is None or not cell.protocol.spec.extendable:
         return None
     try:
         df = read_results(path)
@@ -337,10 +314,7 @@ def make_cell(
     protocol: str = "kernel_approx",
     **extra: Any,
 ) -> dict[str, Any]:
-    """A cell from config names (``configs/<group>/<name>.yaml``), like ``kernelbench run``.
-
-    ``experiment`` defaults to the protocol's name; ``extra`` sets top-level keys.
-    """
+    """A cell from config names, as ``kernelbench run`` composes it (``extra``: top-level keys)."""
     from kernelbench.config import load_group
 
     cell = base_config()
@@ -402,25 +376,3 @@ def run_grid(
     if not frames:
         raise KernelbenchError("empty grid")
     return pd.concat(frames, ignore_index=True)
-
-
-__all__ = [
-    "CELL_KEYS",
-    "Cell",
-    "base_config",
-    "blas_limit",
-    "build_cell",
-    "cell_name",
-    "cell_shard_path",
-    "check_n",
-    "check_runs",
-    "config_hash",
-    "default_cell",
-    "make_cell",
-    "protocol_dataset",
-    "run_and_store",
-    "run_cell",
-    "run_grid",
-    "shard_variant",
-    "summary_line",
-]

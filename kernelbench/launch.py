@@ -1,13 +1,9 @@
 """``kernelbench run``: the Hydra glue that launches a grid, one job per cell.
 
-The click command validates the overrides it can check up front (group choices,
-n, runs) and counts the cells (:func:`plan`, with the grid expansion
-:func:`kernelbench.config.expand`), then forwards the arguments to a ``hydra.main``
-task, so multirun, sweepers and launchers (basic, joblib, submitit) behave as in any
-Hydra app. One Hydra job is one cell: :func:`_job` builds its
-:class:`~kernelbench.cell.Cell` (:func:`kernelbench.cell.build_cell`) and
-:func:`kernelbench.experiment.run_and_store`, the cell runner, measures it and writes
-its shard.
+The click command checks the overrides and counts the cells (:func:`plan`), then
+hands them to a ``hydra.main`` task, so sweepers and launchers behave as in any Hydra
+app; one job (:func:`_job`) builds one :class:`~kernelbench.cell.Cell` and runs
+:func:`kernelbench.experiment.run_and_store`.
 """
 
 from __future__ import annotations
@@ -36,34 +32,16 @@ _CELL_KEYS = ("method", "kernel", "dataset", "protocol", "n", "experiment")
 _CELL_PARAM_GROUPS = ("method", "kernel")
 
 #: Hydra's own command-line flags (``-m/--multirun`` and ``--help`` are click's).
-_HYDRA_FLAGS = (
-    "--cfg",
-    "-c",
-    "--resolve",
-    "--package",
-    "-p",
-    "--info",
-    "-i",
-    "--config-path",
-    "-cp",
-    "--config-name",
-    "-cn",
-    "--config-dir",
-    "-cd",
-    "--experimental-rerun",
-    "--shell-completion",
-    "-sc",
-    "--hydra-help",
+_HYDRA_FLAGS = tuple(
+    "--cfg -c --resolve --package -p --info -i --config-path -cp --config-name -cn "
+    "--config-dir -cd --experimental-rerun --shell-completion -sc --hydra-help".split()
 )
 #: Those that take a value (``--cfg job``); ``--info`` takes an optional one.
 _HYDRA_VALUE_FLAGS = frozenset(_HYDRA_FLAGS) - {
-    "--resolve",
-    "--info",
-    "-i",
-    "--shell-completion",
-    "-sc",
-    "--hydra-help",
+    *"--resolve --info -i --shell-completion -sc --hydra-help".split()
 }
+#: Flags that show things instead of running (Hydra allows none with --multirun).
+_SHOW_FLAGS = frozenset({"--cfg", "-c", "--info", "-i", "--shell-completion", "-sc"})
 
 _ENV_TOTAL = "KERNELBENCH_GRID_CELLS"
 
@@ -129,7 +107,7 @@ def _job(cfg: Any) -> None:
 
 def _finish(report: Any, cell: Any, outcome: str) -> None:
     """Tell the launching process how the job ended and where its shard is."""
-    from kernelbench.experiment import cell_shard_path
+    from kernelbench.cell import cell_shard_path
 
     out = cell.output_dir
     shard = None
@@ -156,7 +134,7 @@ def _job_progress(cell: dict[str, Any], prefix: str, num: int) -> tuple[Any, Any
 
 
 def _cell_name(cell: dict[str, Any]) -> str:
-    from kernelbench.experiment import cell_name
+    from kernelbench.cell import cell_name
 
     try:
         return cell_name(cell)
@@ -188,19 +166,6 @@ def _values(ov: Any) -> list[Any]:
             return list(ov.sweep_iterator())
         return []  # interval sweeps: left to the sweeper
     return [ov.value()]
-
-
-def _check_n(value: Any) -> None:
-    from kernelbench.validation import check_n
-
-    check_n(value)
-
-
-def _check_runs(value: Any) -> None:
-    from kernelbench.validation import check_runs
-
-    if value is not None:
-        check_runs(value)
 
 
 def _split(args: list[str]) -> tuple[list[str], list[str]]:
@@ -239,7 +204,7 @@ def _unknown_option(arg: str, following: str | None) -> KernelbenchError:
 
 def _settings() -> dict[str, Any]:
     """The top-level settings of ``configs/config.yaml`` and the config groups."""
-    from kernelbench.experiment import base_config
+    from kernelbench.cell import base_config
 
     return {**base_config(), **{g: None for g in GROUPS}, "hydra": None}
 
@@ -419,26 +384,18 @@ def _check_setting(key: str, value: Any) -> None:
             resolve_gamma(value, 1)
 
 
-def _grid_params(experiment: str | None) -> dict[str, list[str]]:
-    """The sweep of an experiment file (``hydra.sweeper.params``), as lists of strings."""
-    from kernelbench.config import experiment_sweep
-
-    return {} if experiment is None else experiment_sweep(experiment)[1]
-
-
 def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
-    """Validate ``args`` and return (Hydra arguments, multirun, number of cells).
-
-    Raises :class:`KernelbenchError` (one line), before any compute, for unknown
-    options, settings and group options, bad values (n, runs, seed, overwrite, ...),
-    an unusable ``output_dir`` and a launcher that cannot run here.
+    """(Hydra arguments, multirun, number of cells) of ``args``, or one line, before any
+    compute, for what is wrong (unknown options, settings and group options, bad values,
+    an unusable ``output_dir``, a launcher that cannot run here).
 
     Without ``-m`` a run is one cell if it names one (an override of method, kernel,
-    dataset, protocol or n, or a setting below method or kernel, such as
-    ``kernel.params.gamma``), else the quick grid; ``experiment=`` is always a grid.
+    dataset, protocol or n, or a setting below method or kernel), else the quick grid;
+    ``experiment=`` is always a grid.
     """
-    from kernelbench.config import expand, group_options
-    from kernelbench.experiment import base_config
+    from kernelbench.cell import base_config
+    from kernelbench.config import expand, experiment_sweep, group_options
+    from kernelbench.validation import check_n, check_runs
 
     flags, overrides = _split(args)
     parsed = _parse(overrides)
@@ -465,10 +422,11 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
                 experiment = values[0]
         elif key == "n":
             for v in values:
-                _check_n(v)
+                check_n(v)
         elif key == "runs":
             for v in values:
-                _check_runs(v)
+                if v is not None:
+                    check_runs(v)
         else:
             for v in values:
                 _check_setting(key, v)
@@ -477,8 +435,7 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
 
     if experiment is not None:
         multirun = True  # an experiment is a grid: its sweeper params need multirun
-        grid = _grid_params(experiment)
-        for key, values in grid.items():
+        for key, values in experiment_sweep(experiment)[1].items():
             swept.setdefault(key, values)
             if key in GROUPS:
                 valid = group_options(key)
@@ -495,29 +452,16 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
         _check_key(ov, selected)
     if "output_dir" not in swept:
         _check_setting("output_dir", base_config()["output_dir"])
-    # --cfg, --info and --shell-completion show things instead of running: Hydra allows
-    # none of them together with --multirun (an experiment's grid shows its first job)
-    shows = {f.split("=", 1)[0] for f in flags} & {
-        "--cfg",
-        "-c",
-        "--info",
-        "-i",
-        "--shell-completion",
-        "-sc",
-    }
-    if shows:
-        multirun = False
+    if {f.split("=", 1)[0] for f in flags} & _SHOW_FLAGS:
+        multirun = False  # an experiment's grid shows its first job
     cells = len(expand(swept)) if multirun else 1
     hydra_args = [*(["--multirun"] if multirun else []), *flags, *overrides]
     return hydra_args, multirun, cells
 
 
 class _HideJobErrorHeader:
-    """sys.stderr minus Hydra's "Error executing job with overrides" line.
-
-    Errors of kernelbench's own (one line, naming the cell) replace it; other
-    failures still get it, with their traceback.
-    """
+    """sys.stderr minus Hydra's "Error executing job with overrides" line (shown again
+    for failures not kernelbench's own)."""
 
     _HEADER = "Error executing job with overrides:"
 

@@ -1,16 +1,11 @@
 """``kernelbench migrate DIR``: bring the shards of schemas 3 and 4 to the current schema.
 
-Not on the run path: ``kernelbench run`` reports a shard of an earlier schema in one
-line and leaves it (:func:`kernelbench.experiment.check_schema`); nothing but this
-command reads the old layout. Shards of schemas 4 and earlier carry no version; such a
-shard is migrated when the cell its rows name, rebuilt from today's config files
-(dataset, method label) and the row's parameters, hashes to the shard's stored hash as
-schema 4 computed it, or as schema 3 did where schema 4 left the cell's numbers as they
-were (all but sr33's cells at an n that is not a whole number of rules:
-:func:`budget_changed`); both read the data recipes under their old key ``protocols``.
-It then moves to the cell's current path with the current config hash and schema
-version, its rows unchanged. Any other shard (a dataset override, an edited config
-file, schema 2, an sr33 cell whose D changed) is listed to rerun.
+``kernelbench run`` reports an older shard in one line and leaves it; only this
+command reads the old layout. A shard (no version stamp) is migrated when the cell its
+rows name, rebuilt from today's config files, hashes to its stored hash as schema 4
+computed it, or as schema 3 did where schema 4 kept the numbers (:func:`budget_changed`);
+it moves to the current path, hash and version, rows unchanged. Any other shard is
+listed to rerun.
 """
 
 from __future__ import annotations
@@ -62,7 +57,7 @@ def budget_changed(cell: Cell) -> bool:
     (whole rules there depend on d)."""
     from kernelbench.features import FEATURE_MAPS
     from kernelbench.features.sr import SR33
-    from kernelbench.protocols.base import BUDGETS
+    from kernelbench.protocols.common import BUDGETS
 
     if not issubclass(FEATURE_MAPS.get(cell.method["name"]), SR33):
         return False

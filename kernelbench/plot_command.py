@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from kernelbench.cell import shard_schema
 from kernelbench.drawing import FORMATS, parse_formats
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.protocols import Protocol, get_protocol
@@ -103,7 +104,7 @@ def make_plots(
     for exp in sorted(df["experiment"].dropna().astype(str).unique()):
         rows = df[df["experiment"] == exp]
         proto = experiment_protocol(rows, exp)
-        own = set(proto.schema().names)
+        own = set(shard_schema(proto).names)
         rows = rows[[c for c in rows.columns if c in own]]  # not other protocols' columns
         rows, varied = split_variants(rows, proto)
         if varied:

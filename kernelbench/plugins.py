@@ -1,33 +1,10 @@
 """Plug-ins: modules named by entry points of the group ``kernelbench.plugins``.
 
-kernelbench's own feature maps, kernels, datasets, protocols and learners are found
-the same way as those of other installed packages (as pytest and benchopt find
-theirs): each entry point names a module that registers what it defines when it is
-imported (``@FEATURE_MAPS.register("id")``, ``register(DatasetSpec(...))``,
-``PROTOCOLS.add(...)``, ``@LEARNERS.register("id")``, ``KERNELS.add(...)``). A
-package declares them in its ``pyproject.toml``::
-
-    [project.entry-points."kernelbench.plugins"]
-    toy_rff = "toy_rff"
-
-The modules are imported once, the first time any registry is queried
-(:meth:`kernelbench.registry.Registry.get`, ``names``, ...): kernelbench's own
-first, then the other packages' (sorted by distribution, then by entry-point name).
-A module imported earlier (``from kernelbench.features.rff import RFF``) has
-registered its entries already and is not imported twice.
-
-kernelbench itself has one entry point, ``kernelbench = "kernelbench.builtin"``: that
-module imports every module of its plug-in packages with :func:`import_package`
-(``pkgutil``), so a built-in feature map, dataset, protocol or learner is one module in
-its package plus its YAML file, with nothing to list. Another package may do the same
-from its own plug-in module.
-
-A plug-in module may set ``CONFIG_DIR`` (a path) to a directory laid out like
-kernelbench's ``configs/`` (``method/<id>.yaml``, ``dataset/<id>.yaml``,
-``experiment/<name>.yaml``, ``verify/<name>.yaml``, ...): it is appended to the
-config search path (:func:`kernelbench.config.config_dirs`, Hydra's
-``hydra.searchpath``), after kernelbench's own, so a plug-in adds options and does
-not replace built-in ones.
+kernelbench's own modules are found as other packages' are (docs/plugins.md): each
+entry point names a module that registers what it defines when imported; they are
+imported once, the first time a registry is queried, kernelbench's first (its one
+entry point, :mod:`kernelbench.builtin`). A module may set ``CONFIG_DIR``, a directory
+laid out like ``configs/``, appended to the config search path after kernelbench's.
 """
 
 from __future__ import annotations
@@ -62,9 +39,8 @@ def _dist_name(ep: metadata.EntryPoint) -> str:
 
 
 def entry_points() -> list[metadata.EntryPoint]:
-    """The entry points of :data:`GROUP`: kernelbench's, then the others, each sorted by
-    distribution and entry-point name. The installed metadata is scanned once per
-    process (tens of ms; every config lookup asks, through :func:`config_dirs`)."""
+    """The entry points of :data:`GROUP`, kernelbench's first, by distribution and name
+    (the metadata scanned once per process)."""
     return list(_scan())
 
 

@@ -1,13 +1,9 @@
 """Progress of a sweep: one bar on a terminal, heartbeat lines in logs.
 
-* On a terminal, the launching process draws one bar over all cells and runs
-  (:class:`Board`). Each job, in this process or a worker (joblib, submitit on this
-  machine), reports its runs done and its output lines to a small JSON file in the
-  board's directory (:class:`JobReport`); the board reads them, prints the lines above
-  the bar and moves the bar, so parallel workers never draw over each other.
-* Elsewhere (nohup, SLURM logs, a pipe) each job prints a line at least every
-  :func:`heartbeat_interval` seconds while a cell runs, with its runs done and an ETA
-  (:class:`Heartbeat`), so a long cell is not silent.
+On a terminal the launching process draws one bar (:class:`Board`) from the reports
+each job writes to the board's directory (:class:`JobReport`), so parallel workers
+never draw over each other; elsewhere each job prints a line with its runs done and an
+ETA every :func:`heartbeat_interval` seconds (:class:`Heartbeat`).
 """
 
 from __future__ import annotations
@@ -17,7 +13,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -169,15 +165,18 @@ class JobReport:
         self._write()
 
 
-def read_reports(directory: Path) -> list[dict[str, Any]]:
-    """The job reports in ``directory`` (unreadable ones left out)."""
-    out = []
+def _reports(directory: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(file name, report) of the jobs in ``directory`` by job (unreadable ones left out)."""
     for path in sorted(Path(directory).glob("*.json"), key=lambda p: (len(p.stem), p.stem)):
         try:
-            out.append(json.loads(path.read_text()))
+            yield path.name, json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-    return out
+
+
+def read_reports(directory: Path) -> list[dict[str, Any]]:
+    """The job reports in ``directory`` (unreadable ones left out)."""
+    return [state for _, state in _reports(directory)]
 
 
 def summary(reports: list[dict[str, Any]], cells: int) -> str:
@@ -230,17 +229,12 @@ class Board:
     def poll(self) -> None:
         """Print the jobs' new lines above the bar and move the bar."""
         finished, fraction, done, total = 0, 0.0, 0, 0
-        paths = self.directory.glob("*.json")
-        for path in sorted(paths, key=lambda p: (len(p.stem), p.stem)):
-            try:
-                state = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
+        for name, state in _reports(self.directory):
             lines = state.get("lines") or []
-            new = lines[self.printed.get(path.name, 0) :]
+            new = lines[self.printed.get(name, 0) :]
             if new:
                 self._print(new)
-            self.printed[path.name] = len(lines)
+            self.printed[name] = len(lines)
             done, total = done + int(state.get("done", 0)), total + int(state.get("total", 0))
             if state.get("finished"):
                 finished += 1
@@ -251,10 +245,8 @@ class Board:
         self.bar.refresh()
 
     def _print(self, lines: list[str]) -> None:
-        """Lines on stdout, each on its own line: the bar (on stderr) is erased first and
-        drawn again below them. (tqdm's ``write`` erases only bars on the stream it
-        writes to, or on sys.stdout/sys.stderr as they are now, which a launch
-        replaces: the lines began at the end of the bar's line.)"""
+        """Lines on stdout, the bar (on stderr) erased first and drawn again below them
+        (tqdm's ``write`` misses a bar on a stream a launch replaced)."""
         with self.bar.get_lock():
             self.bar.clear(nolock=True)
             self.stream.flush()

@@ -12,14 +12,9 @@ T = TypeVar("T")
 
 
 class Registry(Generic[T]):
-    """Map ids to objects; unknown ids raise one line naming the valid choices.
-
-    Adding an entry is one decorator (``@REGISTRY.register("id")``) in a plug-in
-    module (found by :mod:`kernelbench.builtin`, or another package's entry point of
-    ``kernelbench.plugins``) plus, for the runner, one YAML
-    file in the matching config group. The plug-in modules are imported the first time
-    a registry is queried.
-    """
+    """Map ids to objects (``@REGISTRY.register("id")`` in a plug-in module, imported
+    the first time a registry is queried); an unknown id is one line naming the valid
+    ones."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind

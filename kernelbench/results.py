@@ -1,19 +1,8 @@
 """Result shards: their schema, atomic writes, provenance and the one reader.
 
-Every cell (experiment, dataset, kernel, method label, n and the protocol's own keys)
-of a grid is stored as one Parquet file, one row per run::
-
-    <output_dir>/<experiment>/<dataset>/<kernel>/<method_label>[/<protocol parts>]
-        [/<variant>]/n=<n>.parquet
-
-where the variant names what differs from the defaults (``seed=1,gamma=0.1``; see
-:func:`kernelbench.experiment.shard_variant`); a default cell has none.
-
-Its columns are the common cell columns (:data:`CELL_FIELDS`), the protocol's own
-measurements and the provenance (:data:`PROVENANCE_FIELDS`): :func:`make_schema`.
-A shard is written to a hidden temporary file in the same directory and renamed
-into place, so a killed sweep leaves either the whole shard or none of it.
-:func:`read_results` loads a directory of shards into one DataFrame.
+One Parquet file per cell, one row per run (per run and row index), at
+``<output_dir>/<experiment>/<dataset>/<kernel>/<method_label>[/<protocol parts>]
+[/<variant>]/n=<n>.parquet`` (the variant: :func:`kernelbench.cell.shard_variant`).
 """
 
 from __future__ import annotations
@@ -144,69 +133,50 @@ def _pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except (PermissionError, OSError):
-        return True
+    except OSError:
+        pass
     return True
-
-
-def _tmp_prefix(path: Path) -> str:
-    return f".{path.name}.tmp-"
 
 
 def remove_stale_tmp(path: Path) -> None:
     """Delete temporary files of ``path`` left by killed writers (dead pids only)."""
-    prefix = _tmp_prefix(path)
-    if not path.parent.is_dir():
-        return
-    for tmp in path.parent.glob(prefix + "*"):
+    prefix = f".{path.name}.tmp-"
+    for tmp in path.parent.glob(prefix + "*") if path.parent.is_dir() else ():
         pid = tmp.name[len(prefix) :]
         if not pid.isdigit() or not _pid_alive(int(pid)) or int(pid) == os.getpid():
             tmp.unlink(missing_ok=True)
 
 
 def atomic_write(path: str | os.PathLike, write: Any) -> Path:
-    """Call ``write(f)`` on a hidden temporary file (binary) next to ``path``, fsync it,
-    then rename it to ``path``: readers see the old file or the whole new one."""
-    import tempfile
-
+    """Call ``write(f)`` on a hidden temporary file (binary, named by the process id)
+    next to ``path``, fsync it, rename it to ``path``: readers see the old file or the
+    whole new one; those of killed writers are removed (:func:`remove_stale_tmp`)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
     try:
-        with os.fdopen(fd, "wb") as f:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_tmp(path)
+        with open(tmp, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def write_shard(df: pd.DataFrame, path: str | os.PathLike, schema: pa.Schema) -> Path:
-    """Write ``df`` (columns of ``schema``) to ``path`` atomically: a hidden temp file in the
-    same directory, fsynced and renamed."""
-    path = Path(path)
-    table = to_table(df, schema)
-    tmp = path.parent / f"{_tmp_prefix(path)}{os.getpid()}"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_tmp(path)
-        pq.write_table(table, tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as err:  # a full disk, a read-only mount: one line, earlier shards kept
-        why = err.strerror or str(err)
-        raise KernelbenchError(
-            f"cannot write the shard {path}: {why}; the shards written before are kept "
-            "(rerun to resume)"
-        ) from None
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
     return path
+
+
+def write_shard(df: pd.DataFrame, path: str | os.PathLike, schema: pa.Schema) -> Path:
+    """Write ``df`` (columns of ``schema``) to ``path`` (:func:`atomic_write`)."""
+    table = to_table(df, schema)
+    try:
+        return atomic_write(path, lambda f: pq.write_table(table, f))
+    except OSError as err:  # a full disk, a read-only mount: one line, earlier shards kept
+        raise KernelbenchError(
+            f"cannot write the shard {path}: {err.strerror or err}; the shards written "
+            "before are kept (rerun to resume)"
+        ) from None
 
 
 def shard_config_hash(path: str | os.PathLike) -> str | None:
@@ -249,14 +219,9 @@ def shard_files(path: str | os.PathLike) -> list[Path]:
 def read_results(
     path: str | os.PathLike = "results/runs", experiment: str | None = None
 ) -> pd.DataFrame:
-    """Load every shard under ``path`` (a directory, or one shard) into a DataFrame.
-
-    Shards of different protocols have different columns: the frame holds their union
-    (a protocol's columns are missing values in the other protocols' rows).
-    ``experiment`` keeps only that experiment's rows. Rows are sorted by experiment,
-    dataset, kernel, method label, n and run. Raises :class:`KernelbenchError` if the
-    directory does not exist or holds no shard.
-    """
+    """Every shard under ``path`` (a directory, or one shard) in one DataFrame, the
+    union of the protocols' columns, sorted by experiment, dataset, kernel, method
+    label, n and run; ``experiment`` keeps that experiment's rows."""
     files = shard_files(path)
     if not files:
         raise KernelbenchError(f"no results (*.parquet shards) under {str(path)!r}")

@@ -1,9 +1,5 @@
-"""Deterministic random streams derived from the config seed and names.
-
-Every draw in kernelbench comes from a :class:`numpy.random.Generator` built
-here, so the same config gives bit-identical results whatever the order in
-which a launcher executes the cells.
-"""
+"""Deterministic random streams derived from the config seed and names: every draw
+comes from a Generator built here, so results do not depend on execution order."""
 
 from __future__ import annotations
 
@@ -29,8 +25,3 @@ def seed_sequence(seed: int, *keys: object) -> np.random.SeedSequence:
 def derive_rng(seed: int, *keys: object) -> np.random.Generator:
     """A fresh PCG64 generator for the stream named by ``(seed, *keys)``."""
     return np.random.default_rng(seed_sequence(seed, *keys))
-
-
-def derive_int(seed: int, *keys: object) -> int:
-    """A 32-bit integer seed for the stream named by ``(seed, *keys)``."""
-    return int(seed_sequence(seed, *keys).generate_state(1)[0])

@@ -1,13 +1,9 @@
 """Protocol settings as dataclasses: one schema per protocol, one place per default.
 
-Each protocol declares its settings as a dataclass deriving from
-:class:`ProtocolSettings` (its attribute ``Settings``). Defining the protocol class
-registers the dataclass as a Hydra structured config, ``protocol/<name>_settings`` in
-the :class:`~hydra.core.config_store.ConfigStore`, and ``configs/protocol/<name>.yaml``
-only selects it (``defaults: [<name>_settings, _self_]``). So Hydra and OmegaConf check
-the types of every override (``protocol.sigma=abc`` is one line), and the protocol's
-``check_settings`` checks the choices and ranges, once, when the cell is built
-(:func:`kernelbench.cell.build_cell`).
+A protocol's ``Settings`` (a :class:`ProtocolSettings`) is registered as the Hydra
+structured config ``protocol/<name>_settings``, which ``configs/protocol/<name>.yaml``
+selects, so OmegaConf types every override; the protocol's ``check_settings`` checks
+choices and ranges when the cell is built.
 """
 
 from __future__ import annotations

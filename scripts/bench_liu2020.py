@@ -27,9 +27,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from kernelbench.cell import Cell
+from kernelbench.cell import Cell, build_cell
 from kernelbench.config import experiment_sweep
-from kernelbench.experiment import build_cell, make_cell, run_and_store
+from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.learners.ridge import CHUNK_ROWS
 from kernelbench.protocols import get_protocol
 from kernelbench.results import read_results

@@ -3,7 +3,7 @@
     KERNELBENCH_DATA=/path/to/mirror python scripts/bench_mnist_run.py [--repeats 7]
 
 One BLAS thread. Times the whole run as ``kernel_approx`` measures it
-(``measure_run``: fit, both transforms, K_hat, both errors) and, on the same arrays,
+(``measure`` of one run: fit, both transforms, K_hat, both errors) and, on the same arrays,
 each of its steps alone: the Gaussian draw of W (D x d), the projections X W^T and
 Y W^T, the cos/sin features, the K_hat product z(X) z(Y)^T, the error matrix with its
 Frobenius norm, and the spectral norm. The goal of issue 20 compares the run with its
@@ -23,9 +23,11 @@ from threadpoolctl import threadpool_limits
 def main() -> None:
     from bench_speedups import interleaved, use_cpu_clock
 
-    from kernelbench.experiment import build_cell, make_cell
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
     from kernelbench.metrics import spectral_norm
     from kernelbench.protocols import get_protocol
+    from kernelbench.protocols.common import feature_map, run_rng
     from kernelbench.trig import scaled_cos_sin
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -37,7 +39,7 @@ def main() -> None:
     cell = build_cell(make_cell("rff", "rbf", "mnist", args.n, runs=1))
     proto = get_protocol(cell)
     ctx = proto.prepare(cell)
-    fm = proto.feature_map(cell, proto.run_rng(cell, 0), d=ctx.X.shape[1], ctx=ctx).fit(ctx.X)
+    fm = feature_map(cell, run_rng(cell, 0), d=ctx.X.shape[1]).fit(ctx.X)
     Xs = ctx.X * fm.input_scale_
     Ys = ctx.Y * fm.input_scale_
     W = fm.W_
@@ -52,7 +54,7 @@ def main() -> None:
         f"X, Y {ctx.X.shape[0]} x {d}, D = {D}, best of {args.repeats}"
     )
     steps = {
-        "run (measure_run)": lambda: proto.measure_run(cell, ctx, 0),
+        "run (measure)": lambda: proto.measure(cell, ctx, [0]),
         "draw W (D x d Gaussian)": lambda: np.random.default_rng(0).standard_normal((D, d)),
         "projections X W^T, Y W^T": lambda: (Xs @ W.T, Ys @ W.T),
         "cos/sin features (2 x)": lambda: (scaled_cos_sin(Px, scale), scaled_cos_sin(Py, scale)),
@@ -61,13 +63,13 @@ def main() -> None:
         "spectral norm": lambda: spectral_norm(E),
     }
     with threadpool_limits(limits=1, user_api="blas"):
-        proto.measure_run(cell, ctx, 0)
+        proto.measure(cell, ctx, [0])
         t = interleaved(steps, args.repeats)
-    run = t["run (measure_run)"]
+    run = t["run (measure)"]
     gemms = t["projections X W^T, Y W^T"] + t["K_hat product"]
     for k, v in t.items():
         print(f"{k:28s} {v:8.4f} s  {v / run:6.1%}")
-    parts = sum(v for k, v in t.items() if k != "run (measure_run)")
+    parts = sum(v for k, v in t.items() if k != "run (measure)")
     print(f"{'sum of the steps':28s} {parts:8.4f} s  {parts / run:6.1%}")
     print(f"run / its three GEMMs: {run / gemms:.2f} (goal <= 1.5; GEMMs {gemms:.4f} s)")
 

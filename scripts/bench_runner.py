@@ -87,7 +87,8 @@ def probe(
     runs); ``draws``: the kernel_approx setting (default: the protocol's)."""
     from threadpoolctl import threadpool_limits
 
-    from kernelbench.experiment import build_cell, make_cell
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
     from kernelbench.protocols import get_protocol
 
     config = make_cell(method, kernel, dataset, 3, runs=None)
@@ -102,7 +103,7 @@ def probe(
         ctx = proto.prepare(cell)  # cached after the first cell of a dataset
         overhead = clock() - t0
         proto.measure(cell, ctx, [cell.runs])  # warm-up: compilation, caches
-        step = max(1, proto.batch_size(cell))
+        step = max(1, proto.spec.batch)
         t0 = clock()
         for lo in range(0, runs, step):
             proto.measure(cell, ctx, range(lo, min(runs, lo + step)))

@@ -137,7 +137,8 @@ def spectral(repeats: int) -> None:
 
 
 def batching(repeats: int) -> None:
-    from kernelbench.experiment import build_cell, make_cell
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):
@@ -149,10 +150,10 @@ def batching(repeats: int) -> None:
         proto = get_protocol(cell)
         ctx = proto.prepare(cell)
         proto.measure(cell, ctx, range(2))
-        step = proto.batch_size(cell)
+        step = proto.spec.batch
 
         def one(cell=cell, ctx=ctx, proto=proto):
-            return [proto.measure_run(cell, ctx, r) for r in range(runs)]
+            return [proto.measure(cell, ctx, [r]) for r in range(runs)]
 
         def batched(cell=cell, ctx=ctx, proto=proto, step=step):
             return [
@@ -353,7 +354,8 @@ def sorf(repeats: int) -> None:
 
 def workspace(repeats: int) -> None:
     import kernelbench.protocols.kernel_approx as KA
-    from kernelbench.experiment import build_cell, make_cell
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):
@@ -378,7 +380,7 @@ def workspace(repeats: int) -> None:
         cell = build_cell(make_cell(method, "rbf", ds, 1, runs=runs))
         proto = get_protocol(cell)
         ctx = proto.prepare(cell)
-        step = proto.batch_size(cell)
+        step = proto.spec.batch
 
         def all_runs(cell=cell, ctx=ctx, proto=proto, step=step):
             return [
@@ -502,7 +504,8 @@ def draws(
 ) -> None:
     from scipy.stats import ks_2samp
 
-    from kernelbench.experiment import build_cell, make_cell
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
     from kernelbench.protocols import get_protocol
 
     if not os.environ.get("KERNELBENCH_DATA"):
@@ -515,13 +518,13 @@ def draws(
             weights = dataclasses.replace(cell, settings={**cell.settings, "draws": "weights"})
             proto = get_protocol(cell)
             ctx = proto.prepare(cell)
-            proto.measure_run(cell, ctx, 0)  # load the compiled trig kernel
+            proto.measure(cell, ctx, [0])  # load the compiled trig kernel
             seconds = {"weights": 0.0, "sample_space": 0.0}
             errors: dict[str, list[float]] = {"weights": [], "sample_space": []}
             for r in range(runs):
                 for name, c in (("weights", weights), ("sample_space", cell)):
                     t0 = time.perf_counter()
-                    row = proto.measure_run(c, ctx, r)
+                    row = proto.measure(c, ctx, [r])[0]
                     seconds[name] += time.perf_counter() - t0
                     assert row["draws"] == name
                     errors[name].append(row["rel_fro_error"])

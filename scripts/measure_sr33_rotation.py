@@ -36,9 +36,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernelbench.experiment import build_cell, make_cell
+from kernelbench.cell import build_cell
+from kernelbench.experiment import make_cell
 from kernelbench.features.sr import SR33
 from kernelbench.protocols import get_protocol
+from kernelbench.protocols.common import kernel_params
 from kernelbench.reference import load_reference
 from kernelbench.seeding import derive_rng
 
@@ -144,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                 for seed in args.seeds:
                     cell = build_cell(make_cell("sr33", kern, ds, n, args.runs, seed))
                     pair = proto.prepare(cell)
-                    params = proto.kernel_params(cell)
+                    params = kernel_params(cell)
                     for name, make in variants.items():
                         t0 = time.perf_counter()
                         errs = [

@@ -219,7 +219,8 @@ def test_which_overrides_make_one_cell(args, multirun, cells):
 
 def test_a_corrupt_shard_is_reported_as_corrupt(tmp_path):
     """Not as "config changed": a shard that cannot be read is named and recomputed."""
-    from kernelbench.experiment import build_cell, cell_shard_path, make_cell, run_and_store
+    from kernelbench.cell import build_cell, cell_shard_path
+    from kernelbench.experiment import make_cell, run_and_store
 
     cell = make_cell("rff", runs=2)
     cell["dataset"]["splits"]["kernel_approx"]["samples"] = 60

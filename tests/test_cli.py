@@ -13,12 +13,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from kernelbench.cell import shard_schema
 from kernelbench.config import group_options
 from kernelbench.protocols import get_protocol
 from kernelbench.results import read_results, shard_files
 
 REPO = Path(__file__).resolve().parent.parent
-SCHEMA = get_protocol("kernel_approx").schema()
+SCHEMA = shard_schema(get_protocol("kernel_approx"))
 # digits with 60 samples per subset: every cell takes a fraction of a second
 SMALL = "dataset.splits.kernel_approx.samples=60"
 

@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from kernelbench import cost
+from kernelbench.cell import build_cell
 from kernelbench.cli import app
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import build_cell, make_cell
+from kernelbench.experiment import make_cell
 
 
 def _cell(method="rff", n=1, runs=5, samples=300, dataset="digits", kernel="rbf"):
@@ -75,14 +76,14 @@ def test_large_features_are_measured_run_by_run():
     computed before the next run is mapped (same rows as one by one, bit for bit),
     and the peak stays near one run's features."""
     from kernelbench.protocols import get_protocol
-    from kernelbench.protocols.kernel_approx import BATCH_Z_BYTES
+    from kernelbench.protocols.kernel_approx import BATCH_Z_BYTES, batch_runs
 
     cell = _cell("rff", n=8, runs=6, samples=200)
     proto = get_protocol(cell)
     ctx = proto.prepare(cell)
     one = 8 * 2 * 200 * cost.shapes(cell).F
-    assert one > BATCH_Z_BYTES and proto.batch_size(cell) >= 6
-    single = [proto.measure_run(cell, ctx, r) for r in range(6)]  # and warm
+    assert one > BATCH_Z_BYTES and batch_runs(cell) >= 6
+    single = [proto.measure(cell, ctx, [r])[0] for r in range(6)]  # and warm
 
     def peak_of(f):
         tracemalloc.start()
@@ -92,7 +93,7 @@ def test_large_features_are_measured_run_by_run():
         finally:
             tracemalloc.stop()
 
-    _, peak_one = peak_of(lambda: proto.measure_run(cell, ctx, 0))
+    _, peak_one = peak_of(lambda: proto.measure(cell, ctx, [0]))
     rows, peak = peak_of(lambda: proto.measure(cell, ctx, range(6)))
     keys = ["D", "rel_fro_error", "rel_spec_error"]
     assert [[r[k] for k in keys] for r in rows] == [[r[k] for k in keys] for r in single]

@@ -9,9 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from kernelbench.cell import build_cell, cell_keys, cell_shard_path
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import build_cell, cell_shard_path, make_cell, run_and_store
+from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.protocols import get_protocol
+from kernelbench.protocols.common import feature_map, run_rng
 from kernelbench.protocols.downstream import EXACT_DIR, exact_key
 from kernelbench.reporting import get_reporting
 from kernelbench.reporting.downstream import fig2_panels
@@ -31,7 +33,7 @@ def _cell(learner="svm_precomputed", **kw):
 
 def test_registered_with_its_learner_as_a_cell_key():
     proto = get_protocol("downstream")
-    assert "learner" in proto.cell_keys and "fig2" in get_reporting("downstream").figures
+    assert "learner" in cell_keys(proto) and "fig2" in get_reporting("downstream").figures
     cells = [build_cell(_cell(learner)) for learner in ("svm_precomputed", "linear")]
     paths = {cell_shard_path(c, "out") for c in cells}
     assert len(paths) == 2  # the learners' shards do not collide
@@ -83,10 +85,9 @@ def test_rows_cache_and_rerun(tmp_path):
 
 
 def test_both_learners_see_the_same_maps():
-    proto = get_protocol("downstream")
     a, b = (build_cell(_cell(learner, method="rff")) for learner in ("svm_precomputed", "linear"))
-    wa = proto.feature_map(a, proto.run_rng(a, 1)).fit(np.zeros((1, 64))).weight_matrix()
-    wb = proto.feature_map(b, proto.run_rng(b, 1)).fit(np.zeros((1, 64))).weight_matrix()
+    wa = feature_map(a, run_rng(a, 1)).fit(np.zeros((1, 64))).weight_matrix()
+    wb = feature_map(b, run_rng(b, 1)).fit(np.zeros((1, 64))).weight_matrix()
     np.testing.assert_array_equal(wa, wb)
 
 
@@ -186,11 +187,12 @@ def test_cli_run_and_plot_on_digits(tmp_path):
 
 
 def test_fig2_grids_cover_the_figure():
-    from kernelbench.launch import _grid_params, plan
+    from kernelbench.config import experiment_sweep
+    from kernelbench.launch import plan
 
     assert plan(["experiment=fig2"], True)[2] == 2 * 3 * 3 * 8 * 5  # learners, ..., n
-    full, reduced = _grid_params("fig2"), _grid_params("fig2_reduced")
+    full, reduced = experiment_sweep("fig2")[1], experiment_sweep("fig2_reduced")[1]
     assert full["protocol.learner"] == ["svm_precomputed", "linear"]
-    assert full["method"] == _grid_params("fig1")["method"]  # every method of Fig. 1
+    assert full["method"] == experiment_sweep("fig1")[1]["method"]  # every method of Fig. 1
     assert full["n"] == ["1", "2", "3", "4", "5"] and reduced["n"] == ["1", "3", "5"]
     assert set(full["dataset"]) == set(reduced["dataset"]) == {"powerplant", "letter", "usps"}

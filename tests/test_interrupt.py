@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from kernelbench.cell import build_cell, cell_shard_path
 from kernelbench.errors import Interrupted
-from kernelbench.experiment import build_cell, cell_shard_path, make_cell, run_and_store
+from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.protocols import get_protocol
 from kernelbench.results import is_stable, read_results, shard_config_hash
 from tests.test_cli import kb

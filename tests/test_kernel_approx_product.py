@@ -12,8 +12,9 @@ import os
 import numpy as np
 import pytest
 
+from kernelbench.cell import build_cell, config_hash
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import build_cell, config_hash, make_cell, run_cell
+from kernelbench.experiment import make_cell, run_cell
 from kernelbench.protocols import get_protocol
 
 

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import Ridge
 
+from kernelbench.cell import build_cell
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import build_cell, make_cell, run_cell
+from kernelbench.experiment import make_cell, run_cell
 from kernelbench.learners.ridge import ChunkedRidge
 from kernelbench.protocols import get_protocol
 from kernelbench.reporting import get_reporting

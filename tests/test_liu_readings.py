@@ -11,9 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from kernelbench.cell import build_cell
 from kernelbench.datasets.splits import Scaler, row_minmax
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import build_cell, make_cell, run_cell
+from kernelbench.experiment import make_cell, run_cell
 from kernelbench.features import make_feature_map
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.krr import READINGS

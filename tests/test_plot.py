@@ -412,10 +412,11 @@ def test_reference_lookup_order_and_errors(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_reads_shards_written_by_the_runner(tmp_path: Path) -> None:
+    from kernelbench.cell import shard_schema
     from kernelbench.protocols import get_protocol
     from kernelbench.results import shard_path, write_shard
 
-    schema = get_protocol("kernel_approx").schema()
+    schema = shard_schema(get_protocol("kernel_approx"))
     df = make_results(datasets={"letter": 16}, kernels=("rbf", "arccos0"))
     for col in schema.names:
         if col not in df.columns:

@@ -298,6 +298,7 @@ def test_every_protocol_has_its_reporting_side():
     """Measurement and reporting are two plug-ins of one name: each protocol has a
     Reporting with its headline among its metrics and its default figures among its
     figures, and the reporting side holds no measurement member."""
+    from kernelbench.cell import cell_keys
     from kernelbench.protocols import PROTOCOLS
     from kernelbench.reporting import REPORTING
 
@@ -306,7 +307,33 @@ def test_every_protocol_has_its_reporting_side():
         assert rep.name == name
         assert rep.headline in rep.metrics
         assert set(rep.default_figures) <= set(rep.figures)
-        assert rep.cell_keys == tuple(PROTOCOLS.get(name).cell_keys)
+        assert rep.cell_keys == cell_keys(PROTOCOLS.get(name))
         for member in ("figures", "default_figures", "reference_cells", "budget_label"):
             assert not hasattr(PROTOCOLS.get(name), member), (name, member)
         assert not hasattr(rep, "measure") and not hasattr(rep, "prepare")
+
+
+#: The measurement contract's public names (issue 29: "at most about 8").
+CONTRACT = {
+    "name",
+    "Settings",
+    "spec",
+    "check_settings",
+    "check",
+    "prepare",
+    "cell_columns",
+    "measure",
+}
+
+
+def test_the_protocol_contract_has_at_most_eight_public_names():
+    """Protocol (the base class) and cell.Measurement (what the cell layer needs) name
+    the same eight members; a ninth fails here."""
+    from kernelbench.cell import Measurement
+    from kernelbench.protocols import Protocol
+
+    def public(cls: type) -> set[str]:
+        return {n for n in dir(cls) if not n.startswith("_")}
+
+    assert public(Protocol) == public(Measurement) == CONTRACT
+    assert len(CONTRACT) <= 8

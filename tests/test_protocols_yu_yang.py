@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 
 from kernelbench.bandwidth import nn_sigma
+from kernelbench.cell import shard_schema
 from kernelbench.datasets import train_part
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_cell, run_grid
 from kernelbench.kernels import exact_kernel
 from kernelbench.plot_command import make_plots
 from kernelbench.protocols import get_protocol
-from kernelbench.protocols.base import BANDWIDTH_QUERIES
+from kernelbench.protocols.common import BANDWIDTH_QUERIES, feature_map, run_rng
 from kernelbench.protocols.pair_mse import next_pow2
 from kernelbench.seeding import derive_rng
 from kernelbench.theory import orf_variance_ratio_exact
@@ -88,11 +89,12 @@ def test_pair_mse_pads_uses_nn50_and_measures_the_pair_mse():
     assert df["sigma"].iloc[0] == pytest.approx(ref.sigma, rel=1e-12)
     # the MSE is the mean over all pairs of the squared kernel error, recomputed here
     proto = get_protocol("pair_mse")
-    from kernelbench.experiment import build_cell
+    from kernelbench.cell import build_cell
 
     resolved = build_cell(cell)
     ctx = proto.prepare(resolved)
-    fm = proto.feature_map(resolved, proto.run_rng(resolved, 1), d=64, ctx=ctx).fit(ctx.X)
+    params = {**resolved.kernel["params"], "gamma": ctx.gamma}
+    fm = feature_map(resolved, run_rng(resolved, 1), d=64, params=params).fit(ctx.X)
     K = exact_kernel("rbf", ctx.X, ctx.Y, gamma=ref.gamma)
     mse = np.mean((K - fm.approximate_kernel(ctx.X, ctx.Y)) ** 2)
     assert df["mse"].iloc[1] == pytest.approx(mse, rel=1e-10)
@@ -100,19 +102,19 @@ def test_pair_mse_pads_uses_nn50_and_measures_the_pair_mse():
 
 def test_pair_mse_zero_pads_to_a_power_of_two(monkeypatch):
     import kernelbench.datasets as datasets
-    from kernelbench.protocols import base, pair_mse
+    from kernelbench.protocols import common, pair_mse
 
     rng = np.random.default_rng(0)
     X, Y = rng.random((30, 5)), rng.random((30, 5))
     monkeypatch.setattr(datasets, "kernel_approx_pair", lambda *a: (X, Y, {"d": 5}))
-    base.kernel_approx_pair_cached.cache_clear()
+    common.kernel_approx_pair_cached.cache_clear()
     pair_mse._padded_pair.cache_clear()
     try:
         cell = make_cell("sorf", dataset="digits", protocol="pair_mse", runs=1, n=1)
         cell["kernel"]["params"]["gamma"] = 0.5
         df = run_cell(cell)
     finally:
-        base.kernel_approx_pair_cached.cache_clear()
+        common.kernel_approx_pair_cached.cache_clear()
         pair_mse._padded_pair.cache_clear()
     assert df["d"].iloc[0] == 8 and df["d_data"].iloc[0] == 5 and df["D"].iloc[0] == 8
     # padding changes no distance: the exact kernel is that of the unpadded data
@@ -178,7 +180,7 @@ def test_figures_are_drawn(tmp_path, ratios, adaptive):
     from kernelbench.results import write_shard
 
     for name, df in (("ratio", ratios["orf"]), ("adaptive", adaptive)):
-        schema = get_protocol(str(df["protocol"].iloc[0])).schema()
+        schema = shard_schema(get_protocol(str(df["protocol"].iloc[0])))
         write_shard(df, tmp_path / "runs" / name / "x.parquet", schema)
     report = make_plots(tmp_path / "runs", tmp_path / "fig", formats=["png"])
     names = {p.name for paths in report.written.values() for p in paths}

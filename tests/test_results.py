@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from kernelbench.cell import shard_schema
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import get_protocol
 from kernelbench.results import (
@@ -26,7 +27,7 @@ from kernelbench.results import (
     write_shard,
 )
 
-SCHEMA = get_protocol("kernel_approx").schema()
+SCHEMA = shard_schema(get_protocol("kernel_approx"))
 COLUMNS = SCHEMA.names
 
 
@@ -116,8 +117,7 @@ def test_failed_write_keeps_old_shard_and_leaves_no_temp(tmp_path, monkeypatch):
     before = path.read_bytes()
 
     def broken(table, where, **kw):
-        with open(where, "wb") as fh:
-            fh.write(b"PAR1 partial")
+        where.write(b"PAR1 partial")
         raise OSError("disk full")
 
     monkeypatch.setattr(pq, "write_table", broken)

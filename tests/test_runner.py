@@ -6,25 +6,17 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from kernelbench.cell import build_cell, cell_name, cell_shard_path, config_hash, shard_schema
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import (
-    build_cell,
-    cell_name,
-    cell_shard_path,
-    check_n,
-    check_runs,
-    config_hash,
-    make_cell,
-    run_and_store,
-    run_cell,
-    run_grid,
-)
+from kernelbench.experiment import make_cell, run_and_store, run_cell, run_grid
 from kernelbench.launch import plan
 from kernelbench.protocols import get_protocol
+from kernelbench.protocols.kernel_approx import batch_runs
 from kernelbench.results import read_results
+from kernelbench.validation import check_n, check_runs
 
 SAMPLES = 60
-SCHEMA = get_protocol("kernel_approx").schema()
+SCHEMA = shard_schema(get_protocol("kernel_approx"))
 COLUMNS = SCHEMA.names
 
 
@@ -269,10 +261,10 @@ def test_batched_runs_give_the_rows_of_runs_one_by_one(method, n):
 
     cell = build_cell(make_cell(method, "arccos0", "digits", n, runs=7))
     proto = get_protocol(cell)
-    assert proto.batch_size(cell) > 1
+    assert batch_runs(cell) > 1
     ctx = proto.prepare(cell)
     batched = proto.measure(cell, ctx, range(7)) + proto.measure(cell, ctx, range(7, 9))
-    single = [proto.measure_run(cell, ctx, r) for r in range(9)]
+    single = [proto.measure(cell, ctx, [r])[0] for r in range(9)]
     keys = ["D", "n_features", "rel_fro_error", "rel_spec_error"]
     assert [[row[k] for k in keys] for row in batched] == [[row[k] for k in keys] for row in single]
     # and through the runner: rows do not depend on the batch size
@@ -287,7 +279,7 @@ def test_a_batch_does_not_keep_the_fitted_maps():
     import tracemalloc
 
     from kernelbench.kernels import exact_kernel
-    from kernelbench.protocols.kernel_approx import Pair
+    from kernelbench.protocols.common import Pair, feature_map
 
     cell = make_cell("orf_tallqr", "rbf", "digits", 5, runs=16)
     cell["method"]["params"]["dense_limit_mb"] = 0  # the reflectors only, W not formed
@@ -297,10 +289,10 @@ def test_a_batch_does_not_keep_the_fitted_maps():
     X, Y = rng.uniform(size=(10, 512)), rng.uniform(size=(10, 512))
     K = exact_kernel("rbf", X, Y)
     ctx = Pair(X, Y, K, float(np.linalg.norm(K)), float(np.linalg.norm(K, 2)), {})
-    fm = proto.feature_map(cell, 0, d=512, ctx=ctx).fit(X)
+    fm = feature_map(cell, 0, d=512).fit(X)
     map_bytes = sum(V.nbytes + T.nbytes for Q, _ in fm.blocks_ for _, V, T in Q.panels)
     del fm
-    assert proto.batch_size(cell) >= 16
+    assert batch_runs(cell) >= 16
     tracemalloc.start()
     try:
         rows = proto.measure(cell, ctx, range(16))

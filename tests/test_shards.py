@@ -12,16 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernelbench.experiment import (
+from kernelbench.cell import (
     build_cell,
     cell_name,
     cell_shard_path,
     config_hash,
-    make_cell,
     protocol_dataset,
-    run_and_store,
     shard_variant,
 )
+from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.results import (
     SCHEMA_VERSION,
     dumps,

@@ -11,14 +11,9 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
+from kernelbench.cell import build_cell, shard_variant
 from kernelbench.errors import KernelbenchError  # noqa: E402
-from kernelbench.experiment import (  # noqa: E402
-    build_cell,
-    make_cell,
-    run_and_store,
-    run_cell,
-    shard_variant,
-)
+from kernelbench.experiment import make_cell, run_and_store, run_cell
 from kernelbench.launch import plan  # noqa: E402
 from kernelbench.plot_command import plot  # noqa: E402
 from kernelbench.protocols import PROTOCOLS, get_protocol  # noqa: E402

@@ -13,12 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kernelbench.cell import Cell
+from kernelbench.cell import Cell, build_cell, config_hash
 from kernelbench.config import compose, experiment_sweep
 from kernelbench.errors import KernelbenchError
-from kernelbench.experiment import build_cell, config_hash, make_cell, run_and_store
+from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.learners import check_task, rel_error, score
 from kernelbench.protocols import get_protocol
+from kernelbench.protocols.common import feature_map, map_n
 from tests.test_cli import kb
 
 #: experiment file -> (experiment name, dataset, s values, methods), from the paper
@@ -97,20 +98,19 @@ def _downstream(budget: str | None = None, n: float = 100, method: str = "rff") 
 @pytest.mark.parametrize("d", [4, 16, 21])
 @pytest.mark.parametrize("method", ["rff", "qmc", "qmc_sobol", "qmc_adaptive_quarter"])
 def test_budget_s_gives_d_equal_to_s(d, method):
-    proto = get_protocol("downstream")
     adaptive = method.startswith("qmc_adaptive")  # its CG costs O(s^2 d): small s, 1 step
     for s in (100, 300) if adaptive else (100, 300, 1800):
         cell = _downstream("s", n=s, method=method)
         if adaptive:
             params = {**cell.method["params"], "max_cg_iter": 1}
             cell = dataclasses.replace(cell, method={**cell.method, "params": params})
-        assert proto.map_n(cell, d) == pytest.approx(s / (2 * (d + 1)))
-        fm = proto.feature_map(cell, np.random.default_rng(0), d=d)
+        assert map_n(cell, d) == pytest.approx(s / (2 * (d + 1)))
+        fm = feature_map(cell, np.random.default_rng(0), d=d)
         fm.fit(np.random.default_rng(1).uniform(size=(30, d)))
         assert fm.n_projections_ == s  # D = s points
         assert fm.n_features_out_ == 2 * s  # a cos and a sin feature each
     default = _downstream(n=2)
-    assert proto.map_n(default, d) == 2  # budget n: D = 2 n (d + 1)
+    assert map_n(default, d) == 2  # budget n: D = 2 n (d + 1)
 
 
 def test_default_budget_leaves_cells_and_hashes_as_they_were():

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from kernelbench.baseline.format import int_n, write_table
+from kernelbench.cell import shard_schema
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import get_protocol
 from kernelbench.reporting import FigureOptions, get_reporting
@@ -53,7 +54,7 @@ def write(
 
         matplotlib.use("Agg")
         proto = get_protocol("downstream")
-        own = [c for c in proto.schema().names if c in df.columns]
+        own = [c for c in shard_schema(proto).names if c in df.columns]
         fig2 = get_reporting("downstream").figure("fig2")
         result = fig2.draw(df[own], out / ".fig2", FigureOptions(formats=["png"]))
         for path in result.written:

@@ -1,29 +1,17 @@
 """``downstream``: a learner on the features (Munkhoeva et al. 2018, Sec. 4.3, Fig. 2).
 
-The dataset's ``protocols.downstream`` settings give the split: the whole train part
-(the rows and scaling of Fig. 1) and the test rows after it (``test: rest``; scaling
-fitted on the train part). Per run a fresh feature map is fitted on the train part,
-both parts are mapped, and the learner (``learner``: :mod:`kernelbench.learners`) is
-trained on z(X_train) and scored on z(X_test):
+The dataset's ``downstream`` recipe gives the split (the train part of Fig. 1, the
+test rows after it). Per run a fresh map (:func:`.common.run_rng`: the same for both
+learners, paired comparisons) is fitted on the train part, both parts are mapped, and
+the learner is trained on z(X_train) and scored on z(X_test):
 
     score = test accuracy (classification) or R^2 (regression)   [``metric``]
-            or ||y_hat - y||_2 / ||y||_2 (``rel_error``, Yang et al. 2014, Tables 1-2;
-            lower is better)
+            or ||y_hat - y||_2 / ||y||_2 (``rel_error``, Yang et al. 2014, Tables 1-2)
 
-``budget: s`` makes the cell's n Yang et al.'s s = D points (:meth:`Protocol.map_n`);
-the row's D is the map's.
-
-Each run uses the map of :meth:`Protocol.run_rng`, which does not depend on the
-learner: both learners see the same maps (paired comparisons).
-
-The exact-kernel ceiling: the same learner on the exact kernel, computed once per
-(dataset and its settings, kernel, learner and its parameters, metric, seed) and
-cached as JSON under ``<output_dir>/.exact/<hash>.json`` (atomic write; hidden from
-the results reader), recorded in every row as ``exact_score`` and drawn as a line.
-
-Figure ``fig2``: score against n, kernels x datasets, one figure per learner, with
-the exact kernel's score.
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.downstream`.
+The same learner on the exact kernel, ``exact_score``, is computed once per (dataset,
+kernel, learner and parameters, metric, seed) and cached under
+``<output_dir>/.exact/<hash>.json``. Settings: :class:`DownstreamSettings`. Reporting
+side: :mod:`kernelbench.reporting.downstream` (figure ``fig2``).
 """
 
 from __future__ import annotations
@@ -31,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -39,9 +28,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.common import (
+    check_map,
+    data_columns,
+    feature_map,
+    kernel_params,
+    run_rng,
+)
 from kernelbench.results import SCHEMA_VERSION, atomic_write, dumps
 from kernelbench.settings import ProtocolSettings
 
@@ -128,19 +125,21 @@ class Downstream(Protocol[DownstreamSettings]):
 
     name = "downstream"
     Settings = DownstreamSettings
-    title = "Munkhoeva et al. 2018, Fig. 2: test accuracy / R^2 of a learner on the features"
-    columns = (
-        ("learner", pa.string()),
-        ("metric", pa.string()),
-        ("train_rows", pa.int64()),
-        ("test_rows", pa.int64()),
-        ("score", pa.float64()),
-        ("exact_score", pa.float64()),
-        ("alpha", pa.float64()),
-        ("train_seconds", pa.float64()),
-        ("predict_seconds", pa.float64()),
+    spec = Spec(
+        title="Munkhoeva et al. 2018, Fig. 2: test accuracy / R^2 of a learner on the features",
+        columns=(
+            ("learner", pa.string()),
+            ("metric", pa.string()),
+            ("train_rows", pa.int64()),
+            ("test_rows", pa.int64()),
+            ("score", pa.float64()),
+            ("exact_score", pa.float64()),
+            ("alpha", pa.float64()),
+            ("train_seconds", pa.float64()),
+            ("predict_seconds", pa.float64()),
+        ),
+        keys=("learner",),
     )
-    cell_settings = ("learner",)
 
     # -- settings ------------------------------------------------------------------
     def learner_name(self, cell: Cell) -> str:
@@ -167,12 +166,9 @@ class Downstream(Protocol[DownstreamSettings]):
         except KernelbenchError as err:
             raise KernelbenchError(f"dataset {cell.dataset['name']!r}: {err}") from None
 
-    def row_keys(self, cell: Cell) -> dict[str, Any]:
-        return {**super().row_keys(cell), "metric": self.metric_name(cell)}
-
     # -- measurement -----------------------------------------------------------------
     def check(self, cell: Cell) -> None:
-        super().check(cell)
+        check_map(cell)
         self.learner(cell)
         self.metric_name(cell)
 
@@ -210,7 +206,7 @@ class Downstream(Protocol[DownstreamSettings]):
         from kernelbench.kernels import exact_kernel
         from kernelbench.learners import score
 
-        name, params = cell.kernel["name"], self.kernel_params(cell)
+        name, params = cell.kernel["name"], kernel_params(cell)
 
         def kernel(A: np.ndarray, B: np.ndarray) -> np.ndarray:
             return exact_kernel(name, A, B, **params)
@@ -221,19 +217,22 @@ class Downstream(Protocol[DownstreamSettings]):
         return value, {"seconds": time.perf_counter() - t0, **fitted.info}
 
     def cell_columns(self, cell: Cell, ctx: Context) -> dict[str, Any]:
-        return {
-            "d": int(ctx.X_train.shape[1]),
-            "train_rows": int(len(ctx.X_train)),
-            "test_rows": int(len(ctx.X_test)),
-            "exact_score": ctx.exact_score,
-            "data_source": ctx.provenance.get("data_source"),
-            "data_deviation": ctx.provenance.get("data_deviation"),
-        }
+        rows = {"train_rows": len(ctx.X_train), "test_rows": len(ctx.X_test)}
+        return data_columns(
+            ctx.X_train.shape[1],
+            ctx.provenance,
+            metric=ctx.metric,
+            exact_score=ctx.exact_score,
+            **rows,
+        )
 
-    def measure_run(self, cell: Cell, ctx: Context, run: int) -> dict:
+    def measure(self, cell: Cell, ctx: Context, runs: Sequence[int]) -> list[dict]:
+        return [self._run(cell, ctx, r) for r in runs]
+
+    def _run(self, cell: Cell, ctx: Context, run: int) -> dict:
         from kernelbench.learners import score
 
-        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1], ctx=ctx)
+        fm = feature_map(cell, run_rng(cell, run), d=ctx.X_train.shape[1])
         t0 = time.perf_counter()
         fm.fit(ctx.X_train)
         t1 = time.perf_counter()

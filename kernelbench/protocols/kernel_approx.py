@@ -1,29 +1,13 @@
 """``kernel_approx``: Gram-matrix approximation error (Munkhoeva et al. 2018, Fig. 1).
 
-Two independent random subsets X, Y of the dataset's scaled train part (the
-dataset's ``protocols.<data>`` settings: train rows, scaling, ``samples``, runs;
-drawn once per (seed, dataset)), the exact cross-kernel K = k(X, Y), and per run a
-fresh feature map fitted on X:
+Two random subsets X, Y of the dataset's scaled train part (drawn once per (seed,
+dataset)), the exact cross-kernel K = k(X, Y), and per run a fresh map fitted on X:
 
     rel_fro_error  = ||K - K_hat||_F / ||K||_F
     rel_spec_error = ||K - K_hat||_2 / ||K||_2,     K_hat = z(X) z(Y)^T + constant_.
 
-Setting ``product`` (:class:`KernelApproxSettings`): ``float64`` (the default) or
-``float32``: the GEMM z(X) z(Y)^T alone in float32 (1.6-2.2x faster); the features, the
-constant (folded into K_hat in float64: sr33's f(0) term alone shifts spectral errors by
-1e-4 in float32) and the errors stay float64. tests/test_kernel_approx_product.py bounds
-the shift of the errors on the reduced grid's datasets.
-
-Setting ``draws``: ``sample_space`` (the default) or ``weights``. Where the 2N points
-[X; Y] span less than R^d (2N < d: CIFAR-100, LEUKEMIA) and the map supports it (rff,
-orf), ``sample_space`` draws their projections A W^T directly, in law equal to those of
-a drawn W (:meth:`kernelbench.features.base.RandomFeatureMap.fit_sample_space`; other
-numbers, same distribution: tests/test_sample_space.py); elsewhere, and under
-``weights``, the map draws W (``fit``, ``transform``). Column ``draws`` of each row
-says which draw produced it.
-
-Figure ``fig1``: kernels x datasets, error against n, with the paper's means.
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.kernel_approx`.
+Settings ``product`` and ``draws``: :class:`KernelApproxSettings`. Reporting side:
+:mod:`kernelbench.reporting.kernel_approx` (figure ``fig1``).
 """
 
 from __future__ import annotations
@@ -38,9 +22,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Pair, Protocol
+from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.common import Pair, exact_pair, feature_map, run_rng
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,15 +48,14 @@ BATCH_Z_BYTES = 2**20
 class KernelApproxSettings(ProtocolSettings):
     """Settings of ``kernel_approx`` (Munkhoeva et al. 2018, Fig. 1).
 
-    ``data``: the entry of the dataset's data recipes (train part, scaling, ``samples``
-    per subset X and Y, default runs). ``product``: the precision of the
-    K_hat = z(X) z(Y)^T product, float64, or float32 for the GEMM alone (features, the
-    f(0) constant and the errors stay float64; the shift is bounded by
-    tests/test_kernel_approx_product.py; docs/performance.md). ``draws``: how a run
-    draws its projections: ``sample_space`` draws those of the 2N points [X; Y] directly
-    where 2N < d and the map supports it (rff, orf: same law, other numbers;
-    tests/test_sample_space.py), else the map draws W; ``weights``: always W. The
-    defaults are left out of a cell's settings and hash.
+    ``data``: the dataset's data recipe (train part, scaling, ``samples`` per subset X
+    and Y, default runs). ``product``: the precision of the GEMM z(X) z(Y)^T, float64
+    or float32 (1.6-2.2x faster; features, the f(0) constant and the errors stay
+    float64; the shift is bounded by tests/test_kernel_approx_product.py). ``draws``:
+    ``sample_space`` draws the projections of the 2N points [X; Y] directly where
+    2N < d and the map supports it (rff, orf: same law, other numbers;
+    tests/test_sample_space.py), else the map draws W; ``weights``: always W. Column
+    ``draws`` says which draw made a row. Defaults are left out of a cell's hash.
     """
 
     name: str = "kernel_approx"
@@ -84,12 +69,15 @@ class KernelApprox(Protocol[KernelApproxSettings]):
 
     name = "kernel_approx"
     Settings = KernelApproxSettings
-    title = "Munkhoeva et al. 2018, Fig. 1: kernel approximation error"
-    columns = (
-        ("samples", pa.int64()),
-        ("rel_fro_error", pa.float64()),
-        ("rel_spec_error", pa.float64()),
-        ("draws", pa.string()),  # the draw that produced the row: weights or sample_space
+    spec = Spec(
+        title="Munkhoeva et al. 2018, Fig. 1: kernel approximation error",
+        columns=(
+            ("samples", pa.int64()),
+            ("rel_fro_error", pa.float64()),
+            ("rel_spec_error", pa.float64()),
+            ("draws", pa.string()),  # the draw that produced the row: weights or sample_space
+        ),
+        batch=BATCH_RUNS,
     )
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -109,24 +97,29 @@ class KernelApprox(Protocol[KernelApproxSettings]):
         return draws == "sample_space" and fm.supports_sample_space(n_points, d)
 
     def prepare(self, cell: Cell) -> Pair:
-        return self.exact_pair(cell)
+        return exact_pair(cell)
 
     def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
         return ctx.columns()
 
-    def batch_size(self, cell: Cell) -> int:
-        """Runs measured together: their K_hat in one stacked product (``BATCH_BYTES``)."""
-        samples = cell.data_settings.get("samples") or 1
-        return int(max(1, min(BATCH_RUNS, BATCH_BYTES // (8 * int(samples) ** 2))))
-
     def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
+        """The rows of ``runs``, in groups of :func:`batch_runs` (:meth:`_group`)."""
+        step = batch_runs(cell)
+        runs = list(runs)
+        return [
+            row
+            for i in range(0, len(runs), step)
+            for row in self._group(cell, ctx, runs[i : i + step])
+        ]
+
+    def _group(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
         """The runs' maps one by one, their estimates K_hat = z(X) z(Y)^T in one stacked
-        product when the features are small (``np.matmul`` over the batch: the same
-        GEMM per run, so the rows are those of :meth:`measure_run`), then the errors
-        run by run. Memory: at most ``BATCH_BYTES`` of K_hat per batch, and the features
-        of one run when they are larger than ``BATCH_Z_BYTES`` (that run's row is
-        computed before the next run is mapped)."""
-        f32 = self._float32(cell)
+        product when the features are small (``np.matmul`` over the group: the same
+        GEMM per run, so the rows are those of runs one by one), then the errors run by
+        run. Memory: at most ``BATCH_BYTES`` of K_hat per group, and the features of one
+        run when they are larger than ``BATCH_Z_BYTES`` (that run's row is computed
+        before the next run is mapped)."""
+        f32 = self._opts(cell).product == "float32"
         rows: list[dict | None] = []
         kept: list[tuple[int, tuple]] = []  # (row index, mapped run) of small features
         big = False
@@ -150,18 +143,11 @@ class KernelApprox(Protocol[KernelApproxSettings]):
                 rows[i] = self._errors(ctx, m, K_hat)
         return rows  # type: ignore[return-value]
 
-    def measure_run(self, cell: Cell, ctx: Pair, run: int) -> dict:
-        m = self._map_run(cell, ctx, run)
-        return self._errors(ctx, m, _product(m[1], m[2], self._float32(cell)))
-
-    def _float32(self, cell: Cell) -> bool:
-        return self._opts(cell).product == "float32"
-
     def _map_run(self, cell: Cell, ctx: Pair, run: int) -> tuple:
         """(the map's row values, z(X), z(Y)) of run ``run``. The fitted map itself is
         dropped here, so a batch holds only features (a map's weights can take GBs:
         orf_tallqr on LEUKEMIA at n = 5 stores 71300 x 7129 reflector entries)."""
-        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
+        fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1])
         sample_space = self._sample_space(cell, fm, len(ctx.X) + len(ctx.Y), ctx.X.shape[1])
         t0 = time.perf_counter()
         if sample_space:  # the projections of [X; Y] alone: fit is their draw
@@ -201,6 +187,13 @@ class KernelApprox(Protocol[KernelApproxSettings]):
             "fit_seconds": info["fit_seconds"],
             "transform_seconds": info["transform_seconds"],
         }
+
+
+def batch_runs(cell: Cell) -> int:
+    """Runs whose K_hat are stacked in one product: at most ``BATCH_RUNS`` and
+    ``BATCH_BYTES``."""
+    samples = cell.data_settings.get("samples") or 1
+    return int(max(1, min(BATCH_RUNS, BATCH_BYTES // (8 * int(samples) ** 2))))
 
 
 #: The last K_hat buffer, per thread: a run's K_hat and error matrix are written into

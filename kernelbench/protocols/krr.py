@@ -1,35 +1,21 @@
 """``krr``: kernel ridge regression accuracy (Liu et al. 2020, Table 3 and Figure 1).
 
-The dataset's ``protocols.<data>`` settings (``liu2020``) give a train/test split
-(:func:`kernelbench.datasets.protocol_split`: cod-RNA its given partition, the
-others random halves; every feature min-max scaled to [0, 1]). Labels become +-1.
-Per run, a fresh feature map with s frequencies (s = ``n`` x d: the cell's ``n`` is
-s/d) is fitted on the training rows (with their labels: ``lev_rff`` and ``slw_rff``
-are data dependent), and a KRR classifier (:class:`kernelbench.learners.ridge.ChunkedRidge`,
-Eq. (7)-(8)) chooses lambda by k-fold inner cross-validation over ``lambdas``:
+The dataset's ``liu2020`` recipe gives a train/test split (cod-RNA its given partition,
+the others random halves; features min-max scaled to [0, 1]), labels +-1. Per run a
+fresh map with s = ``n`` x d frequencies (the cell's n is s/d; block-structured maps
+truncate their last block, the row's ``s`` is the map's D) is fitted on the training
+rows (with labels: ``lev_rff``, ``slw_rff``), and a KRR classifier
+(:class:`kernelbench.learners.ridge.ChunkedRidge`, Eq. (7)-(8)) chooses lambda by
+inner k-fold cross-validation:
 
-    accuracy_pct  = 100 * mean(sign(z(x)^T beta) == y) on the test rows,
+    accuracy_pct    = 100 * mean(sign(z(x)^T beta) == y) on the test rows,
     feature_seconds = fit_seconds + transform_seconds (train and test rows),
-    rel_spec_error = ||K - K_hat||_2 / ||K||_2 on ``spectral_points`` random training rows
-                     (Fig. 1(a); NaN when 0), K_hat = Z Z^T + constant_.
+    rel_spec_error  = ||K - K_hat||_2 / ||K||_2 on ``spectral_points`` training rows
+                      (Fig. 1(a)), K_hat = Z Z^T + constant_.
 
-The KRR uses the explicit features z(x) only: sr33's constant_ (its node at w = 0, a
-weight that can be negative) is not a feature, so the ridge has no intercept from it.
-
-s counts frequencies (complex features of Eq. (2)); each gives a cos and a sin
-column, so the ridge has 2s unknowns. Block-structured maps give exactly s rows too
-(``orf``, ``sorf``, ``sr33``: whole blocks or rules, the last one truncated); the
-row's ``s`` is the map's D.
-
-Settings (``configs/protocol/krr.yaml``), the readings the paper leaves open
-(docs/liu2020.md): ``sigma`` and ``width`` (``sigma2``: exp(-|x-x'|^2 / sigma^2), the
-paper's text, gamma = 1/sigma^2; ``2sigma2``: exp(-|x-x'|^2 / (2 sigma^2)), the public
-code), ``center_labels``, ``lambda_times_n`` (n lambda in Eq. (8), or lambda),
-``lambdas``, ``cv_folds``, ``chunk_rows`` and ``spectral_points``.
-
-Figures: ``liu_table3`` (Table 3, ours beside the paper's: Markdown and CSV) and
-``liu_fig1`` (Fig. 1: spectral error, accuracy and feature time versus s).
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.krr`.
+The ridge sees the features z(x) only (sr33's constant_ is not a feature). Settings:
+:class:`KRRSettings` (the readings the paper leaves open: docs/liu2020.md). Reporting
+side: :mod:`kernelbench.reporting.krr` (``liu_table3``, ``liu_fig1``).
 """
 
 from __future__ import annotations
@@ -37,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 import tracemalloc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
@@ -45,9 +31,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS
+from kernelbench.protocols import PROTOCOLS, common
 from kernelbench.protocols.base import Protocol
 from kernelbench.results import dumps
 from kernelbench.seeding import derive_rng
@@ -83,7 +70,6 @@ READINGS: dict[str, dict[str, Any]] = {
         "split_per_run": False,
     },
 }
-READING_KEYS = tuple(READINGS["code"])
 
 
 @dataclass(frozen=True)
@@ -211,19 +197,22 @@ class KRR(Protocol[KRRSettings]):
 
     name = "krr"
     Settings = KRRSettings
-    title = "Liu et al. 2020, Table 3 and Fig. 1: KRR accuracy with random features"
-    columns = (
-        ("s", pa.int64()),
-        ("train_rows", pa.int64()),
-        ("test_rows", pa.int64()),
-        ("accuracy_pct", pa.float64()),
-        ("lambda_", pa.float64()),
-        ("cv_accuracy_pct", pa.float64()),
-        ("feature_seconds", pa.float64()),
-        ("train_seconds", pa.float64()),
-        ("predict_seconds", pa.float64()),
-        ("peak_memory_mb", pa.float64()),
-        ("rel_spec_error", pa.float64()),
+    spec = Spec(
+        title="Liu et al. 2020, Table 3 and Fig. 1: KRR accuracy with random features",
+        columns=(
+            ("s", pa.int64()),
+            ("train_rows", pa.int64()),
+            ("test_rows", pa.int64()),
+            ("accuracy_pct", pa.float64()),
+            ("lambda_", pa.float64()),
+            ("cv_accuracy_pct", pa.float64()),
+            ("feature_seconds", pa.float64()),
+            ("train_seconds", pa.float64()),
+            ("predict_seconds", pa.float64()),
+            ("peak_memory_mb", pa.float64()),
+            ("rel_spec_error", pa.float64()),
+        ),
+        budget="d",  # the cell's n is s/d: D = s = n d frequencies
     )
 
     # -- settings ------------------------------------------------------------------
@@ -259,13 +248,6 @@ class KRR(Protocol[KRRSettings]):
         p = self._opts(cell)
         sigma = float(p.sigma)
         return 1.0 / (sigma**2 if p.width == "sigma2" else 2.0 * sigma**2)
-
-    def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
-        return {**cell.kernel["params"], "gamma": self.gamma(cell)}
-
-    def map_n(self, cell: Cell, d: int) -> float:
-        """The map's n with D = 2 n (d + 1) = s = (s/d) d frequencies."""
-        return float(cell.n) * d / (2.0 * (d + 1))
 
     # -- measurement ---------------------------------------------------------------
     def check(self, cell: Cell) -> None:
@@ -309,7 +291,7 @@ class KRR(Protocol[KRRSettings]):
         family = self._method_class(cell).draw_family
         if self._opts(cell).shared_draw and family:
             cell = replace(cell, method={**cell.method, "label": family})
-        return super().run_rng(cell, run)
+        return common.run_rng(cell, run)
 
     @staticmethod
     def _method_class(cell: Cell) -> Any:
@@ -317,23 +299,19 @@ class KRR(Protocol[KRRSettings]):
 
         return FEATURE_MAPS.get(cell.method["name"])
 
-    def feature_map(self, cell, random_state, d=None, ctx=None):
-        """The cell's map; maps with a ``mode`` (lev_rff, slw_rff) get the ``sampler``
-        unless the method's parameters set it."""
+    def feature_map(self, cell: Cell, random_state: Any, d: int | None = None) -> Any:
+        """The cell's map, gamma from ``sigma``; maps with a ``mode`` (lev_rff, slw_rff)
+        get the ``sampler`` unless the method's parameters set it."""
         cls = self._method_class(cell)
         if "mode" in cls._get_param_names() and "mode" not in cell.method["params"]:
             params = {**cell.method["params"], "mode": self._opts(cell).sampler}
             cell = replace(cell, method={**cell.method, "params": params})
-        return super().feature_map(cell, random_state, d=d, ctx=ctx)
+        params = {**cell.kernel["params"], "gamma": self.gamma(cell)}
+        return common.feature_map(cell, random_state, d, params)
 
     def cell_columns(self, cell: Cell, ctx: KRRData) -> dict[str, Any]:
-        return {
-            "d": int(ctx.X_train.shape[1]),
-            "train_rows": int(len(ctx.y_train)),
-            "test_rows": int(len(ctx.y_test)),
-            "data_source": ctx.provenance.get("data_source"),
-            "data_deviation": ctx.provenance.get("data_deviation"),
-        }
+        rows = {"train_rows": len(ctx.y_train), "test_rows": len(ctx.y_test)}
+        return common.data_columns(ctx.X_train.shape[1], ctx.provenance, **rows)
 
     def learner(self, cell: Cell, run: int):
         """The KRR classifier of a run; its folds depend on (seed, dataset, run) only, so
@@ -350,9 +328,12 @@ class KRR(Protocol[KRRSettings]):
             random_state=derive_rng(cell.seed, "krr-cv", cell.dataset["name"], run),
         )
 
-    def measure_run(self, cell: Cell, ctx: KRRData, run: int) -> dict:
+    def measure(self, cell: Cell, ctx: KRRData, runs: Sequence[int]) -> list[dict]:
+        return [self._run(cell, ctx, r) for r in runs]
+
+    def _run(self, cell: Cell, ctx: KRRData, run: int) -> dict:
         ctx = self.run_split(cell, ctx, run)
-        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1], ctx=ctx)
+        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1])
         krr = self.learner(cell, run)
         tracing = tracemalloc.is_tracing()
         if not tracing:

@@ -1,26 +1,20 @@
-"""``pair_mse``: kernel approximation MSE over pairs of points against D (Yu et al. 2016, Fig. 4).
+"""``pair_mse``: kernel approximation MSE over pairs against D (Yu et al. 2016, Fig. 4).
 
-Data as in ``kernel_approx`` (the dataset's ``protocols.<data>`` settings, by default
-those of Munkhoeva et al.'s Fig. 1: two independent random subsets X, Y of the
-scaled train part, drawn once per (seed, dataset)), zero-padded to d' = the next
-power of two (Yu et al., Sec. 5: "The input feature dimension is set to be power
-of 2 by padding zeros"; padding changes no distance, so neither the kernel nor
-sigma). The budget ``n`` is D/d': D = n d' projections. The Gaussian kernel's
-sigma comes from ``kernel.params.gamma`` (``nn50``: Yu et al.'s rule, the mean
-distance to the 50th nearest neighbour, :meth:`Protocol.bandwidth_gamma`). Per
-run a fresh map fitted on X:
+The sample pair X, Y of ``kernel_approx``, zero-padded to d' = the next power of two
+(Yu et al., Sec. 5; padding changes no distance). The cell's n is D/d': D = n d'.
+sigma from ``kernel.params.gamma`` (``nn50``: Yu et al.'s mean distance to the 50th
+nearest neighbour, :func:`.common.kernel_params`). Per run a fresh map fitted on X:
 
     mse           = mean over the pairs (x_i, y_j) of (k(x_i, y_j) - k_hat(x_i, y_j))^2
     rel_fro_error = ||K - K_hat||_F / ||K||_F
 
-Figure ``yu_mse``: MSE against D/d, one panel per dataset (Fig. 4; with sorf's
-1, 2 and 3 HD blocks it is also Fig. 5(c)).
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.pair_mse`.
+Reporting side: :mod:`kernelbench.reporting.pair_mse` (``yu_mse``: Figs. 4, 5(c)).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -28,11 +22,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import (
-    Protocol,
+from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.common import (
+    check_map,
+    data_columns,
+    feature_map,
     kernel_approx_pair_cached,
+    kernel_params,
+    run_rng,
 )
 from kernelbench.settings import ProtocolSettings
 
@@ -85,13 +85,16 @@ class PairMSE(Protocol[PairMSESettings]):
 
     name = "pair_mse"
     Settings = PairMSESettings
-    title = "Yu et al. 2016, Fig. 4: kernel approximation MSE against D"
-    columns = (
-        ("samples", pa.int64()),
-        ("d_data", pa.int64()),
-        ("sigma", pa.float64()),
-        ("mse", pa.float64()),
-        ("rel_fro_error", pa.float64()),
+    spec = Spec(
+        title="Yu et al. 2016, Fig. 4: kernel approximation MSE against D",
+        columns=(
+            ("samples", pa.int64()),
+            ("d_data", pa.int64()),
+            ("sigma", pa.float64()),
+            ("mse", pa.float64()),
+            ("rel_fro_error", pa.float64()),
+        ),
+        budget="d",  # D = n d' projections
     )
 
     def check(self, cell: Cell) -> None:
@@ -100,39 +103,29 @@ class PairMSE(Protocol[PairMSESettings]):
                 f"protocol pair_mse needs kernel rbf (the Gaussian kernel of Yu et al.), "
                 f"got {cell.kernel['name']!r}"
             )
-        super().check(cell)
-
-    def map_n(self, cell: Cell, d: int) -> float:
-        """n of the map for D = (D/d) d projections: D = 2 n (d + 1)."""
-        return cell.n * d / (2.0 * (d + 1))
+        check_map(cell)
 
     def prepare(self, cell: Cell) -> PaddedPair:
         from kernelbench.kernels import exact_kernel
 
         X, Y, d_data, prov = _padded_pair(*cell.pair_key)
-        params = self.kernel_params(cell)
+        params = kernel_params(cell)
         gamma = params.get("gamma")
         gamma = 1.0 / X.shape[1] if gamma is None else float(gamma)
         K = exact_kernel("rbf", X, Y, gamma=gamma)
         return PaddedPair(X, Y, K, float(np.linalg.norm(K)), gamma, d_data, prov)
 
     def cell_columns(self, cell: Cell, ctx: PaddedPair) -> dict[str, Any]:
-        return {
-            "d": int(ctx.X.shape[1]),
-            "d_data": ctx.d_data,
-            "samples": int(ctx.X.shape[0]),
-            "sigma": float(np.sqrt(1.0 / (2.0 * ctx.gamma))),
-            "data_source": ctx.provenance.get("data_source"),
-            "data_deviation": ctx.provenance.get("data_deviation"),
-        }
+        sigma = float(np.sqrt(1.0 / (2.0 * ctx.gamma)))
+        more = {"d_data": ctx.d_data, "samples": int(ctx.X.shape[0]), "sigma": sigma}
+        return data_columns(ctx.X.shape[1], ctx.provenance, **more)
 
-    def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
-        if isinstance(ctx, PaddedPair):  # resolved once in prepare
-            return {**cell.kernel["params"], "gamma": ctx.gamma}
-        return super().kernel_params(cell, ctx)
+    def measure(self, cell: Cell, ctx: PaddedPair, runs: Sequence[int]) -> list[dict]:
+        return [self._run(cell, ctx, r) for r in runs]
 
-    def measure_run(self, cell: Cell, ctx: PaddedPair, run: int) -> dict:
-        fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
+    def _run(self, cell: Cell, ctx: PaddedPair, run: int) -> dict:
+        params = {**cell.kernel["params"], "gamma": ctx.gamma}  # resolved in prepare
+        fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1], params=params)
         t0 = time.perf_counter()
         fm.fit(ctx.X)
         t1 = time.perf_counter()

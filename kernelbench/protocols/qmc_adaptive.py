@@ -28,13 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import (
-    Pair,
-    Protocol,
-)
+from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.common import Pair, check_map, exact_pair, feature_map, run_rng
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,16 +55,18 @@ class QMCAdaptive(Protocol[QMCAdaptiveSettings]):
 
     name = "qmc_adaptive"
     Settings = QMCAdaptiveSettings
-    title = "Yang et al. 2014, Fig. 4: adaptive QMC, errors over the iterations"
-    columns = (
-        ("samples", pa.int64()),
-        ("iteration", pa.int64()),
-        ("discrepancy", pa.float64()),
-        ("max_sq_error", pa.float64()),
-        ("mean_sq_error", pa.float64()),
-        ("rel_spec_error", pa.float64()),
+    spec = Spec(
+        title="Yang et al. 2014, Fig. 4: adaptive QMC, errors over the iterations",
+        columns=(
+            ("samples", pa.int64()),
+            ("iteration", pa.int64()),
+            ("discrepancy", pa.float64()),
+            ("max_sq_error", pa.float64()),
+            ("mean_sq_error", pa.float64()),
+            ("rel_spec_error", pa.float64()),
+        ),
+        index=("iteration",),
     )
-    row_index = ("iteration",)
 
     def check(self, cell: Cell) -> None:
         method = cell.method
@@ -74,10 +75,10 @@ class QMCAdaptive(Protocol[QMCAdaptiveSettings]):
                 "protocol qmc_adaptive needs method qmc with sequence=adaptive "
                 f"(e.g. method=qmc_adaptive), got {method.get('label') or method['name']!r}"
             )
-        super().check(cell)
+        check_map(cell)
 
     def prepare(self, cell: Cell) -> Pair:
-        return self.exact_pair(cell)
+        return exact_pair(cell)
 
     def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
         return ctx.columns()
@@ -85,7 +86,7 @@ class QMCAdaptive(Protocol[QMCAdaptiveSettings]):
     def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
         rows: list[dict] = []
         for run in runs:
-            fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X.shape[1], ctx=ctx)
+            fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1])
             fm.set_params(keep_iterates=True)
             t0 = time.perf_counter()
             fm.fit(ctx.X)

@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import (
-    Pair,
-    Protocol,
-)
+from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.common import Pair, check_map, exact_pair, feature_map, run_rng
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,13 +53,15 @@ class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
 
     name = "qmc_discrepancy"
     Settings = QMCDiscrepancySettings
-    title = "Yang et al. 2014, Fig. 3: box discrepancy and Gram error against s"
-    columns = (
-        ("samples", pa.int64()),
-        ("box_scale", pa.float64()),
-        ("discrepancy", pa.float64()),
-        ("rel_fro_error", pa.float64()),
-        ("rel_spec_error", pa.float64()),
+    spec = Spec(
+        title="Yang et al. 2014, Fig. 3: box discrepancy and Gram error against s",
+        columns=(
+            ("samples", pa.int64()),
+            ("box_scale", pa.float64()),
+            ("discrepancy", pa.float64()),
+            ("rel_fro_error", pa.float64()),
+            ("rel_spec_error", pa.float64()),
+        ),
     )
 
     def check(self, cell: Cell) -> None:
@@ -72,14 +73,14 @@ class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
             )
         if cell.method.get("params", {}).get("sequence") == "adaptive":
             raise KernelbenchError("protocol qmc_discrepancy: use qmc_adaptive for adaptive QMC")
-        super().check(cell)
+        check_map(cell)
 
     def box_scale(self, cell: Cell) -> float:
         """The box scale (its default: configs/protocol/qmc_discrepancy.yaml)."""
         return float(self._opts(cell).box_scale)
 
     def prepare(self, cell: Cell) -> Pair:
-        return self.exact_pair(cell)
+        return exact_pair(cell)
 
     def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
         return {**ctx.columns(), "box_scale": self.box_scale(cell)}
@@ -92,7 +93,7 @@ class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
         span = np.ptp(ctx.X, axis=0)
         rows = []
         for run in runs:
-            fm = self.feature_map(cell, self.run_rng(cell, run), d=d, ctx=ctx)
+            fm = feature_map(cell, run_rng(cell, run), d=d)
             t0 = time.perf_counter()
             fm.fit(ctx.X)
             t1 = time.perf_counter()

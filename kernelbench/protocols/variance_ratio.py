@@ -31,9 +31,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.common import check_map, feature_map, run_rng
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
@@ -75,17 +77,21 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
 
     name = "variance_ratio"
     Settings = VarianceRatioSettings
-    title = "Yu et al. 2016, Fig. 2: variance ratio against z = ||x - y|| / sigma"
-    columns = (
-        ("z", pa.float64()),
-        ("pairs", pa.int64()),
-        ("k_exact", pa.float64()),
-        ("k_hat_mean", pa.float64()),
-        ("sq_error", pa.float64()),
-        ("ratio", pa.float64()),
+    spec = Spec(
+        title="Yu et al. 2016, Fig. 2: variance ratio against z = ||x - y|| / sigma",
+        columns=(
+            ("z", pa.float64()),
+            ("pairs", pa.int64()),
+            ("k_exact", pa.float64()),
+            ("k_hat_mean", pa.float64()),
+            ("sq_error", pa.float64()),
+            ("ratio", pa.float64()),
+        ),
+        keys=("d",),
+        index=("z",),
+        budget="d",  # D = n d projections
+        batch=50,
     )
-    cell_settings = ("d",)
-    row_index = ("z",)
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         out = super().check_settings(settings)
@@ -105,14 +111,7 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
                 f"protocol variance_ratio needs kernel rbf (the Gaussian kernel of Yu et al.), "
                 f"got {cell.kernel['name']!r}"
             )
-        super().check(cell)
-
-    def kernel_params(self, cell: Cell, ctx: Any = None) -> dict[str, Any]:
-        return {**cell.kernel["params"], "gamma": GAMMA}
-
-    def map_n(self, cell: Cell, d: int) -> float:
-        """n of the map for D = (D/d) d projections: D = 2 n (d + 1)."""
-        return cell.n * d / (2.0 * (d + 1))
+        check_map(cell, {**cell.kernel["params"], "gamma": GAMMA})
 
     def prepare(self, cell: Cell) -> Grid:
         s = self._opts(cell)
@@ -139,7 +138,9 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
         rows: list[dict] = []
         k_exact = np.exp(-(ctx.z**2) / 2.0)
         for run in runs:
-            fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.d)
+            fm = feature_map(
+                cell, run_rng(cell, run), ctx.d, {**cell.kernel["params"], "gamma": GAMMA}
+            )
             t0 = time.perf_counter()
             fm.fit(np.zeros((1, ctx.d)))
             t1 = time.perf_counter()
@@ -168,9 +169,6 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
                     }
                 )
         return rows
-
-    def batch_size(self, cell: Cell) -> int:
-        return 50
 
 
 PROTOCOLS.add("variance_ratio", VarianceRatio())

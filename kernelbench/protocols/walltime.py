@@ -1,22 +1,12 @@
 """``walltime``: the time of the explicit feature map (Munkhoeva et al. 2018, Fig. 3).
 
-Per cell (dataset, kernel, method, n, ``points``): ``points`` random rows of the
-dataset's scaled train part (the data settings of ``protocol.data``, Fig. 1's by
-default; drawn once per (seed, dataset, points), with replacement only when the
-train part has fewer rows), BLAS limited to one thread. Per run, a fresh map from
-:meth:`Protocol.run_rng`:
-
-* ``fit_seconds``: drawing the map (``fit``), timed once per run; a map with the
-  parameter ``map_rows`` (orf: it forms W where the rows it will transform pay for it)
-  is told the rows mapped per run, ``points`` x (1 + ``repeats``);
-* ``first_map_seconds``: the first ``transform`` of that map (compilation, caches),
-  reported separately and not among the repetitions;
-* ``map_seconds`` (= ``transform_seconds``): ``repeats`` further ``transform`` calls
-  on the same points with the weights already drawn, one row per repetition.
-
-Figure ``fig3``: time against d (log-log), the median over rows with its
-interquartile band, one line per method, one panel per number of points.
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.walltime`.
+Per cell ``points`` random rows of the dataset's scaled train part (drawn once per
+(seed, dataset, points); with replacement only when the train part has fewer rows),
+BLAS on one thread. Per run a fresh map: ``fit_seconds`` (drawing it; a map with the
+parameter ``map_rows``, orf, is told the rows it will map, ``points`` x (1 + ``repeats``)), then
+``first_map_seconds`` (its first ``transform``: compilation, caches) and ``repeats``
+timed ``transform`` calls, one row each (``map_seconds`` = ``transform_seconds``).
+Reporting side: :mod:`kernelbench.reporting.walltime` (figure ``fig3``).
 """
 
 from __future__ import annotations
@@ -31,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from kernelbench.cell import Spec
 from kernelbench.protocols import PROTOCOLS
 from kernelbench.protocols.base import Protocol
+from kernelbench.protocols.common import data_columns, feature_map, run_rng
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
@@ -87,15 +79,18 @@ class Walltime(Protocol[WalltimeSettings]):
 
     name = "walltime"
     Settings = WalltimeSettings
-    title = "Munkhoeva et al. 2018, Fig. 3: walltime of the explicit mapping"
-    columns = (
-        ("points", pa.int64()),
-        ("repetition", pa.int64()),
-        ("map_seconds", pa.float64()),
-        ("first_map_seconds", pa.float64()),
+    spec = Spec(
+        title="Munkhoeva et al. 2018, Fig. 3: walltime of the explicit mapping",
+        columns=(
+            ("points", pa.int64()),
+            ("repetition", pa.int64()),
+            ("map_seconds", pa.float64()),
+            ("first_map_seconds", pa.float64()),
+        ),
+        keys=("points",),
+        extendable=False,  # timings of one session are not stitched to another's
+        data_runs=False,  # the data settings' runs count Fig. 1's error runs
     )
-    cell_settings = ("points",)
-    extendable = False  # timings of one session are not stitched to another's
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
         out = super().check_settings(settings)
@@ -103,21 +98,12 @@ class Walltime(Protocol[WalltimeSettings]):
         out["repeats"] = check_int("repeats", out["repeats"], 1)
         return out
 
-    def default_runs(self, settings: Mapping[str, Any], data: Mapping[str, Any]) -> int | None:
-        """Maps drawn per cell: the protocol's ``runs`` (not the data settings' runs,
-        which count Fig. 1's error runs)."""
-        return settings.get("runs")
-
     def prepare(self, cell: Cell) -> Points:
         X, prov = _points_cached(*cell.pair_key, int(self._opts(cell).points))
         return Points(X, prov)
 
     def cell_columns(self, cell: Cell, ctx: Points) -> dict[str, Any]:
-        return {
-            "d": int(ctx.X.shape[1]),
-            "data_source": ctx.provenance.get("data_source"),
-            "data_deviation": ctx.provenance.get("data_deviation"),
-        }
+        return data_columns(ctx.X.shape[1], ctx.provenance)
 
     def measure(self, cell: Cell, ctx: Points, runs: Sequence[int]) -> list[dict]:
         from threadpoolctl import threadpool_limits
@@ -130,7 +116,7 @@ class Walltime(Protocol[WalltimeSettings]):
 
     def _time_run(self, cell: Cell, ctx: Points, run: int) -> list[dict]:
         X = ctx.X
-        fm = self.feature_map(cell, self.run_rng(cell, run), d=X.shape[1], ctx=ctx)
+        fm = feature_map(cell, run_rng(cell, run), d=X.shape[1])
         repeats = int(self._opts(cell).repeats)
         if fm.get_params().get("map_rows", False) is None:
             # a map that chooses its path by the rows it will transform (orf) is told

@@ -83,10 +83,11 @@ class Reporting:
 
     @property
     def cell_keys(self) -> tuple[str, ...]:
-        """The columns of a cell: :attr:`kernelbench.protocols.Protocol.cell_keys`."""
-        from kernelbench.protocols import get_protocol
+        """The columns that identify a cell in aggregated tables: the protocol's own
+        declaration (:func:`kernelbench.cell.cell_keys`)."""
+        from kernelbench.cell import cell_keys, get_protocol
 
-        return tuple(get_protocol(self.name).cell_keys)
+        return cell_keys(get_protocol(self.name))
 
     def reference_cells(self, name: str, table: pd.DataFrame) -> pd.DataFrame:
         """A reference table as ``cell_keys`` (with ``method`` for ``method_label``) plus

@@ -13,7 +13,7 @@ import click
 import pandas as pd
 
 from kernelbench.baseline.format import read_table
-from kernelbench.cell import build_cell
+from kernelbench.cell import build_cell, row_keys
 from kernelbench.cost import announce_cells
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.protocols import Protocol, get_protocol
@@ -43,7 +43,7 @@ def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
         "kernel": built.kernel["name"],
         "method_label": built.method_label,
         "n": float(built.n),
-        **proto.row_keys(built),
+        **row_keys(built),
     }
     return tuple(values[k] for k in get_reporting(proto.name).cell_keys)
 
