@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import RandomFeatureMap
+from kernelbench.features.base import FLOATS, RandomFeatureMap
 
 
 @FEATURE_MAPS.register("nystrom")
@@ -74,7 +74,7 @@ class Nystrom(RandomFeatureMap):
     def transform(self, X: Any) -> np.ndarray:
         """z(X) = k(X, L) K_LL^{+1/2} (N x m), in the dtype of X."""
         check_is_fitted(self, "normalization_")
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        X = validate_data(self, X, dtype=FLOATS, reset=False)
         Z = self._kernel(X.astype(np.float64, copy=False)) @ self.normalization_
         return Z.astype(X.dtype, copy=False)
 

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 from scipy.stats import qmc as _qmc
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
@@ -411,17 +411,6 @@ class QMC(DenseFeatureMap):
         if not isinstance(self.tol, numbers.Real) or not (np.isfinite(self.tol) and self.tol >= 0):
             raise KernelbenchError(f"tol must be a number >= 0, got {self.tol!r}")
 
-    def fit(self, X: Any, y: Any = None) -> QMC:
-        """Draw the points; the adaptive sequence also reads X's bounding box."""
-        if self.sequence != "adaptive":
-            return super().fit(X, y)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=True)
-        self._span = np.ptp(X, axis=0).astype(np.float64) if len(X) else np.zeros(X.shape[1])
-        try:
-            return super().fit(X, y)
-        finally:
-            del self._span
-
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         U = qmc_points(
             self.sequence,
@@ -444,7 +433,9 @@ class QMC(DenseFeatureMap):
         from kernelbench.qmc import adaptive_points
 
         scale = get_kernel(self.kernel).input_scale(d, self.gamma)
-        box = float(self.box_scale) * self._span * scale
+        X = self._fit_data[0]
+        span = np.ptp(X, axis=0).astype(np.float64) if len(X) else np.zeros(d)
+        box = float(self.box_scale) * span * scale
         active = np.flatnonzero(box > 0)
         self.box_ = box
         if active.size == 0:  # u = 0 only: f_0 = 1 is integrated exactly
