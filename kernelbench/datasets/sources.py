@@ -169,11 +169,13 @@ def _make(
     )
 
 
-def _mirror_file(spec: DatasetSpec, locs: Locations) -> Path | None:
-    if locs.mirror is None:
-        return None
-    path = locs.mirror / f"{spec.name}.npz"
-    return path if path.is_file() else None
+def _locate(name: str, locs: Locations) -> tuple[str, Path]:
+    """(mirror|cache|corrupt|missing, the file) of a downloadable dataset."""
+    if locs.mirror is not None and (locs.mirror / f"{name}.npz").is_file():
+        return "mirror", locs.mirror / f"{name}.npz"
+    path = locs.cache / f"{name}.npz"
+    state = cache_state(path)
+    return "cache" if state == "ok" else state, path
 
 
 def mirror_checksum(spec: DatasetSpec, path: Path) -> tuple[str, str | None]:
@@ -183,17 +185,10 @@ def mirror_checksum(spec: DatasetSpec, path: Path) -> tuple[str, str | None]:
     return sha256_of(path), expected or None
 
 
-def _load_mirror(spec: DatasetSpec, path: Path) -> Dataset:
-    assert path.parent is not None
-    digest, expected = mirror_checksum(spec, path)
-    if expected and digest != expected:
-        raise DataUnavailableError(
-            f"mirror file {path} fails its checksum (sha256 {digest[:12]}..., "
-            f"expected {expected[:12]}...); the mirror is corrupt or out of date"
-        )
+def _read(spec: DatasetSpec, path: Path, source: str, digest: str) -> Dataset:
     arrays = read_npz(path)
     _check_arrays(spec, arrays, path)
-    return _make(spec, arrays, "mirror", path, digest)
+    return _make(spec, arrays, source, path, digest)
 
 
 def fetch_command(name: str) -> str:
@@ -219,18 +214,10 @@ def offline_message(spec: DatasetSpec, locs: Locations) -> str:
 
 def where(name: str, mirror: str | None = None, cache: str | None = None) -> tuple[str, str | None]:
     """Where ``name`` loads from: (mirror|cache|corrupt|missing|bundled, path or None)."""
-    spec = DATASETS.get(name)
-    if spec.bundled is not None:
+    if DATASETS.get(name).bundled is not None:
         return "bundled", None
-    locs = Locations.resolve(mirror, cache)
-    path = _mirror_file(spec, locs)
-    if path is not None:
-        return "mirror", str(path)
-    path = locs.cache / f"{name}.npz"
-    state = cache_state(path)
-    if state == "ok":
-        return "cache", str(path)
-    return state, str(path) if state == "corrupt" else None
+    state, path = _locate(name, Locations.resolve(mirror, cache))
+    return state, None if state == "missing" else str(path)
 
 
 def fetch_dataset(
@@ -278,15 +265,17 @@ def load_dataset(
     if spec.bundled is not None:
         return _make(spec, spec.bundled(), "bundled", None, None)
     locs = Locations.resolve(mirror, cache)
-    path = _mirror_file(spec, locs)
-    if path is not None:
-        return _load_mirror(spec, path)
-    path = locs.cache / f"{name}.npz"
-    state = cache_state(path)
-    if state == "ok":
-        arrays = read_npz(path)
-        _check_arrays(spec, arrays, path)
-        return _make(spec, arrays, "cache", path, sha256_of(path))
+    state, path = _locate(name, locs)
+    if state == "mirror":
+        digest, expected = mirror_checksum(spec, path)
+        if expected and digest != expected:
+            raise DataUnavailableError(
+                f"mirror file {path} fails its checksum (sha256 {digest[:12]}..., "
+                f"expected {expected[:12]}...); the mirror is corrupt or out of date"
+            )
+        return _read(spec, path, "mirror", digest)
+    if state == "cache":
+        return _read(spec, path, "cache", sha256_of(path))
     if not download:
         if state == "corrupt":
             raise DataUnavailableError(
@@ -295,5 +284,4 @@ def load_dataset(
             )
         raise DataUnavailableError(offline_message(spec, locs))
     path = fetch_dataset(name, cache=str(locs.cache), progress=False, force=True)
-    arrays = read_npz(path)
-    return _make(spec, arrays, "download", path, sha256_of(path))
+    return _read(spec, path, "download", sha256_of(path))
