@@ -12,6 +12,8 @@ non-finite projections go to numpy.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
@@ -98,33 +100,27 @@ def _fused(P: np.ndarray) -> bool:
 def scaled_cos_sin_split(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """[cos(P_l) * scale_l, sin(P_r) * scale_r] for P = [P_l, P_r] and scale = [scale_l,
     scale_r] (``lev_rff``'s re-weighted columns), as :func:`scaled_cos_sin` computes."""
-    N, D2 = P.shape
-    if D2 % 2:
-        raise ValueError(f"P needs an even number of columns, got {D2}")
-    D = D2 // 2
-    if _fused(P):
-        Z = np.empty((N, D2), dtype=np.float64)
-        a = np.ascontiguousarray(scale, dtype=np.float64)
-        _scaled_cos_sin_split(np.ascontiguousarray(P), a, Z)
-        return Z
-    Z = np.empty((N, D2), dtype=P.dtype)
-    np.cos(P[:, :D], out=Z[:, :D])
-    np.sin(P[:, D:], out=Z[:, D:])
-    Z *= scale
-    return Z
+    if P.shape[1] % 2:
+        raise ValueError(f"P needs an even number of columns, got {P.shape[1]}")
+    return _cos_sin(P, scale, P.shape[1] // 2, _scaled_cos_sin_split)
 
 
 def scaled_cos_sin(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """[cos(P) * scale, sin(P) * scale] (N x 2D) for projections P (N x D): from the
     compiled kernel for float64 P of at least :data:`MIN_SIZE` values, else numpy."""
-    N, D = P.shape
+    return _cos_sin(P, np.concatenate([scale, scale]), P.shape[1], _scaled_cos_sin)
+
+
+def _cos_sin(P: np.ndarray, scale: np.ndarray, D: int, compiled: Any) -> np.ndarray:
+    """[cos(P[:, :D]), sin(P[:, -D:])] * scale (N x 2D); ``compiled`` takes the
+    unconcatenated scale when P is :func:`_fused`."""
     if _fused(P):
-        Z = np.empty((N, 2 * D), dtype=np.float64)
-        _scaled_cos_sin(np.ascontiguousarray(P), np.ascontiguousarray(scale, dtype=np.float64), Z)
+        Z = np.empty((P.shape[0], 2 * D), dtype=np.float64)
+        a = np.ascontiguousarray(scale[: P.shape[1]], dtype=np.float64)
+        compiled(np.ascontiguousarray(P), a, Z)
         return Z
-    Z = np.empty((N, 2 * D), dtype=P.dtype)
-    np.cos(P, out=Z[:, :D])
-    np.sin(P, out=Z[:, D:])
-    Z[:, :D] *= scale
-    Z[:, D:] *= scale
+    Z = np.empty((P.shape[0], 2 * D), dtype=P.dtype)
+    np.cos(P[:, :D], out=Z[:, :D])
+    np.sin(P[:, P.shape[1] - D :], out=Z[:, D:])
+    Z *= scale
     return Z

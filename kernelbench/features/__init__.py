@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelbench.errors import KernelbenchError
 from kernelbench.features.base import RandomFeatureMap
+from kernelbench.kernels import get_kernel
 from kernelbench.registry import Registry
 
 #: Feature maps by id; each module above registers its own (imported on the first query
@@ -37,9 +39,6 @@ def make_feature_map(
     ``params`` are the method's own parameters (and ``gamma`` for rbf); unknown
     names raise one line naming the valid ones.
     """
-    from kernelbench.errors import KernelbenchError
-    from kernelbench.kernels import get_kernel
-
     cls = FEATURE_MAPS.get(method)
     get_kernel(kernel)
     valid = set(cls._get_param_names())
