@@ -1,21 +1,6 @@
-"""Random feature maps, one module per method, registered by id.
-
-========= ======= =====================================================
-id        label   construction
-========= ======= =====================================================
-rff       G       i.i.d. Gaussian rows (Rahimi & Recht 2007)
-orf       Gort    orthogonal random features (Yu et al. 2016)
-sorf      ROM     structured HD blocks with the fast Hadamard transform
-qmc       QMC     scrambled low-discrepancy points (Yang et al. 2014)
-gq        GQ      subsampled Gauss-Hermite grid (Dao et al. 2017)
-sr33      B       spherical-radial rule of degree (3,3) (Munkhoeva 2018)
-sr11      SR11    spherical-radial (1,1) (= rff, Prop. 2.1)
-sr13      SR13    spherical-radial (1,3) (= orf, Prop. 2.2)
-lev_rff   -       RFF re-sampled by ridge leverage scores (Liu et al. 2020)
-slw_rff   -       surrogate leverage weighted RFF (Liu et al. 2020, Alg. 1)
-nystrom   -       Nystroem, uniform landmarks (a reference row no paper has)
-========= ======= =====================================================
-"""
+"""Random feature maps, one module per method, registered by id (rff, orf, sorf, qmc, gq,
+sr33, sr11, sr13, lev_rff, slw_rff, nystrom; their papers and labels: README.md,
+"Methods and kernels")."""
 
 from __future__ import annotations
 
