@@ -94,6 +94,11 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     def _check_params(self) -> None:
         """Validate method-specific parameters (raise KernelbenchError)."""
 
+    def _require_rbf(self, what: str) -> None:
+        """One line unless the kernel is the Gaussian one, which ``what`` needs."""
+        if get_kernel(self.kernel).name != "rbf":
+            raise KernelbenchError(f"{what} needs the Gaussian kernel (rbf), got {self.kernel!r}")
+
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         raise NotImplementedError
 

@@ -52,11 +52,9 @@ def check_labels(y: Any, n_rows: int) -> np.ndarray:
     return y.astype(np.float64)
 
 
-def gram_upper(Z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def gram_upper(Z: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``out`` + Z^T Z, upper triangle only (BLAS syrk), in place for a Fortran ``out``."""
     Zf = np.ascontiguousarray(Z, dtype=np.float64)
-    if out is None:
-        out = np.zeros((Zf.shape[1], Zf.shape[1]), order="F")
     if Zf.shape[0] == 0:
         return out
     # Z^T Z = A A^T with A = Z^T, Fortran-ordered view of a C-ordered Z (no copy)
@@ -114,11 +112,7 @@ class ResampledRFF(DenseFeatureMap):
         self.mode = mode
 
     def _check_params(self) -> None:
-        if get_kernel(self.kernel).name != "rbf":
-            raise KernelbenchError(
-                f"{type(self).__name__.lower()} needs a shift-invariant kernel (rbf), "
-                f"got kernel {self.kernel!r}"
-            )
+        self._require_rbf(type(self).__name__.lower())
         check_choice("mode", self.mode, MODES)
         check_real("presample", self.presample, 1, strict=False, hint=" (l >= s)")
         if self.mode == "reweight" and float(self.presample) != 1.0:

@@ -329,10 +329,7 @@ class QMC(DenseFeatureMap):
             )
         if self.sequence != "adaptive":
             return
-        if get_kernel(self.kernel).name != "rbf":
-            raise KernelbenchError(
-                f"sequence='adaptive' needs the Gaussian kernel (rbf), got kernel {self.kernel!r}"
-            )
+        self._require_rbf("sequence='adaptive'")
         check_real("box_scale", self.box_scale, 0, strict=True)
         check_int("max_cg_iter", self.max_cg_iter, 0)
         check_real("tol", self.tol, 0, strict=False)
