@@ -1,12 +1,7 @@
 """Exact kernels and their Gaussian integral representations.
 
-Every kernel here can be written (Munkhoeva et al. 2018, Eq. 3) as
-
-    k(x, y) = c * E_{w ~ N(0, I)} [ phi(w . x~) . phi(w . y~) ],
-
-with an input scaling ``x~ = s * x``, a scalar nonlinearity ``phi`` (possibly
-vector valued: cos/sin for the Gaussian kernel), a constant ``c`` and the value
-``f(0) = phi(0) . phi(0)`` used by quadrature rules that place a node at w = 0.
+k(x, y) = c E_{w ~ N(0, I)}[phi(w . x~) . phi(w . y~)] (Munkhoeva et al. 2018, Eq. 3),
+x~ = s x, with f(0) = phi(0) . phi(0) for rules with a node at w = 0:
 
 ======== ====================================== ============ ===== ======
 id       k(x, y)                                phi          c     f(0)

@@ -26,11 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
 def label_codes(
     values: Sequence[object] | np.ndarray, order: Sequence[str] | None = None
 ) -> np.ndarray:
-    """Map class labels to ``0..k-1`` (int64).
-
-    ``order`` lists the labels (as strings) in code order; without it the
-    distinct labels are sorted, numerically when they all parse as numbers.
-    """
+    """Class labels as codes ``0..k-1`` (int64) in ``order`` (strings), by default the
+    sorted distinct labels (numerically when they all parse as numbers)."""
     labels = np.asarray([str(v).strip() for v in values])
     if order is None:
         distinct = sorted(set(labels.tolist()))
@@ -109,12 +106,8 @@ def _column_index(ref: str) -> int:
 
 
 def read_xlsx(file: str | Path | IO[bytes], sheet: int = 0) -> list[list[object]]:
-    """The cells of one worksheet of an ``.xlsx`` file (numbers as float, text as str).
-
-    A small reader on the standard library (no spreadsheet dependency): it
-    handles shared strings, inline strings and numeric cells, which is what
-    data sheets such as the UCI Power Plant file contain.
-    """
+    """The cells of one worksheet of an ``.xlsx`` file (numbers as float, text as str),
+    read with the standard library: shared, inline and numeric cells (UCI Power Plant)."""
     with zipfile.ZipFile(file) as zf:
         shared: list[str] = []
         if "xl/sharedStrings.xml" in zf.namelist():

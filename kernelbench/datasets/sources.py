@@ -1,12 +1,7 @@
-"""Where data comes from: the mirror, then the local cache, then a download.
-
-* Mirror: ``KERNELBENCH_DATA`` or the ``data.mirror`` config, a read-only
-  directory of ``<name>.npz`` (and ``MANIFEST.json`` with their checksums).
-* Cache: ``KERNELBENCH_CACHE`` or ``~/.cache/kernelbench``, the same format;
-  each ``<name>.npz`` has a ``<name>.sha256`` sidecar and both are written
-  atomically (temporary file + ``os.replace``). A file that fails its checksum
-  is never used: it is fetched again, or reported.
-* Download: the dataset's downloader (OpenML or the original archive).
+"""Where data comes from: the mirror (``KERNELBENCH_DATA`` or ``data.mirror``: read-only
+``<name>.npz`` and ``MANIFEST.json``), then the cache (``KERNELBENCH_CACHE`` or
+``~/.cache/kernelbench``: ``<name>.npz`` and its ``<name>.sha256``, written atomically),
+then the dataset's downloader. A file failing its checksum is never used.
 """
 
 from __future__ import annotations
@@ -88,12 +83,8 @@ def sidecar(path: Path) -> Path:
 
 
 def write_cache(path: Path, arrays: Arrays) -> str:
-    """Write ``arrays`` to ``path`` (npz) and its checksum sidecar, both atomically.
-
-    The npz is renamed into place first and the sidecar last, so an interrupted
-    write leaves either the old pair, or a new npz whose sidecar does not
-    match (detected on load), never a half-written file that passes.
-    """
+    """Write ``arrays`` to ``path`` (npz), then its checksum sidecar, both atomically: an
+    interrupted write leaves the old pair or a mismatch, never a file that passes."""
     unknown = set(arrays) - set(ARRAY_KEYS)
     if unknown or "X" not in arrays or "y" not in arrays:
         raise KernelbenchError(f"cache arrays must be X, y[, X_test, y_test]; got {sorted(arrays)}")
@@ -254,13 +245,9 @@ def fetch_dataset(
 def load_dataset(
     name: str, mirror: str | None = None, cache: str | None = None, download: bool = False
 ) -> Dataset:
-    """Load ``name`` from the mirror, else the cache, else (if ``download``) the network.
-
-    ``mirror``/``cache`` default to ``KERNELBENCH_DATA``/``KERNELBENCH_CACHE``.
-    A missing dataset raises :class:`DataUnavailableError` with one line naming
-    the places searched and the fetch command; a cached file failing its
-    checksum is fetched again when ``download`` is true and reported otherwise.
-    """
+    """Load ``name`` from the mirror, else the cache, else (if ``download``) the network;
+    otherwise one :class:`DataUnavailableError` line naming the places and the fetch
+    command (a cached file failing its checksum is fetched again, or reported)."""
     spec = DATASETS.get(name)
     if spec.bundled is not None:
         return _make(spec, spec.bundled(), "bundled", None, None)

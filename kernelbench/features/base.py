@@ -1,14 +1,9 @@
 """The base class of every random feature map (scikit-learn transformer conventions).
 
-A feature map approximates a kernel with the integral representation
-k(x, y) = c E_{w ~ N(0, I)}[phi(w . x~) . phi(w . y~)] (see :mod:`kernelbench.kernels`)
-by a weighted quadrature over projections w_1..w_D:
-
-    k_hat(x, y) = c * sum_j a_j^2 phi(w_j . x~) . phi(w_j . y~) + constant_,
-
-where ``constant_ = c * a_0^2 * f(0)`` is non-zero only for rules with a node
-at w = 0 (``sr33``). ``transform`` returns z(x) = sqrt(c) * a_j * phi(w_j . x~),
-so ``approximate_kernel(X, Y) = transform(X) @ transform(Y).T + constant_``.
+A map estimates k(x, y) = c E_{w ~ N(0, I)}[phi(w . x~) . phi(w . y~)]
+(:mod:`kernelbench.kernels`) by k_hat(x, y) = c sum_j a_j^2 phi(w_j . x~) . phi(w_j . y~)
++ constant_, constant_ = c a_0^2 f(0) (non-zero only with a node at w = 0: ``sr33``);
+``transform`` returns z(x) = sqrt(c) a_j phi(w_j . x~), so k_hat = z(x) . z(y) + constant_.
 """
 
 from __future__ import annotations

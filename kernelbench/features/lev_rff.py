@@ -81,15 +81,11 @@ def _usable(scores: Any) -> tuple[np.ndarray, float]:
 
 
 class ResampledRFF(DenseFeatureMap):
-    """RFF re-sampled by scores of the pre-sampled frequencies (module docstring).
-
-    ``presample``: l = ceil(presample * s) (Table 3: l = s). ``fit(X, y)`` is supervised
-    (``lev_rff`` reads only X). ``mode``: ``resample`` or ``reweight`` (presample 1).
-    Attributes: ``scores_`` (of the l frequencies; ``reweight``: of the 2s columns),
-    ``n_presampled_`` (l), ``indices_`` (the frequencies used; ``reweight``: the column
-    order), ``W_``, ``weights_`` (a_i^2 = L / (s l p_i); ``reweight``: the squared cos
-    scales); ``reweight`` also ``phase_`` (b), ``column_W_`` (2s x d) and
-    ``column_scale_`` (2s: sqrt(1/s) sqrt(1/q_c)).
+    """RFF re-sampled by scores of l = ceil(presample * s) pre-sampled frequencies
+    (Table 3: l = s); ``fit(X, y)`` (``lev_rff`` reads only X). Attributes: ``scores_``,
+    ``n_presampled_`` (l), ``indices_``, ``W_``, ``weights_`` (a_i^2 = L / (s l p_i));
+    ``reweight`` (presample 1): scores and order of the 2s columns, ``phase_`` (b),
+    ``column_W_`` (2s x d), ``column_scale_`` (sqrt(1/s) sqrt(1/q_c)).
     """
 
     paper_label = ""
@@ -99,13 +95,7 @@ class ResampledRFF(DenseFeatureMap):
     draw_family = "rff"
 
     def __init__(
-        self,
-        kernel: str = "rbf",
-        n: float = 1,
-        gamma: float | None = None,
-        random_state: Any = None,
-        presample: float = 1.0,
-        mode: str = "resample",
+        self, kernel="rbf", n=1, gamma=None, random_state=None, presample=1.0, mode="resample"
     ) -> None:
         super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
         self.presample = presample
@@ -227,14 +217,7 @@ class LevRFF(ResampledRFF):
         mode: str = "resample",
         ridge: float = 0.05,
     ) -> None:
-        super().__init__(
-            kernel=kernel,
-            n=n,
-            gamma=gamma,
-            random_state=random_state,
-            presample=presample,
-            mode=mode,
-        )
+        super().__init__(kernel, n, gamma, random_state, presample, mode)
         self.ridge = ridge
 
     def _check_params(self) -> None:

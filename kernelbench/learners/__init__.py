@@ -1,13 +1,5 @@
-"""Downstream learners on random features (layer 2): one module per learner.
-
-=============== ================================================================
-id              model
-=============== ================================================================
-svm_precomputed SVC / SVR on K_hat = z(X) z(X')^T + constant_, default C
-                (Munkhoeva et al. 2018, Sec. 4.3, Fig. 2)
-linear          ridge (classifier on +-1 targets) on the explicit features with an
-                unpenalised intercept, alpha by exact leave-one-out CV
-=============== ================================================================
+"""Downstream learners on random features (layer 2): one module per learner
+(``svm_precomputed``, ``linear``; docs/downstream.md).
 
 Each fits on features Z = z(X) (:meth:`Learner.fit`) and on the exact kernel
 (:meth:`Learner.fit_exact`, the ceiling of the same model). The f(0) term c =
