@@ -1,15 +1,10 @@
 """Data-driven Gaussian-kernel bandwidths: the nearest-neighbour rule of Yu et al. 2016.
 
-Yu et al. 2016, Sec. 3 (discussion of Fig. 2(c)): "a common rule of thumb is
-to set sigma to be the average distance of 50th-nearest neighbors in a
-dataset". The paper does not say over which points the average is taken;
-:func:`nn_sigma` averages over every row of X (or over ``n_queries`` rows
-drawn without replacement from a given Generator), each row's neighbours
-being all *other* rows of X. ``gamma = 1 / (2 sigma^2)`` is the matching
-parameter of kernelbench's ``exp(-gamma ||x - y||^2)``.
-
-:func:`resolve_gamma_rule` turns a config value (a number, or a rule name
-such as ``"nn50"``) into gamma, for ``kernel.params.gamma=nn50``.
+Yu et al. 2016, Sec. 3 (Fig. 2(c)): "set sigma to be the average distance of
+50th-nearest neighbors in a dataset"; over which points is not said: :func:`nn_sigma`
+averages over every row of X (or ``n_queries`` drawn rows), the neighbours being the
+other rows, and gamma = 1 / (2 sigma^2). :func:`resolve_gamma_rule` reads a config
+value (a number, or a rule such as ``kernel.params.gamma=nn50``).
 """
 
 from __future__ import annotations
@@ -21,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from kernelbench.errors import KernelbenchError
+from kernelbench.kernels import resolve_gamma, sq_distances, sq_norms
 from kernelbench.validation import check_int, check_random_state
 
 #: Bytes of the distance block (query rows x all rows, float64) held at once.
@@ -39,15 +35,9 @@ class Bandwidth(NamedTuple):
 def kth_neighbour_distances(
     X: np.ndarray, k: int, queries: np.ndarray | None = None, block_bytes: int = BLOCK_BYTES
 ) -> np.ndarray:
-    """Distance from each query row of X to its k-th nearest other row of X.
-
-    ``queries`` are row indices of X (all rows when None); a row is not its own
-    neighbour (duplicates of it are). Squared distances
-    ||x||^2 + ||y||^2 - 2 x.y in float64, clipped at 0, computed for blocks
-    of query rows: memory O(block_bytes + N d). Bit-identical on rerun for
-    a fixed ``block_bytes`` and BLAS thread count (another block size may
-    round the products differently, at the 1e-15 level).
-    """
+    """Distance from each query row of X (all rows when None) to its k-th nearest other
+    row (duplicates count), in blocks of query rows: memory O(block_bytes + N d);
+    another block size may round differently (1e-15)."""
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
         raise KernelbenchError(f"X must be a finite 2-D array, got shape {np.shape(X)}")
@@ -56,13 +46,12 @@ def kth_neighbour_distances(
     if n < k + 1:
         raise KernelbenchError(f"the k={k}-th nearest neighbour needs at least {k + 1} rows")
     rows = np.arange(n) if queries is None else np.asarray(queries, dtype=np.int64)
-    sq = np.einsum("ij,ij->i", X, X)
+    sq = sq_norms(X)
     block = max(1, int(block_bytes // (8 * n)))
     out = np.empty(len(rows))
     for start in range(0, len(rows), block):
         idx = rows[start : start + block]
-        d2 = sq[idx, None] + sq[None, :] - 2.0 * (X[idx] @ X.T)
-        np.maximum(d2, 0.0, out=d2)
+        d2 = sq_distances(X[idx], X, sq[idx], sq)
         d2[np.arange(len(idx)), idx] = np.inf  # not its own neighbour
         # the k-th smallest of the others is at position k - 1
         out[start : start + len(idx)] = np.partition(d2, k - 1, axis=1)[:, k - 1]
@@ -76,14 +65,9 @@ def nn_sigma(
     random_state: Any = None,
     block_bytes: int = BLOCK_BYTES,
 ) -> Bandwidth:
-    """sigma = mean distance to the k-th nearest neighbour (Yu et al. 2016, Sec. 3).
-
-    The mean runs over all rows of X, or over ``n_queries`` rows drawn without
-    replacement by ``random_state`` (a seed or Generator; required then, so
-    the result is reproducible); the neighbours of a query are all other
-    rows of X. Time O(n_queries N d), memory O(block_bytes + N d): for MNIST
-    (60000 x 784) and all queries, about 2.8e12 flops.
-    """
+    """sigma = mean distance to the k-th nearest neighbour (Yu et al. 2016, Sec. 3), over
+    all rows of X or ``n_queries`` rows drawn by ``random_state`` (then required).
+    O(n_queries N d) time: 2.8e12 flops for all of MNIST."""
     X = np.asarray(X, dtype=np.float64)
     queries = None
     if n_queries is not None:
@@ -118,16 +102,11 @@ def resolve_gamma_rule(
     n_queries: int | None = None,
     random_state: Any = None,
 ) -> float | None:
-    """gamma from a config value: None and numbers pass through, ``"nn<k>"`` uses the data.
-
-    ``X`` is the data the rule is computed on (the experiment's train part);
-    ``n_queries`` and ``random_state`` as in :func:`nn_sigma`.
-    """
+    """gamma from a config value: None and numbers pass through, ``"nn<k>"`` is computed
+    on X (the train part) by :func:`nn_sigma`."""
     if value is None:
         return None
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        if not (np.isfinite(value) and value > 0):
-            raise KernelbenchError(f"gamma must be > 0, got {value}")
-        return float(value)
+        return resolve_gamma(value, 1)
     k = parse_rule(value)
     return nn_sigma(X, k=k, n_queries=n_queries, random_state=random_state).gamma

@@ -1,12 +1,7 @@
 """Exact kernels and their Gaussian integral representations.
 
-Every kernel here can be written (Munkhoeva et al. 2018, Eq. 3) as
-
-    k(x, y) = c * E_{w ~ N(0, I)} [ phi(w . x~) . phi(w . y~) ],
-
-with an input scaling ``x~ = s * x``, a scalar nonlinearity ``phi`` (possibly
-vector valued: cos/sin for the Gaussian kernel), a constant ``c`` and the value
-``f(0) = phi(0) . phi(0)`` used by quadrature rules that place a node at w = 0.
+k(x, y) = c E_{w ~ N(0, I)}[phi(w . x~) . phi(w . y~)] (Munkhoeva et al. 2018, Eq. 3),
+x~ = s x, with f(0) = phi(0) . phi(0) for rules with a node at w = 0:
 
 ======== ====================================== ============ ===== ======
 id       k(x, y)                                phi          c     f(0)
@@ -42,8 +37,16 @@ def _as_float(X: np.ndarray) -> np.ndarray:
     return X
 
 
-def _sq_norms(X: np.ndarray) -> np.ndarray:
+def sq_norms(X: np.ndarray) -> np.ndarray:
+    """||x||^2 of each row."""
     return np.einsum("ij,ij->i", X, X)
+
+
+def sq_distances(X: np.ndarray, Y: np.ndarray, nx: np.ndarray, ny: np.ndarray) -> np.ndarray:
+    """||x - y||^2 = ||x||^2 + ||y||^2 - 2 x.y for rows of X, Y (norms nx, ny), clipped at 0."""
+    sq = nx[:, None] + ny[None, :] - 2.0 * (X @ Y.T)
+    np.maximum(sq, 0.0, out=sq)
+    return sq
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,7 @@ class Kernel:
             )
         dtype = np.result_type(X.dtype, Y.dtype)
         out = np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
-        ny = _sq_norms(Y.astype(np.float64))
+        ny = sq_norms(Y.astype(np.float64))
         for start in range(0, X.shape[0], CHUNK_ROWS):
             xs = X[start : start + CHUNK_ROWS].astype(np.float64)
             out[start : start + CHUNK_ROWS] = self._exact_block(xs, Y.astype(np.float64), ny, gamma)
@@ -114,13 +117,11 @@ class RBFKernel(Kernel):
 
     def _exact_block(self, X, Y, ny, gamma):
         g = resolve_gamma(gamma, X.shape[1])
-        sq = _sq_norms(X)[:, None] + ny[None, :] - 2.0 * (X @ Y.T)
-        np.maximum(sq, 0.0, out=sq)
-        return np.exp(-g * sq)
+        return np.exp(-g * sq_distances(X, Y, sq_norms(X), ny))
 
 
 def _cos_theta(X, Y, ny):
-    nx = np.sqrt(_sq_norms(X))
+    nx = np.sqrt(sq_norms(X))
     nyy = np.sqrt(ny)
     denom = nx[:, None] * nyy[None, :]
     dot = X @ Y.T

@@ -13,20 +13,12 @@ BREAKDOWN = 1e3 * np.finfo(np.float64).eps
 def spectral_norm(A: np.ndarray) -> float:
     """The largest singular value of A, deterministically, without a full SVD.
 
-    Golub-Kahan-Lanczos bidiagonalisation (Golub & Van Loan, Alg. 10.4.1) from
-    the fixed start vector (1, ..., 1) / sqrt(n), with full reorthogonalisation:
-    after k steps A V_k = U_k B_k and the top singular triplet (sigma, p, q) of
-    the k x k bidiagonal B_k has the residual ||A^T U_k p - sigma V_k q|| =
-    |beta_k p_k|, which bounds the distance from sigma to a singular value of A.
-    It stops when that residual is below ``SPECTRAL_RTOL`` sigma (checked every
-    few steps); each step costs two matrix-vector products, O(m n), so a few tens
-    of steps replace ARPACK's reverse-communication loop. Small matrices, a start
-    vector orthogonal to every top singular vector (no convergence within min(m, n)
-    steps) and a near breakdown (an alpha or beta below ``BREAKDOWN`` times the
-    largest so far: an almost invariant Krylov subspace, e.g. the near-permutation
-    K of an RBF kernel with a huge gamma on data with duplicate rows) use LAPACK's
-    subset eigensolver on the smaller Gram matrix.
-    Reruns are bit-identical (fixed start, fixed operations).
+    Golub-Kahan-Lanczos bidiagonalisation (Golub & Van Loan, Alg. 10.4.1) from the
+    fixed start (1, ..., 1) / sqrt(n), fully reorthogonalised, stopped when the residual
+    |beta_k p_k| of B_k's top triplet is below ``SPECTRAL_RTOL`` sigma. Small matrices,
+    no convergence within min(m, n) steps and a near breakdown (below ``BREAKDOWN``:
+    e.g. an RBF K with a huge gamma on duplicate rows) use LAPACK's subset eigensolver
+    on the smaller Gram matrix.
     """
     A = np.asarray(A, dtype=np.float64)
     if A.size == 0 or not np.any(A):
@@ -81,9 +73,8 @@ def _golub_kahan_top(A: np.ndarray, check_every: int = 4) -> float | None:
 
 def _bidiag_top(alpha: np.ndarray, beta: np.ndarray, want_last: bool = False):
     """Top singular value of the upper bidiagonal B (alpha on, beta above the diagonal)
-    and the last entry of its left singular vector, from the top eigenpair (O(k), LAPACK
-    ``stebz``/``stein``) of the tridiagonal B^T B: p = B q / sigma, so p_k = alpha_k q_k
-    / sigma."""
+    and the last entry alpha_k q_k / sigma of its left singular vector, from the top
+    eigenpair of the tridiagonal B^T B."""
     from scipy.linalg import eigh_tridiagonal
 
     k = len(alpha)

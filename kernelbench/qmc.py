@@ -1,39 +1,25 @@
 """Box discrepancy and adaptive QMC point sets (Yang, Sindhwani, Avron & Mahoney 2014).
 
-For a point set S = {w_1..w_s} in R^d (the frequencies of a feature map) and
-the box []b = {u : |u_j| <= b_j}, the box discrepancy D(S) (their Definition 7)
-measures how well the rule (1/s) sum_l f(w_l) integrates the functions
-f_u(w) = exp(-i u.w), u in []b, against the Gaussian density p = N(0,
-diag(sigma_j^-2)) of the Gaussian kernel. Implemented here:
+For frequencies S = {w_1..w_s} in R^d and the box []b = {u : |u_j| <= b_j}, the box
+discrepancy D(S) (Definition 7) measures how well (1/s) sum_l f(w_l) integrates
+f_u(w) = exp(-i u.w), u in []b, against p = N(0, diag(sigma_j^-2)):
 
-* :func:`box_discrepancy_sq` - D(S)^2 in closed form, Corollary 10:
-  (1/s^2) sum_{l,m} sinc_b(w_l, w_m) + C - (2/s) sum_l prod_j c_lj Re erf(...),
-  with sinc_b(u, v) = pi^-d prod_j sin(b_j (u_j - v_j)) / (u_j - v_j) (Eq. 20).
-  The constant C of Corollary 10 carries (2 pi)^-d; Theorem 6 prints pi^-d
-  for the same term, which does not follow from Proposition 4 (Eq. 17) and
-  does not match Corollary 10: we implement Corollary 10.
-* :func:`box_discrepancy_gradient` - Proposition 11 (Eq. 24), the gradient of
-  D(S)^2 (the quantity its formula differentiates).
-* :func:`mean_squared_error` - Theorem 9: E_{u ~ U([]b)} |error of f_u|^2
-  = pi^d / prod_j b_j * D(S)^2. The paper prints (2 pi)^d; the integral of
-  |error|^2 over []b divided by its volume prod_j (2 b_j) gives pi^d, as do
-  the authors' ICML slides (tests check it by Monte Carlo). It is scale
-  free (of order 1/s whatever d), so it is the objective minimised here; the
-  paper's "normalised box discrepancy" (2 pi)^d / prod b_j D^2 (Sec. 6.2) is
-  2^d times it: the same minimiser.
-* :func:`adaptive_points` - Sec. 5 / 6.2: minimise it over S from a start
-  (Halton) with nonlinear conjugate gradient, a bounded number of
-  iterations, keeping the trace of the objective per iteration.
+* :func:`box_discrepancy_sq` - D(S)^2 in closed form, Corollary 10, with sinc_b of
+  Eq. 20. Its constant C carries (2 pi)^-d; Theorem 6 prints pi^-d, which does not
+  follow from Proposition 4 (Eq. 17): we implement Corollary 10.
+* :func:`box_discrepancy_gradient` - Proposition 11 (Eq. 24).
+* :func:`mean_squared_error` - Theorem 9: E_{u ~ U([]b)} |error of f_u|^2 = pi^d /
+  prod_j b_j D(S)^2 (the paper prints (2 pi)^d; pi^d is the mean over the volume
+  prod_j 2 b_j, as in the authors' slides; tests check it by Monte Carlo). Scale free,
+  so it is the objective minimised (Sec. 6.2's normalised discrepancy is 2^d times it).
+* :func:`adaptive_points` - Sec. 5 / 6.2: nonlinear CG on it from a (Halton) start.
 
-Cost: the double sum over pairs makes one evaluation (value and gradient)
-O(s^2 d) time, in one pass over the s (s - 1) / 2 pairs (compiled; O(d)
-extra memory); the other terms are O(s d).
+One evaluation costs O(s^2 d) time (one compiled pass over the pairs), O(s d) memory.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,13 +28,9 @@ import numpy as np
 from scipy.special import erf, wofz
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.validation import check_int
-
-#: Below this |b_j (u_j - v_j)| the sinc factors use their Taylor series.
-_SERIES_BELOW = 1e-2
+from kernelbench.validation import check_int, check_real
 
 
-# ------------------------------------------------------------------- validation
 def _check_points(points: Any) -> np.ndarray:
     W = np.asarray(points, dtype=np.float64)
     if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1 or not np.all(np.isfinite(W)):
@@ -69,16 +51,17 @@ def _check_vector(name: str, value: Any, d: int) -> np.ndarray:
     return np.ascontiguousarray(v, dtype=np.float64)
 
 
-# ------------------------------------------------------------- the three terms
+def _checked(points: Any, b: Any, sigma: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The points (s x d), b and sigma (length d), checked."""
+    W = _check_points(points)
+    d = W.shape[1]
+    return W, _check_vector("b", b, d), _check_vector("sigma", sigma, d)
+
+
 @numba.njit(cache=True, nogil=True)
 def _sinc_pairs(W, b, want_grad, grad):  # pragma: no cover - compiled
-    """sum_{l<m} prod_j sinc(b_j (w_lj - w_mj)) and, optionally, its gradient.
-
-    sinc(x) = sin(x)/x. For each pair, the leave-one-out products
-    prod_{q != j} come from prefix products and a running suffix product, so
-    a factor sinc = 0 never divides. grad[l, j] receives
-    sum_{m != l} b_j sinc'(b_j (w_lj - w_mj)) prod_{q != j} sinc(...) (sinc' is odd).
-    """
+    """sum_{l<m} prod_j sinc(b_j (w_lj - w_mj)) and, optionally, its gradient into grad
+    (leave-one-out products from prefix and suffix products: no division by a zero)."""
     s, d = W.shape
     t = np.empty(d)
     dt = np.empty(d)
@@ -112,14 +95,12 @@ def _sinc_pairs(W, b, want_grad, grad):  # pragma: no cover - compiled
 
 
 def _g_normalised(W: np.ndarray, b: np.ndarray, sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(pi / b_j) g_j(w_lj) and its derivative in w_lj (Proposition 11's g_j, g'_j).
+    """(pi / b_j) g_j(w_lj) and its derivative (Proposition 11's g_j, g'_j).
 
     g_j(x) = c_j e^{-sigma^2 x^2 / 2} Re erf(b / (sigma sqrt2) - i sigma x / sqrt2),
-    c_j = sigma_j / sqrt(2 pi) (Corollary 10's c_lj Re erf(...)). Evaluated as
-    c_j [e^{-y^2} - e^{-B^2} Re(e^{i b x} w(y + i B))] with y = sigma x / sqrt2,
-    B = b / (sigma sqrt2) and w the Faddeeva function (erf(z) = 1 - e^{-z^2}
-    w(iz)), which never overflows.
-    g'_j(x) = -sigma^2 x g_j(x) + sqrt(2/pi) c_j sigma e^{-b^2 / (2 sigma^2)} sin(b x).
+    c_j = sigma_j / sqrt(2 pi), evaluated with the Faddeeva function w (no overflow):
+    c_j [e^{-y^2} - e^{-B^2} Re(e^{i b x} w(y + i B))], y = sigma x / sqrt2, B = b /
+    (sigma sqrt2); g'_j(x) = -sigma^2 x g_j(x) + sqrt(2/pi) c_j sigma e^{-B^2} sin(b x).
     """
     c = sigma / math.sqrt(2.0 * math.pi)
     y = W * (sigma / math.sqrt(2.0))
@@ -164,30 +145,17 @@ def _objective(
     return float(value), grad
 
 
-# ------------------------------------------------------------------ public API
 def mean_squared_error(points: Any, b: Any, sigma: Any = 1.0) -> float:
-    """E_{u ~ U([]b)} |int f_u p - (1/s) sum_l f_u(w_l)|^2, f_u(w) = e^{-i u.w} (Theorem 9).
-
-    Equals pi^d / prod_j b_j * D(S)^2 (see the module docstring for the
-    constant); p = N(0, diag(sigma^-2)). ``b`` and ``sigma``: scalars or
-    length-d vectors, > 0. O(s^2 d) time.
-    """
-    W = _check_points(points)
-    d = W.shape[1]
-    return _objective(W, _check_vector("b", b, d), _check_vector("sigma", sigma, d), False)[0]
+    """E_{u ~ U([]b)} |int f_u p - (1/s) sum_l f_u(w_l)|^2 = pi^d / prod_j b_j D(S)^2
+    (Theorem 9); ``b``, ``sigma``: scalars or length-d vectors, > 0."""
+    return _objective(*_checked(points, b, sigma), False)[0]
 
 
 def box_discrepancy_sq(points: Any, b: Any, sigma: Any = 1.0) -> float:
-    """D(S)^2 of Corollary 10 for the box []b and p = N(0, diag(sigma^-2)).
-
-    Computed as prod_j (b_j / pi) times :func:`mean_squared_error`; the
-    factor under- or overflows for large d (use the mean squared error there).
-    """
-    W = _check_points(points)
-    d = W.shape[1]
-    bb = _check_vector("b", b, d)
-    value = _objective(W, bb, _check_vector("sigma", sigma, d), False)[0]
-    return value * math.exp(float(np.sum(np.log(bb / math.pi))))
+    """D(S)^2 of Corollary 10: prod_j (b_j / pi) times :func:`mean_squared_error` (the
+    factor under- or overflows for large d)."""
+    W, bb, ss = _checked(points, b, sigma)
+    return _objective(W, bb, ss, False)[0] * math.exp(float(np.sum(np.log(bb / math.pi))))
 
 
 def box_discrepancy(points: Any, b: Any, sigma: Any = 1.0) -> float:
@@ -196,23 +164,17 @@ def box_discrepancy(points: Any, b: Any, sigma: Any = 1.0) -> float:
 
 
 def box_discrepancy_gradient(points: Any, b: Any, sigma: Any = 1.0) -> np.ndarray:
-    """d D(S)^2 / d w_lj, Proposition 11 (Eq. 24); an s x d array. O(s^2 d) time."""
-    W = _check_points(points)
-    d = W.shape[1]
-    bb = _check_vector("b", b, d)
-    grad = _objective(W, bb, _check_vector("sigma", sigma, d), True)[1]
+    """d D(S)^2 / d w_lj, Proposition 11 (Eq. 24); an s x d array."""
+    W, bb, ss = _checked(points, b, sigma)
+    grad = _objective(W, bb, ss, True)[1]
     assert grad is not None
     return grad * math.exp(float(np.sum(np.log(bb / math.pi))))
 
 
-# ------------------------------------------------------------ adaptive points
 @dataclass
 class AdaptiveResult:
-    """The optimised points and the objective (:func:`mean_squared_error`) per iteration.
-
-    ``trace[0]`` is the start; ``iterates`` (when kept) holds the points
-    after each iteration, ``iterates[0]`` the start.
-    """
+    """The optimised points, the objective (:func:`mean_squared_error`) per iteration and
+    (when kept) the points after each; [0] is the start."""
 
     points: np.ndarray
     trace: np.ndarray
@@ -231,24 +193,17 @@ def adaptive_points(
 ) -> AdaptiveResult:
     """Minimise the box discrepancy from ``start`` with nonlinear CG (Yang et al., Secs. 5, 6.2).
 
-    scipy.optimize.minimize(method="CG") on :func:`mean_squared_error` (the
-    paper's normalised objective up to the constant 2^d) with the gradient of
-    Proposition 11, stopped after ``max_iter`` iterations (early stopping:
-    the paper stops early because the kernel error can rise again while the
-    discrepancy keeps falling, Sec. 6.2), when an iteration lowers the
-    objective by less than ``tol`` relatively, or at CG's own convergence.
-    Each iteration costs a few O(s^2 d) evaluations; memory O(s d), plus
-    O(max_iter s d) with ``keep_iterates``.
+    scipy's CG on :func:`mean_squared_error` with Proposition 11's gradient, stopped after
+    ``max_iter`` iterations (Sec. 6.2 stops early: the kernel error can rise again while
+    the discrepancy falls), when one gains less than ``tol`` relatively, or at
+    convergence. Memory O(s d), plus O(max_iter s d) with ``keep_iterates``.
     """
     from scipy.optimize import minimize
 
-    W0 = _check_points(start)
+    W0, bb, ss = _checked(start, b, sigma)
     s, d = W0.shape
-    bb = _check_vector("b", b, d)
-    ss = _check_vector("sigma", sigma, d)
     max_iter = check_int("max_iter", max_iter, 0)
-    if not isinstance(tol, numbers.Real) or not (np.isfinite(tol) and tol >= 0):
-        raise KernelbenchError(f"tol must be a number >= 0, got {tol!r}")
+    check_real("tol", tol, 0, strict=False)
     value0, _ = _objective(W0, bb, ss, False)
     trace = [value0]
     iterates = [W0.copy()] if keep_iterates else []

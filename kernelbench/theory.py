@@ -7,18 +7,14 @@ distance in bandwidth units ``z = ||x - y|| / sigma`` (in kernelbench's
 and ``orf`` maps with D projections) and input dimension ``d``.
 
 * :func:`rff_variance` - Lemma 1: Var K_RFF = (1 - e^{-z^2})^2 / (2D), exact.
-* :func:`orf_variance_ratio` - Eq. (3): Var K_ORF / Var K_RFF
-  ~ 1 - (D - 1) e^{-z^2} z^4 / (d (1 - e^{-z^2})^2), the main term of
-  Theorem 1 (D <= d) and Lemma 3 (D a multiple of d), which drop a
-  remainder f(z)/d^2 of the variance. That remainder is O(1/d) *relative*
-  to the ratio, and dominates it as z -> 0 (Eq. (3) tends to 1/d, the
-  exact ratio to 3/(d + 2) for D = d), so Eq. (3) is asymptotic in d.
-* :func:`orf_variance_ratio_exact` - the exact ratio for kernelbench's
-  ``orf`` (stacked independent Haar blocks with chi(d) row norms), from the
-  Taylor expansion of App. A.3 summed to all orders instead of truncated
-  at the 1/d term (derivation in :func:`orf_pair_covariance`).
+* :func:`orf_variance_ratio` - Eq. (3): Var K_ORF / Var K_RFF ~ 1 - (D - 1) e^{-z^2}
+  z^4 / (d (1 - e^{-z^2})^2), the main term of Theorem 1 (D <= d) and Lemma 3 (D a
+  multiple of d). The dropped remainder f(z)/d^2 is O(1/d) relative to the ratio and
+  dominates as z -> 0 (Eq. (3) tends to 1/d, the exact ratio to 3/(d + 2) for D = d).
+* :func:`orf_variance_ratio_exact` - the exact ratio for ``orf`` (stacked Haar blocks,
+  chi(d) row norms): App. A.3's Taylor expansion summed to all orders.
 
-Memory and time: O(K^2) per call with K = 64 series terms, independent of d.
+O(K^2) per call with K = 64 series terms, independent of d.
 """
 
 from __future__ import annotations
@@ -29,27 +25,22 @@ import numpy as np
 
 from kernelbench.errors import KernelbenchError
 
-#: Series terms of :func:`orf_pair_covariance` (enough for z <= Z_SERIES: the
-#: largest neglected term is below e^{-80}).
+#: Series terms of :func:`orf_pair_covariance` (for z <= Z_SERIES the largest
+#: neglected term is below e^{-80}).
 N_TERMS = 64
-#: Largest z summed by the series; beyond it the terms cancel below float64
-#: precision and a two-dimensional Gauss-Legendre quadrature is used instead.
+#: Largest z summed by the series (beyond: cancellation, so Gauss-Legendre quadrature).
 Z_SERIES = 3.5
 
 
-def _check_z(z: float | np.ndarray) -> np.ndarray:
+def _checked(z: float | np.ndarray, d: int, D: int | None) -> tuple[np.ndarray, int, int]:
+    """z as a float64 array (finite, >= 0), d and D (default d), integers >= 1."""
+    from kernelbench.validation import check_int
+
     z = np.asarray(z, dtype=np.float64)
     if not np.all(np.isfinite(z)) or np.any(z < 0):
         raise KernelbenchError("z = ||x - y|| / sigma must be finite and >= 0")
-    return z
-
-
-def _check_dims(d: int, D: int | None) -> tuple[int, int]:
-    from kernelbench.validation import check_int
-
     d = check_int("d", d, 1)
-    D = d if D is None else check_int("D", D, 1)
-    return d, D
+    return z, d, d if D is None else check_int("D", D, 1)
 
 
 def _one_minus_exp(z2: np.ndarray) -> np.ndarray:
@@ -57,21 +48,14 @@ def _one_minus_exp(z2: np.ndarray) -> np.ndarray:
 
 
 def rff_variance(z: float | np.ndarray, D: int) -> np.ndarray:
-    """Var of the RFF estimate with D i.i.d. features (Yu et al. 2016, Lemma 1, exact).
-
-    Var K_RFF(x, y) = (1 - e^{-z^2})^2 / (2 D).
-    """
-    z = _check_z(z)
-    _, D = _check_dims(1, D)
+    """Var K_RFF(x, y) = (1 - e^{-z^2})^2 / (2 D) for D i.i.d. features (Lemma 1, exact)."""
+    z, _, D = _checked(z, 1, D)
     return _one_minus_exp(z * z) ** 2 / (2.0 * D)
 
 
 def _pairs_per_feature(d: int, D: int) -> float:
-    """(number of ordered pairs of rows in the same orthogonal block) / D.
-
-    Stacked blocks of d rows, the last truncated: D - 1 when D <= d (Theorem 1),
-    d - 1 when D is a multiple of d (Lemma 3).
-    """
+    """Ordered pairs of rows in one block of d rows (the last truncated) / D: D - 1 when
+    D <= d (Theorem 1), d - 1 when D is a multiple of d (Lemma 3)."""
     full, rest = divmod(D, d)
     return (full * d * (d - 1) + rest * (rest - 1)) / D
 
@@ -86,34 +70,26 @@ def _leading_factor(z: np.ndarray) -> np.ndarray:
 
 
 def orf_variance_ratio(z: float | np.ndarray, d: int, D: int | None = None) -> np.ndarray:
-    """Var K_ORF / Var K_RFF as stated by Yu et al. 2016, Eq. (3) (large-d main term).
+    """Var K_ORF / Var K_RFF of Yu et al. 2016, Eq. (3) (the large-d main term).
 
-    ``1 - (D - 1)/d * e^{-z^2} z^4 / (1 - e^{-z^2})^2`` for D <= d (Theorem 1);
-    for D > d the blocks are independent and the factor (D - 1) becomes
-    (d - 1) (Lemma 3); a truncated last block of r rows contributes r(r - 1)
-    pairs. ``D`` defaults to d. Asymptotic in d: see the module docstring.
+    1 - (D - 1)/d e^{-z^2} z^4 / (1 - e^{-z^2})^2 for D <= d (Theorem 1); (D - 1)
+    becomes (d - 1) for independent blocks (Lemma 3), r(r - 1) / D more for a last
+    block of r rows. ``D`` defaults to d.
     """
-    z = _check_z(z)
-    d, D = _check_dims(d, D)
+    z, d, D = _checked(z, d, D)
     return 1.0 - _pairs_per_feature(d, D) / d * _leading_factor(z)
 
 
 def orf_variance(z: float | np.ndarray, d: int, D: int | None = None) -> np.ndarray:
-    """Yu et al.'s main term of Var K_ORF: Theorem 1 without its f(z)/d^2 remainder.
-
-    (1 / 2D) ((1 - e^{-z^2})^2 - (D - 1)/d e^{-z^2} z^4) for D <= d.
-    """
-    z = _check_z(z)
-    d, D = _check_dims(d, D)
+    """Theorem 1's main term of Var K_ORF: (1/2D) ((1 - e^{-z^2})^2 - (D - 1)/d e^{-z^2}
+    z^4) for D <= d (without the f(z)/d^2 remainder)."""
+    z, d, D = _checked(z, d, D)
     return rff_variance(z, D) * orf_variance_ratio(z, d, D)
 
 
 def _log_rho(d: int, n_terms: int) -> np.ndarray:
-    """log rho_kl = log(d^(k) d^(l) / d^(k+l)), d^(k) = d (d + 2) ... (d + 2k - 2).
-
-    Summed as log prod_{i<l} (a + i) / (a + k + i), a = d/2, with log1p (no
-    cancellation of large log-gammas for large d).
-    """
+    """log rho_kl = log(d^(k) d^(l) / d^(k+l)), d^(k) = d (d + 2) ... (d + 2k - 2), as
+    sum_{i<l} log1p(-k / (a + k + i)), a = d/2 (no cancelling log-gammas)."""
     a = d / 2.0
     k = np.arange(n_terms, dtype=np.float64)
     i = np.arange(n_terms - 1, dtype=np.float64)
@@ -126,24 +102,14 @@ def _log_rho(d: int, n_terms: int) -> np.ndarray:
 def orf_pair_covariance(z: float | np.ndarray, d: int) -> np.ndarray:
     """Cov(cos(w_1 . u), cos(w_2 . u)) for two rows of one ORF block, ||u|| = z.
 
-    w_i = s_i q_i with q_1 perpendicular to q_2 Haar-distributed and s_i ~ chi(d)
-    independent (Yu et al. 2016, Sec. 3). As in their App. A.3, expand both
-    cosines in Taylor series: with (v_1, v_2) the first coordinates of a
-    uniform point on the sphere, E s^{2k} = d^(k) and
-    E v_1^{2k} v_2^{2l} = (2k-1)!! (2l-1)!! / d^(k+l), so
-
-        E[cos(w_1 . u) cos(w_2 . u)] = sum_{k,l} x^{k+l} / (k! l!) rho_kl,
-
-    x = -z^2/2, rho_kl = d^(k) d^(l) / d^(k+l). Subtracting
-    E cos(w_1 . u) E cos(w_2 . u) = e^{-z^2} (the rho = 1 sum) gives the
-    series of x^{k+l} / (k! l!) (rho_kl - 1); its k = l = 1 term is
-    -z^4 / (2 (d + 2)), and -z^4 e^{-z^2} / (2d) is Yu et al.'s leading
-    term. Summed exactly (math.fsum) for z <= Z_SERIES; beyond, where the
-    terms cancel to below float64 precision, by quadrature of the same
-    expectation (:func:`_pair_cosine_quadrature`).
+    w_i = s_i q_i, q_1 perpendicular to q_2 Haar-distributed, s_i ~ chi(d) independent
+    (Yu et al. 2016, Sec. 3). Expanding both cosines as in App. A.3 (E s^{2k} = d^(k),
+    E v_1^{2k} v_2^{2l} = (2k-1)!! (2l-1)!! / d^(k+l) on the sphere) gives
+    E[cos(w_1 . u) cos(w_2 . u)] = sum_{k,l} x^{k+l} / (k! l!) rho_kl, x = -z^2/2; the
+    covariance is the same series with rho_kl - 1 (k = l = 1: -z^4 / (2 (d + 2))),
+    summed with math.fsum for z <= Z_SERIES, else by :func:`_pair_cosine_quadrature`.
     """
-    z = _check_z(z)
-    d, _ = _check_dims(d, None)
+    z, d, _ = _checked(z, d, None)
     flat = z.ravel()
     out = np.empty_like(flat)
     k = np.arange(N_TERMS, dtype=np.float64)
@@ -164,15 +130,9 @@ def orf_pair_covariance(z: float | np.ndarray, d: int) -> np.ndarray:
 
 
 def _pair_cosine_quadrature(z: float, d: int) -> float:
-    """E[cos(w_1 . u) cos(w_2 . u)] by Gauss-Legendre quadrature (d >= 2).
-
-    cos a cos b = (cos(a + b) + cos(a - b)) / 2 and, given the norms,
-    s_1 v_1 +- s_2 v_2 has the law of t v_1 with t = (s_1^2 + s_2^2)^{1/2}
-    ~ chi(2d) (rotation invariance of the sphere), so the expectation is
-    E cos(z t sin(theta)) with t ~ chi(2d) and v_1 = sin(theta), theta of
-    density proportional to cos^{d-2}(theta) on [-pi/2, pi/2]. Weights are
-    normalised to sum to one; nodes grow with the phase range z t sin(theta).
-    """
+    """E[cos(w_1 . u) cos(w_2 . u)] by Gauss-Legendre quadrature (d >= 2): E cos(z t
+    sin(theta)), t ~ chi(2d), theta of density ~ cos^{d-2}(theta) on [-pi/2, pi/2]
+    (s_1 v_1 +- s_2 v_2 has the law of t v_1 by rotation invariance)."""
     from scipy.special import roots_legendre
     from scipy.stats import chi
 
@@ -197,26 +157,17 @@ def _pair_cosine_quadrature(z: float, d: int) -> float:
 
 
 def orf_variance_exact(z: float | np.ndarray, d: int, D: int | None = None) -> np.ndarray:
-    """Var K_ORF of kernelbench's stacked ORF: (1/D) Var_1 + (pairs / D^2) Cov.
-
-    Var_1 = (1 - e^{-z^2})^2 / 2 is the variance of one feature (each row is
-    N(0, I), Lemma 1), Cov is :func:`orf_pair_covariance`, and rows of
-    different blocks are independent.
-    """
-    z = _check_z(z)
-    d, D = _check_dims(d, D)
+    """Var K_ORF of the stacked ORF: (1/D) Var_1 + (pairs / D^2) Cov, Var_1 = (1 -
+    e^{-z^2})^2 / 2 (Lemma 1), Cov :func:`orf_pair_covariance` (blocks independent)."""
+    z, d, D = _checked(z, d, D)
     var1 = _one_minus_exp(z * z) ** 2 / 2.0
     return var1 / D + _pairs_per_feature(d, D) / D * orf_pair_covariance(z, d)
 
 
 def orf_variance_ratio_exact(z: float | np.ndarray, d: int, D: int | None = None) -> np.ndarray:
-    """Exact Var K_ORF / Var K_RFF (stacked Haar blocks), with its limit at z = 0.
-
-    Equals 1 + (pairs / D) Cov / Var_1; at z = 0 the limit is
-    1 - (pairs / D) / (d + 2) (3 / (d + 2) when D = d).
-    """
-    z = _check_z(z)
-    d, D = _check_dims(d, D)
+    """Exact Var K_ORF / Var K_RFF = 1 + (pairs / D) Cov / Var_1; at z = 0 its limit
+    1 - (pairs / D) / (d + 2) (3 / (d + 2) when D = d)."""
+    z, d, D = _checked(z, d, D)
     pairs = _pairs_per_feature(d, D)
     z2 = z * z
     small = z2 < 1e-6

@@ -1,24 +1,18 @@
 """Vectorised float64 cos/sin features with the feature scaling folded in.
 
-numpy evaluates float64 cos and sin one value at a time (libm), 10-30 ns a value; the
-Gaussian kernel's features z(x) = a_j [cos(w_j . x~), sin(w_j . x~)] (Rahimi & Recht
-2007, Eq. 2; Munkhoeva et al. 2018, Eq. 3) spend most of a map's time there at small
-d. :func:`scaled_cos_sin` computes both in one branch-free pass that the compiler
-vectorises (SIMD):
-
-* Cody-Waite reduction r = x - k pi/2, k = rint(2x/pi), with pi/2 split into three
-  33-bit parts and a tail (fdlibm's ``pio2_1``, ``pio2_2``, ``pio2_3``, ``pio2_3t``):
-  k p_1, k p_2 and k p_3 are exact for |k| < 2^20, so r carries an error of about one
-  ulp of r, also next to the zeros of cos and sin;
-* fdlibm's minimax polynomials ``__kernel_sin`` / ``__kernel_cos`` on |r| <= pi/4
-  (error below 1 ulp), the quadrant k mod 4 choosing and signing them.
-
-The values agree with numpy's (glibc's) to a few ulp (a few 1e-16 absolute; tested),
-so rows change at rounding level only. Projections with |x| > :data:`MAX_ABS` (or not
-finite) fall back to numpy, where the reduction would lose digits.
+numpy's float64 cos and sin (libm, one value at a time) dominate a map's time at small
+d for the Gaussian kernel's z(x) = a_j [cos(w_j . x~), sin(w_j . x~)] (Rahimi & Recht
+2007, Eq. 2; Munkhoeva et al. 2018, Eq. 3). :func:`scaled_cos_sin` computes both in one
+branch-free SIMD pass: a Cody-Waite reduction r = x - k pi/2 with pi/2 in three 33-bit
+parts and a tail (fdlibm's ``pio2_1..3``, ``pio2_3t``; about one ulp of r), then
+fdlibm's ``__kernel_sin`` / ``__kernel_cos`` on |r| <= pi/4, by quadrant k mod 4.
+The values agree with numpy's to a few ulp (tested); |x| > :data:`MAX_ABS` or
+non-finite projections go to numpy.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numba
 import numpy as np
@@ -26,8 +20,7 @@ import numpy as np
 #: Largest |projection| handled by the Cody-Waite reduction (|k| < 2^20 needs < 1.6e6).
 MAX_ABS = 1.0e5
 
-#: Fewer float64 projections than this go to numpy: below it the one-off load of the
-#: compiled kernel (about 0.1-0.5 s per process) outweighs what it saves.
+#: Fewer float64 projections go to numpy (the compiled kernel's load, 0.1-0.5 s, outweighs).
 MIN_SIZE = 4096
 
 _TWO_OVER_PI = 6.36619772367581382433e-01
@@ -105,45 +98,29 @@ def _fused(P: np.ndarray) -> bool:
 
 
 def scaled_cos_sin_split(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """[cos(P_l) * scale_l, sin(P_r) * scale_r] (N x 2D) for P = [P_l, P_r] (N x 2D) and
-    scale = [scale_l, scale_r] (2D): features whose cos and sin columns have their own
-    projections (Liu et al. 2020's public code, ``lev_rff``'s re-weighted columns).
-
-    The same values as ``np.cos(P_l) * scale_l`` and ``np.sin(P_r) * scale_r`` to a few
-    ulp, from the kernel of :func:`scaled_cos_sin` under the same conditions.
-    """
-    N, D2 = P.shape
-    if D2 % 2:
-        raise ValueError(f"P needs an even number of columns, got {D2}")
-    D = D2 // 2
-    if _fused(P):
-        Z = np.empty((N, D2), dtype=np.float64)
-        a = np.ascontiguousarray(scale, dtype=np.float64)
-        _scaled_cos_sin_split(np.ascontiguousarray(P), a, Z)
-        return Z
-    Z = np.empty((N, D2), dtype=P.dtype)
-    np.cos(P[:, :D], out=Z[:, :D])
-    np.sin(P[:, D:], out=Z[:, D:])
-    Z *= scale
-    return Z
+    """[cos(P_l) * scale_l, sin(P_r) * scale_r] for P = [P_l, P_r] and scale = [scale_l,
+    scale_r] (``lev_rff``'s re-weighted columns), as :func:`scaled_cos_sin` computes."""
+    if P.shape[1] % 2:
+        raise ValueError(f"P needs an even number of columns, got {P.shape[1]}")
+    return _cos_sin(P, scale, P.shape[1] // 2, _scaled_cos_sin_split)
 
 
 def scaled_cos_sin(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """[cos(P) * scale, sin(P) * scale] (N x 2D) for projections P (N x D).
+    """[cos(P) * scale, sin(P) * scale] (N x 2D) for projections P (N x D): from the
+    compiled kernel for float64 P of at least :data:`MIN_SIZE` values, else numpy."""
+    return _cos_sin(P, np.concatenate([scale, scale]), P.shape[1], _scaled_cos_sin)
 
-    The same products as ``np.cos(P) * scale`` and ``np.sin(P) * scale``; for float64
-    P of at least :data:`MIN_SIZE` values cos and sin come from the vectorised kernel
-    above (agreeing with numpy's to a few ulp), otherwise from numpy (float32: numpy's
-    own SIMD loops; small P: not worth loading the compiled kernel).
-    """
-    N, D = P.shape
+
+def _cos_sin(P: np.ndarray, scale: np.ndarray, D: int, compiled: Any) -> np.ndarray:
+    """[cos(P[:, :D]), sin(P[:, -D:])] * scale (N x 2D); ``compiled`` takes the
+    unconcatenated scale when P is :func:`_fused`."""
     if _fused(P):
-        Z = np.empty((N, 2 * D), dtype=np.float64)
-        _scaled_cos_sin(np.ascontiguousarray(P), np.ascontiguousarray(scale, dtype=np.float64), Z)
+        Z = np.empty((P.shape[0], 2 * D), dtype=np.float64)
+        a = np.ascontiguousarray(scale[: P.shape[1]], dtype=np.float64)
+        compiled(np.ascontiguousarray(P), a, Z)
         return Z
-    Z = np.empty((N, 2 * D), dtype=P.dtype)
-    np.cos(P, out=Z[:, :D])
-    np.sin(P, out=Z[:, D:])
-    Z[:, :D] *= scale
-    Z[:, D:] *= scale
+    Z = np.empty((P.shape[0], 2 * D), dtype=P.dtype)
+    np.cos(P[:, :D], out=Z[:, :D])
+    np.sin(P[:, P.shape[1] - D :], out=Z[:, D:])
+    Z *= scale
     return Z

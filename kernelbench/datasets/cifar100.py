@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelbench.datasets.convert import openml_downloader
+from kernelbench.datasets.convert import openml_source
 from kernelbench.datasets.spec import DatasetSpec, register
 
 SPEC = register(
@@ -15,10 +15,12 @@ SPEC = register(
         n_classes=100,
         title="CIFAR-100 (fine labels)",
         source="OpenML 41983",
-        openml_id=41983,
-        urls=(
-            "https://www.openml.org/d/41983",
+        **openml_source(
+            41983,
             "https://www.cs.toronto.edu/~kriz/cifar.html",
+            task="classification",
+            n_train=50000,
+            x_dtype="uint8",
         ),
         citation=(
             "Krizhevsky, A. (2009). Learning multiple layers of features from tiny images. "
@@ -33,6 +35,5 @@ SPEC = register(
         download_deviation=(
             "OpenML 41983 layout and row order not checked against the official files"
         ),
-        downloader=openml_downloader(41983, task="classification", n_train=50000, x_dtype="uint8"),
     )
 )

@@ -35,25 +35,21 @@ def _config_data() -> dict[str, Any]:
         return {}
 
 
-def _mirror(value: str | None) -> str | None:
-    return value or _config_data().get("mirror")
+def _location_option(name: str, help: str) -> Any:
+    """``--<name>``: a directory, by default the ``data.<name>`` config (else the environment)."""
+    return click.option(
+        f"--{name}",
+        type=click.Path(file_okay=False),
+        callback=lambda ctx, param, value: value or _config_data().get(name),
+        help=help,
+    )
 
 
-def _cache(value: str | None) -> str | None:
-    return value or _config_data().get("cache")
-
-
-mirror_option = click.option(
-    "--mirror",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Mirror directory of <name>.npz (default: data.mirror, then $KERNELBENCH_DATA).",
+mirror_option = _location_option(
+    "mirror", "Mirror directory of <name>.npz (default: data.mirror, then $KERNELBENCH_DATA)."
 )
-cache_option = click.option(
-    "--cache",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Cache directory (default: data.cache, $KERNELBENCH_CACHE, ~/.cache/kernelbench).",
+cache_option = _location_option(
+    "cache", "Cache directory (default: data.cache, $KERNELBENCH_CACHE, ~/.cache/kernelbench)."
 )
 
 
@@ -67,7 +63,6 @@ def datasets() -> None:
 @cache_option
 def list_cmd(mirror: str | None, cache: str | None) -> None:
     """Name, task, N, d, classes and where the data is (mirror, cache or missing)."""
-    mirror, cache = _mirror(mirror), _cache(cache)
     header = f"{'name':<11}{'task':<15}{'N':>8}{'d':>6}{'classes':>9}  where"
     click.echo(header)
     for name, spec in DATASETS.items():
@@ -94,7 +89,6 @@ def fetch_cmd(names: tuple[str, ...], mirror: str | None, cache: str | None, for
     """Download datasets NAMES into the cache ('all' = every downloadable one)."""
     from tqdm.auto import tqdm
 
-    mirror, cache = _mirror(mirror), _cache(cache)
     if names == ("all",):
         names = tuple(n for n, s in DATASETS.items() if s.downloader is not None)
     for name in names:
@@ -146,7 +140,6 @@ def _protocol_lines(name: str) -> list[str]:
 @cache_option
 def info_cmd(name: str, mirror: str | None, cache: str | None) -> None:
     """Provenance of dataset NAME and its known deviations from the papers' data."""
-    mirror, cache = _mirror(mirror), _cache(cache)
     spec = DATASETS.get(name)
     state, path = where(name, mirror, cache)
     classes = "-" if spec.n_classes is None else spec.n_classes

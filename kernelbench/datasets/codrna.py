@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from kernelbench.datasets.convert import libsvm_source
+from kernelbench.datasets.spec import DatasetSpec, register
 
-from kernelbench.datasets.convert import read_libsvm, url_downloader
-from kernelbench.datasets.spec import Arrays, DatasetSpec, register
-
-BASE = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary"
-URLS = (f"{BASE}/cod-rna", f"{BASE}/cod-rna.t")
-
-
-def convert(paths: list[Path]) -> Arrays:
-    """LIBSVM ``cod-rna``/``cod-rna.t``: labels -1, +1 -> 0, 1."""
-    X, y = read_libsvm(paths[0], 8, label_order=("-1", "1"))
-    X_test, y_test = read_libsvm(paths[1], 8, label_order=("-1", "1"))
-    return {"X": X, "y": y, "X_test": X_test, "y_test": y_test}
-
+DEVIATION = "test file is cod-rna.t (271617 rows); Liu et al. tested on cod-rna.r (157413 rows)"
 
 SPEC = register(
     DatasetSpec(
@@ -28,8 +17,7 @@ SPEC = register(
         n_classes=2,
         title="cod-RNA",
         source="LIBSVM archive (cod-rna, cod-rna.t)",
-        openml_id=None,
-        urls=URLS,
+        **libsvm_source("binary", "cod-rna", "cod-rna.t", 8, label_order=("-1", "1")),
         citation=(
             "Uzilov, A. V., Keegan, J. M. and Mathews, D. H. (2006). Detection of non-coding "
             "RNAs on the basis of predicted secondary structure formation free energy change. "
@@ -37,12 +25,7 @@ SPEC = register(
         ),
         licence="no licence stated by the distributors (research use)",
         sha256="cdc8e75bab5fb2248bda687915e91b225156d874f72847f842f9d11f188dd293",
-        mirror_deviation=(
-            "test file is cod-rna.t (271617 rows); Liu et al. tested on cod-rna.r (157413 rows)"
-        ),
-        download_deviation=(
-            "test file is cod-rna.t (271617 rows); Liu et al. tested on cod-rna.r (157413 rows)"
-        ),
-        downloader=url_downloader(URLS, convert),
+        mirror_deviation=DEVIATION,
+        download_deviation=DEVIATION,
     )
 )

@@ -10,13 +10,13 @@ import re
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 from xml.etree import ElementTree
 
 import numpy as np
 
 from kernelbench.datasets import net
-from kernelbench.datasets.spec import Arrays, Downloader
+from kernelbench.datasets.spec import Arrays
 from kernelbench.errors import KernelbenchError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -26,11 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
 def label_codes(
     values: Sequence[object] | np.ndarray, order: Sequence[str] | None = None
 ) -> np.ndarray:
-    """Map class labels to ``0..k-1`` (int64).
-
-    ``order`` lists the labels (as strings) in code order; without it the
-    distinct labels are sorted, numerically when they all parse as numbers.
-    """
+    """Class labels as codes ``0..k-1`` (int64) in ``order`` (strings), by default the
+    sorted distinct labels (numerically when they all parse as numbers)."""
     labels = np.asarray([str(v).strip() for v in values])
     if order is None:
         distinct = sorted(set(labels.tolist()))
@@ -109,12 +106,8 @@ def _column_index(ref: str) -> int:
 
 
 def read_xlsx(file: str | Path | IO[bytes], sheet: int = 0) -> list[list[object]]:
-    """The cells of one worksheet of an ``.xlsx`` file (numbers as float, text as str).
-
-    A small reader on the standard library (no spreadsheet dependency): it
-    handles shared strings, inline strings and numeric cells, which is what
-    data sheets such as the UCI Power Plant file contain.
-    """
+    """The cells of one worksheet of an ``.xlsx`` file (numbers as float, text as str),
+    read with the standard library: shared, inline and numeric cells (UCI Power Plant)."""
     with zipfile.ZipFile(file) as zf:
         shared: list[str] = []
         if "xl/sharedStrings.xml" in zf.namelist():
@@ -150,33 +143,30 @@ def read_xlsx(file: str | Path | IO[bytes], sheet: int = 0) -> list[list[object]
     return rows
 
 
-def openml_downloader(
+def openml_source(
     openml_id: int,
-    *,
+    *more_urls: str,
     task: str,
     n_train: int | None = None,
     x_dtype: str = "float32",
     label_order: Sequence[str] | None = None,
     target: str | None = None,
-) -> Downloader:
-    """A downloader that fetches OpenML ``openml_id`` and converts its table."""
+) -> dict[str, Any]:
+    """``openml_id``, ``urls`` and a ``downloader`` of OpenML table ``openml_id`` for a
+    :class:`DatasetSpec` (its ``target`` column, default the table's own, is y)."""
 
     def download(workdir: Path, progress: bool) -> Arrays:
         frame, default_target = net.openml_frame(openml_id)
-        return frame_to_arrays(
-            frame,
-            target or default_target,
-            task=task,
-            n_train=n_train,
-            x_dtype=x_dtype,
-            label_order=label_order,
-        )
+        kw = {"n_train": n_train, "x_dtype": x_dtype, "label_order": label_order}
+        return frame_to_arrays(frame, target or default_target, task=task, **kw)
 
-    return download
+    urls = (f"https://www.openml.org/d/{openml_id}", *more_urls)
+    return {"openml_id": openml_id, "urls": urls, "downloader": download}
 
 
-def url_downloader(urls: Sequence[str], convert: Callable[[list[Path]], Arrays]) -> Downloader:
-    """A downloader that fetches ``urls`` into the scratch directory, then ``convert``s them."""
+def url_source(urls: Sequence[str], convert: Callable[[list[Path]], Arrays]) -> dict[str, Any]:
+    """``urls`` and a ``downloader`` that fetches them into the scratch directory and then
+    ``convert``s them, for a :class:`DatasetSpec`."""
 
     def download(workdir: Path, progress: bool) -> Arrays:
         paths = []
@@ -185,4 +175,17 @@ def url_downloader(urls: Sequence[str], convert: Callable[[list[Path]], Arrays])
             paths.append(net.http_get(url, dest, progress))
         return convert(paths)
 
-    return download
+    return {"urls": tuple(urls), "downloader": download}
+
+
+def libsvm_source(
+    folder: str, train: str, test: str, d: int, label_order: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """:func:`url_source` of the train and test files of the LIBSVM archive's ``folder``."""
+    base = f"https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/{folder}"
+
+    def convert(paths: list[Path]) -> Arrays:
+        (X, y), (X_test, y_test) = (read_libsvm(p, d, label_order) for p in paths)
+        return {"X": X, "y": y, "X_test": X_test, "y_test": y_test}
+
+    return url_source((f"{base}/{train}", f"{base}/{test}"), convert)

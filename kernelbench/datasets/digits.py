@@ -20,22 +20,18 @@ SPEC = register(
         name="digits",
         task="classification",
         n_train=1797,
-        n_test=0,
         d=64,
         n_classes=10,
         title="Optical handwritten digits, 8x8 (bundled with scikit-learn)",
         source="bundled with scikit-learn (sklearn.datasets.load_digits)",
-        openml_id=None,
         urls=("https://archive.ics.uci.edu/dataset/80",),
         citation=(
             "Alpaydin, E. and Kaynak, C. (1998). Optical Recognition of Handwritten Digits. "
             "UCI Machine Learning Repository."
         ),
         licence="CC BY 4.0 (UCI Machine Learning Repository)",
-        sha256=None,
         mirror_deviation="not a paper dataset (quick default)",
         download_deviation="not a paper dataset (quick default)",
         bundled=load,
-        in_mirror=False,
     )
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelbench.datasets.convert import openml_downloader
+from kernelbench.datasets.convert import openml_source
 from kernelbench.datasets.spec import DatasetSpec, register
 
 SPEC = register(
@@ -10,13 +10,11 @@ SPEC = register(
         name="magic04",
         task="classification",
         n_train=19020,
-        n_test=0,
         d=10,
         n_classes=2,
         title="MAGIC Gamma Telescope (UCI 159)",
         source="OpenML 1120 (MagicTelescope)",
-        openml_id=1120,
-        urls=("https://www.openml.org/d/1120",),
+        **openml_source(1120, task="classification", label_order=("g", "h")),
         citation=(
             "Bock, R. K. et al. (2004). Methods for multidimensional event classification: a "
             "case study using images from a Cherenkov gamma-ray telescope. Nucl. Instr. Meth. "
@@ -26,6 +24,5 @@ SPEC = register(
         sha256="6186baafc3b301f3aa24f5b830d629605530659af6f94d6b2fbcc3737e979ffc",
         mirror_deviation="none known (UCI magic04.data, original order; g=0, h=1)",
         download_deviation="none known (OpenML 1120; g=0, h=1)",
-        downloader=openml_downloader(1120, task="classification", label_order=("g", "h")),
     )
 )

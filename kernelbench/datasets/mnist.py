@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernelbench.datasets.convert import openml_downloader
+from kernelbench.datasets.convert import openml_source
 from kernelbench.datasets.spec import DatasetSpec, register
 
 SPEC = register(
@@ -15,8 +15,7 @@ SPEC = register(
         n_classes=10,
         title="MNIST handwritten digits",
         source="OpenML 554 (mnist_784)",
-        openml_id=554,
-        urls=("https://www.openml.org/d/554",),
+        **openml_source(554, task="classification", n_train=60000, x_dtype="uint8"),
         citation=(
             "LeCun, Y., Bottou, L., Bengio, Y. and Haffner, P. (1998). Gradient-based "
             "learning applied to document recognition. Proc. IEEE 86(11), 2278-2324."
@@ -25,6 +24,5 @@ SPEC = register(
         sha256="43fa57d93d56332322f6e638f93664d244362e5a71d4ab7fe979d9ba45846adb",
         mirror_deviation="none known (official 60000/10000 split, original order, uint8)",
         download_deviation="none known (OpenML 554: train rows first, then test)",
-        downloader=openml_downloader(554, task="classification", n_train=60000, x_dtype="uint8"),
     )
 )

@@ -1,8 +1,5 @@
-"""The network boundary: the only two functions that talk to the outside world.
-
-Everything after them (parsing, conversion, caching, checksums) works on local
-files and is tested without a network; tests replace these two functions.
-"""
+"""The network boundary: the only two functions that talk to the outside world (tests
+replace them; everything after them works on local files)."""
 
 from __future__ import annotations
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelbench.datasets.convert import read_xlsx, url_downloader
+from kernelbench.datasets.convert import read_xlsx, url_source
 from kernelbench.datasets.spec import Arrays, DatasetSpec, register
 from kernelbench.errors import KernelbenchError
 
 URL = "https://archive.ics.uci.edu/static/public/294/combined+cycle+power+plant.zip"
 COLUMNS = ("AT", "V", "AP", "RH", "PE")
+DEVIATION = "none known (UCI Folds5x2_pp.xlsx Sheet1, original row order)"
 
 
 def convert(paths: list[Path]) -> Arrays:
@@ -35,13 +36,10 @@ SPEC = register(
         name="powerplant",
         task="regression",
         n_train=9568,
-        n_test=0,
         d=4,
-        n_classes=None,
         title="Combined Cycle Power Plant (UCI 294)",
         source="UCI archive (dataset 294)",
-        openml_id=None,
-        urls=(URL,),
+        **url_source((URL,), convert),
         citation=(
             "Tüfekci, P. (2014). Prediction of full load electrical power output of a base "
             "load operated combined cycle power plant using machine learning methods. "
@@ -49,8 +47,7 @@ SPEC = register(
         ),
         licence="CC BY 4.0 (UCI Machine Learning Repository)",
         sha256="67e982a3c3e558feea314496f5f23b733c5373204e35ec58c0a62109809d34eb",
-        mirror_deviation="none known (UCI Folds5x2_pp.xlsx Sheet1, original row order)",
-        download_deviation="none known (UCI Folds5x2_pp.xlsx Sheet1, original row order)",
-        downloader=url_downloader((URL,), convert),
+        mirror_deviation=DEVIATION,
+        download_deviation=DEVIATION,
     )
 )

@@ -1,12 +1,7 @@
-"""Where data comes from: the mirror, then the local cache, then a download.
-
-* Mirror: ``KERNELBENCH_DATA`` or the ``data.mirror`` config, a read-only
-  directory of ``<name>.npz`` (and ``MANIFEST.json`` with their checksums).
-* Cache: ``KERNELBENCH_CACHE`` or ``~/.cache/kernelbench``, the same format;
-  each ``<name>.npz`` has a ``<name>.sha256`` sidecar and both are written
-  atomically (temporary file + ``os.replace``). A file that fails its checksum
-  is never used: it is fetched again, or reported.
-* Download: the dataset's downloader (OpenML or the original archive).
+"""Where data comes from: the mirror (``KERNELBENCH_DATA`` or ``data.mirror``: read-only
+``<name>.npz`` and ``MANIFEST.json``), then the cache (``KERNELBENCH_CACHE`` or
+``~/.cache/kernelbench``: ``<name>.npz`` and its ``<name>.sha256``, written atomically),
+then the dataset's downloader. A file failing its checksum is never used.
 """
 
 from __future__ import annotations
@@ -88,12 +83,8 @@ def sidecar(path: Path) -> Path:
 
 
 def write_cache(path: Path, arrays: Arrays) -> str:
-    """Write ``arrays`` to ``path`` (npz) and its checksum sidecar, both atomically.
-
-    The npz is renamed into place first and the sidecar last, so an interrupted
-    write leaves either the old pair, or a new npz whose sidecar does not
-    match (detected on load), never a half-written file that passes.
-    """
+    """Write ``arrays`` to ``path`` (npz), then its checksum sidecar, both atomically: an
+    interrupted write leaves the old pair or a mismatch, never a file that passes."""
     unknown = set(arrays) - set(ARRAY_KEYS)
     if unknown or "X" not in arrays or "y" not in arrays:
         raise KernelbenchError(f"cache arrays must be X, y[, X_test, y_test]; got {sorted(arrays)}")
@@ -169,11 +160,13 @@ def _make(
     )
 
 
-def _mirror_file(spec: DatasetSpec, locs: Locations) -> Path | None:
-    if locs.mirror is None:
-        return None
-    path = locs.mirror / f"{spec.name}.npz"
-    return path if path.is_file() else None
+def _locate(name: str, locs: Locations) -> tuple[str, Path]:
+    """(mirror|cache|corrupt|missing, the file) of a downloadable dataset."""
+    if locs.mirror is not None and (locs.mirror / f"{name}.npz").is_file():
+        return "mirror", locs.mirror / f"{name}.npz"
+    path = locs.cache / f"{name}.npz"
+    state = cache_state(path)
+    return "cache" if state == "ok" else state, path
 
 
 def mirror_checksum(spec: DatasetSpec, path: Path) -> tuple[str, str | None]:
@@ -183,17 +176,10 @@ def mirror_checksum(spec: DatasetSpec, path: Path) -> tuple[str, str | None]:
     return sha256_of(path), expected or None
 
 
-def _load_mirror(spec: DatasetSpec, path: Path) -> Dataset:
-    assert path.parent is not None
-    digest, expected = mirror_checksum(spec, path)
-    if expected and digest != expected:
-        raise DataUnavailableError(
-            f"mirror file {path} fails its checksum (sha256 {digest[:12]}..., "
-            f"expected {expected[:12]}...); the mirror is corrupt or out of date"
-        )
+def _read(spec: DatasetSpec, path: Path, source: str, digest: str) -> Dataset:
     arrays = read_npz(path)
     _check_arrays(spec, arrays, path)
-    return _make(spec, arrays, "mirror", path, digest)
+    return _make(spec, arrays, source, path, digest)
 
 
 def fetch_command(name: str) -> str:
@@ -219,18 +205,10 @@ def offline_message(spec: DatasetSpec, locs: Locations) -> str:
 
 def where(name: str, mirror: str | None = None, cache: str | None = None) -> tuple[str, str | None]:
     """Where ``name`` loads from: (mirror|cache|corrupt|missing|bundled, path or None)."""
-    spec = DATASETS.get(name)
-    if spec.bundled is not None:
+    if DATASETS.get(name).bundled is not None:
         return "bundled", None
-    locs = Locations.resolve(mirror, cache)
-    path = _mirror_file(spec, locs)
-    if path is not None:
-        return "mirror", str(path)
-    path = locs.cache / f"{name}.npz"
-    state = cache_state(path)
-    if state == "ok":
-        return "cache", str(path)
-    return state, str(path) if state == "corrupt" else None
+    state, path = _locate(name, Locations.resolve(mirror, cache))
+    return state, None if state == "missing" else str(path)
 
 
 def fetch_dataset(
@@ -267,26 +245,24 @@ def fetch_dataset(
 def load_dataset(
     name: str, mirror: str | None = None, cache: str | None = None, download: bool = False
 ) -> Dataset:
-    """Load ``name`` from the mirror, else the cache, else (if ``download``) the network.
-
-    ``mirror``/``cache`` default to ``KERNELBENCH_DATA``/``KERNELBENCH_CACHE``.
-    A missing dataset raises :class:`DataUnavailableError` with one line naming
-    the places searched and the fetch command; a cached file failing its
-    checksum is fetched again when ``download`` is true and reported otherwise.
-    """
+    """Load ``name`` from the mirror, else the cache, else (if ``download``) the network;
+    otherwise one :class:`DataUnavailableError` line naming the places and the fetch
+    command (a cached file failing its checksum is fetched again, or reported)."""
     spec = DATASETS.get(name)
     if spec.bundled is not None:
         return _make(spec, spec.bundled(), "bundled", None, None)
     locs = Locations.resolve(mirror, cache)
-    path = _mirror_file(spec, locs)
-    if path is not None:
-        return _load_mirror(spec, path)
-    path = locs.cache / f"{name}.npz"
-    state = cache_state(path)
-    if state == "ok":
-        arrays = read_npz(path)
-        _check_arrays(spec, arrays, path)
-        return _make(spec, arrays, "cache", path, sha256_of(path))
+    state, path = _locate(name, locs)
+    if state == "mirror":
+        digest, expected = mirror_checksum(spec, path)
+        if expected and digest != expected:
+            raise DataUnavailableError(
+                f"mirror file {path} fails its checksum (sha256 {digest[:12]}..., "
+                f"expected {expected[:12]}...); the mirror is corrupt or out of date"
+            )
+        return _read(spec, path, "mirror", digest)
+    if state == "cache":
+        return _read(spec, path, "cache", sha256_of(path))
     if not download:
         if state == "corrupt":
             raise DataUnavailableError(
@@ -295,5 +271,4 @@ def load_dataset(
             )
         raise DataUnavailableError(offline_message(spec, locs))
     path = fetch_dataset(name, cache=str(locs.cache), progress=False, force=True)
-    arrays = read_npz(path)
-    return _make(spec, arrays, "download", path, sha256_of(path))
+    return _read(spec, path, "download", sha256_of(path))

@@ -22,15 +22,9 @@ Downloader = Callable[[Path, bool], Arrays]
 
 @dataclass(frozen=True, kw_only=True)
 class DatasetSpec:
-    """Static facts about one dataset (no data), given by keyword.
-
-    ``n_train``/``n_test`` are the sizes of the official split (``n_test`` 0
-    when the source has no test file); the mirror may hold less (see
-    ``mirror_deviation``). A local dataset (a plug-in's ``bundled`` loader) needs
-    only ``name``, ``task``, ``n_train``, ``d`` and ``bundled``: the download facts
-    (``openml_id``, ``urls``, ``sha256``, ``downloader``) default to none, the
-    deviation notes to "not a paper dataset", and ``in_mirror`` to False.
-    """
+    """Static facts about one dataset (no data), given by keyword: ``n_train``/``n_test``
+    of the official split (0: no test file). A local dataset (a plug-in's ``bundled``
+    loader) needs only ``name``, ``task``, ``n_train``, ``d`` and ``bundled``."""
 
     name: str
     task: Literal["classification", "regression"]

@@ -1,27 +1,19 @@
-"""Data recipes ("splits") of a dataset for the protocols, driven by the ``splits:``
-entries of ``configs/dataset/<name>.yaml`` (:func:`recipes`).
-
-Every constant (train rows, scaling, sample sizes, splits, runs) lives in the
-YAML files; this module only interprets them:
+"""Data recipes ("splits") of a dataset for the protocols: the ``splits:`` entries of
+``configs/dataset/<name>.yaml`` (:func:`recipes`), where every constant lives.
 
 ``kernel_approx``
-    Munkhoeva et al. 2018, Fig. 1: two independent random subsets X, Y of the
-    scaled train part, ``samples`` rows each, without replacement; the
-    stream depends only on (seed, dataset). Options (Yang et al. 2014, Sec.
-    6.1): ``same_subset: true`` takes Y = X (the Gram matrix of one subset),
-    ``pca: k`` projects the rows on the top k principal axes of the scaled
-    part (centred), ``part: test`` draws from the dataset's test file.
+    Munkhoeva et al. 2018, Fig. 1: two independent random subsets X, Y (``samples``
+    rows each, without replacement) of the scaled train part, drawn from (seed,
+    dataset) only. Yang et al. 2014, Sec. 6.1: ``same_subset: true`` (Y = X), ``pca:
+    k`` (the top k principal axes of the centred part), ``part: test``.
 ``downstream`` / ``liu2020``
-    A train/test split (``test``: ``rest`` = rows after the train part,
-    ``given`` = the dataset's test file, ``half`` = random halves), scaled
-    with parameters fitted on the train part (``scale_on: train``) or on all
-    rows (``scale_on: all``).
+    A train/test split (``test``: ``rest`` after the train part, ``given`` test file,
+    ``half`` random halves), scaled with parameters fitted on the train part
+    (``scale_on: train``) or all rows (``all``).
 
-Scalings: ``max`` (divide by the global maximum), ``standardize_max``
-(standardise every column, then divide by the global maximum),
-``minmax`` (every column to [0, 1]), ``row_minmax`` (every row, i.e. sample, to
-[-1, 1]: MATLAB's ``mapminmax`` applied to an n x d matrix, as the public code of
-Liu et al. 2020 does; it needs no fitted parameters) and ``none``.
+Scalings: ``max`` (by the global maximum), ``standardize_max`` (standardise columns,
+then ``max``), ``minmax`` (columns to [0, 1]), ``row_minmax`` (rows to [-1, 1]: MATLAB's
+``mapminmax`` on an n x d matrix, as Liu et al. 2020's code does) and ``none``.
 """
 
 from __future__ import annotations
@@ -67,10 +59,8 @@ def protocol_config(dataset_cfg: Mapping[str, Any], protocol: str) -> Mapping[st
 
 
 class Scaler:
-    """A scaling whose parameters are fitted once on a whole part, applied to any rows.
-
-    Applying it to a subset of rows gives exactly those rows of the scaled part.
-    """
+    """A scaling fitted once on a whole part: applied to some rows, it gives exactly those
+    rows of the scaled part."""
 
     def __init__(self, kind: str, fit_rows: np.ndarray) -> None:
         if kind not in SCALINGS:
@@ -80,6 +70,7 @@ class Scaler:
         self.scale: np.ndarray | float = 1.0
         if kind == "max":
             self.scale = float(np.max(fit_rows))
+            self._check(self.scale)
         elif kind == "standardize_max":
             mean = np.mean(fit_rows, axis=0, dtype=np.float64)
             std = np.std(fit_rows, axis=0, dtype=np.float64)
@@ -93,8 +84,6 @@ class Scaler:
             span = np.max(fit_rows, axis=0).astype(np.float64) - lo
             span[span == 0] = 1.0
             self.shift, self.scale = lo, span
-        if kind == "max":
-            self._check(self.scale)
 
     def _check(self, value: object) -> None:
         if not float(value) > 0:  # type: ignore[arg-type]
@@ -139,12 +128,24 @@ class TrainPart:
         return self.scaler(self.raw)
 
 
+def _test_file(ds: Dataset, why: str) -> tuple[np.ndarray, np.ndarray]:
+    if ds.X_test is None or ds.y_test is None:
+        raise KernelbenchError(f"dataset {ds.name!r} has no test file ({why})")
+    return ds.X_test, ds.y_test
+
+
 def _rows(ds: Dataset, concat_test: bool) -> tuple[np.ndarray, np.ndarray]:
     if not concat_test:
         return ds.X, ds.y
-    if ds.X_test is None or ds.y_test is None:
-        raise KernelbenchError(f"dataset {ds.name!r} has no test file to concatenate")
-    return np.concatenate([ds.X, ds.X_test]), np.concatenate([ds.y, ds.y_test])
+    X_test, y_test = _test_file(ds, "concat_test")
+    return np.concatenate([ds.X, X_test]), np.concatenate([ds.y, y_test])
+
+
+def _source(data_cfg: Mapping[str, Any] | None) -> tuple[str | None, str, bool]:
+    """(mirror, cache, download) of a ``data`` config node."""
+    locs = Locations.from_cfg(data_cfg)
+    mirror = str(locs.mirror) if locs.mirror else None
+    return mirror, str(locs.cache), bool((data_cfg or {}).get("download", False))
 
 
 def _first(n: int, rows: int | None, name: str) -> int:
@@ -169,12 +170,7 @@ def _train_part(
     if part not in PARTS:
         raise choices_error("part", part, PARTS)
     ds = load_dataset(name, mirror=mirror, cache=cache, download=download)
-    if part == "test":
-        if ds.X_test is None or ds.y_test is None:
-            raise KernelbenchError(f"dataset {name!r} has no test file (part: test)")
-        X, y = ds.X_test, ds.y_test
-    else:
-        X, y = _rows(ds, concat_test)
+    X, y = _test_file(ds, "part: test") if part == "test" else _rows(ds, concat_test)
     n = _first(len(X), train_rows, name)
     raw, y = X[:n], y[:n]
     return TrainPart(dataset=ds, raw=raw, y=y, scaler=Scaler(scaling, raw))
@@ -184,12 +180,9 @@ def train_part(
     name: str, proto: Mapping[str, Any], data_cfg: Mapping[str, Any] | None = None
 ) -> TrainPart:
     """The train part of ``name`` under protocol settings ``proto``, cached per process."""
-    locs = Locations.from_cfg(data_cfg)
     return _train_part(
         name,
-        str(locs.mirror) if locs.mirror else None,
-        str(locs.cache),
-        bool((data_cfg or {}).get("download", False)),
+        *_source(data_cfg),
         str(proto.get("part", "train")),
         proto.get("train_rows"),
         bool(proto.get("concat_test", False)),
@@ -220,13 +213,8 @@ def kernel_approx_pair(
     data_cfg: Mapping[str, Any] | None = None,
     protocol: str = "kernel_approx",
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """The two independent subsets X, Y of the Fig. 1 protocol and their provenance.
-
-    Each subset has ``samples`` distinct rows of the scaled train part (drawn
-    independently of each other), float64. The draw depends only on
-    ``(seed, dataset)``, so every method of a grid sees the same X and Y.
-    ``protocol`` names the entry of ``dataset_cfg["splits"]`` with the settings.
-    """
+    """The two independent subsets X, Y (float64) of the Fig. 1 protocol and their
+    provenance; drawn from (seed, dataset) only, so every method of a grid sees them."""
     name = str(dataset_cfg["name"])
     proto = protocol_config(dataset_cfg, protocol)
     part = train_part(name, proto, data_cfg)
@@ -260,12 +248,9 @@ def kernel_approx_pair(
 
 
 def pca_axes(rows: np.ndarray, k: int, name: str = "") -> tuple[np.ndarray, np.ndarray]:
-    """(mean, d x k principal axes) of ``rows``: the top-k eigenvectors of the covariance.
-
-    Yang et al. 2014, Sec. 6.1 ("250 dimensions after PCA"). Deterministic: eigh
-    of the d x d covariance, axes by decreasing eigenvalue, each signed so that its
-    largest-magnitude entry is positive (QMC maps are not invariant to sign flips).
-    """
+    """(mean, d x k principal axes) of ``rows`` (Yang et al. 2014, Sec. 6.1: "250
+    dimensions after PCA"): eigh of the covariance, each axis signed so that its
+    largest-magnitude entry is positive (QMC maps are not invariant to sign flips)."""
     d = rows.shape[1]
     if not 0 < k <= d:
         raise KernelbenchError(f"dataset {name!r}: pca={k} but the data have d={d} features")
@@ -295,32 +280,20 @@ def protocol_split(
     data_cfg: Mapping[str, Any] | None = None,
     repeat: int | None = None,
 ) -> Split:
-    """The train/test split of a ``downstream`` or ``liu2020`` protocol.
-
-    ``test: rest`` takes the rows after the first ``train_rows``; ``given`` the
-    dataset's test file; ``half`` a random half for training (the stream
-    depends only on (seed, dataset), and on ``repeat`` when given: a fresh half
-    per repetition) and the other half for testing.
-    """
+    """The train/test split of a ``downstream`` or ``liu2020`` protocol (``half``: drawn
+    from (seed, dataset) and ``repeat`` when given, a fresh half per repetition)."""
     name = str(dataset_cfg["name"])
     proto = protocol_config(dataset_cfg, protocol)
-    locs = Locations.from_cfg(data_cfg)
-    ds = load_dataset(
-        name,
-        mirror=str(locs.mirror) if locs.mirror else None,
-        cache=str(locs.cache),
-        download=bool((data_cfg or {}).get("download", False)),
-    )
+    ds = load_dataset(name, *_source(data_cfg))
     X, y = _rows(ds, bool(proto.get("concat_test", False)))
     test = str(proto.get("test", "rest"))
     if test == "rest":
         n = _first(len(X), proto.get("train_rows"), name)
         Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
     elif test == "given":
-        if ds.X_test is None or ds.y_test is None:
-            raise KernelbenchError(f"dataset {name!r} has no test file (protocol {protocol!r})")
+        Xte, yte = _test_file(ds, f"protocol {protocol!r}")
         n = _first(len(X), proto.get("train_rows"), name)
-        Xtr, ytr, Xte, yte = X[:n], y[:n], ds.X_test, ds.y_test
+        Xtr, ytr = X[:n], y[:n]
     elif test == "half":
         key = ("split", name) if repeat is None else ("split", name, int(repeat))
         perm = derive_rng(seed, *key).permutation(len(X))

@@ -2,21 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from kernelbench.datasets.convert import read_libsvm, url_downloader
-from kernelbench.datasets.spec import Arrays, DatasetSpec, register
-
-BASE = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/multiclass"
-URLS = (f"{BASE}/usps.bz2", f"{BASE}/usps.t.bz2")
-
-
-def convert(paths: list[Path]) -> Arrays:
-    """LIBSVM ``usps``/``usps.t``: pixels in [-1, 1], labels 1..10 -> 0..9."""
-    X, y = read_libsvm(paths[0], 256)
-    X_test, y_test = read_libsvm(paths[1], 256)
-    return {"X": X, "y": y, "X_test": X_test, "y_test": y_test}
-
+from kernelbench.datasets.convert import libsvm_source
+from kernelbench.datasets.spec import DatasetSpec, register
 
 SPEC = register(
     DatasetSpec(
@@ -28,8 +15,7 @@ SPEC = register(
         n_classes=10,
         title="USPS handwritten digits",
         source="LIBSVM archive (usps, usps.t)",
-        openml_id=None,
-        urls=URLS,
+        **libsvm_source("multiclass", "usps.bz2", "usps.t.bz2", 256),  # labels 1..10 -> 0..9
         citation=(
             "Hull, J. J. (1994). A database for handwritten text recognition research. "
             "IEEE Trans. Pattern Analysis and Machine Intelligence 16(5), 550-554."
@@ -41,6 +27,5 @@ SPEC = register(
             "(values in [-1,1], smoothed); same images, order and labels"
         ),
         download_deviation="none known (LIBSVM usps/usps.t, as in Munkhoeva et al.)",
-        downloader=url_downloader(URLS, convert),
     )
 )

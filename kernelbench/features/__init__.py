@@ -1,27 +1,14 @@
-"""Random feature maps, one module per method, registered by id.
-
-========= ======= =====================================================
-id        label   construction
-========= ======= =====================================================
-rff       G       i.i.d. Gaussian rows (Rahimi & Recht 2007)
-orf       Gort    orthogonal random features (Yu et al. 2016)
-sorf      ROM     structured HD blocks with the fast Hadamard transform
-qmc       QMC     scrambled low-discrepancy points (Yang et al. 2014)
-gq        GQ      subsampled Gauss-Hermite grid (Dao et al. 2017)
-sr33      B       spherical-radial rule of degree (3,3) (Munkhoeva 2018)
-sr11      SR11    spherical-radial (1,1) (= rff, Prop. 2.1)
-sr13      SR13    spherical-radial (1,3) (= orf, Prop. 2.2)
-lev_rff   -       RFF re-sampled by ridge leverage scores (Liu et al. 2020)
-slw_rff   -       surrogate leverage weighted RFF (Liu et al. 2020, Alg. 1)
-nystrom   -       Nystroem, uniform landmarks (a reference row no paper has)
-========= ======= =====================================================
-"""
+"""Random feature maps, one module per method, registered by id (rff, orf, sorf, qmc, gq,
+sr33, sr11, sr13, lev_rff, slw_rff, nystrom; their papers and labels: README.md,
+"Methods and kernels")."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from kernelbench.errors import KernelbenchError
 from kernelbench.features.base import RandomFeatureMap
+from kernelbench.kernels import get_kernel
 from kernelbench.registry import Registry
 
 #: Feature maps by id; each module above registers its own (imported on the first query
@@ -37,9 +24,6 @@ def make_feature_map(
     ``params`` are the method's own parameters (and ``gamma`` for rbf); unknown
     names raise one line naming the valid ones.
     """
-    from kernelbench.errors import KernelbenchError
-    from kernelbench.kernels import get_kernel
-
     cls = FEATURE_MAPS.get(method)
     get_kernel(kernel)
     valid = set(cls._get_param_names())

@@ -1,14 +1,9 @@
 """The base class of every random feature map (scikit-learn transformer conventions).
 
-A feature map approximates a kernel with the integral representation
-k(x, y) = c E_{w ~ N(0, I)}[phi(w . x~) . phi(w . y~)] (see :mod:`kernelbench.kernels`)
-by a weighted quadrature over projections w_1..w_D:
-
-    k_hat(x, y) = c * sum_j a_j^2 phi(w_j . x~) . phi(w_j . y~) + constant_,
-
-where ``constant_ = c * a_0^2 * f(0)`` is non-zero only for rules with a node
-at w = 0 (``sr33``). ``transform`` returns z(x) = sqrt(c) * a_j * phi(w_j . x~),
-so ``approximate_kernel(X, Y) = transform(X) @ transform(Y).T + constant_``.
+A map estimates k(x, y) = c E_{w ~ N(0, I)}[phi(w . x~) . phi(w . y~)]
+(:mod:`kernelbench.kernels`) by k_hat(x, y) = c sum_j a_j^2 phi(w_j . x~) . phi(w_j . y~)
++ constant_, constant_ = c a_0^2 f(0) (non-zero only with a node at w = 0: ``sr33``);
+``transform`` returns z(x) = sqrt(c) a_j phi(w_j . x~), so k_hat = z(x) . z(y) + constant_.
 """
 
 from __future__ import annotations
@@ -29,6 +24,9 @@ from kernelbench.validation import (  # noqa: F401  (re-exported for the feature
     check_real,
 )
 
+#: The input dtypes a map keeps (others are converted to float64).
+FLOATS = [np.float64, np.float32]
+
 
 def n_projections(n: float, d: int) -> int:
     """D = 2 n (d + 1), rounded to the nearest integer (Munkhoeva et al. 2018, Sec. 2.3)."""
@@ -38,24 +36,18 @@ def n_projections(n: float, d: int) -> int:
 def sample_factor(As: np.ndarray) -> np.ndarray:
     """R (m x m, float64) of the thin QR A~^T = Q R of m < d scaled rows A~.
 
-    For any W with rows w_j, A~ W^T = R^T (W Q)^T: the projections of the m points
-    depend on W only through W Q (D x m), the coordinates of its rows in the span of
-    the points. Sample-space draws draw W Q directly (:meth:`RandomFeatureMap.
-    fit_sample_space`) at O(d m^2 + m^2 D) instead of O(D d m) plus a D x d draw.
+    A~ W^T = R^T (W Q)^T depends on W only through W Q (D x m): sample-space draws
+    draw it directly, O(d m^2 + m^2 D) instead of O(D d m) plus a D x d draw.
     """
     return np.linalg.qr(np.asarray(As, dtype=np.float64).T, mode="r")
 
 
 def distinct_rows(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct rows of A in order of first occurrence, the index of each row of A
-    among them): ``A == U[index]`` exactly.
+    """(U, index): the distinct rows U of A in order of first occurrence, A == U[index].
 
-    Sample-space draws factor the distinct points only. A repeated point makes
-    A~^T rank deficient: the thin QR then builds a Householder reflector from a
-    rounding-level residual, whose direction is set by the last bits of the BLAS
-    kernel and rotates the later columns of R arbitrarily. R^T G keeps its law but
-    the numbers of a seed change at O(1) from one BLAS kernel to another (LEUKEMIA:
-    X and Y share 2-6 of their 10 rows; docs/verification.md).
+    Sample-space draws factor the distinct points only: a repeated point makes the QR
+    of A~^T rank deficient, and its reflector (set by rounding) would change a seed's
+    numbers at O(1) between BLAS kernels (LEUKEMIA; docs/verification.md).
     """
     _, first, index = np.unique(A, axis=0, return_index=True, return_inverse=True)
     order = np.argsort(first)
@@ -72,8 +64,7 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     zero) and :meth:`_project` (return X~ W^T, shape N x D).
 
     Attributes set by ``fit``: ``n_features_in_``, ``n_projections_`` (D),
-    ``n_features_out_``, ``weights_`` (a_j^2, length D), ``zero_weight_`` (a_0^2),
-    ``constant_``,
+    ``n_features_out_``, ``weights_`` (a_j^2), ``zero_weight_`` (a_0^2), ``constant_``,
     ``input_scale_``.
     """
 
@@ -95,9 +86,13 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         self.gamma = gamma
         self.random_state = random_state
 
-    # -- to implement -------------------------------------------------------
     def _check_params(self) -> None:
         """Validate method-specific parameters (raise KernelbenchError)."""
+
+    def _require_rbf(self, what: str) -> None:
+        """One line unless the kernel is the Gaussian one, which ``what`` needs."""
+        if get_kernel(self.kernel).name != "rbf":
+            raise KernelbenchError(f"{what} needs the Gaussian kernel (rbf), got {self.kernel!r}")
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         raise NotImplementedError
@@ -105,11 +100,14 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     def _project(self, X: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    # -- shared machinery ---------------------------------------------------
     def fit(self, X: Any, y: Any = None) -> RandomFeatureMap:
         """Draw the random projections for inputs with X.shape[1] features."""
         X, rng, d, D = self._start_fit(X)
-        self._finish_fit(D, *self._draw(rng, d, D))
+        self._fit_data = (X, y)  # what a data-dependent draw reads (lev_rff, adaptive qmc)
+        try:
+            self._finish_fit(D, *self._draw(rng, d, D))
+        finally:
+            del self._fit_data
         return self
 
     def _start_fit(self, X: Any) -> tuple[np.ndarray, np.random.Generator, int, int]:
@@ -117,16 +115,15 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         self.kernel_ = get_kernel(self.kernel)
         check_n(self.n)
         self._check_params()
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=True)
+        X = validate_data(self, X, dtype=FLOATS, reset=True)
         d = X.shape[1]
         self.input_scale_ = self.kernel_.input_scale(d, self.gamma)
         self.sample_space_ = False
         return X, check_random_state(self.random_state), d, n_projections(self.n, d)
 
     def _finish_fit(self, D: int, weights: np.ndarray, zero_weight: float) -> None:
-        """Store the draw's weights; every map uses exactly D projections (equal
-        budgets: a map that cannot honour a D refuses the n in ``_check_params`` or
-        ``_draw`` with one line, never draws another D)."""
+        """Store the draw's weights: exactly D of them (equal budgets; a map that cannot
+        honour a D refuses the n in one line)."""
         if np.shape(weights) != (D,):
             raise KernelbenchError(
                 f"{type(self).__name__} drew {np.size(weights)} projections where n={self.n} "
@@ -140,28 +137,23 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         self.n_features_out_ = kern.n_outputs * self.n_projections_
         self._feature_scale = np.sqrt(kern.constant * self.weights_)
 
-    # -- sample-space draws -------------------------------------------------
     def supports_sample_space(self, n_points: int, d: int) -> bool:
         """Whether :meth:`fit_sample_space` can draw the projections of ``n_points``
         points in d dimensions directly (in law equal to those of a fitted W)."""
         return False
 
     def fit_sample_space(self, A: Any) -> np.ndarray:
-        """Fit the map's scalars and draw the projections A~ W^T (m x D) of the m rows
-        of A *only*, from the run's Generator, without drawing W (m < d): they have
-        the joint law of ``fit(A).projections(A)`` (:meth:`_draw_sample_space`). The
-        map cannot transform other points afterwards; the features of A are
-        :meth:`features` of the result. Repeated rows get the projections of their
-        first copy (:func:`distinct_rows`), as under any W."""
+        """Fit the map's scalars and draw the projections A~ W^T (m x D) of the m < d rows
+        of A only, without W, with the joint law of ``fit(A).projections(A)``; the map
+        cannot transform other points afterwards (features of A: :meth:`features`)."""
         A, rng, d, D = self._start_fit(A)
         if not self.supports_sample_space(A.shape[0], d):
             raise KernelbenchError(
                 f"{type(self).__name__} cannot draw {A.shape[0]} points in d={d} "
                 "in sample space; use fit and transform"
             )
-        As = A * A.dtype.type(self.input_scale_) if self.input_scale_ != 1.0 else A
-        # a repeated point has the projections of its first copy, under any W: draw
-        # those of the distinct points (a full-rank factor; :func:`distinct_rows`)
+        # a repeated point has the projections of its first copy, under any W
+        As = self._scaled(A)
         Au, index = distinct_rows(As)
         P, weights, zero_weight = self._draw_sample_space(rng, Au, D)
         if len(Au) < len(As):
@@ -189,9 +181,11 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
                 f"this {type(self).__name__} was fitted by fit_sample_space: it holds no "
                 "projections W for other points; use fit"
             )
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
-        Xs = X * X.dtype.type(self.input_scale_) if self.input_scale_ != 1.0 else X
-        return self._project(Xs)
+        return self._project(self._scaled(validate_data(self, X, dtype=FLOATS, reset=False)))
+
+    def _scaled(self, X: np.ndarray) -> np.ndarray:
+        """X~ = s X (in the dtype of X)."""
+        return X * X.dtype.type(self.input_scale_) if self.input_scale_ != 1.0 else X
 
     def transform(self, X: Any) -> np.ndarray:
         """Explicit features z(x) with k_hat(x, y) = z(x) . z(y) + constant_."""
@@ -209,8 +203,7 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     def weight_matrix(self) -> np.ndarray:
         """The dense D x d matrix W of projections (forms it: for tests and inspection)."""
         check_is_fitted(self, "weights_")
-        eye = np.eye(self.n_features_in_)
-        return self._project(eye).T
+        return self._project(np.eye(self.n_features_in_)).T
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Names ``<method><i>`` (and the cos/sin halves for the Gaussian kernel)."""

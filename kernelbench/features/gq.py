@@ -19,10 +19,8 @@ def gauss_hermite(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
 class GQ(DenseFeatureMap):
     """Each coordinate w_ji drawn i.i.d. from the 1-D Gauss-Hermite nodes, P = weights.
 
-    The mean over draws of the estimate equals the full tensor-product
-    Gauss-Hermite quadrature of E_w[f(w)] (Dao et al. 2017, Sec. 4.1, subsampled
-    dense grid), so the method is biased by design. ``n_nodes=2`` (+-1 entries)
-    is what the code of Munkhoeva et al. (2018) used.
+    Its mean is the full tensor-product Gauss-Hermite quadrature (Dao et al. 2017, Sec.
+    4.1): biased by design. ``n_nodes=2`` (+-1 entries): Munkhoeva et al.'s code.
     """
 
     paper_label = "GQ"

@@ -1,37 +1,21 @@
 """Leverage-weighted random Fourier features (Liu et al. 2020, Sec. 2 and 5).
 
-Both data-dependent samplers of Liu et al. 2020 share one scheme
-(:class:`ResampledRFF`): pre-sample l frequencies w_1..w_l from the spectral
-measure p(w) (the rows of RFF), score each on the training set, re-sample the
-s = D frequencies of the map from the multinomial (p_1/L, ..., p_l/L),
-L = sum_i p_i, and weight each by the importance weight sqrt(p(w)/q(w)) of Eq. (9).
+Both samplers of Liu et al. 2020 share :class:`ResampledRFF`: pre-sample l frequencies
+w_1..w_l from p(w) (the rows of RFF), score each on the training set, re-sample the
+s = D frequencies of the map from the multinomial (p_1/L, ..., p_l/L), L = sum_i p_i,
+and weight each by sqrt(p(w)/q(w)) (Eq. (9)): with the empirical q(w_i) = l p_i / L,
+a_i^2 = L / (s l p_i), so E_q[k_hat] is the RFF estimate on the l pre-sampled
+frequencies: unbiased whatever the scores.
 
-With the empirical q(w_i) = l p_i / L relative to p (the pre-sampled points are
-an empirical version of p), the weight of a re-sampled w_i is a_i^2 = L / (s l p_i),
-so E_q[k_hat] equals the RFF estimate with the l pre-sampled frequencies, whose
-mean is k: the map stays unbiased whatever the scores.
+``lev_rff`` (leverage-RFF of Table 3, Li et al. 2019): the ridge leverage scores of
+Eq. (3), p_i = [Z_l^T Z_l (Z_l^T Z_l + n lambda I)^{-1}]_{ii}, summed over the cos and
+sin columns of a frequency (the complex feature of Eq. (2) is one column).
 
-``lev_rff`` (leverage-RFF of Table 3, Li et al. 2019): the scores are the empirical
-ridge leverage scores of Eq. (3) with K approximated by the pre-sampled features,
-
-    p_i = [Z_l^T Z_l (Z_l^T Z_l + n lambda I)^{-1}]_{ii},
-
-an l x l inverse (O(n l^2 + l^3)). The Gaussian kernel gives each frequency a
-cos and a sin column; the score of a frequency is the sum over its two columns
-(the complex feature of Eq. (2) is one column).
-
-``mode``: ``resample`` is Algorithm 1 as printed (above). ``reweight`` is what the
-authors' public MATLAB code does instead (``SERLSRFF.m``, ``leverageRFF.m``; the
-reading that reproduces Table 3, docs/liu2020.md): no re-sampling. It draws the s
-frequencies of RFF (the same rows of W from the same Generator) and a phase
-b ~ U[0, 2 pi)^s, forms the 2s columns Z = sqrt(1/s) [cos(X W^T + b), sin(X W^T + b)]
-on the training rows, scores every column (``slw_rff``: (z_c^T y)^2; ``lev_rff``:
-diag(Z^T Z (Z^T Z + n lambda I)^{-1}), a 2s x 2s solve), q_c = score_c / sum, and keeps
-all 2s columns, each weighted by sqrt(1/q_c), sorted by that weight and reassigned to
-the cos half (first s) and the sin half (last s) in sort order, with the phase of the
-position. Each frequency still owns two columns of two distinct phases, so the map
-spans the same space as RFF on the same draw (almost surely); only each direction's
-ridge penalty changes. z(x) z(y)^T is then no unbiased kernel estimate.
+``mode``: ``resample`` is Algorithm 1 as printed; ``reweight`` is the authors' public
+MATLAB code (``SERLSRFF.m``, ``leverageRFF.m``; docs/liu2020.md): the s frequencies of
+RFF and a phase b ~ U[0, 2 pi)^s, the 2s columns Z = sqrt(1/s) [cos, sin](X W^T + b)
+each scored and kept, weighted by sqrt(1/q_c) and sorted by it into the cos half and
+the sin half. The map spans RFF's space on the same draw, but is no unbiased estimate.
 """
 
 from __future__ import annotations
@@ -41,7 +25,6 @@ from typing import Any
 
 import numpy as np
 from scipy.linalg import blas, cho_factor, cho_solve
-from sklearn.utils.validation import validate_data
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
@@ -69,14 +52,9 @@ def check_labels(y: Any, n_rows: int) -> np.ndarray:
     return y.astype(np.float64)
 
 
-def gram_upper(Z: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``out`` + Z^T Z, upper triangle only (BLAS syrk; the lower one is left as is).
-
-    ``out`` (s x s, float64) is updated in place when it is Fortran-ordered.
-    """
+def gram_upper(Z: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out`` + Z^T Z, upper triangle only (BLAS syrk), in place for a Fortran ``out``."""
     Zf = np.ascontiguousarray(Z, dtype=np.float64)
-    if out is None:
-        out = np.zeros((Zf.shape[1], Zf.shape[1]), order="F")
     if Zf.shape[0] == 0:
         return out
     # Z^T Z = A A^T with A = Z^T, Fortran-ordered view of a C-ordered Z (no copy)
@@ -93,19 +71,21 @@ def symmetrize_upper(G: np.ndarray) -> np.ndarray:
     return G
 
 
-class ResampledRFF(DenseFeatureMap):
-    """RFF re-sampled by scores of the pre-sampled frequencies (see the module docstring).
+def _usable(scores: Any) -> tuple[np.ndarray, float]:
+    """(scores clipped at 0, their sum); all ones without signal (plain RFF weights)."""
+    scores = np.maximum(np.asarray(scores, dtype=np.float64), 0.0)
+    total = float(scores.sum())
+    if not total > 0 or not math.isfinite(total):
+        return np.ones(len(scores)), float(len(scores))
+    return scores, total
 
-    ``presample``: l = ceil(presample * s) pre-sampled frequencies (Liu et al.'s
-    Table 3: l = s, presample 1). ``fit(X, y)`` is supervised (labels are used by
-    ``slw_rff``; ``lev_rff`` reads only X). ``mode``: ``resample`` (Algorithm 1) or
-    ``reweight`` (the public code; presample must be 1). Attributes (``resample``):
-    ``scores_`` (p_i of the l pre-sampled frequencies), ``n_presampled_`` (l),
-    ``indices_`` (which of them the map uses), ``W_`` and ``weights_``
-    (a_i^2 = L / (s l p_i)). ``reweight``: ``scores_`` (of the 2s columns),
-    ``indices_`` (the column order, ascending weight), ``phase_`` (b), ``column_W_``
-    (2s x d: the frequency of each output column) and ``column_scale_`` (2s:
-    sqrt(1/s) sqrt(1/q_c)); ``weights_`` holds the squared scales of the cos half.
+
+class ResampledRFF(DenseFeatureMap):
+    """RFF re-sampled by scores of l = ceil(presample * s) pre-sampled frequencies
+    (Table 3: l = s); ``fit(X, y)`` (``lev_rff`` reads only X). Attributes: ``scores_``,
+    ``n_presampled_`` (l), ``indices_``, ``W_``, ``weights_`` (a_i^2 = L / (s l p_i));
+    ``reweight`` (presample 1): scores and order of the 2s columns, ``phase_`` (b),
+    ``column_W_`` (2s x d), ``column_scale_`` (sqrt(1/s) sqrt(1/q_c)).
     """
 
     paper_label = ""
@@ -115,24 +95,14 @@ class ResampledRFF(DenseFeatureMap):
     draw_family = "rff"
 
     def __init__(
-        self,
-        kernel: str = "rbf",
-        n: float = 1,
-        gamma: float | None = None,
-        random_state: Any = None,
-        presample: float = 1.0,
-        mode: str = "resample",
+        self, kernel="rbf", n=1, gamma=None, random_state=None, presample=1.0, mode="resample"
     ) -> None:
         super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
         self.presample = presample
         self.mode = mode
 
     def _check_params(self) -> None:
-        if get_kernel(self.kernel).name != "rbf":
-            raise KernelbenchError(
-                f"{type(self).__name__.lower()} needs a shift-invariant kernel (rbf), "
-                f"got kernel {self.kernel!r}"
-            )
+        self._require_rbf(type(self).__name__.lower())
         check_choice("mode", self.mode, MODES)
         check_real("presample", self.presample, 1, strict=False, hint=" (l >= s)")
         if self.mode == "reweight" and float(self.presample) != 1.0:
@@ -141,30 +111,19 @@ class ResampledRFF(DenseFeatureMap):
                 f"frequencies themselves), got {self.presample!r}"
             )
 
-    def fit(self, X: Any, y: Any = None) -> ResampledRFF:
-        """Pre-sample, score on (X, y), re-sample (Liu et al. 2020, Algorithm 1)."""
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=True)
-        self._fit_data = (X, check_labels(y, X.shape[0]) if self._needs_labels else y)
-        try:
-            return super().fit(X, y)
-        finally:
-            del self._fit_data
-
     def _scores(self, X: np.ndarray, y: Any, W: np.ndarray, d: int) -> np.ndarray:
         """The score p_i >= 0 of each pre-sampled frequency (row of W)."""
         raise NotImplementedError
 
     def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: np.ndarray, d: int):
-        """The score >= 0 of each of the 2s columns of Z = sqrt(1/s) [cos, sin](X W^T + b)
-        (``reweight``)."""
+        """The score >= 0 of each of the 2s columns (``reweight``)."""
         raise NotImplementedError
 
     def _presampled_features(
         self, X: np.ndarray, W: np.ndarray, d: int, phase: np.ndarray | None = None
     ):
-        """The pre-sampled features of X in row chunks, unscaled: (start, cos block, sin
-        block), each n_chunk x l (times 1/sqrt(l) they are Z_l of Eq. (2)); with
-        ``phase`` b, the blocks are cos(X W^T + b) and sin(X W^T + b)."""
+        """(start, cos, sin) blocks of cos/sin(X W^T [+ b]) in row chunks, unscaled
+        (times 1/sqrt(l) they are Z_l of Eq. (2))."""
         scale = get_kernel(self.kernel).input_scale(d, self.gamma)
         Ws = W.T * scale
         l = W.shape[0]
@@ -177,17 +136,15 @@ class ResampledRFF(DenseFeatureMap):
             yield start, Z[:, :l], Z[:, l:]
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
-        if self.mode == "reweight":
-            return self._draw_reweight(rng, d, D)
+        """Pre-sample, score on (X, y), re-sample (Liu et al. 2020, Algorithm 1)."""
         X, y = self._fit_data
+        if self._needs_labels:
+            y = check_labels(y, X.shape[0])
+        if self.mode == "reweight":
+            return self._draw_reweight(rng, X, y, d, D)
         l = max(D, int(math.ceil(float(self.presample) * D - 1e-9)))
         W = rng.standard_normal((l, d))
-        scores = np.asarray(self._scores(X, y, W, d), dtype=np.float64)
-        scores = np.maximum(scores, 0.0)
-        total = float(scores.sum())
-        if not total > 0 or not math.isfinite(total):  # no signal: plain RFF weights
-            scores = np.ones(l)
-            total = float(l)
+        scores, total = _usable(self._scores(X, y, W, d))
         prob = scores / total
         idx = rng.choice(l, size=D, replace=True, p=prob)
         self.n_presampled_ = l
@@ -197,15 +154,11 @@ class ResampledRFF(DenseFeatureMap):
         # a_i^2 = (1/s) p(w)/q(w) with q(w_i)/p(w_i) = l prob_i
         return 1.0 / (D * l * prob[idx]), 0.0
 
-    def _draw_reweight(self, rng: np.random.Generator, d: int, D: int):
+    def _draw_reweight(self, rng: np.random.Generator, X: np.ndarray, y: Any, d: int, D: int):
         """The public code's map (module docstring): W as RFF draws it, then b."""
-        X, y = self._fit_data
         W = rng.standard_normal((D, d))
         b = rng.uniform(0.0, 2.0 * np.pi, D)
-        scores = np.maximum(np.asarray(self._column_scores(X, y, W, b, d), np.float64), 0.0)
-        total = float(scores.sum())
-        if not total > 0 or not math.isfinite(total):  # no signal: plain RFF weights
-            scores, total = np.ones(2 * D), float(2 * D)
+        scores, total = _usable(self._column_scores(X, y, W, b, d))
         # a column with score 0 would get an infinite weight: floor q at the smallest
         # positive q (the code divides by zero there)
         q = scores / total
@@ -247,9 +200,8 @@ class ResampledRFF(DenseFeatureMap):
 class LevRFF(ResampledRFF):
     """Leverage-RFF: re-sampled by empirical ridge leverage scores (Liu et al. 2020, Eq. (3)).
 
-    ``ridge``: the lambda of Eq. (3), scaled by n (Z^T Z + n lambda I); default 0.05,
-    the value of the public code of Liu et al. (the smallest of the Table 3 grid).
-    Cost O(n l^2 + l^3) time, O(l^2 + chunk l) memory.
+    ``ridge``: the lambda of Z^T Z + n lambda I; default 0.05, the public code's (the
+    smallest of the Table 3 grid). O(n l^2 + l^3) time, O(l^2 + chunk l) memory.
     """
 
     paper_label = "leverage-RFF"
@@ -265,14 +217,7 @@ class LevRFF(ResampledRFF):
         mode: str = "resample",
         ridge: float = 0.05,
     ) -> None:
-        super().__init__(
-            kernel=kernel,
-            n=n,
-            gamma=gamma,
-            random_state=random_state,
-            presample=presample,
-            mode=mode,
-        )
+        super().__init__(kernel, n, gamma, random_state, presample, mode)
         self.ridge = ridge
 
     def _check_params(self) -> None:
@@ -280,26 +225,17 @@ class LevRFF(ResampledRFF):
         check_real("ridge", self.ridge, 0, strict=True)
 
     def _scores(self, X: np.ndarray, y: Any, W: np.ndarray, d: int) -> np.ndarray:
+        lev = self._column_scores(X, y, W, None, d)
+        return lev[: len(W)] + lev[len(W) :]
+
+    def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: Any, d: int):
+        """diag(G (G + n lambda I)^{-1}), G = Z^T Z, Z = [cos, sin](X W^T [+ b]) / sqrt(l)
+        (``leverageRFF.m``); = diag((G + n lambda I)^{-1} G): they commute."""
         l = W.shape[0]
         G = np.zeros((2 * l, 2 * l), order="F")
-        for _, C, S in self._presampled_features(X, W, d):
-            gram_upper(np.hstack([C, S]), out=G)
-        G /= l  # Z_l = [cos, sin] / sqrt(l)
-        symmetrize_upper(G)
-        A = G.copy()
-        A[np.diag_indices_from(A)] += X.shape[0] * float(self.ridge)
-        # diag(G (G + n lambda I)^{-1}) = diag((G + n lambda I)^{-1} G) (they commute)
-        M = cho_solve(cho_factor(A, lower=False, check_finite=False), G, check_finite=False)
-        lev = np.diag(M)
-        return lev[:l] + lev[l:]
-
-    def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: np.ndarray, d: int):
-        """diag(Z^T Z (Z^T Z + n lambda I)^{-1}) of the 2s columns (``leverageRFF.m``)."""
-        s = W.shape[0]
-        G = np.zeros((2 * s, 2 * s), order="F")
         for _, C, S in self._presampled_features(X, W, d, phase=b):
             gram_upper(np.hstack([C, S]), out=G)
-        G /= s  # Z = sqrt(1/s) [cos, sin]
+        G /= l
         symmetrize_upper(G)
         A = G.copy()
         A[np.diag_indices_from(A)] += X.shape[0] * float(self.ridge)

@@ -1,24 +1,12 @@
 """Nystroem features with uniform landmarks (Williams & Seeger 2001): a data-dependent
 reference row that none of the four papers reports.
 
-With m landmarks L drawn uniformly without replacement from the rows the map is
-fitted on, the Nystroem estimate of the kernel is
-
-    k_hat(x, y) = k(x, L) K_LL^+ k(L, y),     K_LL = k(L, L),
-
-and its explicit features are z(x) = k(x, L) K_LL^{+1/2} (m features), so that
-z(x) . z(y) = k_hat(x, y). The budget: m = the feature count of a random map at the
-same n, ``n_outputs * D`` with D = 2 n (d + 1) (2D for the Gaussian kernel's
-[cos, sin] pairs, D for the arc-cosine kernels), capped at the number of fitted rows.
-At m >= N every fitted row is a landmark: K_hat(X, Y) = K_XX K_XX^+ K_XY = K_XY up to
-rounding wherever K_XX has full rank, which is what the wide datasets' budgets give
-in Munkhoeva et al.'s Fig. 1 (docs/nystrom.md).
-
-The pseudo-inverse square root drops the eigenvalues of K_LL below
-``m * eps * lambda_max`` (a rank-deficient K_LL: repeated landmarks, or a kernel of
-low rank such as arccos0 on few directions), where scikit-learn's ``Nystroem`` floors
-them at 1e-12; on a well-conditioned K_LL the two are equal to rounding
-(tests/test_nystrom.py compares them on the same landmarks).
+m landmarks L drawn uniformly without replacement from the fitted rows give k_hat(x, y)
+= k(x, L) K_LL^+ k(L, y) and z(x) = k(x, L) K_LL^{+1/2}. The budget m is a random map's
+feature count at the same n (``n_outputs * D``), capped at the fitted rows: at m >= N,
+K_hat = K up to rounding where K_XX has full rank (the wide datasets of Fig. 1;
+docs/nystrom.md). Eigenvalues of K_LL below ``m * eps * lambda_max`` are dropped
+(scikit-learn's ``Nystroem`` floors them at 1e-12; tests/test_nystrom.py compares).
 """
 
 from __future__ import annotations
@@ -29,20 +17,18 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import RandomFeatureMap
+from kernelbench.features.base import FLOATS, RandomFeatureMap
 
 
 @FEATURE_MAPS.register("nystrom")
 class Nystrom(RandomFeatureMap):
     """Nystroem map: m uniform landmarks of the fitted rows, z(x) = k(x, L) K_LL^{+1/2}.
 
-    Not a random projection map: ``transform`` evaluates the exact kernel against the
-    landmarks (O(N m d) + the m x m eigendecomposition in ``fit``, O(m^3)). Attributes
-    after ``fit``: ``landmark_indices_`` (rows of the fitted X, in draw order),
-    ``landmarks_``, ``normalization_`` (K_LL^{+1/2}, m x m), ``rank_``.
+    ``transform`` evaluates the exact kernel against the landmarks (O(N m d); ``fit``
+    O(m^3)). Attributes: ``landmark_indices_`` (in draw order), ``landmarks_``,
+    ``normalization_`` (K_LL^{+1/2}), ``rank_``.
     """
 
-    #: Not in any of the papers: the label marks it as an extra row in figures and tables.
     paper_label = "Nystrom (no paper)"
 
     def fit(self, X: Any, y: Any = None) -> Nystrom:
@@ -74,7 +60,7 @@ class Nystrom(RandomFeatureMap):
     def transform(self, X: Any) -> np.ndarray:
         """z(X) = k(X, L) K_LL^{+1/2} (N x m), in the dtype of X."""
         check_is_fitted(self, "normalization_")
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=False)
+        X = validate_data(self, X, dtype=FLOATS, reset=False)
         Z = self._kernel(X.astype(np.float64, copy=False)) @ self.normalization_
         return Z.astype(X.dtype, copy=False)
 

@@ -1,47 +1,34 @@
 """Quasi-Monte Carlo feature maps (Yang, Sindhwani, Avron & Mahoney 2014).
 
-Rows w_j = Phi^{-1}(u_j) of low-discrepancy points u_j in [0, 1]^d (their
-Algorithm 1), equal weights 1/D. Point sets (their Sec. 6.1, Fig. 2), each a
-``sequence`` with a ``generator`` (the construction and its source) and a
-``randomize`` (the randomisation); the first listed is the default:
+Rows w_j = Phi^{-1}(u_j) of low-discrepancy points u_j in [0, 1]^d (their Algorithm 1),
+equal weights 1/D. Each ``sequence`` (Sec. 6.1, Fig. 2) has its ``generator``s and
+``randomize`` options (``OPTIONS``, the first of each the default; docs/qmc.md):
 
-=========== ================================ =====================================
-sequence    generator                        randomize
-=========== ================================ =====================================
-halton      ``halton`` (first d primes)      ``owen``: random permutation of every
-                                             radical-inverse digit (Owen 2017,
-                                             Alg. 1; the law of scipy's scrambled
-                                             Halton); ``rr2``: MATLAB's
-                                             deterministic RR2 permutation (Kocis
-                                             & Whiten 1997, written here: no
-                                             library provides it); ``none``
-sobol       ``scipy_joe_kuo`` (scipy Sobol') ``lms_ds`` (scipy: linear matrix
-                                             scramble + digital shift); ``none``
-lattice     ``kuo_cbc``: qmcpy's CBC         ``shift`` (random shift modulo 1)
-            lattice (Cools, Kuo & Nuyens
-            2006); ``korobov``: legacy
-            hand-written Korobov rule
-digital_net ``joe_kuo``: qmcpy's Sobol' net  ``lms_ds`` (qmcpy: linear matrix
-            (Joe-Kuo matrices);              scramble + digital shift); ``ds``
-            ``joe_kuo_order2``: its order-2  (digital shift only)
-            interlaced net (Dick 2008)
-adaptive    as halton                        as halton; then moved by minimising
-                                             the box discrepancy of the training
-                                             data's bounding box (Sec. 5,
-                                             :mod:`kernelbench.qmc`)
-=========== ================================ =====================================
+=========== ============================== ===========================================
+sequence    generator                      randomize
+=========== ============================== ===========================================
+halton      ``halton`` (first d primes)    ``owen`` (Owen 2017, Alg. 1: scipy's law),
+                                           ``rr2`` (MATLAB's, Kocis & Whiten 1997),
+                                           ``none``
+sobol       ``scipy_joe_kuo``              ``lms_ds`` (scipy), ``none``
+lattice     ``kuo_cbc`` (qmcpy; Cools, Kuo ``shift`` (random shift modulo 1)
+            & Nuyens 2006), ``korobov``
+            (legacy)
+digital_net ``joe_kuo`` (qmcpy), its       ``lms_ds``, ``ds`` (digital shift only)
+            order-2 ``joe_kuo_order2``
+            (Dick 2008)
+adaptive    as halton                      as halton, then moved to minimise the box
+                                           discrepancy (Sec. 5, :mod:`kernelbench.qmc`)
+=========== ============================== ===========================================
 
-For halton, adaptive and sobol, ``randomize=None`` follows ``scramble`` (the
-default randomisation, or ``none``). The lattice and the nets come from qmcpy
-(docs/qmc.md: why, and what it does not ship). Every randomisation draws from
-the run's Generator (qmcpy gets one seed drawn from it).
+For halton, adaptive and sobol, ``randomize=None`` follows ``scramble``. Every
+randomisation draws from the run's Generator (qmcpy gets one seed drawn from it).
 """
 
 from __future__ import annotations
 
 import copy
 import math
-import numbers
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -49,7 +36,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtri
 from scipy.stats import qmc as _qmc
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
@@ -94,10 +81,8 @@ def first_primes(count: int) -> np.ndarray:
 
 
 def n_digits(base: int) -> int:
-    """Digits permuted per radical inverse: ceil(54 / log2(base)) - 1 (scipy; Owen 2017).
-
-    The smallest k with base^-k <= 2^-54: later digits do not change a double.
-    """
+    """Digits permuted per radical inverse: ceil(54 / log2(base)) - 1 (scipy; Owen 2017),
+    the smallest k with base^-k <= 2^-54 (later digits do not change a double)."""
     return math.ceil(54.0 / math.log2(base)) - 1
 
 
@@ -106,11 +91,8 @@ def scrambled_radical_inverse(
 ) -> np.ndarray:
     """sum_j perm_j[a_j(i)] base^-(j+1), a_j(i) the j-th base-``base`` digit of i.
 
-    ``digit_perms[j]`` maps digit values to digits; it needs an entry for every
-    digit value that occurs at position j (only entry 0 for the positions
-    beyond the largest index). With the full permutations of scipy's
-    ``_van_der_corput_permutations`` this is scipy's scrambled van der
-    Corput, bit for bit (same operations in the same order).
+    ``digit_perms[j]`` needs an entry for every digit value at position j. With scipy's
+    full permutations this is scipy's scrambled van der Corput, bit for bit.
     """
     index = np.asarray(index, dtype=np.int64)
     last = int(index.max()) if index.size else 0
@@ -133,17 +115,10 @@ def halton_points(
 ) -> np.ndarray:
     """N points of the (randomised) Halton sequence in [0, 1)^d.
 
-    Scrambled (Owen 2017, Alg. 1, as scipy.stats.qmc.Halton): for every
-    dimension (base p_k) and digit position j an independent uniformly random
-    permutation of the digits 0..p_k-1, points i = 0..N-1. Only the entries
-    that are read are drawn: the first m_j of a uniform random permutation
-    (``rng.choice(p, m_j, replace=False)``, an ordered sample without
-    replacement: the same law as those entries of a full permutation) for
-    the m_j digit values that occur at position j, one uniform digit for the
-    positions where every index has digit 0. So the points have the law of
-    scipy's scrambled Halton, at O(N d + sum_k min(N, p_k)) cost instead of
-    O(sum_k p_k n_digits(p_k)) permutation entries (18 s at d = 7129).
-    Unscrambled: identity permutations, points i = 1..N (skipping the origin).
+    Scrambled (Owen 2017, Alg. 1, scipy's law): an independent random permutation of
+    the digits per dimension and digit position, points i = 0..N-1; only the entries
+    read are drawn (an ordered sample without replacement), O(N d + sum_k min(N, p_k))
+    instead of O(sum_k p_k n_digits(p_k)). Unscrambled: points i = 1..N.
     """
     start = 0 if scramble else 1
     index = np.arange(start, start + n_points, dtype=np.int64)
@@ -170,10 +145,8 @@ def halton_points(
 def rr2_permutation(base: int) -> np.ndarray:
     """The reverse-radix-2 digit permutation of ``base`` (Kocis & Whiten 1997, RR2).
 
-    The integers 0..2^k - 1 (2^k >= base) with their k bits reversed, in order,
-    keeping those below ``base``: e.g. base 5 -> (0, 4, 2, 1, 3). MATLAB's
-    ``scramble(haltonset(d), 'RR2')`` applies it to every digit of every radical
-    inverse (the same permutation for all digit positions): deterministic.
+    0..2^k - 1 (2^k >= base) bit-reversed, those below ``base`` kept: base 5 -> (0, 4,
+    2, 1, 3); MATLAB's ``scramble(haltonset(d), 'RR2')`` applies it to every digit.
     """
     k = max(1, (int(base) - 1).bit_length())
     codes = np.arange(1 << k, dtype=np.int64)
@@ -184,11 +157,10 @@ def rr2_permutation(base: int) -> np.ndarray:
 
 
 def halton_rr2_points(n_points: int, d: int, skip: int = 0, leap: int = 0) -> np.ndarray:
-    """Points of the RR2-scrambled Halton sequence (deterministic, no variance).
+    """Points of the RR2-scrambled Halton sequence (deterministic).
 
-    Indices skip + j (leap + 1), j = 0..N-1, as MATLAB's ``haltonset(d, 'Skip', skip,
-    'Leap', leap)``; RR2 maps digit 0 to 0, so index 0 is still the origin (Phi^-1 =
-    -inf): with ``skip = 0`` the indices start at 1 (points i = 1..N without a leap).
+    Indices skip + j (leap + 1), as MATLAB's ``haltonset(d, 'Skip', skip, 'Leap',
+    leap)``; with ``skip = 0`` they start at 1 (index 0 is the origin, Phi^-1 = -inf).
     """
     index = skip + np.arange(n_points, dtype=np.int64) * (leap + 1) + (skip == 0)
     out = np.empty((d, n_points))
@@ -199,24 +171,13 @@ def halton_rr2_points(n_points: int, d: int, skip: int = 0, leap: int = 0) -> np
 
 
 # ------------------------------------------------- lattice and digital net
-#: qmcpy's generators (the files it ships, no download): name -> (class, arguments, source).
-QMCPY_GENERATORS: dict[str, tuple[str, dict[str, Any], str]] = {
-    "kuo_cbc": (
-        "Lattice",
-        {"generating_vector": "kuo.lattice-33002-1024-1048576.9125.txt"},
-        "embedded rank-1 lattice, CBC generating vector of Cools, Kuo & Nuyens (2006), "
-        "file kuo.lattice-33002-1024-1048576.9125 (d <= 9125, N <= 2^20)",
-    ),
-    "joe_kuo": (
-        "DigitalNetB2",
-        {"generating_matrices": "joe_kuo.6.21201.txt"},
-        "Sobol' net, Joe & Kuo (2008) direction numbers new-joe-kuo-6.21201 (d <= 21201)",
-    ),
+#: qmcpy's generators (files it ships; docs/qmc.md): name -> (class, arguments).
+QMCPY_GENERATORS: dict[str, tuple[str, dict[str, Any]]] = {
+    "kuo_cbc": ("Lattice", {"generating_vector": "kuo.lattice-33002-1024-1048576.9125.txt"}),
+    "joe_kuo": ("DigitalNetB2", {"generating_matrices": "joe_kuo.6.21201.txt"}),
     "joe_kuo_order2": (
         "DigitalNetB2",
         {"generating_matrices": "joe_kuo.6.21201.txt", "alpha": 2},
-        "order-2 interlaced Sobol' net (Dick 2008: digit interlacing of 2d Joe-Kuo "
-        "coordinates, d <= 10600)",
     ),
 }
 #: Randomisations of qmcpy's lattice and nets: our name -> qmcpy's ``randomize``.
@@ -224,17 +185,11 @@ QMCPY_RANDOMIZE = {"shift": "SHIFT", "lms_ds": "LMS DS", "ds": "DS"}
 
 
 def qmcpy_points(generator: str, randomize: str, n_points: int, d: int, seed: int) -> np.ndarray:
-    """The first N points of a randomised qmcpy lattice or digital net in [0, 1)^d.
-
-    qmcpy generates these in radical-inverse order only for powers of two: the
-    first 2^ceil(log2 N) points are made and the first N kept (an embedded
-    lattice / a digital sequence: its first 2^m points are a net for every m).
-    ``seed`` seeds qmcpy's randomisation (:func:`qmc_points` draws it from the
-    run's Generator, so the points are bit-identical on rerun).
-    """
+    """The first N points of a randomised qmcpy lattice or digital net in [0, 1)^d: the
+    first of 2^ceil(log2 N) (qmcpy's radical-inverse order needs a power of two)."""
     import qmcpy
 
-    cls, kwargs, _ = QMCPY_GENERATORS[generator]
+    cls, kwargs = QMCPY_GENERATORS[generator]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # qmcpy's notes on t-bit truncation
         dist = getattr(qmcpy, cls)(d, seed=seed, randomize=QMCPY_RANDOMIZE[randomize], **kwargs)
@@ -243,24 +198,12 @@ def qmcpy_points(generator: str, randomize: str, n_points: int, d: int, seed: in
     return np.ascontiguousarray(pts[:n_points])
 
 
-def korobov_generator(n_points: int) -> int:
-    """Generator a of a Korobov lattice z = (1, a, a^2, ...) mod N.
-
-    The integer coprime to N nearest to N / golden ratio.
-    """
+def korobov_points(n_points: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Legacy: randomly shifted rank-1 Korobov lattice {i z / N + Delta}, z = (1, a, a^2,
+    ...) mod N, a the integer coprime to N nearest N / golden ratio (docs/qmc.md)."""
     a = max(1, int(round(n_points * (np.sqrt(5.0) - 1.0) / 2.0)))
     while np.gcd(a, n_points) != 1:
         a += 1
-    return a
-
-
-def korobov_points(n_points: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """Legacy: randomly shifted rank-1 Korobov lattice {i z / N + Delta} (Cranley-Patterson).
-
-    Kept as ``generator="korobov"`` only: its generating vector is poor in hundreds
-    of dimensions and not monotone in N (docs/qmc.md).
-    """
-    a = korobov_generator(n_points)
     z = np.ones(d, dtype=np.int64)
     for k in range(1, d):
         z[k] = (z[k - 1] * a) % n_points
@@ -295,12 +238,8 @@ def qmc_points(
     skip: int = 0,
     leap: int = 0,
 ) -> np.ndarray:
-    """N points in [0, 1)^d of a (randomised) low-discrepancy sequence.
-
-    ``adaptive`` starts from ``halton``. ``scramble`` picks the Halton and Sobol'
-    randomisation when ``randomize`` is None (see ``OPTIONS``). ``skip`` and ``leap``
-    (MATLAB's haltonset) apply to the RR2 Halton set.
-    """
+    """N points in [0, 1)^d of a (randomised) low-discrepancy sequence (``adaptive``:
+    its ``halton`` start); ``skip`` and ``leap`` apply to the RR2 Halton set."""
     gen, rnd = resolve_options(sequence, generator, randomize, scramble)
     limit = MAX_DIM[gen]
     if limit is not None and d > limit:
@@ -336,27 +275,15 @@ def _to_gaussian(U: np.ndarray) -> np.ndarray:
 class QMC(DenseFeatureMap):
     """Rows w_j = Phi^{-1}(u_j), u_j low-discrepancy points in [0, 1]^d (Yang et al. 2014).
 
-    ``sequence``, ``generator``, ``randomize``: see the module table (default
-    scrambled ``halton``). With a random randomisation each point is uniform, so
-    the estimate is unbiased (``rr2`` and ``none`` are deterministic); equal
-    weights 1/D.
-
-    ``sequence="adaptive"`` (Gaussian kernel only) is data dependent: ``fit(X)``
-    sets the box []b from X's bounding box, b_j = box_scale (max_i x_ij -
-    min_i x_ij) (Sec. 4: b_j = sup |u_j| over differences u = x - z of data
-    points; Table 2 uses box_scale 1 and 1/4, Fig. 3 1/2), in the frequency
-    units of the map (times the input scale sqrt(2 gamma)); then it moves the
-    (scrambled) Halton frequencies by at most ``max_cg_iter`` nonlinear-CG
-    iterations on the box discrepancy (:func:`kernelbench.qmc.adaptive_points`),
-    stopping earlier when an iteration gains less than ``tol`` relatively.
-    Features with zero range are left out of the box (their integrand does
-    not vary). Cost O(max_cg_iter s^2 d) for s = D frequencies.
-
-    Attributes of an adaptive fit: ``box_`` (b per input feature),
-    ``discrepancy_trace_`` (Theorem 9's mean squared error over the box per
-    iteration, [0] = start), ``n_cg_iter_``, and with ``keep_iterates=True``
-    ``iterates_`` (the frequencies after each iteration, memory
-    (n_cg_iter_ + 1) D d floats) and :meth:`at_iteration`.
+    Unbiased under a random randomisation (``rr2`` and ``none`` are deterministic).
+    ``sequence="adaptive"`` (rbf only) sets the box b_j = box_scale (max_i x_ij - min_i
+    x_ij) times the input scale (Sec. 4; Table 2: box_scale 1 and 1/4, Fig. 3: 1/2;
+    zero-range features left out), then moves the Halton frequencies by at most
+    ``max_cg_iter`` nonlinear-CG iterations on the box discrepancy, stopping when one
+    gains less than ``tol`` relatively (:func:`kernelbench.qmc.adaptive_points`;
+    O(max_cg_iter s^2 d)). Its attributes: ``box_``, ``discrepancy_trace_`` (Theorem 9's
+    error per iteration, [0] = start), ``n_cg_iter_``, and with ``keep_iterates``
+    ``iterates_`` ((n_cg_iter_ + 1) D d floats) for :meth:`at_iteration`.
     """
 
     paper_label = "QMC"
@@ -402,38 +329,14 @@ class QMC(DenseFeatureMap):
             )
         if self.sequence != "adaptive":
             return
-        if get_kernel(self.kernel).name != "rbf":
-            raise KernelbenchError(
-                f"sequence='adaptive' needs the Gaussian kernel (rbf), got kernel {self.kernel!r}"
-            )
+        self._require_rbf("sequence='adaptive'")
         check_real("box_scale", self.box_scale, 0, strict=True)
         check_int("max_cg_iter", self.max_cg_iter, 0)
-        if not isinstance(self.tol, numbers.Real) or not (np.isfinite(self.tol) and self.tol >= 0):
-            raise KernelbenchError(f"tol must be a number >= 0, got {self.tol!r}")
-
-    def fit(self, X: Any, y: Any = None) -> QMC:
-        """Draw the points; the adaptive sequence also reads X's bounding box."""
-        if self.sequence != "adaptive":
-            return super().fit(X, y)
-        X = validate_data(self, X, dtype=[np.float64, np.float32], reset=True)
-        self._span = np.ptp(X, axis=0).astype(np.float64) if len(X) else np.zeros(X.shape[1])
-        try:
-            return super().fit(X, y)
-        finally:
-            del self._span
+        check_real("tol", self.tol, 0, strict=False)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
-        U = qmc_points(
-            self.sequence,
-            D,
-            d,
-            bool(self.scramble),
-            rng,
-            self.generator,
-            self.randomize,
-            int(self.skip),
-            int(self.leap),
-        )
+        args = (bool(self.scramble), rng, self.generator, self.randomize)
+        U = qmc_points(self.sequence, D, d, *args, int(self.skip), int(self.leap))
         W = _to_gaussian(np.asarray(U, dtype=np.float64))
         if self.sequence == "adaptive":
             W = self._adapt(W, d)
@@ -444,7 +347,9 @@ class QMC(DenseFeatureMap):
         from kernelbench.qmc import adaptive_points
 
         scale = get_kernel(self.kernel).input_scale(d, self.gamma)
-        box = float(self.box_scale) * self._span * scale
+        X = self._fit_data[0]
+        span = np.ptp(X, axis=0).astype(np.float64) if len(X) else np.zeros(d)
+        box = float(self.box_scale) * span * scale
         active = np.flatnonzero(box > 0)
         self.box_ = box
         if active.size == 0:  # u = 0 only: f_0 = 1 is integrated exactly
@@ -453,31 +358,20 @@ class QMC(DenseFeatureMap):
             if self.keep_iterates:
                 self.iterates_ = [W.copy()]
             return W
+        keep = bool(self.keep_iterates)
         result = adaptive_points(
-            W[:, active],
-            box[active],
-            1.0,
-            max_iter=self.max_cg_iter,
-            tol=float(self.tol),
-            keep_iterates=bool(self.keep_iterates),
+            W[:, active], box[active], 1.0, self.max_cg_iter, float(self.tol), keep
         )
         self.discrepancy_trace_ = result.trace
         self.n_cg_iter_ = result.n_iter
-        if self.keep_iterates:
-            iterates = []
-            for points in result.iterates:
-                full = W.copy()
-                full[:, active] = points
-                iterates.append(full)
-            self.iterates_ = iterates
+        if keep:
+            self.iterates_ = [_with_columns(W, active, points) for points in result.iterates]
         W[:, active] = result.points
         return W
 
     def at_iteration(self, iteration: int) -> QMC:
-        """A fitted copy whose frequencies are those after ``iteration`` CG iterations.
-
-        Needs ``sequence="adaptive", keep_iterates=True``; 0 is the Halton start.
-        """
+        """A fitted copy with the frequencies after ``iteration`` CG iterations (0: the
+        start; needs ``sequence="adaptive", keep_iterates=True``)."""
         check_is_fitted(self, "weights_")
         if not hasattr(self, "iterates_"):
             raise KernelbenchError("at_iteration needs sequence='adaptive' and keep_iterates=True")
@@ -485,3 +379,10 @@ class QMC(DenseFeatureMap):
         other = copy.copy(self)
         other.W_ = self.iterates_[iteration]
         return other
+
+
+def _with_columns(W: np.ndarray, columns: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """A copy of W with ``columns`` set to ``values``."""
+    out = W.copy()
+    out[:, columns] = values
+    return out

@@ -37,13 +37,8 @@ class RFF(DenseFeatureMap):
     def _draw_sample_space(
         self, rng: np.random.Generator, As: np.ndarray, D: int
     ) -> tuple[np.ndarray, np.ndarray, float]:
-        """A~ W^T = R^T G, G = (W Q)^T an m x D standard Gaussian matrix.
-
-        With A~^T = Q R (Q: d x m orthonormal columns, :func:`sample_factor`), the
-        rows w_j ~ N(0, I_d) of W give Q^T w_j ~ N(0, I_m), independent across j, so
-        G has i.i.d. N(0, 1) entries and R^T G has exactly the law of A~ W^T: each
-        column N(0, A~ A~^T) (Rahimi & Recht 2007, Eq. 2 applied to the m points).
-        """
+        """A~ W^T = R^T G, G = (W Q)^T: Q^T w_j ~ N(0, I_m) independently, so G is i.i.d.
+        N(0, 1) and R^T G has the law of A~ W^T (Rahimi & Recht 2007, Eq. 2)."""
         R = sample_factor(As)
         G = rng.standard_normal((R.shape[0], D))
         return R.T @ G, np.full(D, 1.0 / D), 0.0

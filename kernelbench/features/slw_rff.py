@@ -1,13 +1,9 @@
 """Surrogate leverage weighted RFF (Liu et al. 2020, Algorithm 1).
 
-The surrogate score of Eq. (13)-(15) replaces the ridge leverage (and its l x l
-inverse) by the alignment of each pre-sampled feature with the labels,
-
-    p_i proportional to (y^T (Z_l)_i)^2 = |sum_j y_j z_p(w_i, x_j)|^2,
-
-the squared modulus of the complex feature of Eq. (2): (y^T cos)^2 + (y^T sin)^2
-for the cos and sin columns of frequency w_i. Cost O(n l d) time, O(chunk l)
-memory. Re-sampling and importance weights: :class:`kernelbench.features.lev_rff.ResampledRFF`.
+The surrogate score of Eq. (13)-(15) replaces the ridge leverage by the alignment of
+each pre-sampled feature with the labels, p_i ~ |sum_j y_j z_p(w_i, x_j)|^2 = (y^T cos)^2
++ (y^T sin)^2 (the complex feature of Eq. (2)). O(n l d) time, O(chunk l) memory.
+Re-sampling and weights: :class:`kernelbench.features.lev_rff.ResampledRFF`.
 """
 
 from __future__ import annotations
@@ -31,21 +27,21 @@ class SlwRFF(ResampledRFF):
     paper_label = "Ours (SLW-RFF)"
 
     def _scores(self, X: np.ndarray, y: Any, W: np.ndarray, d: int) -> np.ndarray:
-        l = W.shape[0]
-        yc = np.zeros(l)
-        ys = np.zeros(l)
-        for start, C, S in self._presampled_features(X, W, d):
-            yy = y[start : start + C.shape[0]]
-            yc += yy @ C
-            ys += yy @ S
-        return (yc * yc + ys * ys) / l  # Z_l = [cos, sin] / sqrt(l)
+        zy = self._alignment(X, y, W, None, d)
+        yc, ys = zy[: len(W)], zy[len(W) :]
+        return (yc * yc + ys * ys) / len(W)  # Z_l = [cos, sin] / sqrt(l)
 
     def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: np.ndarray, d: int):
         """(z_c^T y)^2 of each of the 2s columns (``SERLSRFF.m``)."""
-        s = W.shape[0]
-        zy = np.zeros(2 * s)
+        zy = self._alignment(X, y, W, b, d)
+        return zy * zy / len(W)  # Z = sqrt(1/s) [cos, sin]
+
+    def _alignment(self, X: np.ndarray, y: Any, W: np.ndarray, b: Any, d: int) -> np.ndarray:
+        """y^T [cos, sin](X W^T [+ b]), unscaled (2l)."""
+        l = W.shape[0]
+        zy = np.zeros(2 * l)
         for start, C, S in self._presampled_features(X, W, d, phase=b):
             yy = y[start : start + C.shape[0]]
-            zy[:s] += yy @ C
-            zy[s:] += yy @ S
-        return zy * zy / s  # Z = sqrt(1/s) [cos, sin]
+            zy[:l] += yy @ C
+            zy[l:] += yy @ S
+        return zy

@@ -13,11 +13,9 @@ from kernelbench.transforms import hd_blocks_rows, next_pow2
 class SORF(RandomFeatureMap):
     """W = sqrt(d') H D_1 H D_2 H D_3 per block (Yu et al. 2016, Eq. 7; ROM, Choromanski 2017).
 
-    H is the normalised d' x d' Walsh-Hadamard matrix, D_i are independent
-    Rademacher diagonals, d' = next power of two >= d (inputs are zero-padded).
-    Independent blocks are stacked until D rows, and the last block is truncated.
-    Applied with the fast Hadamard transform: O(d' log d') per block and vector,
-    O(n_blocks d') memory per block. Only nearly unbiased (Yu et al., Thm. 3).
+    H the normalised Walsh-Hadamard matrix, D_i Rademacher diagonals, d' the next power
+    of two >= d (zero-padded); independent blocks stacked to D rows (the last truncated),
+    applied by the fast transform, O(d' log d'). Nearly unbiased (Yu et al., Thm. 3).
     """
 
     paper_label = "ROM"

@@ -1,43 +1,19 @@
-"""Downstream learners on random features (layer 2): one module per learner.
+"""Downstream learners on random features (layer 2): one module per learner
+(``svm_precomputed``, ``linear``; docs/downstream.md).
 
-Learners turn a fitted feature map into a prediction: on the approximate kernel
-z(X) z(X')^T + constant (a precomputed-kernel SVM), or on the explicit features
-(a linear model, or kernel ridge regression solved by chunked normal equations).
-
-=============== ================================================================
-id              model
-=============== ================================================================
-svm_precomputed SVC / SVR on K_hat = z(X) z(X')^T + constant_, default C
-                (Munkhoeva et al. 2018, Sec. 4.3, Fig. 2)
-linear          ridge on the explicit features with an unpenalised intercept
-                (ridge classifier on +-1 targets for classes), its penalty
-                chosen by exact leave-one-out cross-validation
-=============== ================================================================
-
-Every learner fits two ways, so the exact kernel gives a ceiling for the same
-model: :meth:`Learner.fit` on explicit features Z = z(X) (plus the map's f(0)
-term ``constant_``), and :meth:`Learner.fit_exact` on the exact kernel k.
-
-How the f(0) term enters. A feature map estimates k(x, y) by z(x).z(y) + c, with
-c = ``constant_`` (the f(0) term of the rule, weight 1 - sum_j d/((d+1) rho_j^2) in
-Munkhoeva et al. Sec. 2.3, Eq. (5); negative for an sr33 rule with small radii).
-Both learners here fit an unpenalised intercept b, and then c does not change the
-fitted predictor:
-
-* SVM: the dual has the constraint sum_i alpha_i y_i = 0 (SVR: sum_i (alpha_i -
-  alpha_i^*) = 0), so adding c 11^T to the Gram matrix adds c (sum_i alpha_i
-  y_i)^2 = 0 to the dual objective and c sum_i alpha_i y_i = 0 to every
-  decision value: the same model for any c, negative included. ``svm_precomputed``
-  adds c to K_hat anyway, as the paper's code did.
-* ridge: with an unpenalised intercept the features are centred, and centring
-  removes c 11^T from the Gram matrix (H (K + c 11^T) H = H K H, H = I - 11^T/N);
-  so ``linear`` ignores c, and gives exactly the kernel ridge regression (with
-  intercept) on K_hat, for any sign of c. A constant feature sqrt(c) could carry
-  only c >= 0, and would be penalised.
+Each fits on features Z = z(X) (:meth:`Learner.fit`) and on the exact kernel
+(:meth:`Learner.fit_exact`, the ceiling of the same model). The f(0) term c =
+``constant_`` of a map (Munkhoeva et al. Sec. 2.3, Eq. (5); negative for sr33 with
+small radii) does not change either fitted predictor, whatever its sign: the SVM dual's
+constraint sum_i alpha_i y_i = 0 cancels c 11^T (``svm_precomputed`` adds it anyway, as
+the paper's code did), and ridge's unpenalised intercept centres it away (H (K + c
+11^T) H = H K H), so ``linear`` ignores c.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -72,8 +48,8 @@ class Fitted:
 
 
 class Learner:
-    """Base class: parameters in ``__init__``; :meth:`fit` on explicit features,
-    :meth:`fit_exact` on the exact kernel (the ceiling of the same model)."""
+    """Base class: parameters in ``__init__`` (``chunk_rows``: test rows predicted at
+    once); :meth:`fit` on explicit features, :meth:`fit_exact` on the exact kernel."""
 
     #: registry id
     name: ClassVar[str] = ""
@@ -91,6 +67,16 @@ class Learner:
     def fit_exact(self, kernel: KernelFn, X: np.ndarray, y: np.ndarray, task: str) -> Fitted:
         """Fit on the exact kernel k(X, X); the predictor takes test inputs."""
         raise NotImplementedError
+
+    def _fitted(self, predict: Callable[[np.ndarray], np.ndarray], info: dict) -> Fitted:
+        """``predict`` applied ``chunk_rows`` test rows at a time (bounds the Gram block)."""
+
+        def in_chunks(rows: np.ndarray) -> np.ndarray:
+            n = self.chunk_rows
+            parts = [predict(rows[i : i + n]) for i in range(0, len(rows), n)]
+            return np.concatenate(parts) if parts else np.empty(0)
+
+        return Fitted(in_chunks, info)
 
 
 #: Learners by id; each plug-in module registers its own (:mod:`kernelbench.plugins`).
@@ -127,6 +113,19 @@ def make_learner(name: str, **params: Any) -> Learner:
     return cls(**params)
 
 
+def check_grid(name: str, values: Any) -> tuple[float, ...]:
+    """A non-empty grid of positive finite numbers (a number is a grid of one)."""
+    try:
+        grid = tuple(float(v) for v in ([values] if isinstance(values, numbers.Real) else values))
+    except (TypeError, ValueError):
+        grid = ()
+    if not grid or not all(math.isfinite(v) and v > 0 for v in grid):
+        raise KernelbenchError(
+            f"{name} must be positive numbers (a non-empty list), got {values!r}"
+        )
+    return grid
+
+
 def rel_error(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     """||y_hat - y||_2 / ||y||_2, the regression error of Yang et al. 2014, Tables 1-2."""
     y = np.asarray(y_true, dtype=np.float64).ravel()
@@ -148,14 +147,6 @@ def score(metric: str, y_true: np.ndarray, y_pred: np.ndarray) -> float:
     raise choices_error("metric", metric, ("accuracy", "r2", "rel_error"))
 
 
-def predict_in_chunks(
-    predict: Callable[[np.ndarray], np.ndarray], rows: np.ndarray, chunk_rows: int
-) -> np.ndarray:
-    """``predict`` applied to ``chunk_rows`` rows at a time (bounds the test Gram block)."""
-    parts = [predict(rows[i : i + chunk_rows]) for i in range(0, len(rows), chunk_rows)]
-    return np.concatenate(parts) if parts else np.empty(0)
-
-
 __all__ = [
     "LEARNERS",
     "LOWER_IS_BETTER",
@@ -164,9 +155,9 @@ __all__ = [
     "Fitted",
     "KernelFn",
     "Learner",
+    "check_grid",
     "check_task",
     "make_learner",
-    "predict_in_chunks",
     "rel_error",
     "score",
 ]

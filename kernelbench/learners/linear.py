@@ -1,32 +1,16 @@
 """``linear``: ridge on the explicit features, penalty by leave-one-out cross-validation.
 
-How random features are used in practice: a linear model on z(x). Here it is ridge
-regression with an unpenalised intercept,
+Ridge with an unpenalised intercept, min_{w, b} ||Y - Z w - 1 b||^2 + alpha ||w||^2, on
+y (regression) or on +-1 one-vs-rest targets with the arg-max rule (scikit-learn's
+RidgeClassifier; binary: the sign of one column); on the exact kernel, kernel ridge
+with an intercept. alpha is the best of ``alphas`` by exact leave-one-out CV (Golub,
+Heath and Wahba 1979; RidgeCV with ``cv=None``): with lambda, U the nonzero
+eigenpairs of Z_c Z_c^T (or of H K H), the hat matrix is S = 11^T/N + U diag(lambda /
+(lambda + alpha)) U^T and the LOO prediction of row i (yhat_i - S_ii y_i) / (1 - S_ii),
+scored by the task's metric; ties go to the largest alpha. Deterministic.
 
-    min_{w, b}  ||Y - Z w - 1 b||^2 + alpha ||w||^2,
-
-on the targets y (regression) or on +-1 one-vs-rest targets with the arg-max rule
-(classification: scikit-learn's RidgeClassifier; binary: the sign of one column).
-The same model on the exact kernel is kernel ridge regression with an intercept,
-so the exact-kernel ceiling is that model with its infinite feature space.
-
-The penalty alpha is chosen from ``alphas`` by exact leave-one-out cross-validation
-(LOO; Golub, Heath and Wahba 1979; scikit-learn's RidgeCV with ``cv=None``). With
-the centred features Z_c = Z - 1 mean(Z), the hat matrix is
-S = 11^T/N + U diag(lambda/(lambda + alpha)) U^T, where lambda, U are the nonzero
-eigenvalues and eigenvectors of Z_c Z_c^T (or of the centred kernel H K H), and the
-LOO prediction of row i is (yhat_i - S_ii y_i) / (1 - S_ii): one eigendecomposition
-scores every alpha, with no random folds (deterministic whatever the seed). The
-LOO score is the task's test metric (accuracy or R^2); ties go to the largest alpha.
-
-The f(0) term ``constant_`` of a map is absorbed by the intercept: centring removes
-c 11^T from the Gram matrix, so the model is the kernel ridge model on K_hat for any
-c (see :mod:`kernelbench.learners`).
-
-Cost and memory: features with D columns <= N rows use the D x D matrix Z_c^T Z_c
-(O(N D^2) time, O(N D) memory); wider features and the exact kernel use the N x N
-centred Gram matrix (O(N^3) time, 2-3 N x N float64 arrays). Float32 features are
-fitted in float64.
+Cost: D <= N columns use the D x D matrix Z_c^T Z_c (O(N D^2)); wider features and
+the exact kernel the N x N centred Gram matrix (O(N^3), 2-3 N x N float64 arrays).
 """
 
 from __future__ import annotations
@@ -38,15 +22,7 @@ from typing import Any
 import numpy as np
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.learners import (
-    LEARNERS,
-    Fitted,
-    KernelFn,
-    Learner,
-    check_task,
-    predict_in_chunks,
-    score,
-)
+from kernelbench.learners import LEARNERS, Fitted, KernelFn, Learner, check_grid, check_task, score
 from kernelbench.validation import check_int
 
 #: The default penalty grid: features are scaled so that z(x).z(x) ~ k(x, x) <= O(1).
@@ -137,18 +113,17 @@ class LinearRidge(Learner):
     summary = "ridge / ridge classifier on z(X) with an intercept, alpha by leave-one-out CV"
 
     def __init__(self, alphas: Sequence[float] = DEFAULT_ALPHAS, chunk_rows: int = 2048) -> None:
-        alphas = [float(a) for a in (alphas if isinstance(alphas, Sequence) else [alphas])]
-        if not alphas or not all(np.isfinite(a) and a > 0 for a in alphas):
-            raise KernelbenchError(f"alphas must be positive numbers, got {alphas!r}")
-        self.alphas = tuple(alphas)
+        self.alphas = check_grid("alphas", alphas)
         self.chunk_rows = check_int("chunk_rows", chunk_rows, 1)
 
     def params(self) -> dict[str, Any]:
         return {"alphas": list(self.alphas)}
 
-    def _select(self, spec: Spectrum, targets: Targets, task: str) -> tuple[float, np.ndarray]:
+    def _select(self, spec: Spectrum, targets: Targets, task: str) -> tuple[float, dict]:
+        """(alpha, the info of the fit): the LOO choice."""
         scores = loo_scores(spec, targets, self.alphas, check_task(task))
-        return pick_alpha(scores, self.alphas), scores
+        alpha = pick_alpha(scores, self.alphas)
+        return alpha, {"alpha": alpha, "loo_score": float(np.max(scores))}
 
     def fit(self, Z: np.ndarray, y: np.ndarray, task: str, constant: float = 0.0) -> Fitted:
         """Ridge on Z (``constant`` is absorbed by the intercept, so it is not used)."""
@@ -162,13 +137,13 @@ class LinearRidge(Learner):
             lam, V = _eigh(Zc.T @ Zc)
             spec = Spectrum.of(lam, V)
             spec = Spectrum(spec.lam, (Zc @ spec.U) / np.sqrt(spec.lam))
-            alpha, scores = self._select(spec, targets, task)
+            alpha, info = self._select(spec, targets, task)
             lam_all = np.clip(lam, 0.0, None)
             W = V @ ((V.T @ (Zc.T @ Yc)) / (lam_all + alpha)[:, None])
         else:
             lam, U = _eigh(Zc @ Zc.T)
             spec = Spectrum.of(lam, U)
-            alpha, scores = self._select(spec, targets, task)
+            alpha, info = self._select(spec, targets, task)
             W = Zc.T @ (spec.U @ ((spec.U.T @ Yc) / (spec.lam + alpha)[:, None]))
         y_mean = targets.Y.mean(axis=0)
 
@@ -176,10 +151,7 @@ class LinearRidge(Learner):
             dec = (np.asarray(rows, dtype=np.float64) - z_mean) @ W + y_mean
             return targets.decode(dec)
 
-        return Fitted(
-            lambda rows: predict_in_chunks(predict, rows, self.chunk_rows),
-            {"alpha": alpha, "loo_score": float(np.max(scores))},
-        )
+        return self._fitted(predict, info)
 
     def fit_exact(self, kernel: KernelFn, X: np.ndarray, y: np.ndarray, task: str) -> Fitted:
         """Kernel ridge with an intercept on k(X, X) (the centred N x N kernel)."""
@@ -194,7 +166,7 @@ class LinearRidge(Learner):
         del K
         spec = Spectrum.of(lam, U)
         del U
-        alpha, scores = self._select(spec, targets, task)
+        alpha, info = self._select(spec, targets, task)
         y_mean = targets.Y.mean(axis=0)
         A = spec.U @ ((spec.U.T @ (targets.Y - y_mean)) / (spec.lam + alpha)[:, None])
         a_sum = A.sum(axis=0)
@@ -205,7 +177,4 @@ class LinearRidge(Learner):
             dec = Kt @ A - k_mean_A - (Kt.mean(axis=1) - grand)[:, None] * a_sum + y_mean
             return targets.decode(dec)
 
-        return Fitted(
-            lambda rows: predict_in_chunks(predict, rows, self.chunk_rows),
-            {"alpha": alpha, "loo_score": float(np.max(scores))},
-        )
+        return self._fitted(predict, info)

@@ -1,29 +1,19 @@
 """Kernel ridge regression on explicit random features, by chunked normal equations.
 
-Liu et al. 2020, Eq. (7)-(8): beta = (Z^T Z + n lambda I)^{-1} Z^T y, predictions
-f(x) = z(x)^T beta, a classifier by sign(f) on labels +-1 (Sec. 5, Table 3).
-:class:`ChunkedRidge` never holds the n x s feature matrix: it streams the rows in
-chunks of ``chunk_rows`` through the feature map and accumulates Z^T Z (BLAS syrk,
-upper triangle) and Z^T y per cross-validation fold, so its memory is
-O(k s^2 + chunk s) for k folds and s features ((k + 2) s^2 doubles of accumulators
-and solves, plus one chunk of features).
+Liu et al. 2020, Eq. (7)-(8): beta = (Z^T Z + n lambda I)^{-1} Z^T y, f(x) = z(x)^T beta,
+a classifier by sign(f) on labels +-1 (Sec. 5, Table 3). :class:`ChunkedRidge` streams
+the rows in ``chunk_rows`` chunks through the feature map and accumulates Z^T Z (syrk,
+upper triangle) and Z^T y per fold: memory O(k s^2 + chunk s) for k folds, s features.
 
-lambda is chosen by k-fold cross-validation over a grid (accuracy of the sign on
-the held-out fold, pooled over the folds; on ties the later grid value wins, as in
-the ``>=`` of the public code of Liu et al.). The folds are a permutation of the
-rows drawn from ``random_state``, so the choice is deterministic under the seed.
-The held-out predictions need a second pass over the training rows (the folds'
-solutions are known only after the first).
-
-Readings of the paper left open (Liu et al. 2020 vs their public code) are
-parameters: ``lambda_times_n`` (n lambda as in Eq. (8), or lambda alone as in the
-code) and ``center`` (fit y - mean(y) and add the mean back, as the code does).
+lambda is chosen by k-fold CV over a grid (accuracy of the sign, pooled over the folds;
+ties to the later value, the public code's ``>=``), the folds a permutation drawn from
+``random_state``; the held-out predictions take a second pass over the rows. Readings
+left open by the paper are parameters: ``lambda_times_n`` (n lambda as in Eq. (8), or
+lambda as in the code) and ``center`` (fit y - mean(y), as the code does).
 """
 
 from __future__ import annotations
 
-import math
-import numbers
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -33,6 +23,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features.lev_rff import gram_upper, symmetrize_upper
+from kernelbench.learners import check_grid
 from kernelbench.validation import check_int, check_random_state
 
 #: Rows turned into features at once (memory O(chunk_rows * s)).
@@ -47,15 +38,7 @@ def _identity(X: np.ndarray) -> np.ndarray:
 
 def check_lambdas(lambdas: Any) -> tuple[float, ...]:
     """A non-empty grid of positive finite lambdas."""
-    if isinstance(lambdas, numbers.Real):
-        lambdas = [lambdas]
-    try:
-        vals = tuple(float(v) for v in lambdas)
-    except (TypeError, ValueError):
-        raise KernelbenchError(f"lambdas must be a list of numbers > 0, got {lambdas!r}") from None
-    if not vals or not all(math.isfinite(v) and v > 0 for v in vals):
-        raise KernelbenchError(f"lambdas must be a non-empty list of numbers > 0, got {lambdas!r}")
-    return vals
+    return check_grid("lambdas", lambdas)
 
 
 def sign_labels(pred: np.ndarray) -> np.ndarray:
@@ -64,13 +47,12 @@ def sign_labels(pred: np.ndarray) -> np.ndarray:
 
 
 class ChunkedRidge:
-    """Ridge regression on features streamed in row chunks (see the module docstring).
+    """Ridge regression on features streamed in row chunks (module docstring).
 
-    ``fit(X, y, transform)``: ``transform`` maps a chunk of rows of X to its features
-    (default: X are the features). Attributes after fit: ``lambda_`` (chosen),
-    ``coef_`` (s), ``intercept_`` (mean of y if ``center``, else 0), ``cv_accuracy_``
-    (per grid value; empty without CV), ``n_features_`` (s), ``accumulator_bytes_``
-    (bytes of the Z^T Z accumulators), ``transform_seconds_`` (time spent in the
+    ``fit(X, y, transform)``: ``transform`` maps rows of X to features (default: none).
+    Attributes after fit: ``lambda_``, ``coef_`` (s), ``intercept_`` (mean of y if
+    ``center``, else 0), ``cv_accuracy_`` (per grid value; empty without CV),
+    ``n_features_``, ``accumulator_bytes_`` (of Z^T Z), ``transform_seconds_`` (in the
     first pass's ``transform``) and ``solve_seconds_``.
     """
 
@@ -90,7 +72,6 @@ class ChunkedRidge:
         self.chunk_rows = chunk_rows
         self.random_state = random_state
 
-    # -- the normal equations ------------------------------------------------------
     def _penalty(self, lam: float, n_rows: int) -> float:
         return lam * n_rows if self.lambda_times_n else lam
 
@@ -202,7 +183,6 @@ class ChunkedRidge:
                     correct += (sign_labels(pred) == yy[rows][:, None]).sum(axis=0)
         return correct / len(y)
 
-    # -- prediction ----------------------------------------------------------------
     def decision_function(self, X: Any, transform: Transform | None = None) -> np.ndarray:
         """f(x) = z(x)^T beta + intercept, computed in row chunks."""
         transform = transform or _identity

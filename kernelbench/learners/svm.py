@@ -1,14 +1,9 @@
 """``svm_precomputed``: an SVM on the approximate kernel (Munkhoeva et al. 2018, Sec. 4.3).
 
-The paper's Fig. 2 learner: scikit-learn's SVC (classification) or SVR (regression)
-with ``kernel="precomputed"`` and default parameters (C = 1), trained on
-
-    K_hat = z(X) z(X)^T + constant_
-
-and evaluated on the test block z(X_test) z(X)^T + constant_. The constant does not
-change the model (see :mod:`kernelbench.learners`); it is added as the paper's code
-did. Memory: the N x N training Gram matrix (libsvm needs it whole: 8 N^2 bytes,
-0.8 GB for LETTER's 10000 rows) plus a ``chunk_rows`` x N test block.
+Fig. 2's learner: scikit-learn's SVC / SVR, ``kernel="precomputed"``, default C = 1,
+on K_hat = z(X) z(X)^T + constant_ (the constant changes nothing, :mod:`kernelbench.
+learners`; added as the paper's code did). Memory: the N x N training Gram matrix
+(8 N^2 bytes: 0.8 GB for LETTER's 10000 rows) plus a ``chunk_rows`` x N test block.
 """
 
 from __future__ import annotations
@@ -18,14 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelbench.learners import (
-    LEARNERS,
-    Fitted,
-    KernelFn,
-    Learner,
-    check_task,
-    predict_in_chunks,
-)
+from kernelbench.learners import LEARNERS, Fitted, KernelFn, Learner, check_task
 from kernelbench.validation import check_int
 
 
@@ -55,11 +43,8 @@ class SVMPrecomputed(Learner):
     ) -> Fitted:
         model = self._model(task).fit(K, y)
         del K
-
-        def predict(rows: np.ndarray) -> np.ndarray:
-            return predict_in_chunks(lambda r: model.predict(cross(r)), rows, self.chunk_rows)
-
-        return Fitted(predict, {"n_support": float(len(model.support_))})
+        info = {"n_support": float(len(model.support_))}
+        return self._fitted(lambda r: model.predict(cross(r)), info)
 
     def fit(self, Z: np.ndarray, y: np.ndarray, task: str, constant: float = 0.0) -> Fitted:
         Z = np.asarray(Z)
