@@ -24,14 +24,10 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     r = t[t["metric"] == "ratio"]
     out = []
     orf = r[r["method_label"] == "orf"].copy()
-    orf["exact"] = [
-        orf_variance_ratio_exact(z, int(d), int(D))
-        for z, d, D in zip(orf["z"], orf["d"], orf["D"], strict=True)
-    ]
-    orf["eq3"] = [
-        orf_variance_ratio(z, int(d), int(D))
-        for z, d, D in zip(orf["z"], orf["d"], orf["D"], strict=True)
-    ]
+    for col, ratio in (("exact", orf_variance_ratio_exact), ("eq3", orf_variance_ratio)):
+        orf[col] = [
+            ratio(z, int(d), int(D)) for z, d, D in zip(orf["z"], orf["d"], orf["D"], strict=True)
+        ]
     orf["dev"] = (orf["mean"] - orf["exact"]) / orf["sem"]
     # 1. ORF's ratio is below 1 everywhere (within noise: never 4 sem above 1)
     above = orf[(orf["mean"] - 1.0) / orf["sem"] > 4]

@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.drawing import (
-    DATASET_NAMES,
-    KERNEL_NAMES,
+    dataset_name,
     dataset_order,
+    kernel_name,
     kernel_rank,
     label_rank,
     method_style,
@@ -47,9 +47,9 @@ def kernel_dash(kernel: str) -> tuple[str, str]:
 def label(column: str, value: object) -> str:
     """A facet value as a reader knows it (LETTER, Gaussian, ...)."""
     if column == "dataset":
-        return DATASET_NAMES.get(str(value), str(value))
+        return dataset_name(value)
     if column == "kernel":
-        return KERNEL_NAMES.get(str(value), str(value))
+        return kernel_name(str(value))
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return f"{column} {value}"
@@ -154,7 +154,7 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
         key = key if isinstance(key, tuple) else (key,)
         parts = [label(c, v) for c, v in zip(facets, key, strict=True)]
         kernels = sorted(g["kernel"].dropna().unique(), key=kernel_rank) if "kernel" in g else []
-        kernel = ["kernel " + ", ".join(KERNEL_NAMES.get(k, k) for k in kernels)] if kernels else []
+        kernel = ["kernel " + ", ".join(kernel_name(k) for k in kernels)] if kernels else []
         settings = " · ".join(
             [*parts, *kernel, _runs_text(g[spec.runs]) if spec.runs in g else "runs ?"]
         )
@@ -195,7 +195,7 @@ def _json_num(v: float) -> float | None:
 
 
 def _trace_name(s: Series, kernels: list[str]) -> str:
-    return f"{s.method} · {KERNEL_NAMES.get(s.kernel, s.kernel)}" if len(kernels) > 1 else s.method
+    return f"{s.method} · {kernel_name(s.kernel)}" if len(kernels) > 1 else s.method
 
 
 def plotly_figure(fig: FigureData) -> dict:
@@ -273,7 +273,7 @@ def plotly_figure(fig: FigureData) -> dict:
     if len(kernels) > 1:
         styles = {"solid": "solid", "dash": "dashed", "dot": "dotted", "dashdot": "dash-dot"}
         note = (
-            ", ".join(f"{styles[kernel_dash(k)[0]]} {KERNEL_NAMES.get(k, k)}" for k in kernels)
+            ", ".join(f"{styles[kernel_dash(k)[0]]} {kernel_name(k)}" for k in kernels)
             + "; "
             + note
         )

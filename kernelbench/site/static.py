@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from kernelbench.drawing import KERNEL_NAMES
+from kernelbench.drawing import kernel_name
 from kernelbench.site.figures import FigureData, kernel_dash, method_color
 
 
@@ -51,7 +51,7 @@ def draw(fig: FigureData, out_dir: Path, formats: tuple[str, ...] = ("png", "pdf
     # the kernels' line styles and the paper's marker, in grey, after the methods
     if len(kernels) > 1:
         for k in kernels:
-            ax.plot([], [], color="0.4", ls=kernel_dash(k)[1], label=KERNEL_NAMES.get(k, k))
+            ax.plot([], [], color="0.4", ls=kernel_dash(k)[1], label=kernel_name(k))
     if has_paper:
         ax.plot([], [], color="0.4", ls="none", marker="x", label="the paper's value")
     if fig.logx:
