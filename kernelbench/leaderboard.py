@@ -1,13 +1,5 @@
-"""The leaderboard: where a method stands against every published method, grid by grid
-(docs/leaderboard.md).
-
-``kernelbench run experiment=leaderboard method=NAME`` runs NAME on the grids of
-``configs/experiment/leaderboard.yaml`` (``parts``); the published methods' cells come
-from the committed baselines. Per grid, each method's score is the geometric mean of its
-error ratio to rff over the cells, exp(mean_c log(e_c / e_rff,c)), with the 95%
-t-interval over cells (descriptive: cells of one dataset are not independent), beside
-the Friedman-style average rank.
-"""
+"""The leaderboard: where a method stands against every published method, grid by grid,
+by its geometric mean error ratio to rff and its average rank (docs/leaderboard.md)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""``kernelbench report --html DIR``: the results site, static and self-contained.
-
-One page per report section (the same :class:`~kernelbench.report.common.Section` as
-REPRODUCTION.md), one per experiment of a ``--results`` runs folder, a leaderboard and an
-index. Figures are Plotly JSON (``assets/plotly.min.js`` written into DIR: no CDN) with
-a PNG fallback and a PDF; :func:`results_page` builds a page from any results DataFrame.
-"""
+"""``kernelbench report --html DIR``: a page per report section, per experiment of a
+``--results`` runs folder, a leaderboard and an index; Plotly figures (no CDN) with a PNG
+fallback and a PDF. :func:`results_page` builds a page from any results DataFrame."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""The statistics of ``verify`` (docs/verification.md): per cell
-
-    z = (ours - paper) / sqrt(s_ours^2 / R + s_paper^2 / R_paper + 2 tau^2),
-
-tau the measured sample-to-sample standard deviation of a cell's mean; a cell reproduces
-when |z| <= z_crit, the Sidak-corrected two-sided Student t quantile at the
-Welch-Satterthwaite df, family-wise rate alpha. Also :func:`pooled_bias` (a systematic
-ratio per family: the cell keys but n) and :func:`compare_baseline` (drift from our
-baseline).
-"""
+"""The statistics of ``verify`` (docs/verification.md): the z-test per cell against the
+paper, :func:`pooled_bias` per family and :func:`compare_baseline` (drift from ours)."""
 
 from __future__ import annotations
 
