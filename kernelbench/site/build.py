@@ -34,6 +34,15 @@ from kernelbench.site.static import draw, draw_all
 TEMPLATES = Path(__file__).with_name("templates")
 #: The committed baselines (one definition: kernelbench.leaderboard.default_baseline_dir).
 BASELINE_DIR = default_baseline_dir()
+#: The navigation's short name of each report section.
+SHORT = {
+    "fig1": "Fig. 1",
+    "fig2": "Fig. 2",
+    "fig3": "Fig. 3",
+    "liu2020": "Liu 2020",
+    "yu2016": "Yu 2016",
+    "yang2014": "Yang 2014",
+}
 #: Verdict -> CSS class of its table cell.
 VERDICT_CLASS = (
     ("reproduced", "v-ok"),
@@ -87,21 +96,12 @@ def make_table(key: str, df: pd.DataFrame) -> Table:
     return Table(key, [str(c) for c in df.columns], rows)
 
 
-def claims_table(key: str, claims: Sequence[Claim]) -> Table:
-    rows = [(c.text, c.verdict, c.evidence) for c in claims]
-    return make_table(key, pd.DataFrame(rows, columns=["claim", "verdict", "measured"]))
-
-
-def _markdown():
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark", {"html": True}).enable("table")
-
-
 def body_html(section: Section, out: Path) -> str:
     """The section's body as HTML: its Markdown as in REPRODUCTION.md, each
     :class:`Claim` in a box coloured by its verdict; images copied under ``img/``."""
-    md = _markdown()
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
     parts, chunk = [], []
 
     def flush() -> None:
@@ -229,7 +229,9 @@ def results_page(
         if section.cells is not None:
             page.verdicts = make_table("verdict-table", section.cells)
         if section.claims:
-            page.claims = claims_table("claim-table", section.claims)
+            rows = [(c.text, c.verdict, c.evidence) for c in section.claims]
+            claims = pd.DataFrame(rows, columns=["claim", "verdict", "measured"])
+            page.claims = make_table("claim-table", claims)
         page.body = body_html(section, out)
         m = section.summary
         if m.cells:
@@ -341,7 +343,7 @@ def build_site(
         for i, (p, df) in enumerate(runs)
         for exp in sorted(df["experiment"].unique())
     ]
-    nav = [(s.key, _short(s.key, s.title)) for s in sections] + run_pages
+    nav = [(s.key, SHORT.get(s.key, s.title)) for s in sections] + run_pages
     nav.append((LEADERBOARD, "Leaderboard"))
     for s in sections:
         tables, paths = [], []
@@ -444,18 +446,6 @@ def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = N
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         list(pool.map(draw_all, chunks))
-
-
-def _short(key: str, title: str) -> str:
-    names = {
-        "fig1": "Fig. 1",
-        "fig2": "Fig. 2",
-        "fig3": "Fig. 3",
-        "liu2020": "Liu 2020",
-        "yu2016": "Yu 2016",
-        "yang2014": "Yang 2014",
-    }
-    return names.get(key, title)
 
 
 def _runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:

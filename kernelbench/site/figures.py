@@ -124,11 +124,6 @@ def _runs_text(runs: pd.Series) -> str:
     return f"runs {vals[0]}" if len(vals) == 1 else f"runs {vals[0]}-{vals[-1]}"
 
 
-def method_order(methods: Sequence[str]) -> list[str]:
-    """The papers' methods in ``kernelbench plot``'s order, then the others by name."""
-    return sorted(methods, key=label_rank)
-
-
 def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[FigureData]:
     """The figures of ``df`` (a results table: one row per cell) under ``spec``."""
     for col, val in spec.where:
@@ -169,7 +164,7 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
         )
         kern = g["kernel"] if "kernel" in g else pd.Series("", index=g.index)
         g = g.assign(_kernel=kern.fillna("").astype(str))
-        for method in method_order(list(g["method_label"].unique())):
+        for method in sorted(g["method_label"].unique(), key=label_rank):
             for kernel in sorted(
                 g.loc[g["method_label"] == method, "_kernel"].unique(), key=kernel_rank
             ):
@@ -336,7 +331,7 @@ def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD
     keys = [
         c for c in ratios.columns if c not in ("method_label", "ratio", "ratio_low", "ratio_high")
     ]
-    for method in method_order(list(ratios["method_label"].unique())):
+    for method in sorted(ratios["method_label"].unique(), key=label_rank):
         r = ratios[ratios["method_label"] == method]
         cells = zip(
             r[keys].itertuples(index=False),
