@@ -189,10 +189,6 @@ def _json_num(v: float) -> float | None:
     return None if v is None or not math.isfinite(v) else v
 
 
-def _trace_name(s: Series, kernels: list[str]) -> str:
-    return f"{s.method} · {kernel_name(s.kernel)}" if len(kernels) > 1 else s.method
-
-
 def plotly_figure(fig: FigureData) -> dict:
     """The Plotly JSON of a figure: hover gives the value, its interval, the paper's value
     and the runs; every trace carries ``meta`` {method, kernel} for the page's toggles."""
@@ -202,7 +198,7 @@ def plotly_figure(fig: FigureData) -> dict:
     for s in fig.series:
         color = method_color(s.method)
         dash = kernel_dash(s.kernel)[0]
-        name = _trace_name(s, kernels)
+        name = f"{s.method} · {kernel_name(s.kernel)}" if len(kernels) > 1 else s.method
         paper = [_json_num(v) for v in s.paper]
         custom = [
             [_json_num(lo), _json_num(hi), _json_num(r), "–" if p is None else f"{p:.4g}"]
