@@ -90,8 +90,6 @@ def compare_reference(
 ) -> pd.DataFrame:
     """Per our cell: the matched paper cell (paper_*), ratio, tau, se_diff, z, df
     (Welch-Satterthwaite) and known (the matching rules' reasons, '' if none)."""
-    ref = ref.copy()
-    ref["n"] = ref["n"].astype(float)
     ref_idx = {_key(r, keys, "method"): r for r in ref.to_dict("records")}
     rows = []
     for cell in ours.to_dict("records"):
@@ -146,8 +144,6 @@ def compare_baseline(
       means (s_o^2/R + s_b^2/B). The se is floored at BLAS_SPREAD |base|
       (:func:`kernelbench.stats.se_floor`).
     """
-    base = base.copy()
-    base["n"] = base["n"].astype(float)
     idx = {_key(b, keys): b for b in base.to_dict("records")}
     rows = []
     for cell in ours.to_dict("records"):
