@@ -16,11 +16,7 @@ from kernelbench.verify.compare import CELL
 
 def per_cell(frames: dict[int, pd.DataFrame], metric: str) -> pd.DataFrame:
     """One row per cell: the seeds' means and the unbiased tau^2 estimate."""
-    aggs = []
-    for seed, df in frames.items():
-        a = aggregate(df, CELL, metric)
-        a["seed"] = seed
-        aggs.append(a)
+    aggs = [aggregate(df, CELL, metric).assign(seed=seed) for seed, df in frames.items()]
     allm = pd.concat(aggs, ignore_index=True)
     rows = []
     for key, g in allm.groupby(CELL, sort=True):
