@@ -18,8 +18,11 @@ import pandas as pd
 
 from kernelbench.drawing import kernel_name
 from kernelbench.errors import KernelbenchError
-from kernelbench.leaderboard import default_baseline_dir
+from kernelbench.leaderboard import default_baseline_dir, grid_table, grids, rank_grid
+from kernelbench.plot_command import experiment_protocol, split_variants
 from kernelbench.report.common import ROOT, SECTIONS, Claim, Section, first_file, load_sections, rel
+from kernelbench.reporting import get_reporting
+from kernelbench.results import _cpu_model, _git_commit, read_results, shard_files
 from kernelbench.site.figures import (
     FigureData,
     FigureSpec,
@@ -30,6 +33,7 @@ from kernelbench.site.figures import (
 )
 from kernelbench.site.pages import PAGES
 from kernelbench.site.static import draw, draw_all
+from kernelbench.stats import aggregate
 
 TEMPLATES = Path(__file__).with_name("templates")
 #: The committed baselines (one definition: kernelbench.leaderboard.default_baseline_dir).
@@ -277,8 +281,6 @@ def environment() -> list[tuple[str, str]]:
 
     from threadpoolctl import threadpool_info
 
-    from kernelbench.results import _cpu_model, _git_commit
-
     rows = [("python", platform.python_version())]
     for pkg in (
         "kernelbench",
@@ -391,8 +393,6 @@ def _leaderboard_page(
     """The leaderboard page: every grid's standings (the baselines plus the
     ``experiment=leaderboard`` cells of the first runs folder with shards), its errors and
     every cell; None without the committed tables."""
-    from kernelbench.leaderboard import grid_table, grids, rank_grid
-
     found = next((p for p in runs if p.is_dir() and any(p.rglob("*.parquet"))), None)
     tables, standings = [], []
     for g in grids():
@@ -451,11 +451,6 @@ def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = N
 def _runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:
     """Per cell of every experiment under a runs folder: its headline metric over runs
     (None without shards)."""
-    from kernelbench.plot_command import experiment_protocol, split_variants
-    from kernelbench.reporting import get_reporting
-    from kernelbench.results import read_results, shard_files
-    from kernelbench.stats import aggregate
-
     if not shard_files(path):
         return None
     df = read_results(path)

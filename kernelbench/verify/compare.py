@@ -11,7 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kernelbench.drawing import dataset_order, kernel_rank, label_rank
 from kernelbench.errors import KernelbenchError
+from kernelbench.reference import load_reference
+from kernelbench.reporting import get_reporting
 from kernelbench.stats import (
     pooled_z,
     same_draws_tolerance,
@@ -318,9 +321,6 @@ def verify_table(
     """The whole comparison of aggregated results against the reference in the
     protocol's reading (:meth:`kernelbench.reporting.Reporting.reference_cells`), pooled
     per family, and optionally against our baseline."""
-    from kernelbench.reference import load_reference
-    from kernelbench.reporting import get_reporting
-
     rep = get_reporting(cfg.protocol)
     keys = list(rep.cell_keys)
     if ref is None:
@@ -338,8 +338,6 @@ def verify_table(
 
 def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
     """Rows in the figures' order: datasets by d, kernels, methods, the other keys."""
-    from kernelbench.drawing import dataset_order, kernel_rank, label_rank
-
     if t.empty:
         return t
     order = {ds: i for i, ds in enumerate(dataset_order(t))} if "d" in t else {}
