@@ -5,16 +5,20 @@ fallback and a PDF. :func:`results_page` builds a page from any results DataFram
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import platform
 import shutil
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_info
 
 from kernelbench.drawing import kernel_name
 from kernelbench.errors import KernelbenchError
@@ -277,10 +281,6 @@ def write_assets(out: Path) -> None:
 
 def environment() -> list[tuple[str, str]]:
     """Package versions, the BLAS kernel numpy runs (threadpoolctl) and the machine."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from threadpoolctl import threadpool_info
-
     rows = [("python", platform.python_version())]
     for pkg in (
         "kernelbench",
@@ -439,9 +439,6 @@ def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = N
         for fig, where in jobs:
             draw(fig, where)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     chunks = [list(jobs[k::workers]) for k in range(workers)]
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
