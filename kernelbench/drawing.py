@@ -1,9 +1,5 @@
-"""Drawing helpers shared by the protocols' figures: fixed styles and display names (a
-method looks the same in every figure), :func:`summarise` (mean, std, sem, 95%
-t-interval per cell), :func:`draw_panels` (a grid of panels, one line per method with
-its band, optional reference and horizontal lines), :func:`save_figure`,
-:func:`write_table` and :func:`markdown_table`.
-"""
+"""Drawing helpers shared by the protocols' figures and tables: fixed styles and display
+names (a method looks the same in every figure), per-cell summaries, panels, tables."""
 
 from __future__ import annotations
 

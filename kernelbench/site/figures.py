@@ -1,8 +1,5 @@
-"""The site's figures as data: a results table becomes figures (one per facet value),
-each a set of series (one per method and kernel) with its intervals, runs and the
-paper's values; drawn with Plotly (:func:`plotly_figure`) and matplotlib
-(:mod:`kernelbench.site.static`). Every ``method_label`` of a table is a series.
-"""
+"""The site's figures as data: one per facet value of a results table, a series per
+method and kernel; drawn with Plotly (:func:`plotly_figure`) and :mod:`.static`."""
 
 from __future__ import annotations
 

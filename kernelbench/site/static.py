@@ -1,7 +1,5 @@
-"""The static versions of a site figure, drawn with matplotlib from the same
-:class:`~kernelbench.site.figures.FigureData` as the interactive one: a PNG (the page's
-fallback where JavaScript is off) and a PDF (the download), each with its legend and its
-settings (facet, kernels, runs) written on it."""
+"""A site figure drawn with matplotlib: the PNG (the page's fallback without JavaScript)
+and the PDF (the download), with its legend and settings written on it."""
 
 from __future__ import annotations
 
