@@ -179,17 +179,13 @@ def part_overrides(args: list[str]) -> tuple[str | None, list[str]]:
     return name, rest
 
 
-def _methods(args: list[str]) -> list[str]:
-    return [a.split("=", 1)[1] for a in args if a.split("=", 1)[0] == "method"]
-
-
 def part_args(args: list[str]) -> list[list[str]] | None:
     """One ``kernelbench run`` argument list per grid of the leaderboard experiment
     named in ``args``, or None when it names none."""
     name, rest = part_overrides(args)
     if name is None:
         return None
-    methods = _methods(rest)
+    methods = [a.split("=", 1)[1] for a in rest if a.startswith("method=")]
     if len(methods) != 1 or "," in methods[0]:
         raise KernelbenchError(
             f"experiment={name} ranks one method: add method=NAME (kernelbench list)"
