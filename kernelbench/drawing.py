@@ -1,9 +1,5 @@
-"""Drawing helpers shared by the protocols' figures: fixed styles and display names (a
-method looks the same in every figure), :func:`summarise` (mean, std, sem, 95%
-t-interval per cell), :func:`draw_panels` (a grid of panels, one line per method with
-its band, optional reference and horizontal lines), :func:`save_figure`,
-:func:`write_table` and :func:`markdown_table`.
-"""
+"""Drawing helpers shared by the protocols' figures and tables: fixed styles and display
+names (a method looks the same in every figure), per-cell summaries, panels, tables."""
 
 from __future__ import annotations
 
@@ -382,20 +378,14 @@ def draw_panels(
                 _integer_ticks(ax, xvals, MaxNLocator)
             ax.grid(True, which="major", alpha=0.3)
 
-    legend_handles: list[Line2D] = []
-    legend_labels: list[str] = []
-    for lab in labels:
-        if str(lab) in handles:
-            legend_handles.append(handles[str(lab)])
-            legend_labels.append(legend_label(str(lab), paper[lab]))
-    for name, h in ref_handles.items():
-        legend_handles.append(h)
-        legend_labels.append(f"{reference_name}: {name}")
-    for name, h in hline_handles.items():
-        legend_handles.append(h)
-        legend_labels.append(name)
-    ncol = max(1, min(len(legend_handles), 2 * len(cols) + 1))
-    fig.legend(legend_handles, legend_labels, loc="outside lower center", ncol=ncol, fontsize=9)
+    legend = [
+        (handles[str(x)], legend_label(str(x), paper[x])) for x in labels if str(x) in handles
+    ]
+    legend += [(h, f"{reference_name}: {name}") for name, h in ref_handles.items()]
+    legend += [(h, name) for name, h in hline_handles.items()]
+    hs, names = [h for h, _ in legend], [n for _, n in legend]
+    ncol = max(1, min(len(hs), 2 * len(cols) + 1))
+    fig.legend(hs, names, loc="outside lower center", ncol=ncol, fontsize=9)
     if any(note.endswith(CLIPPED) for note in notes):
         caption = f"{caption}; {CLIPPED}: a mean far below the axis" if caption else CLIPPED
     if caption:

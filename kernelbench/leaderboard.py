@@ -1,13 +1,5 @@
-"""The leaderboard: where a method stands against every published method, grid by grid
-(docs/leaderboard.md).
-
-``kernelbench run experiment=leaderboard method=NAME`` runs NAME on the grids of
-``configs/experiment/leaderboard.yaml`` (``parts``); the published methods' cells come
-from the committed baselines. Per grid, each method's score is the geometric mean of its
-error ratio to rff over the cells, exp(mean_c log(e_c / e_rff,c)), with the 95%
-t-interval over cells (descriptive: cells of one dataset are not independent), beside
-the Friedman-style average rank.
-"""
+"""The leaderboard: where a method stands against every published method, grid by grid,
+by its geometric mean error ratio to rff and its average rank (docs/leaderboard.md)."""
 
 from __future__ import annotations
 
@@ -187,17 +179,13 @@ def part_overrides(args: list[str]) -> tuple[str | None, list[str]]:
     return name, rest
 
 
-def _methods(args: list[str]) -> list[str]:
-    return [a.split("=", 1)[1] for a in args if a.split("=", 1)[0] == "method"]
-
-
 def part_args(args: list[str]) -> list[list[str]] | None:
     """One ``kernelbench run`` argument list per grid of the leaderboard experiment
     named in ``args``, or None when it names none."""
     name, rest = part_overrides(args)
     if name is None:
         return None
-    methods = _methods(rest)
+    methods = [a.split("=", 1)[1] for a in rest if a.startswith("method=")]
     if len(methods) != 1 or "," in methods[0]:
         raise KernelbenchError(
             f"experiment={name} ranks one method: add method=NAME (kernelbench list)"

@@ -96,8 +96,6 @@ def make_plots(
     if figure is not None and figure not in figures:
         raise choices_error("figure", figure, figures)
     df = read_results(results_dir, experiment)
-    if "experiment" not in df.columns:  # pragma: no cover - shards always have it
-        df["experiment"] = "results"
     out_root = Path(out) if out is not None else default_out(results_dir)
     report = PlotReport()
     drawn = 0

@@ -7,6 +7,7 @@ cell-by-cell verdicts a table (:attr:`Section.cells`).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,8 +105,6 @@ SECTIONS = ("fig1", "fig2", "fig3", "liu2020", "yu2016", "yang2014")
 
 def load_sections(only: list[str] | None = None) -> list[Section]:
     """The sections of :data:`SECTIONS` (or of ``only``) that build, in report order."""
-    import importlib
-
     sections = []
     for name in SECTIONS:
         if only and name not in only:

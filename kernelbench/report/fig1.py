@@ -9,7 +9,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES, markdown_lines
+from kernelbench.drawing import (
+    DATASET_NAMES,
+    KERNEL_NAMES,
+    dataset_name,
+    kernel_name,
+    markdown_lines,
+)
 from kernelbench.reference import load_reference
 from kernelbench.report.common import (
     BASE,
@@ -67,8 +73,8 @@ def cells_markdown(df: pd.DataFrame) -> str:
     """The appendix table of every paper cell."""
     rows = [
         [
-            DATASET_NAMES.get(r.dataset, r.dataset),
-            KERNEL_NAMES.get(r.kernel, r.kernel),
+            dataset_name(r.dataset),
+            kernel_name(r.kernel),
             r.paper,
             f"`{r.ours}`" if r.ours else "",
             str(int(r.n)),
@@ -104,8 +110,8 @@ def findings(t: pd.DataFrame, cfg, pooled: pd.DataFrame | None = None) -> list[s
             ["dataset", "kernel", "true ORF / tall-QR (min–max over n)"],
             (
                 [
-                    DATASET_NAMES.get(r.dataset, r.dataset),
-                    KERNEL_NAMES.get(r.kernel, r.kernel),
+                    dataset_name(r.dataset),
+                    kernel_name(r.kernel),
                     f"{r.min:.2f}–{r.max:.2f}",
                 ]
                 for r in orf.itertuples()
@@ -146,8 +152,7 @@ def findings(t: pd.DataFrame, cfg, pooled: pd.DataFrame | None = None) -> list[s
         q = q[q["dataset"] != "usps"] if (q["dataset"] != "usps").any() else q
         q = ordered(q, ["dataset", "kernel"], ORDERS)
         parts = [
-            f"{DATASET_NAMES.get(r.dataset, r.dataset)} {KERNEL_NAMES.get(r.kernel, r.kernel)} "
-            f"{r.min:.2f}–{r.max:.2f}"
+            f"{dataset_name(r.dataset)} {kernel_name(r.kernel)} {r.min:.2f}–{r.max:.2f}"
             for r in q.itertuples()
         ]
         out.append(
@@ -162,7 +167,7 @@ def findings(t: pd.DataFrame, cfg, pooled: pd.DataFrame | None = None) -> list[s
     if not usps.empty:
         u = usps.groupby("kernel")["ratio"].agg(["min", "max"])
         parts = [
-            f"{KERNEL_NAMES.get(k, k)} {r['min']:.2f}–{r['max']:.2f}"
+            f"{kernel_name(k)} {r['min']:.2f}–{r['max']:.2f}"
             for k, r in u.reindex([k for k in K_ORDER if k in u.index]).iterrows()
         ]
         out.append(
@@ -254,8 +259,7 @@ def sr33_rotation_finding(path: Path) -> str | None:
             bits.append(text)
         d = int(ref[ref.dataset == ds]["d"].iloc[0])
         parts.append(
-            f"{DATASET_NAMES.get(ds, ds)} (d = {d}) {KERNEL_NAMES.get(kern, kern)}, n = {n}: "
-            + ", ".join(bits)
+            f"{dataset_name(ds)} (d = {d}) {kernel_name(kern)}, n = {n}: " + ", ".join(bits)
         )
     seeds = df.groupby(["dataset", "kernel", "n", "variant"])["seed"].nunique().min()
     runs = int(df["runs"].min())
@@ -298,8 +302,7 @@ def _leukemia_pooled(pooled: pd.DataFrame | None) -> str:
     if lk.empty:
         return ""
     parts = "; ".join(
-        f"{KERNEL_NAMES.get(r.kernel, r.kernel)} mean ratio {r.ratio:.2f}, z {r.z:+.2f} "
-        f"(z_crit {r.z_crit:.2f})"
+        f"{kernel_name(r.kernel)} mean ratio {r.ratio:.2f}, z {r.z:+.2f} (z_crit {r.z_crit:.2f})"
         for r in lk.itertuples()
     )
     if (lk["verdict"] == DEVIATES).any():
@@ -413,8 +416,8 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
                 ["dataset", "kernel", "tau / mean", "cells", "seeds", "runs"],
                 (
                     [
-                        DATASET_NAMES.get(r.dataset, r.dataset),
-                        KERNEL_NAMES.get(r.kernel, r.kernel),
+                        dataset_name(r.dataset),
+                        kernel_name(r.kernel),
                         f"{r.cv:.3f}",
                         r.cells,
                         r.seeds,
@@ -468,7 +471,7 @@ def pooled_body(pooled: pd.DataFrame) -> list[str]:
         + (
             f"**{len(dev)} families deviate:** "
             + "; ".join(
-                f"{DATASET_NAMES.get(r.dataset, r.dataset)} {KERNEL_NAMES.get(r.kernel, r.kernel)}"
+                f"{dataset_name(r.dataset)} {kernel_name(r.kernel)}"
                 f" `{r.method_label}` (ratio {r.ratio:.3f}, z {r.z:+.2f})"
                 for r in dev.itertuples()
             )
@@ -505,7 +508,7 @@ def per_dataset_table(cells: pd.DataFrame) -> str:
         v = per_cell.loc[per_cell["dataset"] == ds, "verdict"]
         row = np.array([len(v), *counts(v)])
         total += row
-        rows.append([DATASET_NAMES.get(ds, ds), *row])
+        rows.append([dataset_name(ds), *row])
     rows.append(["**all**", *(f"**{x}**" for x in total)])
     cols = ["dataset", "paper cells", "reproduced", "known deviations", "deviate", "not run"]
     return "\n".join(markdown_lines(cols, rows)) + "\n"

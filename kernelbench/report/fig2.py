@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES, markdown_lines
+from kernelbench.drawing import dataset_name, kernel_name, markdown_lines
 from kernelbench.report.common import BASE, Claim, Section, Summary, fmt, ordered, paras, rel
+from kernelbench.report.fig1 import K_ORDER, M_ORDER
 from kernelbench.stats import sidak_z, welch_df
 
 BASELINE = BASE / "fig2_baseline.csv"
@@ -33,8 +34,6 @@ B = "sr33"
 PAPER_LEARNER = "svm_precomputed"
 CELL = ["learner", "dataset", "kernel", "n"]
 DS_ORDER = ["powerplant", "letter", "usps", "mnist"]
-K_ORDER = ["rbf", "arccos0", "arccos1"]
-M_ORDER = ["rff", "orf_tallqr", "orf", "sorf", "qmc", "gq", "sr33"]
 #: How a claim is written in the Markdown: a bold verdict line, then its evidence.
 PARAGRAPH = "**{text}: {verdict}.** {evidence}"
 
@@ -192,8 +191,8 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
         *paras(
             "The paper gives Fig. 2 as a figure only, with two claims (Sec. 4.3). Ours: "
             f"`{rel(ours_path)}` ({len(ours)} cells: learner(s) {', '.join(learners)}; "
-            f"{', '.join(DATASET_NAMES.get(d, d) for d in datasets)}; kernels "
-            f"{', '.join(KERNEL_NAMES.get(k, k) for k in K_ORDER if k in set(ours['kernel']))}; "
+            f"{', '.join(dataset_name(d) for d in datasets)}; kernels "
+            f"{', '.join(kernel_name(k) for k in K_ORDER if k in set(ours['kernel']))}; "
             f"methods {', '.join(methods)}; n in {{{n_list}}}; "
             f"runs per cell {'/'.join(map(str, runs))}), made by "
             "`kernelbench run -m experiment=fig2_reduced` and "
@@ -232,14 +231,12 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
             ]
     worse = v["table"][v["table"]["verdict"] == "worse"]
     by_kernel = ", ".join(
-        f"{KERNEL_NAMES.get(k, k)} {int((worse['kernel'] == k).sum())} of "
+        f"{kernel_name(k)} {int((worse['kernel'] == k).sum())} of "
         f"{int((v['table']['kernel'] == k).sum())}"
         for k in K_ORDER
         if k in set(v["table"]["kernel"])
     )
-    worse_kernels = ", ".join(
-        f"all {KERNEL_NAMES.get(k, k)}" for k in K_ORDER if k in set(worse["kernel"])
-    )
+    worse_kernels = ", ".join(f"all {kernel_name(k)}" for k in K_ORDER if k in set(worse["kernel"]))
     doc += [
         "### What the numbers say beyond the claims",
         "",
@@ -264,8 +261,8 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
     rows = [
         [
             r.learner,
-            DATASET_NAMES.get(r.dataset, r.dataset),
-            KERNEL_NAMES.get(r.kernel, r.kernel),
+            dataset_name(r.dataset),
+            kernel_name(r.kernel),
             int(r.n),
             fmt(r.B),
             r.best_other,

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES, markdown_lines
+from kernelbench.drawing import DATASET_NAMES, dataset_name, markdown_lines
 from kernelbench.reference import load_reference
 from kernelbench.report import common
 from kernelbench.report.common import BASE, Section, Summary, fmt, ordered, pooled_lines
@@ -79,7 +79,7 @@ def md(df: pd.DataFrame, cols: list[tuple[str, str]]) -> str:
         for _, key in cols:
             v = r.get(key, "")
             if key == "dataset":
-                v = DATASET_NAMES.get(v, v)
+                v = dataset_name(v)
             elif key in ("ratio",):
                 v = fmt(v, ".3f")
             elif key == "z":
@@ -176,7 +176,7 @@ def pooled_body(code: pd.DataFrame, text: pd.DataFrame | None) -> list[str]:
         if top is not None:
             text_ += (
                 f"; the largest |z| of a row that must reproduce is {abs(top['z']):.2f} "
-                f"({DATASET_NAMES.get(top['dataset'], top['dataset'])} `{top['method_label']}`, "
+                f"({dataset_name(top['dataset'])} `{top['method_label']}`, "
                 f"mean ratio {top['ratio']:.3f}, z_crit {top['z_crit']:.2f})"
             )
         out += [text_ + ".", "", pooled_lines(pooled, DATASET_NAMES)[1]]

@@ -58,29 +58,20 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     below Sobol', in every (dataset, n) cell of the relative spectral error."""
     m = t[t["metric"] == "spec"].set_index(["dataset", "n", "method_label"])["mean"]
     cells = sorted({(ds, n) for ds, n, _ in m.index})
+    sobol = 'is below Sobol\' ("Digital Net, Lattice and Halton yield much lower error"):'
+    checks = [
+        (a, "rff", f"{name} beats MC (Fig. 2):", "(dataset, n) cells below MC")
+        for a, name in QMC.items()
+    ]
+    checks += [
+        (a, "qmc_sobol", f"{QMC[a]} {sobol}", "cells")
+        for a in ["qmc_halton_rr2", "qmc_lattice", "qmc_digital_net"]
+    ]
     out = []
-
-    def below(a: str, b: str) -> tuple[int, int, str]:
-        return common.ratio_check(m, cells, a, b, lambda r: r < 1, "n")
-
-    for lab, name in QMC.items():
-        hold, total, fails = below(lab, "rff")
-        ev = f"{hold} of {total} (dataset, n) cells below MC (error ratio {lab}/rff){fails}"
-        out.append(
-            claim(lines, total > 0 and hold == total, f"{name} beats MC (Fig. 2):", ev + ".")
-        )
-    for lab in ["qmc_halton_rr2", "qmc_lattice", "qmc_digital_net"]:
-        hold, total, fails = below(lab, "qmc_sobol")
-        ev = f"{hold} of {total} cells (error ratio {lab}/qmc_sobol){fails}"
-        out.append(
-            claim(
-                lines,
-                total > 0 and hold == total,
-                f"{QMC[lab]} is below Sobol' (\"Digital Net, Lattice and Halton yield much "
-                'lower error"):',
-                ev + ".",
-            )
-        )
+    for a, b, text, what in checks:
+        hold, total, fails = common.ratio_check(m, cells, a, b, lambda r: r < 1, "n")
+        ev = f"{hold} of {total} {what} (error ratio {a}/{b}){fails}."
+        out.append(claim(lines, total > 0 and hold == total, text, ev))
     return out
 
 

@@ -24,14 +24,10 @@ def fig2_claims(t: pd.DataFrame, lines: list[str]) -> list[bool]:
     r = t[t["metric"] == "ratio"]
     out = []
     orf = r[r["method_label"] == "orf"].copy()
-    orf["exact"] = [
-        orf_variance_ratio_exact(z, int(d), int(D))
-        for z, d, D in zip(orf["z"], orf["d"], orf["D"], strict=True)
-    ]
-    orf["eq3"] = [
-        orf_variance_ratio(z, int(d), int(D))
-        for z, d, D in zip(orf["z"], orf["d"], orf["D"], strict=True)
-    ]
+    for col, ratio in (("exact", orf_variance_ratio_exact), ("eq3", orf_variance_ratio)):
+        orf[col] = [
+            ratio(z, int(d), int(D)) for z, d, D in zip(orf["z"], orf["d"], orf["D"], strict=True)
+        ]
     orf["dev"] = (orf["mean"] - orf["exact"]) / orf["sem"]
     # 1. ORF's ratio is below 1 everywhere (within noise: never 4 sem above 1)
     above = orf[(orf["mean"] - 1.0) / orf["sem"] > 4]
@@ -162,28 +158,17 @@ def best_qmc_claim(t: pd.DataFrame, lines: list[str]) -> bool:
     )
 
 
-def qmc_table(t: pd.DataFrame) -> list[str]:
+def mse_table(t: pd.DataFrame, methods: list[str], datasets: list[str] | None = None) -> list[str]:
+    """Mean MSE per (dataset, D/d) of those of ``methods`` present (of ``datasets``)."""
     m = t[t["metric"] == "mse"].pivot_table(
         index=["dataset", "n"], columns="method_label", values="mean"
     )
-    cols = [c for c in ["qmc_digital_net", *QMC_OTHERS, "qmc"] if c in m.columns]
-    rows = ([ds, f"{n:g}", *(fmt(row[c], ".3g") for c in cols)] for (ds, n), row in m.iterrows())
-    return markdown_lines(["dataset", "D/d", *cols], rows)
-
-
-def mse_table(t: pd.DataFrame) -> list[str]:
-    m = t[t["metric"] == "mse"]
-    wide = m.pivot_table(index=["dataset", "n"], columns="method_label", values="mean")
-    cols = [
-        c
-        for c in ["rff", "orf", "sorf", "sorf_hd2", "sorf_hd1", "qmc_digital_net"]
-        if c in wide.columns
-    ]
-    rows = [
+    cols = [c for c in methods if c in m.columns]
+    rows = (
         [ds, f"{n:g}", *(fmt(row[c], ".3g") for c in cols)]
-        for (ds, n), row in wide.iterrows()
-        if ds in DATASETS
-    ]
+        for (ds, n), row in m.iterrows()
+        if datasets is None or ds in datasets
+    )
     return markdown_lines(["dataset", "D/d", *cols], rows)
 
 
@@ -241,7 +226,7 @@ def build() -> Section | None:
             + ("20 runs" if fq.stem == "yu2016_fig4_qmc" else "LETTER and USPS only, 10 runs")
             + "). MSE per cell:",
             "",
-            *qmc_table(tq),
+            *mse_table(tq, ["qmc_digital_net", *QMC_OTHERS, "qmc"]),
         ]
     now = claims[net_before + 2 : net_before + 5]
     changes = common.verdict_changes("ordering", now, PREVIOUS_NET)
@@ -273,7 +258,7 @@ def build() -> Section | None:
         "",
         "Mean MSE per cell:",
         "",
-        *mse_table(t4),
+        *mse_table(t4, ["rff", "orf", "sorf", "sorf_hd2", "sorf_hd1", "qmc_digital_net"], DATASETS),
         "",
     ]
     n_hold = sum(claims)

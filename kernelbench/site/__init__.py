@@ -1,9 +1,5 @@
-"""The results site (``kernelbench report --html DIR``): static, self-contained pages of
-the reproduction (figures, verdicts, claims, every cell) built from results folders.
-
-:func:`kernelbench.site.build.build_site` builds it; :func:`kernelbench.site.build.
-results_page` builds one page from a results DataFrame.
-"""
+"""The results site (``kernelbench report --html DIR``, docs/site.md): static,
+self-contained pages built by :func:`kernelbench.site.build.build_site`."""
 
 from __future__ import annotations
 

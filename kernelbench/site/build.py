@@ -1,29 +1,32 @@
-"""``kernelbench report --html DIR``: the results site, static and self-contained.
-
-One page per report section (the same :class:`~kernelbench.report.common.Section` as
-REPRODUCTION.md), one per experiment of a ``--results`` runs folder, a leaderboard and an
-index. Figures are Plotly JSON (``assets/plotly.min.js`` written into DIR: no CDN) with
-a PNG fallback and a PDF; :func:`results_page` builds a page from any results DataFrame.
-"""
+"""``kernelbench report --html DIR``: a page per report section, per experiment of a
+``--results`` runs folder, a leaderboard and an index; Plotly figures (no CDN) with a PNG
+fallback and a PDF. :func:`results_page` builds a page from any results DataFrame."""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import platform
 import shutil
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_info
 
 from kernelbench.drawing import kernel_name
 from kernelbench.errors import KernelbenchError
-from kernelbench.leaderboard import default_baseline_dir
+from kernelbench.leaderboard import default_baseline_dir, grid_table, grids, rank_grid
+from kernelbench.plot_command import experiment_protocol, split_variants
 from kernelbench.report.common import ROOT, SECTIONS, Claim, Section, first_file, load_sections, rel
+from kernelbench.reporting import get_reporting
+from kernelbench.results import _cpu_model, _git_commit, read_results, shard_files
 from kernelbench.site.figures import (
     FigureData,
     FigureSpec,
@@ -34,10 +37,20 @@ from kernelbench.site.figures import (
 )
 from kernelbench.site.pages import PAGES
 from kernelbench.site.static import draw, draw_all
+from kernelbench.stats import aggregate
 
 TEMPLATES = Path(__file__).with_name("templates")
 #: The committed baselines (one definition: kernelbench.leaderboard.default_baseline_dir).
 BASELINE_DIR = default_baseline_dir()
+#: The navigation's short name of each report section.
+SHORT = {
+    "fig1": "Fig. 1",
+    "fig2": "Fig. 2",
+    "fig3": "Fig. 3",
+    "liu2020": "Liu 2020",
+    "yu2016": "Yu 2016",
+    "yang2014": "Yang 2014",
+}
 #: Verdict -> CSS class of its table cell.
 VERDICT_CLASS = (
     ("reproduced", "v-ok"),
@@ -91,21 +104,12 @@ def make_table(key: str, df: pd.DataFrame) -> Table:
     return Table(key, [str(c) for c in df.columns], rows)
 
 
-def claims_table(key: str, claims: Sequence[Claim]) -> Table:
-    rows = [(c.text, c.verdict, c.evidence) for c in claims]
-    return make_table(key, pd.DataFrame(rows, columns=["claim", "verdict", "measured"]))
-
-
-def _markdown():
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark", {"html": True}).enable("table")
-
-
 def body_html(section: Section, out: Path) -> str:
     """The section's body as HTML: its Markdown as in REPRODUCTION.md, each
     :class:`Claim` in a box coloured by its verdict; images copied under ``img/``."""
-    md = _markdown()
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": True}).enable("table")
     parts, chunk = [], []
 
     def flush() -> None:
@@ -233,7 +237,9 @@ def results_page(
         if section.cells is not None:
             page.verdicts = make_table("verdict-table", section.cells)
         if section.claims:
-            page.claims = claims_table("claim-table", section.claims)
+            rows = [(c.text, c.verdict, c.evidence) for c in section.claims]
+            claims = pd.DataFrame(rows, columns=["claim", "verdict", "measured"])
+            page.claims = make_table("claim-table", claims)
         page.body = body_html(section, out)
         m = section.summary
         if m.cells:
@@ -275,12 +281,6 @@ def write_assets(out: Path) -> None:
 
 def environment() -> list[tuple[str, str]]:
     """Package versions, the BLAS kernel numpy runs (threadpoolctl) and the machine."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from threadpoolctl import threadpool_info
-
-    from kernelbench.results import _cpu_model, _git_commit
-
     rows = [("python", platform.python_version())]
     for pkg in (
         "kernelbench",
@@ -345,7 +345,7 @@ def build_site(
         for i, (p, df) in enumerate(runs)
         for exp in sorted(df["experiment"].unique())
     ]
-    nav = [(s.key, _short(s.key, s.title)) for s in sections] + run_pages
+    nav = [(s.key, SHORT.get(s.key, s.title)) for s in sections] + run_pages
     nav.append((LEADERBOARD, "Leaderboard"))
     for s in sections:
         tables, paths = [], []
@@ -393,8 +393,6 @@ def _leaderboard_page(
     """The leaderboard page: every grid's standings (the baselines plus the
     ``experiment=leaderboard`` cells of the first runs folder with shards), its errors and
     every cell; None without the committed tables."""
-    from kernelbench.leaderboard import grid_table, grids, rank_grid
-
     found = next((p for p in runs if p.is_dir() and any(p.rglob("*.parquet"))), None)
     tables, standings = [], []
     for g in grids():
@@ -441,35 +439,15 @@ def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = N
         for fig, where in jobs:
             draw(fig, where)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     chunks = [list(jobs[k::workers]) for k in range(workers)]
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         list(pool.map(draw_all, chunks))
 
 
-def _short(key: str, title: str) -> str:
-    names = {
-        "fig1": "Fig. 1",
-        "fig2": "Fig. 2",
-        "fig3": "Fig. 3",
-        "liu2020": "Liu 2020",
-        "yu2016": "Yu 2016",
-        "yang2014": "Yang 2014",
-    }
-    return names.get(key, title)
-
-
 def _runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:
     """Per cell of every experiment under a runs folder: its headline metric over runs
     (None without shards)."""
-    from kernelbench.plot_command import experiment_protocol, split_variants
-    from kernelbench.reporting import get_reporting
-    from kernelbench.results import read_results, shard_files
-    from kernelbench.stats import aggregate
-
     if not shard_files(path):
         return None
     df = read_results(path)

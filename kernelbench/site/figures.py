@@ -1,8 +1,5 @@
-"""The site's figures as data: a results table becomes figures (one per facet value),
-each a set of series (one per method and kernel) with its intervals, runs and the
-paper's values; drawn with Plotly (:func:`plotly_figure`) and matplotlib
-(:mod:`kernelbench.site.static`). Every ``method_label`` of a table is a series.
-"""
+"""The site's figures as data: one per facet value of a results table, a series per
+method and kernel; drawn with Plotly (:func:`plotly_figure`) and :mod:`.static`."""
 
 from __future__ import annotations
 
@@ -14,9 +11,9 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.drawing import (
-    DATASET_NAMES,
-    KERNEL_NAMES,
+    dataset_name,
     dataset_order,
+    kernel_name,
     kernel_rank,
     label_rank,
     method_style,
@@ -47,9 +44,9 @@ def kernel_dash(kernel: str) -> tuple[str, str]:
 def label(column: str, value: object) -> str:
     """A facet value as a reader knows it (LETTER, Gaussian, ...)."""
     if column == "dataset":
-        return DATASET_NAMES.get(str(value), str(value))
+        return dataset_name(value)
     if column == "kernel":
-        return KERNEL_NAMES.get(str(value), str(value))
+        return kernel_name(str(value))
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return f"{column} {value}"
@@ -124,11 +121,6 @@ def _runs_text(runs: pd.Series) -> str:
     return f"runs {vals[0]}" if len(vals) == 1 else f"runs {vals[0]}-{vals[-1]}"
 
 
-def method_order(methods: Sequence[str]) -> list[str]:
-    """The papers' methods in ``kernelbench plot``'s order, then the others by name."""
-    return sorted(methods, key=label_rank)
-
-
 def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[FigureData]:
     """The figures of ``df`` (a results table: one row per cell) under ``spec``."""
     for col, val in spec.where:
@@ -154,7 +146,7 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
         key = key if isinstance(key, tuple) else (key,)
         parts = [label(c, v) for c, v in zip(facets, key, strict=True)]
         kernels = sorted(g["kernel"].dropna().unique(), key=kernel_rank) if "kernel" in g else []
-        kernel = ["kernel " + ", ".join(KERNEL_NAMES.get(k, k) for k in kernels)] if kernels else []
+        kernel = ["kernel " + ", ".join(kernel_name(k) for k in kernels)] if kernels else []
         settings = " · ".join(
             [*parts, *kernel, _runs_text(g[spec.runs]) if spec.runs in g else "runs ?"]
         )
@@ -169,7 +161,7 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
         )
         kern = g["kernel"] if "kernel" in g else pd.Series("", index=g.index)
         g = g.assign(_kernel=kern.fillna("").astype(str))
-        for method in method_order(list(g["method_label"].unique())):
+        for method in sorted(g["method_label"].unique(), key=label_rank):
             for kernel in sorted(
                 g.loc[g["method_label"] == method, "_kernel"].unique(), key=kernel_rank
             ):
@@ -194,10 +186,6 @@ def _json_num(v: float) -> float | None:
     return None if v is None or not math.isfinite(v) else v
 
 
-def _trace_name(s: Series, kernels: list[str]) -> str:
-    return f"{s.method} · {KERNEL_NAMES.get(s.kernel, s.kernel)}" if len(kernels) > 1 else s.method
-
-
 def plotly_figure(fig: FigureData) -> dict:
     """The Plotly JSON of a figure: hover gives the value, its interval, the paper's value
     and the runs; every trace carries ``meta`` {method, kernel} for the page's toggles."""
@@ -207,7 +195,7 @@ def plotly_figure(fig: FigureData) -> dict:
     for s in fig.series:
         color = method_color(s.method)
         dash = kernel_dash(s.kernel)[0]
-        name = _trace_name(s, kernels)
+        name = f"{s.method} · {kernel_name(s.kernel)}" if len(kernels) > 1 else s.method
         paper = [_json_num(v) for v in s.paper]
         custom = [
             [_json_num(lo), _json_num(hi), _json_num(r), "–" if p is None else f"{p:.4g}"]
@@ -273,7 +261,7 @@ def plotly_figure(fig: FigureData) -> dict:
     if len(kernels) > 1:
         styles = {"solid": "solid", "dash": "dashed", "dot": "dotted", "dashdot": "dash-dot"}
         note = (
-            ", ".join(f"{styles[kernel_dash(k)[0]]} {KERNEL_NAMES.get(k, k)}" for k in kernels)
+            ", ".join(f"{styles[kernel_dash(k)[0]]} {kernel_name(k)}" for k in kernels)
             + "; "
             + note
         )
@@ -336,7 +324,7 @@ def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD
     keys = [
         c for c in ratios.columns if c not in ("method_label", "ratio", "ratio_low", "ratio_high")
     ]
-    for method in method_order(list(ratios["method_label"].unique())):
+    for method in sorted(ratios["method_label"].unique(), key=label_rank):
         r = ratios[ratios["method_label"] == method]
         cells = zip(
             r[keys].itertuples(index=False),

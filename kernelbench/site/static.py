@@ -1,14 +1,12 @@
-"""The static versions of a site figure, drawn with matplotlib from the same
-:class:`~kernelbench.site.figures.FigureData` as the interactive one: a PNG (the page's
-fallback where JavaScript is off) and a PDF (the download), each with its legend and its
-settings (facet, kernels, runs) written on it."""
+"""A site figure drawn with matplotlib: the PNG (the page's fallback without JavaScript)
+and the PDF (the download), with its legend and settings written on it."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from kernelbench.drawing import KERNEL_NAMES
+from kernelbench.drawing import kernel_name
 from kernelbench.site.figures import FigureData, kernel_dash, method_color
 
 
@@ -51,7 +49,7 @@ def draw(fig: FigureData, out_dir: Path, formats: tuple[str, ...] = ("png", "pdf
     # the kernels' line styles and the paper's marker, in grey, after the methods
     if len(kernels) > 1:
         for k in kernels:
-            ax.plot([], [], color="0.4", ls=kernel_dash(k)[1], label=KERNEL_NAMES.get(k, k))
+            ax.plot([], [], color="0.4", ls=kernel_dash(k)[1], label=kernel_name(k))
     if has_paper:
         ax.plot([], [], color="0.4", ls="none", marker="x", label="the paper's value")
     if fig.logx:

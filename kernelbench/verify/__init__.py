@@ -1,9 +1,5 @@
 """``kernelbench verify``: does kernelbench reproduce a paper's numbers, cell by cell?
-
-:mod:`.config` (what "reproduced" means, ``configs/verify/<name>.yaml``), :mod:`.grid`
-(the cells of a grid, run), :mod:`.compare` (the statistics and verdicts), :mod:`.report`
-(the printed table and its files), :mod:`.command` (the click command).
-"""
+:mod:`.config`, :mod:`.grid`, :mod:`.compare` (statistics), :mod:`.report`, :mod:`.command`."""
 
 from __future__ import annotations
 

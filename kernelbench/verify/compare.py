@@ -1,13 +1,5 @@
-"""The statistics of ``verify`` (docs/verification.md): per cell
-
-    z = (ours - paper) / sqrt(s_ours^2 / R + s_paper^2 / R_paper + 2 tau^2),
-
-tau the measured sample-to-sample standard deviation of a cell's mean; a cell reproduces
-when |z| <= z_crit, the Sidak-corrected two-sided Student t quantile at the
-Welch-Satterthwaite df, family-wise rate alpha. Also :func:`pooled_bias` (a systematic
-ratio per family: the cell keys but n) and :func:`compare_baseline` (drift from our
-baseline).
-"""
+"""The statistics of ``verify`` (docs/verification.md): the z-test per cell against the
+paper, :func:`pooled_bias` per family and :func:`compare_baseline` (drift from ours)."""
 
 from __future__ import annotations
 
@@ -19,7 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kernelbench.drawing import dataset_order, kernel_rank, label_rank
 from kernelbench.errors import KernelbenchError
+from kernelbench.reference import load_reference
+from kernelbench.reporting import get_reporting
 from kernelbench.stats import (
     pooled_z,
     same_draws_tolerance,
@@ -98,8 +93,6 @@ def compare_reference(
 ) -> pd.DataFrame:
     """Per our cell: the matched paper cell (paper_*), ratio, tau, se_diff, z, df
     (Welch-Satterthwaite) and known (the matching rules' reasons, '' if none)."""
-    ref = ref.copy()
-    ref["n"] = ref["n"].astype(float)
     ref_idx = {_key(r, keys, "method"): r for r in ref.to_dict("records")}
     rows = []
     for cell in ours.to_dict("records"):
@@ -145,17 +138,9 @@ def compare_reference(
 def compare_baseline(
     ours: pd.DataFrame, base: pd.DataFrame, keys: Sequence[str] = CELL
 ) -> pd.DataFrame:
-    """Per our cell: the baseline mean, ratio and drift test (column base_test).
-
-    * ``rtol`` (same seed and runs: the same draws up to floating point): agree when
-      |ours - base| <= SAME_DRAWS_RTOL |base| + SAME_DRAWS_ATOL; base_z is in units of it.
-    * ``z`` (other draws): the same seed shares the first k = min(R, B) runs, so
-      Var(ours - base) = s^2 (1/R + 1/B - 2k / (R B)); another seed gives independent
-      means (s_o^2/R + s_b^2/B). The se is floored at BLAS_SPREAD |base|
-      (:func:`kernelbench.stats.se_floor`).
-    """
-    base = base.copy()
-    base["n"] = base["n"].astype(float)
+    """Per our cell: the baseline mean, ratio and drift test (base_test): ``rtol`` for the
+    same draws (same seed and runs), else ``z`` with the shared runs of one seed
+    (docs/verification.md, the baseline check)."""
     idx = {_key(b, keys): b for b in base.to_dict("records")}
     rows = []
     for cell in ours.to_dict("records"):
@@ -203,15 +188,9 @@ def pooled_bias(
     keys: Sequence[str] = CELL,
     shared_runs: bool = False,
 ) -> pd.DataFrame:
-    """Per family (the cell keys but n): the pooled bias test.
-
-    r_i = (ours_i - paper_i) / paper_i over the family's cells; z = mean(r_i) over its
-    standard error (:func:`kernelbench.stats.pooled_z`): our run noise independent
-    across cells unless ``shared_runs`` (krr: run r shares a split), the paper's of
-    unknown correlation, the sample effect (2 cv^2) one offset. Pooled over the cells
-    that must reproduce; all-known families pooled and marked known; one-cell families
-    left out.
-    """
+    """Per family (the cell keys but n): z of the mean of (ours - paper) / paper over the
+    cells that must reproduce (:func:`kernelbench.stats.pooled_z`, docs/verification.md);
+    all-known families marked known, one-cell families left out."""
     fam = [k for k in keys if k != "n"]
     have = t[t["paper_mean"].notna()]
     rows = []
@@ -282,11 +261,7 @@ def judge(
     table: pd.DataFrame, alpha: float, baseline: bool, pooled: pd.DataFrame | None = None
 ) -> tuple[pd.DataFrame, float, int]:
     """Add verdict (and base_verdict) columns; return (table, per-test rate, family size).
-
-    The Sidak family: paper comparisons and pooled families that are not known
-    deviations, plus baseline z-tests (a same-draws comparison is a floating-point
-    tolerance and takes no share of alpha; its z_crit is 1).
-    """
+    The Sidak family: the gated paper comparisons and pooled families, the baseline z-tests."""
     t = table.copy()
     has_ref = t["paper_mean"].notna()
     gated = has_ref & (t["known"] == "")
@@ -330,9 +305,6 @@ def verify_table(
     """The whole comparison of aggregated results against the reference in the
     protocol's reading (:meth:`kernelbench.reporting.Reporting.reference_cells`), pooled
     per family, and optionally against our baseline."""
-    from kernelbench.reference import load_reference
-    from kernelbench.reporting import get_reporting
-
     rep = get_reporting(cfg.protocol)
     keys = list(rep.cell_keys)
     if ref is None:
@@ -350,8 +322,6 @@ def verify_table(
 
 def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
     """Rows in the figures' order: datasets by d, kernels, methods, the other keys."""
-    from kernelbench.drawing import dataset_order, kernel_rank, label_rank
-
     if t.empty:
         return t
     order = {ds: i for i, ds in enumerate(dataset_order(t))} if "d" in t else {}

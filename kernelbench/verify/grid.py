@@ -54,16 +54,13 @@ def run_cells(
 ) -> None:
     """Run (or resume) cells into ``output_dir``; shards are bit-identical for any
     ``jobs`` (per-run seeds, one BLAS thread)."""
-    total = len(cells)
     if jobs <= 1:
-        for i, cell in enumerate(cells):
-            line = _run_one(cell, str(output_dir))
-            if echo:
-                echo(f"[{i + 1}/{total}] {line}")
-        return
-    from joblib import Parallel, delayed
+        lines = (_run_one(c, str(output_dir)) for c in cells)
+    else:
+        from joblib import Parallel, delayed
 
-    par = Parallel(n_jobs=jobs, return_as="generator", batch_size=1)
-    for i, line in enumerate(par(delayed(_run_one)(c, str(output_dir)) for c in cells)):
+        par = Parallel(n_jobs=jobs, return_as="generator", batch_size=1)
+        lines = par(delayed(_run_one)(c, str(output_dir)) for c in cells)
+    for i, line in enumerate(lines):
         if echo:
-            echo(f"[{i + 1}/{total}] {line}")
+            echo(f"[{i + 1}/{len(cells)}] {line}")

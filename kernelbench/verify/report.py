@@ -53,10 +53,17 @@ def known_notes(verdicts: Iterable[str]) -> dict[str, int]:
     return notes
 
 
-def _short_verdict(v: str, notes: Mapping[str, int]) -> str:
-    if isinstance(v, str) and v.startswith(KNOWN + ": "):
-        return f"known [{notes[v[len(KNOWN) + 2 :]]}]"
-    return v
+def _verdicts(v: pd.Series, wide: bool, notes: Mapping[str, int] | None) -> Any:
+    """The verdict column; narrow: known deviations as ``known [i]`` (:func:`known_notes`)."""
+    if wide:
+        return v
+    notes = known_notes(v) if notes is None else notes
+    return [
+        f"known [{notes[x[len(KNOWN) + 2 :]]}]"
+        if isinstance(x, str) and x.startswith(KNOWN + ": ")
+        else x
+        for x in v
+    ]
 
 
 def display_frame(
@@ -83,11 +90,7 @@ def display_frame(
             cols["baseline (mean)"] = t["base_mean"].map(lambda x: _num(x, ".4g"))
         cols["z_base"] = t["base_z"].map(lambda x: _num(x, "+.2f"))
         cols["vs baseline"] = t["base_verdict"]
-    if wide:
-        cols["verdict"] = t["verdict"]  # last: the reasons of known deviations are long
-    else:
-        notes = known_notes(t["verdict"]) if notes is None else notes
-        cols["verdict"] = [_short_verdict(v, notes) for v in t["verdict"]]
+    cols["verdict"] = _verdicts(t["verdict"], wide, notes)  # last: the reasons are long
     return pd.DataFrame(cols)
 
 
@@ -103,11 +106,7 @@ def pooled_frame(
     cols["ratio range"] = [f"{_num(a, '.2f')}-{_num(b, '.2f')}" for a, b in ranges]
     cols["z"] = p["z"].map(lambda x: _num(x, "+.2f"))
     cols["z_crit"] = p["z_crit"].map(lambda x: _num(x, ".2f"))
-    if wide:
-        cols["verdict"] = p["verdict"]
-    else:
-        notes = known_notes(p["verdict"]) if notes is None else notes
-        cols["verdict"] = [_short_verdict(v, notes) for v in p["verdict"]]
+    cols["verdict"] = _verdicts(p["verdict"], wide, notes)
     return pd.DataFrame(cols)
 
 

@@ -1,11 +1,6 @@
-"""tau, how much a cell's mean moves between independent X, Y samples
-(docs/verification.md). Per cell over K data seeds (means m_k, variances s_k^2, R runs):
-
-    tau^2 = var_k(m_k) - mean_k(s_k^2 / R)        (unbiased, may be negative),
-
-pooled per (dataset, kernel) as tau^2 / mean^2 over cells: cv = sqrt(max(mean + se, 0))
-(an 84% upper bound). ``scripts/measure_sample_variation.py`` writes the table.
-"""
+"""tau, how much a cell's mean moves between independent X, Y samples, pooled per
+(dataset, kernel) as cv = tau / mean (docs/verification.md; the table is written by
+``scripts/measure_sample_variation.py``)."""
 
 from __future__ import annotations
 
@@ -21,11 +16,7 @@ from kernelbench.verify.compare import CELL
 
 def per_cell(frames: dict[int, pd.DataFrame], metric: str) -> pd.DataFrame:
     """One row per cell: the seeds' means and the unbiased tau^2 estimate."""
-    aggs = []
-    for seed, df in frames.items():
-        a = aggregate(df, CELL, metric)
-        a["seed"] = seed
-        aggs.append(a)
+    aggs = [aggregate(df, CELL, metric).assign(seed=seed) for seed, df in frames.items()]
     allm = pd.concat(aggs, ignore_index=True)
     rows = []
     for key, g in allm.groupby(CELL, sort=True):
