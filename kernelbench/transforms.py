@@ -345,11 +345,6 @@ def fwht_rows(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
-def hadamard(m: int) -> np.ndarray:
-    """The dense normalised m x m Walsh-Hadamard matrix (for tests and checks)."""
-    return fwht_rows(np.eye(m))
-
-
 # ----------------------------------------------------------------------- Butterfly
 @cache
 def butterfly_plan(d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

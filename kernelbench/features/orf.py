@@ -14,6 +14,7 @@ from kernelbench.features.base import (
     n_projections,
     sample_factor,
 )
+from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.transforms import (
     HOUSEHOLDER_PANEL,
     HouseholderProduct,
@@ -156,10 +157,8 @@ class ORF(RandomFeatureMap):
         return P, np.full(D, 1.0 / D), 0.0
 
     def _dense(self, d: int, D: int, gemm: bool = False) -> np.ndarray:
-        """The D x d matrix W of :meth:`_panels` (the same W up to rounding), formed once
-        from the reflectors: by ``dorgqr`` (``HouseholderProduct.reduced``), or with
-        ``gemm`` by the panels' GEMMs (``reduced_rows``; the r rows of a truncated
-        block, r < 2d/3, as Q^T e_i: 2 r d^2 flops instead of a whole block's)."""
+        """The D x d matrix W of :meth:`_panels` (up to rounding) by ``dorgqr``, or with
+        ``gemm`` by the panels' GEMMs (a truncated block's r < 2d/3 rows as Q^T e_i)."""
         if self.construction == "stacked":
             W = np.empty((D, d))
             for b, (Q, S) in enumerate(self.blocks_):
@@ -186,8 +185,7 @@ class ORF(RandomFeatureMap):
 
     def _project(self, X: np.ndarray) -> np.ndarray:
         if self.W_ is not None:  # formed in fit: one GEMM
-            W = self.W_ if X.dtype == np.float64 else self.W_.astype(X.dtype)
-            return X @ W.T
+            return DenseFeatureMap._project(self, X)
         return self._panels(X)
 
     def _panels(self, X: np.ndarray) -> np.ndarray:

@@ -33,6 +33,7 @@ import numpy as np
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import RandomFeatureMap, check_choice, check_int
+from kernelbench.kernels import get_kernel
 from kernelbench.transforms import Butterfly, haar_orthogonal, simplex_into
 
 ROTATIONS = ("butterfly", "haar")
@@ -73,8 +74,6 @@ class _SphericalRadial(RandomFeatureMap):
             )
 
     def _use_reflections(self) -> bool:
-        from kernelbench.kernels import get_kernel
-
         if self.reflections is None:
             return not get_kernel(self.kernel).even
         return bool(self.reflections)
@@ -96,11 +95,8 @@ class _SphericalRadial(RandomFeatureMap):
             return X @ rot.astype(X.dtype, copy=False)
         return np.matmul(X, rot.astype(X.dtype, copy=False), out=out)
 
-    def _radial_df(self, d: int) -> int:
-        return d + 2 if self._radial_degree == 3 else d
-
     def _draw_radii(self, rng: np.random.Generator, t: int, p: int, d: int) -> np.ndarray:
-        df = self._radial_df(d)
+        df = d + 2 if self._radial_degree == 3 else d
         if self.radius == "per_rule":
             return np.repeat(np.sqrt(rng.chisquare(df, size=(t, 1))), p, axis=1)
         return np.sqrt(rng.chisquare(df, size=(t, p)))
