@@ -26,7 +26,6 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import check_choice, check_int, check_real
 from kernelbench.features.rff import DenseFeatureMap
-from kernelbench.kernels import get_kernel
 
 SEQUENCES = ("halton", "sobol", "lattice", "digital_net", "adaptive")
 _HALTON = (("halton",), ("owen", "rr2", "none"))
@@ -330,10 +329,9 @@ class QMC(DenseFeatureMap):
     def _adapt(self, W: np.ndarray, d: int) -> np.ndarray:
         from kernelbench.qmc import adaptive_points
 
-        scale = get_kernel(self.kernel).input_scale(d, self.gamma)
         X = self._fit_data[0]
         span = np.ptp(X, axis=0).astype(np.float64) if len(X) else np.zeros(d)
-        box = float(self.box_scale) * span * scale
+        box = float(self.box_scale) * span * self.input_scale_
         active = np.flatnonzero(box > 0)
         self.box_ = box
         if active.size == 0:  # u = 0 only: f_0 = 1 is integrated exactly
