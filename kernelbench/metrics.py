@@ -47,7 +47,7 @@ def _golub_kahan_top(A: np.ndarray, check_every: int = 4) -> float | None:
     for j in range(k_max):
         a = float(np.linalg.norm(u))
         if a == 0.0:  # an invariant subspace: B_j holds the answer
-            return _bidiag_top(alpha[:j], beta[: max(j - 1, 0)]) if j else None
+            return _bidiag_top(alpha[:j], beta[: max(j - 1, 0)])[0] if j else None
         if a <= BREAKDOWN * scale:  # near breakdown: 1/a would amplify rounding
             return None
         scale = max(scale, a)
@@ -62,7 +62,7 @@ def _golub_kahan_top(A: np.ndarray, check_every: int = 4) -> float | None:
         beta[j] = b
         last = j + 1 == k_max or b == 0.0
         if last or (j + 1) % check_every == 0:
-            sigma, p_last = _bidiag_top(alpha[: j + 1], beta[:j], want_last=True)
+            sigma, p_last = _bidiag_top(alpha[: j + 1], beta[:j])
             if last or abs(b * p_last) <= SPECTRAL_RTOL * sigma:
                 return sigma if (b == 0.0 or abs(b * p_last) <= SPECTRAL_RTOL * sigma) else None
         V[j + 1] = r / b
@@ -71,7 +71,7 @@ def _golub_kahan_top(A: np.ndarray, check_every: int = 4) -> float | None:
     return None  # pragma: no cover - the loop returns at j = k_max - 1
 
 
-def _bidiag_top(alpha: np.ndarray, beta: np.ndarray, want_last: bool = False):
+def _bidiag_top(alpha: np.ndarray, beta: np.ndarray) -> tuple[float, float]:
     """Top singular value of the upper bidiagonal B (alpha on, beta above the diagonal)
     and the last entry alpha_k q_k / sigma of its left singular vector, from the top
     eigenpair of the tridiagonal B^T B."""
@@ -83,12 +83,9 @@ def _bidiag_top(alpha: np.ndarray, beta: np.ndarray, want_last: bool = False):
     diag = alpha**2 + b**2
     off = alpha[:-1] * b[1:]
     if k == 1:
-        sigma = float(abs(alpha[0]))
-        return (sigma, 1.0) if want_last else sigma
+        return float(abs(alpha[0])), 1.0
     w, v = eigh_tridiagonal(diag, off, select="i", select_range=(k - 1, k - 1))
     sigma = float(np.sqrt(max(float(w[0]), 0.0)))
-    if not want_last:
-        return sigma
     return sigma, float(alpha[-1] * v[-1, 0] / sigma) if sigma > 0 else 0.0
 
 

@@ -41,11 +41,10 @@ def _check_points(points: Any) -> np.ndarray:
 
 
 def _check_vector(name: str, value: Any, d: int) -> np.ndarray:
-    v = np.broadcast_to(np.asarray(value, dtype=np.float64), (d,)) if np.ndim(value) == 0 else None
-    if v is None:
-        v = np.asarray(value, dtype=np.float64)
-        if v.shape != (d,):
-            raise KernelbenchError(f"{name} must be a scalar or a vector of length d={d}")
+    v = np.asarray(value, dtype=np.float64)
+    v = np.full(d, v) if v.ndim == 0 else v
+    if v.shape != (d,):
+        raise KernelbenchError(f"{name} must be a scalar or a vector of length d={d}")
     if not np.all(np.isfinite(v)) or np.any(v <= 0):
         raise KernelbenchError(f"{name} must be finite and > 0 in every dimension")
     return np.ascontiguousarray(v, dtype=np.float64)

@@ -26,17 +26,12 @@ def next_pow2(d: int) -> int:
     return 1 << max(0, int(d - 1).bit_length())
 
 
-def haar_orthogonal(rng: np.random.Generator, d: int) -> np.ndarray:
-    """A d x d orthogonal matrix from the Haar measure.
-
-    QR of a Gaussian matrix with the signs of diag(R) moved into Q
-    (Mezzadri 2006, Sec. 5), so that the distribution is exactly uniform.
-    """
-    G = rng.standard_normal((d, d))
-    Q, R = np.linalg.qr(G)
-    signs = np.sign(np.diag(R))
-    signs[signs == 0] = 1.0
-    return Q * signs[None, :]
+def haar_orthogonal(rng: np.random.Generator, d: int, cols: int | None = None) -> np.ndarray:
+    """A d x d orthogonal matrix (d x ``cols`` frame) from the Haar measure: the Q of
+    the QR of a Gaussian matrix with the signs of diag R moved in (Mezzadri 2006, Sec. 5)."""
+    Q, R = np.linalg.qr(rng.standard_normal((d, d if cols is None else cols)))
+    Q *= np.where(np.diagonal(R) < 0.0, -1.0, 1.0)[None, :]
+    return Q
 
 
 # -------------------------------------------------------------------- Householder
@@ -348,11 +343,6 @@ def fwht_rows(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     _fwht_rows_inplace(out)
     out *= out.dtype.type(1.0 / np.sqrt(m))
     return out
-
-
-def hadamard(m: int) -> np.ndarray:
-    """The dense normalised m x m Walsh-Hadamard matrix (for tests and checks)."""
-    return fwht_rows(np.eye(m))
 
 
 # ----------------------------------------------------------------------- Butterfly

@@ -12,10 +12,8 @@ Eq. (3), p_i = [Z_l^T Z_l (Z_l^T Z_l + n lambda I)^{-1}]_{ii}, summed over the c
 sin columns of a frequency (the complex feature of Eq. (2) is one column).
 
 ``mode``: ``resample`` is Algorithm 1 as printed; ``reweight`` is the authors' public
-MATLAB code (``SERLSRFF.m``, ``leverageRFF.m``; docs/liu2020.md): the s frequencies of
-RFF and a phase b ~ U[0, 2 pi)^s, the 2s columns Z = sqrt(1/s) [cos, sin](X W^T + b)
-each scored and kept, weighted by sqrt(1/q_c) and sorted by it into the cos half and
-the sin half. The map spans RFF's space on the same draw, but is no unbiased estimate.
+MATLAB code (every one of the 2s columns scored, kept and re-weighted: docs/liu2020.md),
+no unbiased estimate.
 """
 
 from __future__ import annotations

@@ -14,9 +14,11 @@ from kernelbench.features.base import (
     n_projections,
     sample_factor,
 )
+from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.transforms import (
     HOUSEHOLDER_PANEL,
     HouseholderProduct,
+    haar_orthogonal,
     reflector_scalars,
     wy_factor_from_gram,
 )
@@ -47,29 +49,10 @@ class ORF(RandomFeatureMap):
     blocks: the draw is O(D d) instead of a QR's O(D d^2), and mapping N points
     costs O(N D d) as a dense W would, without forming Q.
 
-    ``dense_limit_mb``: where the D x d float64 matrix W takes at most this many MiB,
-    ``fit`` forms it once from the reflectors (LAPACK ``dorgqr``, O(D d^2)) and
-    ``transform`` is one GEMM, as for rff; the numbers are the same up to rounding.
-    The default (64 MiB: d <= 784 at every n of Munkhoeva et al.'s Fig. 1) leaves the
-    wide datasets (CIFAR-100, LEUKEMIA: 20-100 points per map) on the panels. 0: never.
-    ``dense_budget_mb``: W is also formed where it takes more than ``dense_limit_mb``
-    but the map will transform N >= d rows and W takes at most this many MiB; None
-    (the default): 1/16 of the machine's physical memory (:func:`dense_budget_mb`:
-    fixed per machine, so reruns choose alike). There W is formed with the panels'
-    GEMMs (:meth:`HouseholderProduct.reduced_rows`; a truncated block's r < 2d/3 rows
-    as Q^T applied to r unit vectors), not ``dorgqr``
-    (which the smaller W keep, so that their numbers stay as they were): 2 (4/3) d^3
-    flops for D = 2d + 2 (two whole blocks), which the GEMM saves back after 4d/3 rows
-    by flops, after 0.8-1.1 d rows as measured (docs/performance.md).
-    ``map_rows``: the N of that rule, the rows the map will transform in all (the
-    walltime protocol maps its points 1 + ``repeats`` times); None: the rows ``fit``
-    sees.
-
-    ``tall_qr_sample_space``: let the tall-QR construction (D >= d) draw the
-    projections of m < d points directly (:func:`tall_qr_projections`, same law as
-    W's, other numbers; O(d^2 m) instead of O(D d m)). Off here, on in
-    ``configs/method/orf_tallqr.yaml``: a cell's hash holds its method parameters, so
-    cells drawn either way are never mixed.
+    ``dense_limit_mb``, ``dense_budget_mb``, ``map_rows``: when ``fit`` forms the
+    dense W (:meth:`_forms_w`; docs/performance.md). ``tall_qr_sample_space``: let
+    tall_qr (D >= d) draw the projections of m < d points directly
+    (:func:`tall_qr_projections`; on in ``configs/method/orf_tallqr.yaml``).
     """
 
     paper_label = "Gort"
@@ -128,11 +111,8 @@ class ORF(RandomFeatureMap):
                 S = np.sqrt(rng.chisquare(d, size=d))
                 blocks.append((Q, S))
             self.blocks_ = blocks
-        elif D >= d:  # the published code: no sign correction, chi(D) row norms
-            self.blocks_ = [(HouseholderProduct.gaussian(rng, D, d), None)]
-            self.row_norms_ = np.sqrt(rng.chisquare(D, size=D))
-        else:
-            self.blocks_ = [(HouseholderProduct.gaussian(rng, d, D), None)]
+        else:  # the published code: no sign correction, chi(D) row norms
+            self.blocks_ = [(HouseholderProduct.gaussian(rng, max(D, d), min(D, d)), None)]
             self.row_norms_ = np.sqrt(rng.chisquare(D, size=D))
         route = self._forms_w(d, D)
         self.W_ = None if route is None else self._dense(d, D, gemm=route == "gemm")
@@ -171,16 +151,14 @@ class ORF(RandomFeatureMap):
         P = np.empty((m, D))
         for b in range(-(-D // d)):
             lo, hi = b * d, min(D, (b + 1) * d)
-            V = haar_frame(rng, d, m)
+            V = haar_orthogonal(rng, d, m)
             S = np.sqrt(rng.chisquare(d, size=d))
             P[:, lo:hi] = (R.T @ V[: hi - lo].T) * S[None, : hi - lo]
         return P, np.full(D, 1.0 / D), 0.0
 
     def _dense(self, d: int, D: int, gemm: bool = False) -> np.ndarray:
-        """The D x d matrix W of :meth:`_panels` (the same W up to rounding), formed once
-        from the reflectors: by ``dorgqr`` (``HouseholderProduct.reduced``), or with
-        ``gemm`` by the panels' GEMMs (``reduced_rows``; the r rows of a truncated
-        block, r < 2d/3, as Q^T e_i: 2 r d^2 flops instead of a whole block's)."""
+        """The D x d matrix W of :meth:`_panels` (up to rounding) by ``dorgqr``, or with
+        ``gemm`` by the panels' GEMMs (a truncated block's r < 2d/3 rows as Q^T e_i)."""
         if self.construction == "stacked":
             W = np.empty((D, d))
             for b, (Q, S) in enumerate(self.blocks_):
@@ -207,8 +185,7 @@ class ORF(RandomFeatureMap):
 
     def _project(self, X: np.ndarray) -> np.ndarray:
         if self.W_ is not None:  # formed in fit: one GEMM
-            W = self.W_ if X.dtype == np.float64 else self.W_.astype(X.dtype)
-            return X @ W.T
+            return DenseFeatureMap._project(self, X)
         return self._panels(X)
 
     def _panels(self, X: np.ndarray) -> np.ndarray:
@@ -240,14 +217,6 @@ def dense_budget_mb() -> float:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 16 / 2**20
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
         return 1024.0
-
-
-def haar_frame(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
-    """A rows x cols frame with orthonormal columns from the Haar measure: the Q of the
-    QR of a Gaussian matrix with the signs of diag R moved in (Mezzadri 2006, Sec. 5)."""
-    V, T = np.linalg.qr(rng.standard_normal((rows, cols)))
-    V *= np.where(np.diagonal(T) < 0.0, -1.0, 1.0)[None, :]
-    return V
 
 
 def tall_qr_projections(
@@ -292,9 +261,9 @@ def tall_qr_projections(
     if nb:
         if m < k:  # F E = (F Q_E) R_E: a Haar (D - d) x m frame times R_E
             Q_E, R_E = np.linalg.qr(E)
-            P[:, d:] = (haar_frame(rng, nb, m) @ R_E).T
+            P[:, d:] = (haar_orthogonal(rng, nb, m) @ R_E).T
         else:
-            P[:, d:] = (haar_frame(rng, nb, k) @ E).T
+            P[:, d:] = (haar_orthogonal(rng, nb, k) @ E).T
     P *= np.sqrt(rng.chisquare(D, size=D))[None, :]
     return P
 

@@ -2,27 +2,11 @@
 
 Rows w_j = Phi^{-1}(u_j) of low-discrepancy points u_j in [0, 1]^d (their Algorithm 1),
 equal weights 1/D. Each ``sequence`` (Sec. 6.1, Fig. 2) has its ``generator``s and
-``randomize`` options (``OPTIONS``, the first of each the default; docs/qmc.md):
-
-=========== ============================== ===========================================
-sequence    generator                      randomize
-=========== ============================== ===========================================
-halton      ``halton`` (first d primes)    ``owen`` (Owen 2017, Alg. 1: scipy's law),
-                                           ``rr2`` (MATLAB's, Kocis & Whiten 1997),
-                                           ``none``
-sobol       ``scipy_joe_kuo``              ``lms_ds`` (scipy), ``none``
-lattice     ``kuo_cbc`` (qmcpy; Cools, Kuo ``shift`` (random shift modulo 1)
-            & Nuyens 2006), ``korobov``
-            (legacy)
-digital_net ``joe_kuo`` (qmcpy), its       ``lms_ds``, ``ds`` (digital shift only)
-            order-2 ``joe_kuo_order2``
-            (Dick 2008)
-adaptive    as halton                      as halton, then moved to minimise the box
-                                           discrepancy (Sec. 5, :mod:`kernelbench.qmc`)
-=========== ============================== ===========================================
-
-For halton, adaptive and sobol, ``randomize=None`` follows ``scramble``. Every
-randomisation draws from the run's Generator (qmcpy gets one seed drawn from it).
+``randomize`` options (``OPTIONS``, the first of each the default; their sources:
+docs/qmc.md); ``adaptive`` starts from halton and moves the points to minimise the box
+discrepancy (Sec. 5, :mod:`kernelbench.qmc`). For halton, adaptive and sobol,
+``randomize=None`` follows ``scramble``. Every randomisation draws from the run's
+Generator (qmcpy gets one seed drawn from it).
 """
 
 from __future__ import annotations
@@ -42,7 +26,6 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import check_choice, check_int, check_real
 from kernelbench.features.rff import DenseFeatureMap
-from kernelbench.kernels import get_kernel
 
 SEQUENCES = ("halton", "sobol", "lattice", "digital_net", "adaptive")
 _HALTON = (("halton",), ("owen", "rr2", "none"))
@@ -346,10 +329,9 @@ class QMC(DenseFeatureMap):
     def _adapt(self, W: np.ndarray, d: int) -> np.ndarray:
         from kernelbench.qmc import adaptive_points
 
-        scale = get_kernel(self.kernel).input_scale(d, self.gamma)
         X = self._fit_data[0]
         span = np.ptp(X, axis=0).astype(np.float64) if len(X) else np.zeros(d)
-        box = float(self.box_scale) * span * scale
+        box = float(self.box_scale) * span * self.input_scale_
         active = np.flatnonzero(box > 0)
         self.box_ = box
         if active.size == 0:  # u = 0 only: f_0 = 1 is integrated exactly

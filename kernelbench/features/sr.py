@@ -33,6 +33,7 @@ import numpy as np
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import RandomFeatureMap, check_choice, check_int
+from kernelbench.kernels import get_kernel
 from kernelbench.transforms import Butterfly, haar_orthogonal, simplex_into
 
 ROTATIONS = ("butterfly", "haar")
@@ -73,8 +74,6 @@ class _SphericalRadial(RandomFeatureMap):
             )
 
     def _use_reflections(self) -> bool:
-        from kernelbench.kernels import get_kernel
-
         if self.reflections is None:
             return not get_kernel(self.kernel).even
         return bool(self.reflections)
@@ -96,14 +95,22 @@ class _SphericalRadial(RandomFeatureMap):
             return X @ rot.astype(X.dtype, copy=False)
         return np.matmul(X, rot.astype(X.dtype, copy=False), out=out)
 
-    def _radial_df(self, d: int) -> int:
-        return d + 2 if self._radial_degree == 3 else d
-
     def _draw_radii(self, rng: np.random.Generator, t: int, p: int, d: int) -> np.ndarray:
-        df = self._radial_df(d)
+        df = d + 2 if self._radial_degree == 3 else d
         if self.radius == "per_rule":
             return np.repeat(np.sqrt(rng.chisquare(df, size=(t, 1))), p, axis=1)
         return np.sqrt(rng.chisquare(df, size=(t, p)))
+
+    def _draw_rules(self, rng: np.random.Generator, d: int, D: int) -> tuple[int, int]:
+        """Draw the t = ceil(D / per_rule) rules' rotations and radii; (t, per_rule)."""
+        p = self._nodes_per_rule(d)
+        self.reflections_ = self._use_reflections()
+        per_rule = p * (2 if self.reflections_ else 1)
+        t = -(-D // per_rule)  # whole rules, the last one truncated to D nodes
+        self.nodes_per_rule_ = p
+        self.rotations_ = [self._draw_rotation(rng, d) for _ in range(t)]
+        self.radii_ = self._draw_radii(rng, t, p, d)
+        return t, per_rule
 
     def _project(self, X: np.ndarray) -> np.ndarray:
         N, d = X.shape
@@ -138,13 +145,7 @@ class _MonteCarloSR(_SphericalRadial):
     """
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
-        p = self._nodes_per_rule(d)
-        self.reflections_ = self._use_reflections()
-        per_rule = p * (2 if self.reflections_ else 1)
-        t = -(-D // per_rule)
-        self.nodes_per_rule_ = p
-        self.rotations_ = [self._draw_rotation(rng, d) for _ in range(t)]
-        self.radii_ = self._draw_radii(rng, t, p, d)
+        self._draw_rules(rng, d, D)
         return np.full(D, 1.0 / D), 0.0
 
 
@@ -217,13 +218,7 @@ class SR33(_SphericalRadial):
             super()._rule_into(X, rot, U, out, lo, radii, refl)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
-        p = d + 1
-        self.reflections_ = self._use_reflections()
-        per_rule = p * (2 if self.reflections_ else 1)
-        t = -(-D // per_rule)  # whole rules, the last one truncated to D nodes
-        self.nodes_per_rule_ = p
-        self.rotations_ = [self._draw_rotation(rng, d) for _ in range(t)]
-        self.radii_ = self._draw_radii(rng, t, p, d)
+        t, per_rule = self._draw_rules(rng, d, D)
         w = d / ((d + 1.0) * self.radii_**2)  # t x p spherical-radial weights
         whole = D == t * per_rule
         if whole:  # Eq. (6), the mean of t rules

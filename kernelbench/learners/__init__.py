@@ -3,11 +3,8 @@
 
 Each fits on features Z = z(X) (:meth:`Learner.fit`) and on the exact kernel
 (:meth:`Learner.fit_exact`, the ceiling of the same model). The f(0) term c =
-``constant_`` of a map (Munkhoeva et al. Sec. 2.3, Eq. (5); negative for sr33 with
-small radii) does not change either fitted predictor, whatever its sign: the SVM dual's
-constraint sum_i alpha_i y_i = 0 cancels c 11^T (``svm_precomputed`` adds it anyway, as
-the paper's code did), and ridge's unpenalised intercept centres it away (H (K + c
-11^T) H = H K H), so ``linear`` ignores c.
+``constant_`` of a map (Munkhoeva et al. Sec. 2.3, Eq. (5)) changes neither fitted
+predictor (docs/downstream.md): ``svm_precomputed`` adds it, ``linear`` ignores it.
 """
 
 from __future__ import annotations

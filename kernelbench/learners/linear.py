@@ -1,13 +1,10 @@
 """``linear``: ridge on the explicit features, penalty by leave-one-out cross-validation.
 
 Ridge with an unpenalised intercept, min_{w, b} ||Y - Z w - 1 b||^2 + alpha ||w||^2, on
-y (regression) or on +-1 one-vs-rest targets with the arg-max rule (scikit-learn's
-RidgeClassifier; binary: the sign of one column); on the exact kernel, kernel ridge
-with an intercept. alpha is the best of ``alphas`` by exact leave-one-out CV (Golub,
-Heath and Wahba 1979; RidgeCV with ``cv=None``): with lambda, U the nonzero
-eigenpairs of Z_c Z_c^T (or of H K H), the hat matrix is S = 11^T/N + U diag(lambda /
-(lambda + alpha)) U^T and the LOO prediction of row i (yhat_i - S_ii y_i) / (1 - S_ii),
-scored by the task's metric; ties go to the largest alpha. Deterministic.
+y (regression) or on +-1 one-vs-rest targets with the arg-max rule (RidgeClassifier);
+on the exact kernel, kernel ridge with an intercept. alpha: the best of ``alphas`` by
+exact leave-one-out CV (Golub, Heath and Wahba 1979; docs/downstream.md), ties to the
+largest alpha. Deterministic.
 
 Cost: D <= N columns use the D x D matrix Z_c^T Z_c (O(N D^2)); wider features and
 the exact kernel the N x N centred Gram matrix (O(N^3), 2-3 N x N float64 arrays).
