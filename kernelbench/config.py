@@ -94,6 +94,29 @@ def is_builtin(path: Path) -> bool:
     return Path(path).resolve().is_relative_to(config_dir().resolve())
 
 
+def default_option(group: str, experiment: str | None = None) -> str | None:
+    """The option of ``group`` a cell gets without an override: the experiment file's
+    ``override /group``, else the defaults list of ``configs/config.yaml``."""
+    files = [config_dir() / "config.yaml"]
+    if experiment is not None:
+        files.insert(0, config_file("experiment", experiment))
+    for path in files:
+        for entry in _defaults(path):
+            if isinstance(entry, dict):
+                for k, v in entry.items():
+                    if k.removeprefix("override ").strip("/ ") == group:
+                        return None if v is None else str(v)
+    return None
+
+
+@cache
+def _defaults(path: Path) -> list[Any]:
+    """The defaults list of a config file (parsed once)."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(OmegaConf.load(path)).get("defaults") or []  # type: ignore[union-attr]
+
+
 def load_group(group: str, name: str) -> dict[str, Any]:
     """``configs/<group>/<name>.yaml`` as a plain dict (parsed once; a deep copy each)."""
     return copy.deepcopy(_parse(config_file(group, name)))
