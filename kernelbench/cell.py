@@ -382,9 +382,7 @@ def _experiment_fixed(experiment: str) -> dict[str, Any]:
 def _group_file(group: str, name: Any) -> dict[str, Any] | None:
     from kernelbench.config import has_option, load_group
 
-    if not has_option(group, name):
-        return None
-    return load_group(group, name)
+    return load_group(group, name) if has_option(group, name) else None
 
 
 def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:

@@ -83,7 +83,7 @@ def config_origin(path: Path) -> str:
     from kernelbench.plugins import owner
 
     path = Path(path).resolve()
-    if path.is_relative_to(config_dir().resolve()):
+    if is_builtin(path):
         return "kernelbench"
     name = owner(path)
     return f"plug-in {name}" if name else str(path.parent)

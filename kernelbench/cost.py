@@ -151,14 +151,7 @@ def shapes(cell: Cell) -> Shapes:
 
 def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float, bool]:
     """(flops per point and projection, normals drawn, QR flops, whether it draws in
-    sample space) of one map: a dense
-    W costs d per point and projection, d D normals; SORF's HD blocks and sr33's
-    butterfly rotations about log2 d each; orf's blocks and the Haar rotations of the
-    SR rules a QR of d^2 per projection (orf_tallqr's reflectors: a GEMM, as rff; in
-    sample space, d^2 normals for the reflectors, :func:`kernelbench.features.orf.
-    tall_qr_projections`).
-    Where a run draws the projections of its 2N points directly (``draws:
-    sample_space``, 2N < d: rff and orf), d is 2N."""
+    sample space) of one map, as docs/performance.md, "The cost model", counts them."""
     family = str(cell.method.get("name"))
     params = cell.method.get("params") or {}
     d, ss = float(s.d), False

@@ -53,7 +53,7 @@ def _job(cfg: Any) -> None:
     the composed config, run it and store its shard."""
     from omegaconf import OmegaConf
 
-    from kernelbench.cell import build_cell
+    from kernelbench.cell import build_cell, cell_shard_path
     from kernelbench.experiment import run_and_store
 
     config = OmegaConf.to_container(cfg, resolve=True)
@@ -101,19 +101,11 @@ def _job(cfg: Any) -> None:
     finally:
         if beat is not None:
             beat.close()
-        if report is not None:
-            _finish(report, cell, outcome)
-
-
-def _finish(report: Any, cell: Any, outcome: str) -> None:
-    """Tell the launching process how the job ended and where its shard is."""
-    from kernelbench.cell import cell_shard_path
-
-    out = cell.output_dir
-    shard = None
-    if out is not None and outcome not in ("failed", "interrupted"):
-        shard = str(cell_shard_path(cell, out))
-    report.finish(outcome, shard, None if out is None else str(out))
+        if report is not None:  # how the job ended and where its shard is
+            out, shard = cell.output_dir, None
+            if out is not None and outcome not in ("failed", "interrupted"):
+                shard = str(cell_shard_path(cell, out))
+            report.finish(outcome, shard, out)
 
 
 def _job_progress(cell: dict[str, Any], prefix: str, num: int) -> tuple[Any, Any, bool]:
