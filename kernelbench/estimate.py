@@ -32,10 +32,16 @@ _GROUPS_AFTER = ("method", "kernel")
 _SHOWS = ("--cfg", "-c", "--info", "-i", "--shell-completion", "-sc", "--hydra-help", "--help")
 
 
-def _parse(overrides: Sequence[str]) -> list[Any]:
+def parse_overrides(overrides: Sequence[str]) -> list[Any]:
+    """Hydra's parse of ``overrides``; one line for one it cannot parse."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
 
-    return OverridesParser.create().parse_overrides(list(overrides))
+    try:
+        return OverridesParser.create().parse_overrides(list(overrides))
+    except OverrideParseException as err:
+        first = str(err).strip().splitlines()[0]
+        raise KernelbenchError(f"invalid override: {first}") from None
 
 
 def _check_values(ov: Any, values: list[Any]) -> None:
@@ -56,7 +62,7 @@ def grid_points(hydra_args: Sequence[str]) -> list[list[str]]:
 
     multirun = "--multirun" in hydra_args
     overrides = [a for a in hydra_args if not a.startswith("-")]
-    parsed = _parse(overrides)
+    parsed = parse_overrides(overrides)
     axes: dict[str, list[str]] = {}
     experiment = None
     for text, ov in zip(overrides, parsed, strict=True):
@@ -100,7 +106,7 @@ def grid_cells(points: Sequence[Sequence[str]]) -> list[Any]:
     built: dict[tuple, Any] = {}
     cells = []
     for point in points:
-        parsed = _parse(point)
+        parsed = parse_overrides(point)
         dotted = {ov.key_or_group.split(".")[0] for ov in parsed if "." in ov.key_or_group}
         rest, later, groups = [], {}, {}
         for text, ov in zip(point, parsed, strict=True):

@@ -137,18 +137,6 @@ def _cell_name(cell: dict[str, Any]) -> str:
 # -- validation before Hydra composes anything ----------------------------------------
 
 
-def _parse(overrides: list[str]) -> list[Any]:
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import OverrideParseException
-
-    parser = OverridesParser.create()
-    try:
-        return parser.parse_overrides(overrides)
-    except OverrideParseException as err:
-        first = str(err).strip().splitlines()[0]
-        raise KernelbenchError(f"invalid override: {first}") from None
-
-
 def _values(ov: Any) -> list[Any]:
     """The values an override takes (a list for sweeps); [] for deletions."""
     if ov.is_delete():
@@ -366,15 +354,16 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
         experiment_sweep,
         group_options,
     )
+    from kernelbench.estimate import parse_overrides
 
     flags, overrides = _split(args)
-    parsed = _parse(overrides)
+    parsed = parse_overrides(overrides)
     keys = {ov.key_or_group.lstrip("+~") for ov in parsed}
     names_cell = {k for k in keys if k.split(".")[0] in _CELL_PARAM_GROUPS}
     if not multirun and not (keys & set(_CELL_KEYS)) and not names_cell:
         # a bare `kernelbench run` (possibly with settings like output_dir=...) runs the quick grid
         overrides = [f"experiment={DEFAULT_EXPERIMENT}", *overrides]
-        parsed = _parse(overrides)
+        parsed = parse_overrides(overrides)
 
     experiment = None
     swept: dict[str, list[Any]] = {}
