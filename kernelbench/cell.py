@@ -382,9 +382,7 @@ def _experiment_fixed(experiment: str) -> dict[str, Any]:
 def _group_file(group: str, name: Any) -> dict[str, Any] | None:
     from kernelbench.config import has_option, load_group
 
-    if not has_option(group, name):
-        return None
-    return load_group(group, name)
+    return load_group(group, name) if has_option(group, name) else None
 
 
 def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
@@ -401,11 +399,13 @@ def default_cell(cell: Cell) -> dict[str, Any]:
     """A cell's settings when none is overridden: the config files of its kernel,
     method label, dataset and protocol, the base ``seed``, and what its experiment's
     files fix (:func:`_experiment_fixed`); None for a part without a file."""
+    from kernelbench.config import default_option
+
     fixed = _experiment_fixed(cell.experiment)
     proto_name = fixed.get("protocol")
     if not isinstance(proto_name, str):
         exp = cell.experiment
-        proto_name = exp if exp in PROTOCOLS else _default_protocol()
+        proto_name = exp if exp in PROTOCOLS else default_option("protocol") or "kernel_approx"
     out: dict[str, Any] = {
         "seed": base_config()["seed"],
         "kernel": _group_file("kernel", cell.kernel["name"]),
@@ -435,20 +435,6 @@ def _checked(protocol: str, settings: dict[str, Any] | None) -> dict[str, Any] |
         return None if settings is None else get_protocol(protocol).check_settings(settings)
     except KernelbenchError:
         return None
-
-
-@lru_cache(maxsize=1)
-def _default_protocol() -> str:
-    """The protocol of ``configs/config.yaml``'s defaults list."""
-    from omegaconf import OmegaConf
-
-    from kernelbench.config import config_dir
-
-    raw = OmegaConf.to_container(OmegaConf.load(config_dir() / "config.yaml"), resolve=False)
-    for entry in raw.get("defaults") or []:  # type: ignore[union-attr]
-        if isinstance(entry, dict) and "protocol" in entry:
-            return str(entry["protocol"])
-    return "kernel_approx"  # pragma: no cover
 
 
 def shard_variant(cell: Cell | Mapping[str, Any]) -> tuple[str, ...]:

@@ -98,7 +98,6 @@ def problems() -> list[str]:
     protocol without its YAML file, and an experiment or verify config of a plug-in that
     ``run`` or ``verify`` would refuse (e.g. naming an unknown protocol), with their
     message."""
-    import importlib
     import tempfile
 
     from kernelbench.config import config_dirs, group_files, group_options, is_builtin

@@ -83,7 +83,7 @@ def config_origin(path: Path) -> str:
     from kernelbench.plugins import owner
 
     path = Path(path).resolve()
-    if path.is_relative_to(config_dir().resolve()):
+    if is_builtin(path):
         return "kernelbench"
     name = owner(path)
     return f"plug-in {name}" if name else str(path.parent)
@@ -92,6 +92,29 @@ def config_origin(path: Path) -> str:
 def is_builtin(path: Path) -> bool:
     """Whether a config file is one of kernelbench's own (in :func:`config_dir`)."""
     return Path(path).resolve().is_relative_to(config_dir().resolve())
+
+
+def default_option(group: str, experiment: str | None = None) -> str | None:
+    """The option of ``group`` a cell gets without an override: the experiment file's
+    ``override /group``, else the defaults list of ``configs/config.yaml``."""
+    files = [config_dir() / "config.yaml"]
+    if experiment is not None:
+        files.insert(0, config_file("experiment", experiment))
+    for path in files:
+        for entry in _defaults(path):
+            if isinstance(entry, dict):
+                for k, v in entry.items():
+                    if k.removeprefix("override ").strip("/ ") == group:
+                        return None if v is None else str(v)
+    return None
+
+
+@cache
+def _defaults(path: Path) -> list[Any]:
+    """The defaults list of a config file (parsed once)."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(OmegaConf.load(path)).get("defaults") or []  # type: ignore[union-attr]
 
 
 def load_group(group: str, name: str) -> dict[str, Any]:

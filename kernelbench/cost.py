@@ -1,40 +1,9 @@
 """The price of a grid before it runs: seconds and peak memory per cell, from its shapes.
 
-A cell's work is counted from what it computes (samples N per subset, input dimension
-d, projections D, features F = D per output of the kernel's nonlinearity, runs R):
-
-* once per (data, kernel) in a process: loading and scaling the data, the exact kernel
-  K = k(X, Y) (a GEMM of 2 N^2 d flops) and its spectral norm (``spectral`` below);
-* per run: drawing the map (d D normals; orthogonal maps also a QR of D d^2 flops),
-  the projections X W^T and Y W^T (4 N d D flops), their nonlinearity (2 N F
-  elements), K_hat = z(X) z(Y)^T (2 N^2 F flops), the Frobenius norm and the spectral
-  norm of K - K_hat (Golub-Kahan, :func:`kernelbench.metrics.spectral_norm`: about
-  ``SPECTRAL_STEPS`` steps of two N x N matrix-vector products, 4 N^2 flops each);
-* per cell: a fixed overhead (building the cell, writing its shard).
-
-Sample-space draws (2N < d) add per run the thin QR of the 2N points (``sqr``: 2 (2N)^2 d
-flops). The protocols that fit a learner map their train and test rows per run (krr:
-the train rows twice, for the fit and the CV pass, and ``spectral_points`` more) and
-add: krr, the fold Grams (N F^2 flops, a syrk), k L + 1 Cholesky factorisations of
-F x F (``chol``: F^3/3 flops each; k folds, L lambdas) and the spectral norm on its
-points; downstream's svm_precomputed, K_hat (2 N (N + M) F flops) and libsvm's fit and
-predict (``learn``: per element of the N x (N + M) Gram); linear, one eigendecomposition
-(``eigh``: p^3, p = min(N, F)) of its Gram; the exact-kernel score once per cell;
-walltime, its ``repeats`` further maps.
-
-Seconds are these counts times the coefficients :data:`COEF`: the per-flop and
-per-draw ones timed alone, the others fitted (non-negative least squares on the
-relative error) to the cells' CPU times of the calibration grids of
-``scripts/calibrate_cost.py``, one BLAS thread: the time of one worker on an idle
-machine (a shared machine's load stretches wall time, not this; docs/performance.md,
-"The cost model").
-
-Peak memory is counted, not fitted: the float64 arrays a cell holds at once (the data,
-X and Y, K, a batch of runs' features and their K_hat, the map's weights, the
-spectral norm's Krylov bases, an SVM's K_hat).
-
-The module is light: numpy-free arithmetic on the resolved :class:`~kernelbench.cell.
-Cell`; nothing is loaded or drawn.
+The work counted per process, per (data, kernel), per run and per cell, the
+coefficients :data:`COEF` and their calibration are docs/performance.md, "The cost
+model". Peak memory is counted, not fitted. The module is light: numpy-free
+arithmetic on the resolved :class:`~kernelbench.cell.Cell`; nothing is loaded or drawn.
 """
 
 from __future__ import annotations
@@ -182,14 +151,7 @@ def shapes(cell: Cell) -> Shapes:
 
 def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float, bool]:
     """(flops per point and projection, normals drawn, QR flops, whether it draws in
-    sample space) of one map: a dense
-    W costs d per point and projection, d D normals; SORF's HD blocks and sr33's
-    butterfly rotations about log2 d each; orf's blocks and the Haar rotations of the
-    SR rules a QR of d^2 per projection (orf_tallqr's reflectors: a GEMM, as rff; in
-    sample space, d^2 normals for the reflectors, :func:`kernelbench.features.orf.
-    tall_qr_projections`).
-    Where a run draws the projections of its 2N points directly (``draws:
-    sample_space``, 2N < d: rff and orf), d is 2N."""
+    sample space) of one map, as docs/performance.md, "The cost model", counts them."""
     family = str(cell.method.get("name"))
     params = cell.method.get("params") or {}
     d, ss = float(s.d), False
@@ -271,7 +233,7 @@ def cell_terms(
 
 
 def peak_bytes(cell: Cell, s: Shapes | None = None) -> int:
-    """The float64 bytes ``cell`` holds at once at its peak (see the module docstring)."""
+    """The float64 bytes ``cell`` holds at once at its peak (docs/performance.md)."""
     s = shapes(cell) if s is None else s
     N, M = s.N, s.N_test
     data = s.rows + (N + M) * s.d

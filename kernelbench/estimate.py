@@ -1,28 +1,23 @@
 """The plan of a grid before compute: ``kernelbench estimate`` (the command is
-:func:`kernelbench.launch.estimate`, beside ``run``) and the line that
-``kernelbench run`` and ``verify`` print before their first cell.
+:func:`kernelbench.launch.estimate`) and the line that ``kernelbench run`` and
+``verify`` print before their first cell.
 
-:func:`run_plan` turns ``kernelbench run``'s arguments (as validated by
-:func:`kernelbench.launch.plan`) into the grid's cells, Hydra's way: an experiment
-file's sweep, then the command line's overrides (a sweep only with ``-m``), the
-product of their value lists. It refuses, in one line and before any compute, an empty
-sweep, a sweep without ``-m``, an unusable launcher setting, non-finite numbers and
-what each job would refuse before loading its data (:meth:`Protocol.check`).
-The cells are priced by :mod:`kernelbench.cost`, whose :func:`~kernelbench.cost.guard`
-prints the plan line and refuses a cell over the memory limit (``max_memory``, else the
-memory available) and a grid over ``max_hours`` without ``confirm=true``.
+:func:`grid_points` expands ``kernelbench run``'s arguments as Hydra's basic sweeper
+does and refuses, in one line, an empty sweep, a sweep without ``-m`` and non-finite
+numbers; :func:`run_plan` also refuses what each job would refuse before loading its
+data (:meth:`Protocol.check`). The cells are priced and guarded by
+:mod:`kernelbench.cost`.
 
-Composing every cell with Hydra costs about 0.1-0.3 s each (minutes for Fig. 1), so
-the cells are composed once per distinct set of overrides other than ``method``,
-``kernel``, ``n``, ``runs`` and ``seed``; those are set on the composed config (the
-method and kernel from their files), which gives the shapes the price is counted from.
+Composing every cell with Hydra costs 0.1-0.3 s each, so the cells are composed once
+per distinct set of overrides other than ``method``, ``kernel``, ``n``, ``runs`` and
+``seed``; those are set on the composed config (the method and kernel from their files).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -37,10 +32,16 @@ _GROUPS_AFTER = ("method", "kernel")
 _SHOWS = ("--cfg", "-c", "--info", "-i", "--shell-completion", "-sc", "--hydra-help", "--help")
 
 
-def _parse(overrides: Sequence[str]) -> list[Any]:
+def parse_overrides(overrides: Sequence[str]) -> list[Any]:
+    """Hydra's parse of ``overrides``; one line for one it cannot parse."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
 
-    return OverridesParser.create().parse_overrides(list(overrides))
+    try:
+        return OverridesParser.create().parse_overrides(list(overrides))
+    except OverrideParseException as err:
+        first = str(err).strip().splitlines()[0]
+        raise KernelbenchError(f"invalid override: {first}") from None
 
 
 def _check_values(ov: Any, values: list[Any]) -> None:
@@ -61,7 +62,7 @@ def grid_points(hydra_args: Sequence[str]) -> list[list[str]]:
 
     multirun = "--multirun" in hydra_args
     overrides = [a for a in hydra_args if not a.startswith("-")]
-    parsed = _parse(overrides)
+    parsed = parse_overrides(overrides)
     axes: dict[str, list[str]] = {}
     experiment = None
     for text, ov in zip(overrides, parsed, strict=True):
@@ -105,7 +106,7 @@ def grid_cells(points: Sequence[Sequence[str]]) -> list[Any]:
     built: dict[tuple, Any] = {}
     cells = []
     for point in points:
-        parsed = _parse(point)
+        parsed = parse_overrides(point)
         dotted = {ov.key_or_group.split(".")[0] for ov in parsed if "." in ov.key_or_group}
         rest, later, groups = [], {}, {}
         for text, ov in zip(point, parsed, strict=True):
@@ -145,31 +146,14 @@ def run_plan(hydra_args: Sequence[str]) -> Plan | None:
     return Plan(price(cells))
 
 
-def _stderr(line: str) -> None:
-    click.echo(line, err=True)
-
-
-def announce_run(hydra_args: Sequence[str], echo: Callable[[str], None] = _stderr) -> None:
-    """What ``kernelbench run`` does before Hydra starts: the plan line (on stderr, with
-    the progress: stdout holds the cells' results) and its guards."""
-    plan = run_plan(hydra_args)
-    if plan is None:
-        return
-    guard(plan, echo, **limits(plan))
-
-
 def parts_plan(parts: Sequence[Sequence[str]]) -> Plan:
     """One plan over several grids' Hydra arguments (a leaderboard's grids, each as
     :func:`kernelbench.launch.plan` validated it)."""
-    costs = []
-    for part in parts:
-        p = run_plan(part)
-        costs += list(p.costs) if p is not None else []
-    return Plan(costs)
+    return Plan([c for part in parts for c in getattr(run_plan(part), "costs", ())])
 
 
-def announce_parts(parts: Sequence[Sequence[str]], echo: Callable[[str], None] = _stderr) -> None:
-    """The plan line of all of ``parts`` (Hydra arguments) together, and its guards
-    (max_hours, memory)."""
-    plan = parts_plan(parts)
-    guard(plan, echo, **limits(plan))
+def announce(plan: Plan | None) -> None:
+    """What ``kernelbench run`` does before Hydra starts: the plan line (on stderr, with
+    the progress: stdout holds the cells' results) and its guards; None: nothing runs."""
+    if plan is not None:
+        guard(plan, lambda line: click.echo(line, err=True), **limits(plan))

@@ -53,7 +53,6 @@ def blas_limit(threads: int | None):
 
 def run_cell(
     cell: Cell | Mapping[str, Any],
-    progress: bool = False,
     on_run: Callable[[int], None] | None = None,
     start: int = 0,
     keep: Callable[[Callable[[], pd.DataFrame], bool], None] | None = None,
@@ -74,18 +73,11 @@ def run_cell(
         raise ValueError(f"start must be in [0, {runs - 1}], got {start}")
     rows: list[dict[str, Any]] = []
     so_far = functools.partial(_frame, cell, ctx, started, rows)  # the rows measured yet
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=runs - start, desc=cell.name, leave=False, unit="run", disable=None)
     try:
         step = max(1, int(proto.spec.batch))
         for lo in range(start, runs, step):
             batch = range(lo, min(runs, lo + step))
             rows += _batch_rows(proto, batch, proto.measure(cell, ctx, batch))
-            if bar is not None:
-                bar.update(len(batch))
             if on_run is not None:
                 for r in batch:
                     on_run(r)
@@ -95,9 +87,6 @@ def run_cell(
         if keep is not None:
             keep(so_far, True)
         raise
-    finally:
-        if bar is not None:
-            bar.close()
     return _frame(cell, ctx, started, rows)
 
 
@@ -171,7 +160,6 @@ def run_and_store(
     output_dir: str | Path | None = "results/runs",
     overwrite: bool = False,
     blas_threads: int | None = None,
-    progress: bool = False,
     echo: Callable[[str], None] | None = print,
     prefix: str = "",
     on_run: Callable[[int, int], None] | None = None,
@@ -221,7 +209,7 @@ def run_and_store(
         keep = _Checkpoint(cell, path, done, start)
     try:
         with blas_limit(blas_threads):
-            df = run_cell(cell, progress=progress, start=start, on_run=ran, keep=keep)
+            df = run_cell(cell, start=start, on_run=ran, keep=keep)
     except KeyboardInterrupt as err:
         if keep is not None and keep.kept:
             what = f"kept {keep.kept} of {total} runs in {path}; rerun to continue"

@@ -53,7 +53,7 @@ def _job(cfg: Any) -> None:
     the composed config, run it and store its shard."""
     from omegaconf import OmegaConf
 
-    from kernelbench.cell import build_cell
+    from kernelbench.cell import build_cell, cell_shard_path
     from kernelbench.experiment import run_and_store
 
     config = OmegaConf.to_container(cfg, resolve=True)
@@ -101,19 +101,11 @@ def _job(cfg: Any) -> None:
     finally:
         if beat is not None:
             beat.close()
-        if report is not None:
-            _finish(report, cell, outcome)
-
-
-def _finish(report: Any, cell: Any, outcome: str) -> None:
-    """Tell the launching process how the job ended and where its shard is."""
-    from kernelbench.cell import cell_shard_path
-
-    out = cell.output_dir
-    shard = None
-    if out is not None and outcome not in ("failed", "interrupted"):
-        shard = str(cell_shard_path(cell, out))
-    report.finish(outcome, shard, None if out is None else str(out))
+        if report is not None:  # how the job ended and where its shard is
+            out, shard = cell.output_dir, None
+            if out is not None and outcome not in ("failed", "interrupted"):
+                shard = str(cell_shard_path(cell, out))
+            report.finish(outcome, shard, out)
 
 
 def _job_progress(cell: dict[str, Any], prefix: str, num: int) -> tuple[Any, Any, bool]:
@@ -143,18 +135,6 @@ def _cell_name(cell: dict[str, Any]) -> str:
 
 
 # -- validation before Hydra composes anything ----------------------------------------
-
-
-def _parse(overrides: list[str]) -> list[Any]:
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-    from hydra.errors import OverrideParseException
-
-    parser = OverridesParser.create()
-    try:
-        return parser.parse_overrides(overrides)
-    except OverrideParseException as err:
-        first = str(err).strip().splitlines()[0]
-        raise KernelbenchError(f"invalid override: {first}") from None
 
 
 def _values(ov: Any) -> list[Any]:
@@ -209,25 +189,6 @@ def _settings() -> dict[str, Any]:
     return {**base_config(), **{g: None for g in GROUPS}, "hydra": None}
 
 
-def _default_option(group: str, experiment: str | None) -> str | None:
-    """The option of ``group`` a cell gets without an override: the experiment file's
-    ``override /group``, else the defaults list of ``configs/config.yaml``."""
-    from omegaconf import OmegaConf
-
-    from kernelbench.config import config_dir, config_file
-
-    files = [config_dir() / "config.yaml"]
-    if experiment is not None:
-        files.insert(0, config_file("experiment", experiment))
-    for path in files:
-        for entry in OmegaConf.to_container(OmegaConf.load(path)).get("defaults") or []:
-            if isinstance(entry, dict):
-                for k, v in entry.items():
-                    if k.removeprefix("override ").strip("/ ") == group:
-                        return None if v is None else str(v)
-    return None
-
-
 #: config group -> the registry module and name of what its options configure
 GROUP_REGISTRIES = {
     "method": ("kernelbench.features", "FEATURE_MAPS"),
@@ -257,26 +218,6 @@ def _unknown_option_of(group: str, value: Any, valid: list[str]) -> KernelbenchE
                 "shows it as broken)"
             )
     return choices_error(group, value, valid)
-
-
-def _check_experiment_defaults(experiment: str, selected: dict[str, list[Any]]) -> None:
-    """The options an experiment file selects in its defaults list exist (one line
-    naming the file's package if not)."""
-    from kernelbench.config import group_options
-
-    for group, options in selected.items():
-        valid = group_options(group)
-        for opt in options:
-            if opt is not None and opt not in valid:
-                raise _in_experiment(experiment, _unknown_option_of(group, opt, valid))
-
-
-def _in_experiment(experiment: str, err: KernelbenchError) -> KernelbenchError:
-    """``err`` prefixed by the experiment file and who ships it (kernelbench, a plug-in)."""
-    from kernelbench.config import config_file, config_origin
-
-    path = config_file("experiment", experiment)
-    return KernelbenchError(f"experiment {experiment} ({config_origin(path)}): {err}")
 
 
 def _launchers() -> list[str]:
@@ -362,10 +303,21 @@ _MISSING = object()
 
 def _check_setting(key: str, value: Any) -> None:
     """Values of the top-level settings that Hydra does not type-check."""
-    from kernelbench.validation import check_bool, check_int, check_output_dir, check_seed
+    from kernelbench.validation import (
+        check_bool,
+        check_int,
+        check_n,
+        check_output_dir,
+        check_runs,
+        check_seed,
+    )
 
     if key == "seed":
         check_seed(value)
+    elif key == "n":
+        check_n(value)
+    elif key == "runs" and value is not None:
+        check_runs(value)
     elif key in ("overwrite", "data.download"):
         check_bool(key, value)
     elif key == "blas_threads" and value is not None:
@@ -394,17 +346,24 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
     ``experiment=`` is always a grid.
     """
     from kernelbench.cell import base_config
-    from kernelbench.config import expand, experiment_sweep, group_options
-    from kernelbench.validation import check_n, check_runs
+    from kernelbench.config import (
+        config_file,
+        config_origin,
+        default_option,
+        expand,
+        experiment_sweep,
+        group_options,
+    )
+    from kernelbench.estimate import parse_overrides
 
     flags, overrides = _split(args)
-    parsed = _parse(overrides)
+    parsed = parse_overrides(overrides)
     keys = {ov.key_or_group.lstrip("+~") for ov in parsed}
     names_cell = {k for k in keys if k.split(".")[0] in _CELL_PARAM_GROUPS}
     if not multirun and not (keys & set(_CELL_KEYS)) and not names_cell:
         # a bare `kernelbench run` (possibly with settings like output_dir=...) runs the quick grid
         overrides = [f"experiment={DEFAULT_EXPERIMENT}", *overrides]
-        parsed = _parse(overrides)
+        parsed = parse_overrides(overrides)
 
     experiment = None
     swept: dict[str, list[Any]] = {}
@@ -420,13 +379,6 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
                 if len(values) > 1:
                     raise KernelbenchError("choose one experiment at a time")
                 experiment = values[0]
-        elif key == "n":
-            for v in values:
-                check_n(v)
-        elif key == "runs":
-            for v in values:
-                if v is not None:
-                    check_runs(v)
         else:
             for v in values:
                 _check_setting(key, v)
@@ -437,17 +389,18 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
         multirun = True  # an experiment is a grid: its sweeper params need multirun
         for key, values in experiment_sweep(experiment)[1].items():
             swept.setdefault(key, values)
-            if key in GROUPS:
-                valid = group_options(key)
-                for v in values:
-                    if v not in valid:
-                        raise _in_experiment(experiment, _unknown_option_of(key, v, valid))
     selected = {
-        g: [str(v) for v in swept[g]] if g in swept else [_default_option(g, experiment)]
+        g: [str(v) for v in swept[g]] if g in swept else [default_option(g, experiment)]
         for g in GROUPS
     }
-    if experiment is not None:
-        _check_experiment_defaults(experiment, selected)
+    if experiment is not None:  # the options the experiment file sweeps or selects exist
+        for group, options in selected.items():
+            valid = group_options(group)
+            for opt in options:
+                if opt is not None and opt not in valid:
+                    err = _unknown_option_of(group, opt, valid)
+                    where = config_origin(config_file("experiment", experiment))
+                    raise KernelbenchError(f"experiment {experiment} ({where}): {err}")
     for ov in parsed:
         _check_key(ov, selected)
     if "output_dir" not in swept:
@@ -541,19 +494,19 @@ def launch(args: list[str], multirun: bool = False) -> None:
     from hydra.errors import HydraException
 
     from kernelbench.config import config_dir, searchpath_overrides
-    from kernelbench.estimate import announce_parts, announce_run
+    from kernelbench.estimate import announce, parts_plan, run_plan
     from kernelbench.leaderboard import part_args
     from kernelbench.plugins import load
     from kernelbench.progress import ENV_BAR, ENV_BOARD, Board, read_reports, summary
 
     parts = part_args(list(args))
     if parts is not None:  # a leaderboard: priced as a whole, then one launch per grid
-        announce_parts([plan(list(part), True)[0] for part in parts])
+        announce(parts_plan([plan(list(part), True)[0] for part in parts]))
         for part in parts:
             launch(part, True)
         return
     hydra_args, multirun, cells = plan(list(args), multirun)
-    announce_run(hydra_args)  # the plan line; refuses oversize work (kernelbench.estimate)
+    announce(run_plan(hydra_args))  # the plan line; refuses oversize work
     load()  # the plug-ins register their structured configs (protocol settings)
     if not any(a.startswith("hydra.searchpath") for a in hydra_args):
         hydra_args += searchpath_overrides()  # the plug-ins' config directories

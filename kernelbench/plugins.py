@@ -131,14 +131,12 @@ def import_package(name: str) -> list[ModuleType]:
     ``_``): each registers what it defines as it is imported."""
     package = importlib.import_module(name)
     modules = [package]
-    for info in sorted(pkgutil.iter_modules(getattr(package, "__path__", [])), key=_by_name):
+    for info in sorted(
+        pkgutil.iter_modules(getattr(package, "__path__", [])), key=lambda i: i.name
+    ):
         if not info.ispkg and not info.name.startswith("_"):
             modules.append(importlib.import_module(f"{name}.{info.name}"))
     return modules
-
-
-def _by_name(info: pkgutil.ModuleInfo) -> str:
-    return info.name
 
 
 def config_dirs() -> list[Path]:
