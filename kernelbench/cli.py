@@ -83,8 +83,8 @@ def catalogue() -> str:
             f"{method_catalogue(FEATURE_MAPS)}\n\n"
             f"Kernels:   {', '.join(KERNELS.names())}\n\n"
             f"Datasets:  {', '.join(DATASETS.names())}\n\n"
-            f"Protocols: {', '.join(PROTOCOLS.names())}\n\n"
-            f"Learners:  {', '.join(LEARNERS.names())}"
+            f"Protocols: {', '.join(sorted(PROTOCOLS.names()))}\n\n"
+            f"Learners:  {', '.join(sorted(LEARNERS.names()))}"
         )
         broken = problems()
     if broken:
