@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from omegaconf import OmegaConf
 
 from kernelbench.datasets import (
     DATASETS,
@@ -49,8 +50,10 @@ def fake_table(name: str, n_rows: int = 40, seed: int = 0, drop: int = 0) -> pd.
 def test_specs(name):
     openml_id, d, rows, _ = YANG[name]
     spec = DATASETS.get(name)
-    # one module, found by the built-in entry point's pkgutil walk of kernelbench.datasets
-    assert f"kernelbench.datasets.{name}" in sys.modules
+    # one catalogue entry, registered by the module the built-in entry point's pkgutil
+    # walk of kernelbench.datasets imports
+    assert "kernelbench.datasets.catalogue" in sys.modules
+    assert name in OmegaConf.load(sys.modules["kernelbench.datasets.catalogue"].CATALOGUE)
     assert spec.task == "regression" and spec.n_classes is None
     assert (spec.d, spec.n_total, spec.openml_id) == (d, rows, openml_id)
     assert spec.source.startswith(f"OpenML {openml_id} ")

@@ -1,8 +1,8 @@
 """Datasets: registry, sources (mirror, cache, download) and experiment protocols.
 
 The datasets and their sources: README.md ("Data"), ``kernelbench datasets list|info``.
-Adding one is a module here (a :class:`DatasetSpec` passed to ``register``, with its
-downloader), found by :mod:`kernelbench.builtin`, and ``configs/dataset/<name>.yaml``.
+Adding one is an entry of ``catalogue.yaml`` (its :class:`DatasetSpec` facts and how its
+download becomes arrays, registered by :mod:`.catalogue`) and ``configs/dataset/<name>.yaml``.
 """
 
 from __future__ import annotations

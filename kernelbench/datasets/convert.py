@@ -1,21 +1,21 @@
 """Parse downloaded files (OpenML tables, LIBSVM text, xlsx sheets) into the cache format.
 
-Nothing here touches the network: the downloaders call :mod:`kernelbench.datasets.net`
-for the fetch and then only read local files.
+Nothing here touches the network: :func:`kernelbench.datasets.catalogue.download` calls
+:mod:`kernelbench.datasets.net` for the fetch and then these, which only read local files.
 """
 
 from __future__ import annotations
 
+import io
 import re
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 from xml.etree import ElementTree
 
 import numpy as np
 
-from kernelbench.datasets import net
 from kernelbench.datasets.spec import Arrays
 from kernelbench.errors import KernelbenchError
 
@@ -143,49 +143,20 @@ def read_xlsx(file: str | Path | IO[bytes], sheet: int = 0) -> list[list[object]
     return rows
 
 
-def openml_source(
-    openml_id: int,
-    *more_urls: str,
-    task: str,
-    n_train: int | None = None,
-    x_dtype: str = "float32",
-    label_order: Sequence[str] | None = None,
-    target: str | None = None,
-) -> dict[str, Any]:
-    """``openml_id``, ``urls`` and a ``downloader`` of OpenML table ``openml_id`` for a
-    :class:`DatasetSpec` (its ``target`` column, default the table's own, is y)."""
-
-    def download(workdir: Path, progress: bool) -> Arrays:
-        frame, default_target = net.openml_frame(openml_id)
-        kw = {"n_train": n_train, "x_dtype": x_dtype, "label_order": label_order}
-        return frame_to_arrays(frame, target or default_target, task=task, **kw)
-
-    urls = (f"https://www.openml.org/d/{openml_id}", *more_urls)
-    return {"openml_id": openml_id, "urls": urls, "downloader": download}
+POWERPLANT_COLUMNS = ("AT", "V", "AP", "RH", "PE")
 
 
-def url_source(urls: Sequence[str], convert: Callable[[list[Path]], Arrays]) -> dict[str, Any]:
-    """``urls`` and a ``downloader`` that fetches them into the scratch directory and then
-    ``convert``s them, for a :class:`DatasetSpec`."""
-
-    def download(workdir: Path, progress: bool) -> Arrays:
-        paths = []
-        for url in urls:
-            dest = Path(workdir) / url.rstrip("/").rsplit("/", 1)[-1].replace("+", "_")
-            paths.append(net.http_get(url, dest, progress))
-        return convert(paths)
-
-    return {"urls": tuple(urls), "downloader": download}
-
-
-def libsvm_source(
-    folder: str, train: str, test: str, d: int, label_order: Sequence[str] | None = None
-) -> dict[str, Any]:
-    """:func:`url_source` of the train and test files of the LIBSVM archive's ``folder``."""
-    base = f"https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/{folder}"
-
-    def convert(paths: list[Path]) -> Arrays:
-        (X, y), (X_test, y_test) = (read_libsvm(p, d, label_order) for p in paths)
-        return {"X": X, "y": y, "X_test": X_test, "y_test": y_test}
-
-    return url_source((f"{base}/{train}", f"{base}/{test}"), convert)
+def read_powerplant(path: Path) -> Arrays:
+    """Sheet1 of ``Folds5x2_pp.xlsx`` in the UCI zip: X = AT, V, AP, RH; y = PE (MW)."""
+    with zipfile.ZipFile(path) as zf:
+        members = [m for m in zf.namelist() if m.lower().endswith(".xlsx")]
+        if not members:
+            raise KernelbenchError(f"no .xlsx file in {path.name}")
+        rows = read_xlsx(io.BytesIO(zf.read(members[0])), sheet=0)
+    header = [str(c).strip() for c in rows[0]]
+    if tuple(header[: len(POWERPLANT_COLUMNS)]) != POWERPLANT_COLUMNS:
+        raise KernelbenchError(
+            f"unexpected Power Plant columns {header}; expected {POWERPLANT_COLUMNS}"
+        )
+    table = np.asarray([r[: len(POWERPLANT_COLUMNS)] for r in rows[1:]], dtype=np.float64)
+    return {"X": table[:, :4].astype(np.float32), "y": table[:, 4]}
