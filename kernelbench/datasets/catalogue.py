@@ -22,9 +22,9 @@ DOWNLOAD_KEYS = ("convert", "x_dtype", "target", "label_order")
 
 def load_digits() -> Arrays:
     """scikit-learn's 1797 bundled 8x8 digits as float64 pixels 0..16 and int64 labels 0..9."""
-    from sklearn.datasets import load_digits
+    from sklearn import datasets
 
-    bunch = load_digits()
+    bunch = datasets.load_digits()
     return {"X": np.asarray(bunch.data, dtype=np.float64), "y": bunch.target.astype(np.int64)}
 
 

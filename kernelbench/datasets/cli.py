@@ -122,18 +122,6 @@ def _wrap(label: str, text: str) -> str:
     return textwrap.fill(text, width=100, initial_indent=f"{label:<12}", subsequent_indent=" " * 12)
 
 
-def _protocol_lines(name: str) -> list[str]:
-    try:
-        cfg = dataset_config(name)
-    except KernelbenchError:
-        return []
-    lines = []
-    for proto, values in recipes(cfg).items():
-        settings = ", ".join(f"{k}={v}" for k, v in (values or {}).items())
-        lines.append(_wrap("protocol", f"{proto}: {settings}"))
-    return lines
-
-
 @datasets.command("info")
 @click.argument("name")
 @mirror_option
@@ -163,7 +151,13 @@ def info_cmd(name: str, mirror: str | None, cache: str | None) -> None:
     entry = read_manifest(locs.mirror).get(name) if locs.mirror else None
     if entry:
         lines.append(_wrap("mirror", f"status {entry.get('status')}: {entry.get('notes', '')}"))
-    lines.extend(_protocol_lines(name))
+    try:
+        protocols = recipes(dataset_config(name))
+    except KernelbenchError:  # no configs/dataset/<name>.yaml
+        protocols = {}
+    for proto, values in protocols.items():
+        settings = ", ".join(f"{k}={v}" for k, v in (values or {}).items())
+        lines.append(_wrap("protocol", f"{proto}: {settings}"))
     click.echo("\n".join(lines))
 
 

@@ -52,13 +52,6 @@ def _cast_x(X: np.ndarray, x_dtype: str) -> np.ndarray:
     return X.astype(x_dtype)
 
 
-def split_arrays(X: np.ndarray, y: np.ndarray, n_train: int | None) -> Arrays:
-    """``X``/``y`` as arrays, the rows after the first ``n_train`` becoming the test file."""
-    if n_train is None or n_train >= len(X):
-        return {"X": X, "y": y}
-    return {"X": X[:n_train], "y": y[:n_train], "X_test": X[n_train:], "y_test": y[n_train:]}
-
-
 def frame_to_arrays(
     frame: pd.DataFrame,
     target: str,
@@ -68,7 +61,8 @@ def frame_to_arrays(
     x_dtype: str = "float32",
     label_order: Sequence[str] | None = None,
 ) -> Arrays:
-    """Convert an OpenML table (features + ``target`` column) to the cache format."""
+    """Convert an OpenML table (features + ``target`` column) to the cache format, the rows
+    after the first ``n_train`` becoming the test file."""
     if target not in frame.columns:
         raise KernelbenchError(f"target column {target!r} not in the downloaded table")
     features = frame.drop(columns=[target])
@@ -77,7 +71,9 @@ def frame_to_arrays(
         y = label_codes(frame[target].astype(str).to_numpy(), label_order)
     else:
         y = frame[target].to_numpy(dtype=np.float64)
-    return split_arrays(X, y, n_train)
+    if n_train is None or n_train >= len(X):
+        return {"X": X, "y": y}
+    return {"X": X[:n_train], "y": y[:n_train], "X_test": X[n_train:], "y_test": y[n_train:]}
 
 
 def read_libsvm(

@@ -10,7 +10,6 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -50,20 +49,11 @@ class Locations:
             cache=Path(cache).expanduser().resolve(),
         )
 
-    @classmethod
-    def from_cfg(cls, data_cfg: Mapping[str, Any] | None) -> Locations:
-        """Resolve from a ``data`` config node (``mirror``, ``cache``; null = environment)."""
-        data_cfg = data_cfg or {}
-        return cls.resolve(data_cfg.get("mirror"), data_cfg.get("cache"))
-
 
 def sha256_file(path: Path) -> str:
     """Hex SHA-256 of a file."""
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 @cache
@@ -195,14 +185,6 @@ def _searched(spec: DatasetSpec, locs: Locations) -> str:
     return f"{mirror}, cache {locs.cache / (spec.name + '.npz')}"
 
 
-def offline_message(spec: DatasetSpec, locs: Locations) -> str:
-    """The one line shown when ``spec`` is nowhere to be found and downloads are off."""
-    return (
-        f"dataset {spec.name!r} is not available offline; searched {_searched(spec, locs)}; "
-        f"download it with `{fetch_command(spec.name)}`"
-    )
-
-
 def where(name: str, mirror: str | None = None, cache: str | None = None) -> tuple[str, str | None]:
     """Where ``name`` loads from: (mirror|cache|corrupt|missing|bundled, path or None)."""
     if DATASETS.get(name).bundled is not None:
@@ -269,6 +251,9 @@ def load_dataset(
                 f"cached file {path} for dataset {name!r} fails its checksum (corrupt or "
                 f"incomplete); fetch it again with `{fetch_command(name)}`"
             )
-        raise DataUnavailableError(offline_message(spec, locs))
+        raise DataUnavailableError(
+            f"dataset {name!r} is not available offline; searched {_searched(spec, locs)}; "
+            f"download it with `{fetch_command(name)}`"
+        )
     path = fetch_dataset(name, cache=str(locs.cache), progress=False, force=True)
     return _read(spec, path, "download", sha256_of(path))

@@ -142,10 +142,11 @@ def _rows(ds: Dataset, concat_test: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _source(data_cfg: Mapping[str, Any] | None) -> tuple[str | None, str, bool]:
-    """(mirror, cache, download) of a ``data`` config node."""
-    locs = Locations.from_cfg(data_cfg)
+    """(mirror, cache, download) of a ``data`` config node (null: the environment)."""
+    data_cfg = data_cfg or {}
+    locs = Locations.resolve(data_cfg.get("mirror"), data_cfg.get("cache"))
     mirror = str(locs.mirror) if locs.mirror else None
-    return mirror, str(locs.cache), bool((data_cfg or {}).get("download", False))
+    return mirror, str(locs.cache), bool(data_cfg.get("download", False))
 
 
 def _first(n: int, rows: int | None, name: str) -> int:
