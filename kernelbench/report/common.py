@@ -2,7 +2,8 @@
 
 A section is data, rendered twice: the Markdown of REPRODUCTION.md and the HTML site
 (:mod:`kernelbench.site`): Markdown lines and :class:`Claim` items in its body, its
-cell-by-cell verdicts a table (:attr:`Section.cells`).
+cell-by-cell verdicts a table (:attr:`Section.cells`). Its prose is a Jinja2 template,
+``templates/<section>.md``, which its module fills with the numbers (:func:`render`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import jinja2
 import numpy as np
 import pandas as pd
 
@@ -55,12 +57,6 @@ class Claim:
 
     def __str__(self) -> str:
         return self.template.format(verdict=self.verdict, text=self.text, evidence=self.evidence)
-
-
-def claim(lines: list, holds: bool, text: str, evidence: str) -> bool:
-    """Append the :class:`Claim` to a section body; its verdict."""
-    lines.append(Claim(text, holds, evidence))
-    return holds
 
 
 @dataclass
@@ -121,9 +117,33 @@ def load_sections(only: list[str] | None = None) -> list[Section]:
     return sections
 
 
-def paras(*texts: str) -> list[str]:
-    """``texts`` as Markdown blocks: each followed by an empty line."""
-    return [line for text in texts for line in (text, "")]
+def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A Markdown table, one string (:func:`~kernelbench.drawing.markdown_lines`)."""
+    return "\n".join(markdown_lines(header, rows))
+
+
+def render(template: str, **context) -> list[str | Claim]:
+    """``templates/<template>.md`` filled with ``context``, as body lines; a :class:`Claim`
+    printed on a line of its own stays a Claim (the site boxes it)."""
+    claims: list[Claim] = []
+
+    def keep(value):
+        if isinstance(value, Claim):
+            claims.append(value)
+            return f"\0{len(claims) - 1}\0"
+        return value
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("kernelbench.report"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=keep,
+    )
+    env.filters.update(fmt=fmt, rel=rel, f=format)
+    text = env.get_template(f"{template}.md").render(context).removesuffix("\n")
+    return [claims[int(x[1:-1])] if x.startswith("\0") else x for x in text.split("\n")]
 
 
 def rank(values: pd.Series, order: Sequence[str]) -> pd.Series:
@@ -155,11 +175,19 @@ def counts(v: Iterable[str]) -> tuple[int, int, int, int]:
     )
 
 
-def ratio_check(
-    m: pd.Series, cells: Iterable[tuple], a: str, b: str, test: Callable[[float], bool], key: str
-) -> tuple[int, int, str]:
-    """Over ``cells``, where ``m`` (indexed by cell + label) has both ``a`` and ``b``: how
-    many pass ``test(m[a] / m[b])``, of how many, and the failures (``; not in: ...``)."""
+def ratio_claim(
+    m: pd.Series,
+    cells: Iterable[tuple],
+    a: str,
+    b: str,
+    test: Callable[[float], bool],
+    key: str,
+    text: str,
+    what: str,
+) -> Claim:
+    """The claim ``text``: ``test(m[a] / m[b])`` in every one of ``cells`` where ``m``
+    (indexed by cell + label) has both; its evidence: how many pass, of how many (``what``),
+    and the failures (``; not in: ...``)."""
     hold, total, fails = 0, 0, []
     for ds, n in cells:
         if (ds, n, a) in m.index and (ds, n, b) in m.index:
@@ -168,13 +196,14 @@ def ratio_check(
             hold += bool(test(r))
             if not test(r):
                 fails.append(f"{ds} {key}={n:g}: {r:.3g}")
-    return hold, total, ("; not in: " + ", ".join(fails)) if fails else ""
+    fails_ = ("; not in: " + ", ".join(fails)) if fails else ""
+    return Claim(text, total > 0 and hold == total, f"{hold} of {total} {what}{fails_}.")
 
 
-def verdict_changes(head: str, now: Iterable[bool], before: Iterable[tuple]) -> list[str]:
+def verdict_changes(head: str, now: Iterable[bool], before: Iterable[tuple]) -> str:
     """A table of claims' verdicts: the earlier report's (text, verdict, evidence), now."""
     word = {True: "holds", False: "does not hold"}
-    return markdown_lines(
+    return table(
         [head, "before", "now"],
         (
             [text, f"{word[old]} ({ev})", word[new] + ("" if old == new else " (changed)")]

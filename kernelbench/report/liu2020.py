@@ -10,10 +10,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES, dataset_name, markdown_lines
+from kernelbench.drawing import DATASET_NAMES, dataset_name
 from kernelbench.reference import load_reference
 from kernelbench.report import common
-from kernelbench.report.common import BASE, Section, Summary, fmt, ordered, pooled_lines
+from kernelbench.report.common import (
+    BASE,
+    Section,
+    Summary,
+    fmt,
+    ordered,
+    pooled_lines,
+    render,
+    table,
+)
 from kernelbench.reporting import get_reporting
 from kernelbench.reporting.krr import PAPER_DATASETS
 from kernelbench.verify import DEVIATES, KNOWN, load_config, verify_table
@@ -96,7 +105,7 @@ def md(df: pd.DataFrame, cols: list[tuple[str, str]]) -> str:
                 v = KNOWN
             cells.append(str(v))
         lines.append(cells)
-    return "\n".join(markdown_lines([h for h, _ in cols], lines)) + "\n"
+    return table([h for h, _ in cols], lines)
 
 
 def time_ratios(ratios: pd.DataFrame, ref_raw: pd.DataFrame) -> pd.DataFrame:
@@ -137,49 +146,21 @@ CELL_COLS += [("verdict", "verdict")]
 ACC_COLS = [("ours (%)", "acc_mean"), ("paper (%)", "paper_acc_mean")]
 
 
-def _counts(s: Summary) -> str:
-    return (
-        f"**{s.reproduced} reproduced, {s.known} known deviations, {s.deviate} deviate, "
-        f"{s.not_run} not run.**"
-    )
-
-
-def _deviations(cfg) -> list[str]:
-    return [
-        f"- **{k.reason}**" + (f": {k.detail}" if k.detail else "") for k in cfg.known_deviations
-    ] + [""]
-
-
-def pooled_body(code: pd.DataFrame, text: pd.DataFrame | None) -> list[str]:
+def pooled_readings(code: pd.DataFrame, text: pd.DataFrame | None) -> list[dict]:
     """The pooled bias test of both readings: one row per (dataset, method) across s/d."""
-    out = [
-        "### Pooled across s/d: a systematic ratio to the paper",
-        "",
-        "Each (dataset, method) row of Table 3 is also tested as a whole, as `kernelbench "
-        "verify` does (docs/verification.md): the mean over s/d of (ours - paper) / paper. "
-        "Run r of every cell uses the same random half, so our run noise is bounded as fully "
-        "correlated across the row (`shared_runs: true` in the verify configs), and so is "
-        "the paper's; same Sidak family as the cells.",
-        "",
-    ]
-    for name, pooled in (("the code's reading", code), ("the paper's text", text)):
+    out = []
+    for name, pooled in (("The code's reading", code), ("The paper's text", text)):
         if pooled is None or pooled.empty:
             continue
         v = pooled["verdict"].astype(str)
         rep, known, dev, _ = common.counts(v)
         gated = pooled[~v.str.startswith(KNOWN)]
         top = gated.loc[gated["z"].abs().idxmax()] if len(gated) else None
-        text_ = (
-            f"**{name.capitalize()}:** {len(pooled)} rows, {rep} reproduced, {known} known "
-            f"deviations, {dev} deviate"
-        )
         if top is not None:
-            text_ += (
-                f"; the largest |z| of a row that must reproduce is {abs(top['z']):.2f} "
-                f"({dataset_name(top['dataset'])} `{top['method_label']}`, "
-                f"mean ratio {top['ratio']:.3f}, z_crit {top['z_crit']:.2f})"
-            )
-        out += [text_ + ".", "", pooled_lines(pooled, DATASET_NAMES)[1]]
+            top = {**top.to_dict(), "dataset": dataset_name(top["dataset"])}
+        p = {"name": name, "rows": len(pooled), "rep": rep, "known": known, "dev": dev}
+        p |= {"top": top, "table": pooled_lines(pooled, DATASET_NAMES)[1].removesuffix("\n")}
+        out.append(p)
     return out
 
 
@@ -194,25 +175,12 @@ def build() -> Section | None:
         + (f"{paper[0].reproduced} of {paper[0].cells}" if paper else "no")
         + " cells; docs/liu2020.md"
     )
-    zc = t["z_crit"].dropna()
-    body = [
-        f"Paper cells: {len(cells)} (EEG and cod-RNA rows of Table 3, "
-        f"results/reference/{cfg.reference}.csv), compared under two readings of the "
-        "setup (docs/liu2020.md): the authors' public MATLAB code "
-        "(`protocol.reading=code`, the default) and the paper's text "
-        "(`protocol.reading=paper`, Algorithm 1 as printed).",
-        "",
-        f"**The code's reading:** `results/baseline/{BASELINE.name}` ({len(ours)} cells, "
-        f"runs per cell {sorted(ours['runs'].unique().tolist())}, data from the mirror), "
-        "from `kernelbench run -m experiment=liu2020_table3`. " + _counts(s) + " Tolerance "
-        f"as for Fig. 1: |z| <= z_crit ({fmt(zc.min(), '.2f')}-{fmt(zc.max(), '.2f')}), "
-        "z = (ours - paper) / sqrt(std_ours^2/R + std_paper^2/10), Sidak over the "
-        f"{m} comparisons that must reproduce (alpha {cfg.alpha:g}); no sample-variation "
-        "term (each repetition draws its own split, as the paper's did, so both standard "
-        "deviations include the split's variation). The paper's QMC column is compared "
-        "with `qmc_fixed` (one fixed Halton set, as the code has it).",
-        "",
-    ]
+    context = {"cells": len(cells), "cfg": cfg, "baseline": BASELINE.name, "n_ours": len(ours)}
+    context |= {"runs": sorted(ours["runs"].unique().tolist()), "summary": s, "m": m}
+    context |= {
+        "zc": t["z_crit"].dropna(),
+        "deviations": [("the code's reading", cfg.known_deviations)],
+    }
     if paper:
         ps, pcells, pours, pcfg, _ = paper
         both = cells.merge(
@@ -223,94 +191,48 @@ def build() -> Section | None:
         )
         stand_in = both["label"].notna() & (both["label"] != both["method"])
         both.loc[stand_in, "method"] = both["method"] + " (" + both["label"] + ")"
-        body += [
-            f"**The paper's text:** `results/baseline/{PAPER_BASELINE.name}` ({len(pours)} "
-            "cells), from `kernelbench run -m experiment=liu2020_table3_paper`. "
-            + _counts(ps)
-            + " Algorithm 1 as printed (multinomial re-sampling with importance weights) "
-            "never beats rff by the paper's margins under any of the settings tried: a "
-            "finding about the printed algorithm, not a defect of this implementation "
-            "(its mean is the kernel, tests/test_leverage.py).",
-            "",
-            md(
-                both,
-                [
-                    *CELL_COLS[:6],
-                    ("z", "z"),
-                    ("verdict (code)", "verdict"),
-                    ("ours, paper's text (%)", "ours_paper"),
-                    ("verdict (text)", "verdict_paper"),
-                ],
-            ),
-        ]
+        context["paper"] = {"baseline": PAPER_BASELINE.name, "n_ours": len(pours), "summary": ps}
+        context["cell_table"] = md(
+            both,
+            [
+                *CELL_COLS[:6],
+                ("z", "z"),
+                ("verdict (code)", "verdict"),
+                ("ours, paper's text (%)", "ours_paper"),
+                ("verdict (text)", "verdict_paper"),
+            ],
+        )
+        context["deviations"].append(("the paper's text", pcfg.known_deviations))
     else:
-        body.append(md(cells, CELL_COLS))
-    body += pooled_body(pooled, paper[4][3] if paper else None)
-    body += ["### Known deviations (the code's reading)", "", *_deviations(cfg)]
-    if paper:
-        body += ["### Known deviations (the paper's text)", "", *_deviations(paper[3])]
+        context["paper"], context["cell_table"] = None, md(cells, CELL_COLS)
+    context["pooled"] = pooled_readings(pooled, paper[4][3] if paper else None)
+    context["ratios"] = context["ablation"] = context["readings"] = None
     if RATIOS.is_file():
         tr = time_ratios(pd.read_csv(RATIOS), ref_raw)
-        body += [
-            "### Feature time relative to rff",
-            "",
-            "Fit + transform of the train and test rows, best of 3, the three methods "
-            "interleaved in one process (`python scripts/bench_liu2020.py --ratio-only "
-            "--ratio-repeats 3`, the paper's reading); the paper's ratios are of its "
-            "MATLAB means. slw_rff scores the l = s pre-sampled features with one extra "
-            "pass over the training rows, so with equal train and test parts its ratio is "
-            "about 1.5 by construction; the paper reports 1.0-1.2.",
-            "",
-            md(
-                tr,
-                [
-                    *CELL_COLS[:3],
-                    *(
-                        (f"{m} {w}", f"{w}_{m}")
-                        for m in ("lev_rff", "slw_rff")
-                        for w in ("ours", "paper")
-                    ),
-                ],
-            ),
+        versus = [
+            (f"{m} {w}", f"{w}_{m}") for m in ("lev_rff", "slw_rff") for w in ("ours", "paper")
         ]
+        context["ratios"] = md(tr, [*CELL_COLS[:3], *versus])
     if ABLATION.is_file():
         ab = pd.read_csv(ABLATION)
         ab = ordered(ab, ["dataset", "s_over_d", "method"], {"dataset": DS_ORDER}, kind="stable")
-        body += [
-            "### Which of the code's settings matter (measured)",
-            "",
-            "`python scripts/liu2020_readings.py --ablation --runs 3`: the code's reading, "
-            "the paper's, and the code's with each of its six settings set back to the "
-            "paper's value. Per-row scaling and re-weighting carry the reproduction; the "
-            "shared draw, centring, the folds and the split per run move the mean by at "
-            "most 0.6 points:",
-            "",
-            md(
-                ab.rename(columns={"s_over_d": "n"}),
-                [*CELL_COLS[:2], ("method", "method"), ("setting", "label"), *ACC_COLS],
-            ),
-        ]
+        context["ablation"] = md(
+            ab.rename(columns={"s_over_d": "n"}),
+            [*CELL_COLS[:2], ("method", "method"), ("setting", "label"), *ACC_COLS],
+        )
     if READINGS.is_file():
-        rd = pd.read_csv(READINGS)
-        body += [
-            "### Readings measured before the code's reading was known",
-            "",
-            "`scripts/liu2020_readings.py`: every combination of kernel width, centred "
-            "labels and n in the ridge penalty, with every feature scaled to [0, 1] (the "
-            "paper's text), rff and slw_rff; none reproduces either row:",
-            "",
-            md(
-                rd.rename(columns={"s_over_d": "n"}),
-                [
-                    *CELL_COLS[:2],
-                    ("method", "method"),
-                    ("width", "width"),
-                    ("centred", "center_labels"),
-                    ("n lambda", "lambda_times_n"),
-                    *ACC_COLS,
-                ],
-            ),
-        ]
+        context["readings"] = md(
+            pd.read_csv(READINGS).rename(columns={"s_over_d": "n"}),
+            [
+                *CELL_COLS[:2],
+                ("method", "method"),
+                ("width", "width"),
+                ("centred", "center_labels"),
+                ("n lambda", "lambda_times_n"),
+                *ACC_COLS,
+            ],
+        )
+    body = render("liu2020", **context)
     paper_ds = ours["dataset"].isin(["eeg", "codrna"])
     in_paper = ours["method_label"].isin([*PAPER, *cfg.compare]) & paper_ds
     extra = ours[~in_paper]
@@ -328,7 +250,8 @@ def build() -> Section | None:
             md(
                 extra,
                 [*CELL_COLS[:4], ("accuracy (%)", "ours"), ("peak memory (MiB)", "peak_memory_mb")],
-            ),
+            )
+            + "\n",
         ]
     return Section(
         "liu2020", "Liu et al. 2020, Table 3 (KRR accuracy)", s, body, appendix, cells=cells
