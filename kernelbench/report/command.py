@@ -10,24 +10,7 @@ from pathlib import Path
 
 import click
 
-from kernelbench.report.common import SECTIONS, Section, load_sections, render, table
-
-
-def summary_table(sections: list[Section]) -> str:
-    rows = []
-    for s in sections:
-        m = s.summary
-        counts = [m.cells, m.reproduced, m.known, m.deviate, m.not_run] if m.cells else ["–"] * 5
-        claims = f"{m.claims_hold} of {m.claims}" if m.claims else "–"
-        rows.append([f"[{s.title}](#{s.key})", *counts, claims])
-    cols = ["experiment", "compared", "reproduced", "known deviations", "deviate", "not run"]
-    return table([*cols, "claims that hold"], rows)
-
-
-def render_report(sections: list[Section]) -> str:
-    """The Markdown of the report: the summary table, the sections, the appendix."""
-    doc = render("report", summary=summary_table(sections), sections=sections)
-    return "\n".join(doc).rstrip() + "\n"
+from kernelbench.report.common import SECTIONS, load_sections, render
 
 
 @click.command("report")
@@ -74,5 +57,5 @@ def report(
     if results:
         raise click.UsageError("--results needs --html")
     sections = load_sections(list(only) or None)
-    out.write_text(render_report(sections))
+    out.write_text("\n".join(render("report", sections=sections)).rstrip() + "\n")
     click.echo(f"wrote {out}: " + "; ".join(f"{s.key}" for s in sections))

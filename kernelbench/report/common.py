@@ -217,20 +217,22 @@ def first_file(*paths: Path) -> Path | None:
     return next((p for p in paths if p.is_file()), None)
 
 
+def largest_z(pooled: pd.DataFrame) -> pd.Series | None:
+    """The row of ``pooled`` with the largest |z| among those that must reproduce."""
+    gated = pooled[~pooled["verdict"].astype(str).str.startswith(KNOWN)]
+    return gated.loc[gated["z"].abs().idxmax()] if len(gated) else None
+
+
 def pooled_lines(
     pooled, names: dict[str, str] | None = None, kernels: dict[str, str] | None = None
 ):
     """The pooled bias test of ``kernelbench verify`` (one row per family across n) as
     (per-dataset counts, every family) Markdown tables."""
     names, kernels = names or {}, kernels or {}
-    v = pooled["verdict"].astype(str)
     head = []
-    for ds in dict.fromkeys(pooled["dataset"]):
-        sel = pooled["dataset"] == ds
-        g, gv = pooled[sel], v[sel]
-        rep, known, dev, _ = counts(gv)
-        gated = g[~gv.str.startswith(KNOWN)]
-        top = gated.loc[gated["z"].abs().idxmax()] if len(gated) else None
+    for ds, g in pooled.groupby("dataset", sort=False):
+        rep, known, dev, _ = counts(g["verdict"])
+        top = largest_z(g)
         where = (
             f"{fmt(abs(top['z']), '.2f')} ({kernels.get(top['kernel'], top['kernel'])} "
             f"`{top['method_label']}`, ratio {fmt(top['ratio'], '.2f')})"
@@ -253,19 +255,5 @@ def pooled_lines(
         for r in pooled.to_dict("records")
     ]
     cols = ["dataset", "families", "reproduced", "known deviations", "deviate"]
-    head = markdown_lines([*cols, "largest \\|z\\| (family)"], head)
-    full = markdown_lines(
-        [
-            "dataset",
-            "kernel",
-            "method",
-            "cells",
-            "mean ratio",
-            "ratio range",
-            "z",
-            "z_crit",
-            "verdict",
-        ],
-        full,
-    )
-    return "\n".join(head) + "\n", "\n".join(full) + "\n"
+    cols_full = ["dataset", "kernel", "method", "cells", "mean ratio", "ratio range", "z", "z_crit"]
+    return table([*cols, "largest \\|z\\| (family)"], head), table([*cols_full, "verdict"], full)

@@ -52,18 +52,20 @@ def score_z(cell: pd.DataFrame, m1: str, m2: str) -> tuple[float, float]:
     s, df = pooled(cell)
     r = cell.set_index("method_label")
     diff = float(r.at[m1, "mean"] - r.at[m2, "mean"])
-    se = s * math.sqrt(1 / r.at[m1, "runs"] + 1 / r.at[m2, "runs"])
-    return (diff / se if se > 0 else math.copysign(math.inf, diff) if diff else 0.0), df
+    return _z(diff, s * math.sqrt(1 / r.at[m1, "runs"] + 1 / r.at[m2, "runs"])), df
 
 
 def error_z(err: pd.DataFrame, m1: str, m2: str) -> tuple[float, float]:
     """(mean Fig. 1 error of m1 - of m2) / its Welch standard error, and the df."""
     a, b = err.loc[m1], err.loc[m2]
     va, vb = a["sem"] ** 2, b["sem"] ** 2
-    se = math.sqrt(va + vb)
     diff = float(a["mean"] - b["mean"])
-    df = welch_df([(va, a["runs"] - 1), (vb, b["runs"] - 1)])
-    return (diff / se if se > 0 else math.copysign(math.inf, diff) if diff else 0.0), df
+    return _z(diff, math.sqrt(va + vb)), welch_df([(va, a["runs"] - 1), (vb, b["runs"] - 1)])
+
+
+def _z(diff: float, se: float) -> float:
+    """``diff / se``; ±inf (or 0) where ``se`` is 0."""
+    return diff / se if se > 0 else math.copysign(math.inf, diff) if diff else 0.0
 
 
 def claim_reversals(ours: pd.DataFrame, fig1: pd.DataFrame) -> tuple[pd.DataFrame, int]:

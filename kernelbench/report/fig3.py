@@ -45,26 +45,32 @@ def _table(t: pd.DataFrame, metric: str, points: int) -> str:
     return table(["method", *(f"{names[d]} ({d})" for d in dims)], rows)
 
 
+def check(text: str, ok: bool | None) -> Claim:
+    return Claim(text, ok, template="- {text}: **{verdict}**")
+
+
 def build() -> Section | None:
     if not CSV.exists():
         return None
     t = pd.read_csv(CSV)
     reps = t[t.metric == "map"].groupby("points")["values"].max().to_dict()
     reps = ", ".join(f"{v} at {k} points" for k, v in sorted(reps.items()))
-    checks: list[tuple[str, bool | None]] = []
+    checks: list[Claim] = []
     # the paper's claim
     for d in (3072, 7129):
         b = _median(t, "map", 10, d, "sr33")
         others = {lab: _median(t, "map", 10, d, lab) for lab in ("rff", "orf_tallqr", "gq")}
         ok = all(b < v for v in others.values()) if math.isfinite(b) else None
         detail = ", ".join(f"{lab} {v / b:.1f}x" for lab, v in others.items())
-        checks.append((f"10 points, d = {d}: B (sr33) maps faster than G, Gort, GQ ({detail})", ok))
+        checks.append(
+            check(f"10 points, d = {d}: B (sr33) maps faster than G, Gort, GQ ({detail})", ok)
+        )
     slopes = {}
     for lab in ("sr33", "rff"):
         lo, hi = _median(t, "map", 1000, 784, lab), _median(t, "map", 1000, 7129, lab)
         slopes[lab] = math.log(hi / lo) / math.log(7129 / 784)
     checks.append(
-        (
+        check(
             f"1000 points, d = 784 → 7129: log-log slope of B's map time {slopes['sr33']:.2f} "
             f"≤ {SLOPE_B}, of G's {slopes['rff']:.2f} ≥ {SLOPE_G} (B scales as d log d)",
             slopes["sr33"] <= SLOPE_B and slopes["rff"] >= SLOPE_G
@@ -81,13 +87,12 @@ def build() -> Section | None:
             b = _median(t, "map", points, d, "sr33") + _median(t, "fit", points, d, "sr33")
         ratio = g / b
         checks.append(
-            (
+            check(
                 f"goal: {points} points, d = {d}: sr33's {what} {ratio:.1f}x faster than "
                 f"rff's (≥ {goal:g}x)",
                 ratio >= goal if math.isfinite(ratio) else None,
             )
         )
-    claims = [Claim(text, ok, template="- {text}: **{verdict}**") for text, ok in checks]
     body = render(
         "fig3",
         reps=reps,
@@ -95,9 +100,9 @@ def build() -> Section | None:
         map10=_table(t, "map", 10),
         map1000=_table(t, "map", 1000),
         fit10=_table(t, "fit", 10),
-        claims=claims,
+        claims=checks,
     )
-    hold = sum(1 for _, ok in checks if ok)
+    hold = sum(1 for c in checks if c.holds)
     note = "timings on a shared 2-core machine; goals as ratios within one run"
     title = "Munkhoeva et al. (2018), Figure 3: walltime of the explicit mapping"
     return Section("fig3", title, Summary(claims=len(checks), claims_hold=hold, note=note), body)

@@ -5,7 +5,7 @@ the verdicts of ``kernelbench verify --config liu2020_table3[_paper]`` (docs/liu
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -127,17 +127,26 @@ def time_ratios(ratios: pd.DataFrame, ref_raw: pd.DataFrame) -> pd.DataFrame:
     return ordered(pd.DataFrame(rows), ["dataset", "n"], ORDERS)
 
 
-def compare(config: str, baseline) -> tuple[Summary, pd.DataFrame, pd.DataFrame, Any, Any]:
-    """One reading's baseline against the paper: summary, cell rows, verify table."""
+def reading(name: str, config: str, baseline: Path) -> dict:
+    """One reading's baseline against the paper: its verify table, cell rows, summary and
+    pooled bias test (one row per (dataset, method) across s/d)."""
     cfg = load_config(config)
     ours = common.with_sem(pd.read_csv(baseline))
     ref_raw = load_reference(cfg.reference)
     ref = get_reporting("krr").reference_cells(cfg.reference, ref_raw)
     pv = verify_table(ours.assign(n=ours["n"].astype(float)), cfg, ref=ref_raw)
-    t, m = pv.table, pv.m
-    cells = cell_rows(t, ref, ours, cfg.compare)
-    s = Summary(len(ref), *common.counts(cells["verdict"]))
-    return s, cells, ours, cfg, (t, m, ref_raw, pv.pooled)
+    cells = cell_rows(pv.table, ref, ours, cfg.compare)
+    out = {"name": name, "cfg": cfg, "ours": ours, "baseline": baseline.name, "cells": cells}
+    out |= {"ref_raw": ref_raw, "table": pv.table, "m": pv.m, "pooled": None}
+    out["summary"] = Summary(len(ref), *common.counts(cells["verdict"]))
+    if pv.pooled is not None and not pv.pooled.empty:
+        top = common.largest_z(pv.pooled)
+        if top is not None:
+            top = {**top.to_dict(), "dataset": dataset_name(top["dataset"])}
+        out["pooled"] = {"counts": common.counts(pv.pooled["verdict"]), "top": top}
+        out["pooled"]["table"] = pooled_lines(pv.pooled, DATASET_NAMES)[1]
+        out["pooled"]["rows"] = len(pv.pooled)
+    return out
 
 
 CELL_COLS = [("dataset", "dataset"), ("s/d", "n"), ("s", "s"), ("method", "method")]
@@ -146,93 +155,70 @@ CELL_COLS += [("verdict", "verdict")]
 ACC_COLS = [("ours (%)", "acc_mean"), ("paper (%)", "paper_acc_mean")]
 
 
-def pooled_readings(code: pd.DataFrame, text: pd.DataFrame | None) -> list[dict]:
-    """The pooled bias test of both readings: one row per (dataset, method) across s/d."""
-    out = []
-    for name, pooled in (("The code's reading", code), ("The paper's text", text)):
-        if pooled is None or pooled.empty:
-            continue
-        v = pooled["verdict"].astype(str)
-        rep, known, dev, _ = common.counts(v)
-        gated = pooled[~v.str.startswith(KNOWN)]
-        top = gated.loc[gated["z"].abs().idxmax()] if len(gated) else None
-        if top is not None:
-            top = {**top.to_dict(), "dataset": dataset_name(top["dataset"])}
-        p = {"name": name, "rows": len(pooled), "rep": rep, "known": known, "dev": dev}
-        p |= {"top": top, "table": pooled_lines(pooled, DATASET_NAMES)[1].removesuffix("\n")}
-        out.append(p)
-    return out
-
-
 def build() -> Section | None:
     if not BASELINE.is_file():
         return None
-    s, cells, ours, cfg, (t, m, ref_raw, pooled) = compare(CONFIG, BASELINE)
-    paper = compare(PAPER_CONFIG, PAPER_BASELINE) if PAPER_BASELINE.is_file() else None
-    s.note = (
-        "the authors' code's reading (per-row scaling, re-weighted columns) reproduces "
-        "EEG; cod-RNA is off by its test file (measured); the paper's text reproduces "
-        + (f"{paper[0].reproduced} of {paper[0].cells}" if paper else "no")
-        + " cells; docs/liu2020.md"
-    )
-    context = {"cells": len(cells), "cfg": cfg, "baseline": BASELINE.name, "n_ours": len(ours)}
-    context |= {"runs": sorted(ours["runs"].unique().tolist()), "summary": s, "m": m}
-    context |= {
-        "zc": t["z_crit"].dropna(),
-        "deviations": [("the code's reading", cfg.known_deviations)],
-    }
-    if paper:
-        ps, pcells, pours, pcfg, _ = paper
+    code = reading("the code's reading", CONFIG, BASELINE)
+    readings = [code]
+    cells, ours, cfg, s = code["cells"], code["ours"], code["cfg"], code["summary"]
+    cell_table = md(cells, CELL_COLS)
+    if PAPER_BASELINE.is_file():
+        paper = reading("the paper's text", PAPER_CONFIG, PAPER_BASELINE)
+        readings.append(paper)
         both = cells.merge(
-            pcells[["dataset", "n", "method", "ours", "verdict"]],
+            paper["cells"][["dataset", "n", "method", "ours", "verdict"]],
             on=["dataset", "n", "method"],
             how="left",
             suffixes=("", "_paper"),
         )
         stand_in = both["label"].notna() & (both["label"] != both["method"])
         both.loc[stand_in, "method"] = both["method"] + " (" + both["label"] + ")"
-        context["paper"] = {"baseline": PAPER_BASELINE.name, "n_ours": len(pours), "summary": ps}
-        context["cell_table"] = md(
-            both,
-            [
-                *CELL_COLS[:6],
-                ("z", "z"),
-                ("verdict (code)", "verdict"),
-                ("ours, paper's text (%)", "ours_paper"),
-                ("verdict (text)", "verdict_paper"),
-            ],
+        verdicts = [("verdict (code)", "verdict"), ("ours, paper's text (%)", "ours_paper")]
+        cell_table = md(
+            both, [*CELL_COLS[:6], ("z", "z"), *verdicts, ("verdict (text)", "verdict_paper")]
         )
-        context["deviations"].append(("the paper's text", pcfg.known_deviations))
-    else:
-        context["paper"], context["cell_table"] = None, md(cells, CELL_COLS)
-    context["pooled"] = pooled_readings(pooled, paper[4][3] if paper else None)
-    context["ratios"] = context["ablation"] = context["readings"] = None
+    ps = readings[-1]["summary"] if len(readings) > 1 else None
+    s.note = (
+        "the authors' code's reading (per-row scaling, re-weighted columns) reproduces "
+        "EEG; cod-RNA is off by its test file (measured); the paper's text reproduces "
+        + (f"{ps.reproduced} of {ps.cells}" if ps else "no")
+        + " cells; docs/liu2020.md"
+    )
+    ratios = ablation = readings_ = None
     if RATIOS.is_file():
-        tr = time_ratios(pd.read_csv(RATIOS), ref_raw)
+        tr = time_ratios(pd.read_csv(RATIOS), code["ref_raw"])
         versus = [
             (f"{m} {w}", f"{w}_{m}") for m in ("lev_rff", "slw_rff") for w in ("ours", "paper")
         ]
-        context["ratios"] = md(tr, [*CELL_COLS[:3], *versus])
+        ratios = md(tr, [*CELL_COLS[:3], *versus])
     if ABLATION.is_file():
         ab = pd.read_csv(ABLATION)
         ab = ordered(ab, ["dataset", "s_over_d", "method"], {"dataset": DS_ORDER}, kind="stable")
-        context["ablation"] = md(
+        ablation = md(
             ab.rename(columns={"s_over_d": "n"}),
             [*CELL_COLS[:2], ("method", "method"), ("setting", "label"), *ACC_COLS],
         )
     if READINGS.is_file():
-        context["readings"] = md(
+        settings = [
+            ("width", "width"),
+            ("centred", "center_labels"),
+            ("n lambda", "lambda_times_n"),
+        ]
+        readings_ = md(
             pd.read_csv(READINGS).rename(columns={"s_over_d": "n"}),
-            [
-                *CELL_COLS[:2],
-                ("method", "method"),
-                ("width", "width"),
-                ("centred", "center_labels"),
-                ("n lambda", "lambda_times_n"),
-                *ACC_COLS,
-            ],
+            [*CELL_COLS[:2], ("method", "method"), *settings, *ACC_COLS],
         )
-    body = render("liu2020", **context)
+    body = render(
+        "liu2020",
+        code=code,
+        paper=readings[1] if len(readings) > 1 else None,
+        readings=readings,
+        zc=code["table"]["z_crit"].dropna(),
+        cell_table=cell_table,
+        ratios=ratios,
+        ablation=ablation,
+        measured=readings_,
+    )
     paper_ds = ours["dataset"].isin(["eeg", "codrna"])
     in_paper = ours["method_label"].isin([*PAPER, *cfg.compare]) & paper_ds
     extra = ours[~in_paper]

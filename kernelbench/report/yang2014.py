@@ -134,9 +134,14 @@ def fig3_claims(t: pd.DataFrame, box: str, lattice: bool) -> list[Claim]:
     return out
 
 
-def _trace(t: pd.DataFrame, ds: str, label: str, metric: str) -> pd.DataFrame:
+def _trace(t: pd.DataFrame, ds: str, label: str, metric: str) -> pd.Series:
+    """The mean of ``metric`` over the iterations of one adaptive run."""
     g = t[(t["dataset"] == ds) & (t["method_label"] == label) & (t["metric"] == metric)]
-    return g.sort_values("iteration")
+    return g.set_index("iteration")["mean"].sort_index()
+
+
+def _arrow(trace: pd.Series) -> str:
+    return f"{fmt(trace.iloc[0], '.3g')} → {fmt(trace.iloc[-1], '.3g')}"
 
 
 def fig4_claims(
@@ -148,17 +153,13 @@ def fig4_claims(
     datasets = sorted(t["dataset"].unique())
     # (a): on the bounding box every metric goes down (last iteration below the start)
     for ds in datasets:
-        parts, ok = [], True
-        for metric, name in FIG4_METRICS.items():
-            g = _trace(t, ds, full, metric)
-            first, last = float(g["mean"].iloc[0]), float(g["mean"].iloc[-1])
-            ok &= last < first
-            parts.append(f"{name} {fmt(first, '.3g')} → {fmt(last, '.3g')}")
+        tr = {m: _trace(t, ds, full, m) for m in FIG4_METRICS}
+        parts = "; ".join(f"{name} {_arrow(tr[m])}" for m, name in FIG4_METRICS.items())
         lines.append(
             Claim(
                 f"on {ds}, box []b, every metric goes down over the iterations (Fig. 4(a)):",
-                ok,
-                "; ".join(parts) + f" (iteration 0 → {int(g['iteration'].iloc[-1])}).",
+                all(g.iloc[-1] < g.iloc[0] for g in tr.values()),
+                parts + f" (iteration 0 → {int(tr['norm'].index[-1])}).",
             )
         )
     # (b): the mean and norm errors can rise again (why they stop early): observed where?
@@ -167,28 +168,27 @@ def fig4_claims(
             notes = []
             for metric in ["mean", "norm"]:
                 g = _trace(t, ds, label, metric)
-                i = int(g["mean"].to_numpy().argmin())
-                lo, last = float(g["mean"].iloc[i]), float(g["mean"].iloc[-1])
+                i = g.idxmin()
                 notes.append(
-                    f"{FIG4_METRICS[metric]} lowest at iteration {int(g['iteration'].iloc[i])}"
-                    f" ({fmt(lo, '.3g')}), {fmt(last / lo, '.3g')}x that at the end"
+                    f"{FIG4_METRICS[metric]} lowest at iteration {int(i)} ({fmt(g[i], '.3g')}), "
+                    f"{fmt(g.iloc[-1] / g[i], '.3g')}x that at the end"
                 )
             lines.append(f"  - {ds}, {label}: " + "; ".join(notes) + ".")
     # (c): on []b/2 the mean and norm errors end lower than on []b
     for ds in datasets:
-        parts, ok = [], True
-        for metric in ["mean", "norm"]:
-            on_b = float(_trace(t, ds, full, metric)["mean"].iloc[-1])
-            on_half = float(_trace(t, ds, half, metric)["mean"].iloc[-1])
-            ok &= on_half < on_b
-            parts.append(
-                f"{FIG4_METRICS[metric]} {fmt(on_b, '.3g')} ([]b) vs {fmt(on_half, '.3g')}"
-            )
+        ends = {
+            m: (_trace(t, ds, full, m).iloc[-1], _trace(t, ds, half, m).iloc[-1])
+            for m in ["mean", "norm"]
+        }
         lines.append(
             Claim(
                 f"on {ds}, optimising on []b/2 ends with lower mean and norm errors (Fig. 4(c)):",
-                ok,
-                "; ".join(parts) + ".",
+                all(on_half < on_b for on_b, on_half in ends.values()),
+                "; ".join(
+                    f"{FIG4_METRICS[m]} {fmt(on_b, '.3g')} ([]b) vs {fmt(on_half, '.3g')}"
+                    for m, (on_b, on_half) in ends.items()
+                )
+                + ".",
             )
         )
     return lines
@@ -245,12 +245,9 @@ def nn50_lines(path) -> list[str] | None:
     lines = []
     for ds in sorted(t["dataset"].unique()):
         for label in ["qmc_adaptive", "qmc_adaptive_half"]:
-            parts = []
-            for metric in ["discrepancy", "norm"]:
-                g = _trace(t, ds, label, metric)
-                parts.append(
-                    f"{FIG4_METRICS[metric]} {fmt(float(g['mean'].iloc[0]), '.3g')} → "
-                    f"{fmt(float(g['mean'].iloc[-1]), '.3g')}"
-                )
+            parts = (
+                f"{FIG4_METRICS[m]} {_arrow(_trace(t, ds, label, m))}"
+                for m in ["discrepancy", "norm"]
+            )
             lines.append(f"- {ds}, {label}: " + "; ".join(parts) + ".")
     return lines
