@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import jinja2
 import numpy as np
 import pandas as pd
 
@@ -125,6 +124,8 @@ def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 def render(template: str, **context) -> list[str | Claim]:
     """``templates/<template>.md`` filled with ``context``, as body lines; a :class:`Claim`
     printed on a line of its own stays a Claim (the site boxes it)."""
+    import jinja2
+
     claims: list[Claim] = []
 
     def keep(value):

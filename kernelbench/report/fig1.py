@@ -96,8 +96,8 @@ def ratio_summary(t: pd.DataFrame, num: str, den: str) -> pd.DataFrame:
     return ordered(g, ["dataset", "kernel"], ORDERS)
 
 
-def _range(lo: float, hi: float) -> str:
-    return f"{lo:.2f}–{hi:.2f}"
+def _range(x: pd.Series) -> str:
+    return f"{x.min():.2f}–{x.max():.2f}"
 
 
 def findings(t: pd.DataFrame, pooled: pd.DataFrame) -> dict:
@@ -106,7 +106,7 @@ def findings(t: pd.DataFrame, pooled: pd.DataFrame) -> dict:
     orf = ratio_summary(t, "orf", "orf_tallqr")
     if not orf.empty:
         rows = [
-            [dataset_name(r.dataset), kernel_name(r.kernel), _range(r.min, r.max)]
+            [dataset_name(r.dataset), kernel_name(r.kernel), f"{r.min:.2f}–{r.max:.2f}"]
             for r in orf.itertuples()
         ]
         out["orf"] = {
@@ -116,27 +116,23 @@ def findings(t: pd.DataFrame, pooled: pd.DataFrame) -> dict:
         }
     qmc = t[t["method_label"] == "qmc"].dropna(subset=["ratio"])
     if not qmc.empty:
-        q = qmc.groupby(["dataset", "kernel"])["ratio"].agg(["min", "max"]).reset_index()
-        q = q[q["dataset"] != "usps"] if (q["dataset"] != "usps").any() else q
-        q = ordered(q, ["dataset", "kernel"], ORDERS)
+        q = qmc[qmc["dataset"] != "usps"] if (qmc["dataset"] != "usps").any() else qmc
         out["qmc"] = "; ".join(
-            f"{dataset_name(r.dataset)} {kernel_name(r.kernel)} {_range(r.min, r.max)}"
-            for r in q.itertuples()
+            f"{dataset_name(ds)} {kernel_name(k)} {_range(g)}"
+            for (ds, k), g in ordered(q, ["dataset", "kernel"], ORDERS).groupby(
+                ["dataset", "kernel"], sort=False
+            )["ratio"]
         )
     usps = t[(t["dataset"] == "usps")].dropna(subset=["ratio"])
     if not usps.empty:
-        u = usps.groupby("kernel")["ratio"].agg(["min", "max"])
+        u = usps.groupby("kernel")["ratio"]
         out["usps"] = "; ".join(
-            f"{kernel_name(k)} {_range(r['min'], r['max'])}"
-            for k, r in u.reindex([k for k in K_ORDER if k in u.index]).iterrows()
+            f"{kernel_name(k)} {_range(u.get_group(k))}" for k in K_ORDER if k in u.groups
         )
         arc1 = usps[usps["kernel"] == "arccos1"]
         sr, rest = arc1[arc1["method_label"] == "sr33"], arc1[arc1["method_label"] != "sr33"]
         if len(sr) and len(rest):
-            out["usps_sr33"], out["usps_rest"] = (
-                _range(sr["ratio"].min(), sr["ratio"].max()),
-                _range(rest["ratio"].min(), rest["ratio"].max()),
-            )
+            out["usps_sr33"], out["usps_rest"] = _range(sr["ratio"]), _range(rest["ratio"])
     lk = t[(t["dataset"] == "leukemia") & t["ratio"].notna()]
     b, rest = lk[lk["method_label"] == "sr33"], lk[lk["method_label"] != "sr33"]
     out["lk_b"] = b if len(b) and len(rest) else None
@@ -208,7 +204,7 @@ def sr33_rotation_finding(path: Path) -> dict | None:
 
 
 def _span(df: pd.DataFrame) -> str:
-    return _range(df["mean"].min(), df["mean"].max()) + "x" if len(df) else "not measured"
+    return _range(df["mean"]) + "x" if len(df) else "not measured"
 
 
 def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> Section:

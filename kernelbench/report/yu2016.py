@@ -58,29 +58,25 @@ def fig2_claims(t: pd.DataFrame) -> list[Claim | str]:
         )
     )
     # 3. the largest gain is at small z
-    for d in sorted(orf["d"].unique()):
-        g = orf[orf["d"] == d].sort_values("z")
+    for d, g in orf.sort_values("z").groupby("d"):
+        g = g.set_index("z")
+        z0 = g.index[0]
+        mean, exact = (
+            {z: fmt(g.at[z, c], ".3f") for z in (z0, 1.0, 2.0)} for c in ("mean", "exact")
+        )
         lines.append(
-            f"  - d = {int(d)}: ratio {fmt(g['mean'].iloc[0], '.3f')} at z = "
-            f"{g['z'].iloc[0]:g}, {fmt(g.loc[g['z'] == 1.0, 'mean'].iloc[0], '.3f')} at z = 1, "
-            f"{fmt(g.loc[g['z'] == 2.0, 'mean'].iloc[0], '.3f')} at z = 2 "
-            f"(exact {fmt(g['exact'].iloc[0], '.3f')}, "
-            f"{fmt(g.loc[g['z'] == 1.0, 'exact'].iloc[0], '.3f')}, "
-            f"{fmt(g.loc[g['z'] == 2.0, 'exact'].iloc[0], '.3f')})."
+            f"  - d = {int(d)}: ratio {mean[z0]} at z = {z0:g}, {mean[1.0]} at z = 1, "
+            f"{mean[2.0]} at z = 2 (exact {exact[z0]}, {exact[1.0]}, {exact[2.0]})."
         )
     # extra curves: SORF blocks and sr33 (no paper has them)
     for lab in ["sorf", "sorf_hd2", "sorf_hd1", "sr33"]:
-        g = r[r["method_label"] == lab]
-        if g.empty:
-            continue
-        parts = []
-        for d in sorted(g["d"].unique()):
-            gd = g[g["d"] == d]
-            parts.append(
-                f"d = {int(d)}: {fmt(gd.loc[gd['z'] == 1.0, 'mean'].iloc[0], '.3f')} / "
-                f"{fmt(gd['mean'].max(), '.3f')}"
-            )
-        lines.append(f"  - {lab} (ratio at z = 1 / largest over z): " + "; ".join(parts) + ".")
+        parts = [
+            f"d = {int(d)}: {fmt(g.loc[g['z'] == 1.0, 'mean'].iloc[0], '.3f')} / "
+            f"{fmt(g['mean'].max(), '.3f')}"
+            for d, g in r[r["method_label"] == lab].groupby("d")
+        ]
+        if parts:
+            lines.append(f"  - {lab} (ratio at z = 1 / largest over z): " + "; ".join(parts) + ".")
     return lines
 
 
