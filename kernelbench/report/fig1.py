@@ -82,7 +82,7 @@ def cells_markdown(df: pd.DataFrame) -> str:
         ]
         for r in df.itertuples()
     ]
-    return table([c.replace("_", " ") for c in COLUMNS], rows) + "\n"
+    return table([c.replace("_", " ") for c in COLUMNS], rows)
 
 
 def ratio_summary(t: pd.DataFrame, num: str, den: str) -> pd.DataFrame:
@@ -139,6 +139,7 @@ def findings(t: pd.DataFrame, pooled: pd.DataFrame) -> dict:
     out["lk_rest"], out["lk_cv"] = rest, b["tau"].div(b["paper_mean"])
     lk = pooled[(pooled["dataset"] == "leukemia") & (pooled["method_label"] == "sr33")]
     out["lk_pooled"] = None if lk.empty else lk
+    out["lk_flagged"] = (lk["verdict"] == DEVIATES).any()
     out["lk_pooled_parts"] = "; ".join(
         f"{kernel_name(r.kernel)} mean ratio {r.ratio:.2f}, z {r.z:+.2f} (z_crit {r.z_crit:.2f})"
         for r in lk.itertuples()
@@ -219,6 +220,7 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
     tau = load_sample_variation(cfg.sample_variation)
     n_rep, n_known, n_dev, n_not = counts(paper_cell_verdicts(cells)["verdict"])
     dev = pooled[pooled["verdict"].astype(str) == DEVIATES]
+    per_dataset, families = pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)
     tau_rows = (
         [dataset_name(r.dataset), kernel_name(r.kernel), f"{r.cv:.3f}", r.cells, r.seeds, r.runs]
         for r in (() if tau is None else tau.itertuples())
@@ -244,26 +246,13 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
             f" `{r.method_label}` (ratio {r.ratio:.3f}, z {r.z:+.2f})"
             for r in dev.itertuples()
         ],
-        pooled_table=pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)[0],
-        deviates=DEVIATES,
+        pooled_table=per_dataset,
         tau=None
         if tau is None
         else table(["dataset", "kernel", "tau / mean", "cells", "seeds", "runs"], tau_rows),
         **findings(t, pooled),
     )
-    appendix = [
-        '<a id="fig1-cells"></a>',
-        "",
-        "## Fig. 1, every cell",
-        "",
-        cells_markdown(cells),
-        '<a id="fig1-pooled"></a>',
-        "",
-        "## Fig. 1, every pooled family",
-        "",
-        pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)[1],
-        "",
-    ]
+    appendix = render("fig1_appendix", cells=cells_markdown(cells), families=families)
     title = "Munkhoeva et al. (2018), Figure 1: kernel approximation error"
     rep, known_, dev_, _ = counts(pooled["verdict"])
     note = (

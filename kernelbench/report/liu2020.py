@@ -229,16 +229,8 @@ def build() -> Section | None:
         )
         extra = ordered(extra, ["dataset", "n", "method_label"], ORDERS).drop(columns=["method"])
         extra = extra.rename(columns={"method_label": "method"})
-        appendix = [
-            "### Liu et al. 2020: cells with no paper number (magic04; orf, sorf, sr33), "
-            "the code's reading",
-            "",
-            md(
-                extra,
-                [*CELL_COLS[:4], ("accuracy (%)", "ours"), ("peak memory (MiB)", "peak_memory_mb")],
-            )
-            + "\n",
-        ]
+        cols = [*CELL_COLS[:4], ("accuracy (%)", "ours"), ("peak memory (MiB)", "peak_memory_mb")]
+        appendix = render("liu2020_appendix", table=md(extra, cols))
     return Section(
         "liu2020", "Liu et al. 2020, Table 3 (KRR accuracy)", s, body, appendix, cells=cells
     )
