@@ -2,7 +2,8 @@
 
 A section is data, rendered twice: the Markdown of REPRODUCTION.md and the HTML site
 (:mod:`kernelbench.site`): Markdown lines and :class:`Claim` items in its body, its
-cell-by-cell verdicts a table (:attr:`Section.cells`).
+cell-by-cell verdicts a table (:attr:`Section.cells`). Its prose is a Jinja2 template,
+``templates/<section>.md``, which its module fills with the numbers (:func:`render`).
 """
 
 from __future__ import annotations
@@ -55,12 +56,6 @@ class Claim:
 
     def __str__(self) -> str:
         return self.template.format(verdict=self.verdict, text=self.text, evidence=self.evidence)
-
-
-def claim(lines: list, holds: bool, text: str, evidence: str) -> bool:
-    """Append the :class:`Claim` to a section body; its verdict."""
-    lines.append(Claim(text, holds, evidence))
-    return holds
 
 
 @dataclass
@@ -121,9 +116,35 @@ def load_sections(only: list[str] | None = None) -> list[Section]:
     return sections
 
 
-def paras(*texts: str) -> list[str]:
-    """``texts`` as Markdown blocks: each followed by an empty line."""
-    return [line for text in texts for line in (text, "")]
+def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A Markdown table, one string (:func:`~kernelbench.drawing.markdown_lines`)."""
+    return "\n".join(markdown_lines(header, rows))
+
+
+def render(template: str, **context) -> list[str | Claim]:
+    """``templates/<template>.md`` filled with ``context``, as body lines; a :class:`Claim`
+    printed on a line of its own stays a Claim (the site boxes it)."""
+    import jinja2
+
+    claims: list[Claim] = []
+
+    def keep(value):
+        if isinstance(value, Claim):
+            claims.append(value)
+            return f"\0{len(claims) - 1}\0"
+        return value
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("kernelbench.report"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=keep,
+    )
+    env.filters.update(fmt=fmt, rel=rel, f=format)
+    text = env.get_template(f"{template}.md").render(context).removesuffix("\n")
+    return [claims[int(x[1:-1])] if x.startswith("\0") else x for x in text.split("\n")]
 
 
 def rank(values: pd.Series, order: Sequence[str]) -> pd.Series:
@@ -155,11 +176,19 @@ def counts(v: Iterable[str]) -> tuple[int, int, int, int]:
     )
 
 
-def ratio_check(
-    m: pd.Series, cells: Iterable[tuple], a: str, b: str, test: Callable[[float], bool], key: str
-) -> tuple[int, int, str]:
-    """Over ``cells``, where ``m`` (indexed by cell + label) has both ``a`` and ``b``: how
-    many pass ``test(m[a] / m[b])``, of how many, and the failures (``; not in: ...``)."""
+def ratio_claim(
+    m: pd.Series,
+    cells: Iterable[tuple],
+    a: str,
+    b: str,
+    test: Callable[[float], bool],
+    key: str,
+    text: str,
+    what: str,
+) -> Claim:
+    """The claim ``text``: ``test(m[a] / m[b])`` in every one of ``cells`` where ``m``
+    (indexed by cell + label) has both; its evidence: how many pass, of how many (``what``),
+    and the failures (``; not in: ...``)."""
     hold, total, fails = 0, 0, []
     for ds, n in cells:
         if (ds, n, a) in m.index and (ds, n, b) in m.index:
@@ -168,13 +197,14 @@ def ratio_check(
             hold += bool(test(r))
             if not test(r):
                 fails.append(f"{ds} {key}={n:g}: {r:.3g}")
-    return hold, total, ("; not in: " + ", ".join(fails)) if fails else ""
+    fails_ = ("; not in: " + ", ".join(fails)) if fails else ""
+    return Claim(text, total > 0 and hold == total, f"{hold} of {total} {what}{fails_}.")
 
 
-def verdict_changes(head: str, now: Iterable[bool], before: Iterable[tuple]) -> list[str]:
+def verdict_changes(head: str, now: Iterable[bool], before: Iterable[tuple]) -> str:
     """A table of claims' verdicts: the earlier report's (text, verdict, evidence), now."""
     word = {True: "holds", False: "does not hold"}
-    return markdown_lines(
+    return table(
         [head, "before", "now"],
         (
             [text, f"{word[old]} ({ev})", word[new] + ("" if old == new else " (changed)")]
@@ -188,20 +218,22 @@ def first_file(*paths: Path) -> Path | None:
     return next((p for p in paths if p.is_file()), None)
 
 
+def largest_z(pooled: pd.DataFrame) -> pd.Series | None:
+    """The row of ``pooled`` with the largest |z| among those that must reproduce."""
+    gated = pooled[~pooled["verdict"].astype(str).str.startswith(KNOWN)]
+    return gated.loc[gated["z"].abs().idxmax()] if len(gated) else None
+
+
 def pooled_lines(
     pooled, names: dict[str, str] | None = None, kernels: dict[str, str] | None = None
 ):
     """The pooled bias test of ``kernelbench verify`` (one row per family across n) as
     (per-dataset counts, every family) Markdown tables."""
     names, kernels = names or {}, kernels or {}
-    v = pooled["verdict"].astype(str)
     head = []
-    for ds in dict.fromkeys(pooled["dataset"]):
-        sel = pooled["dataset"] == ds
-        g, gv = pooled[sel], v[sel]
-        rep, known, dev, _ = counts(gv)
-        gated = g[~gv.str.startswith(KNOWN)]
-        top = gated.loc[gated["z"].abs().idxmax()] if len(gated) else None
+    for ds, g in pooled.groupby("dataset", sort=False):
+        rep, known, dev, _ = counts(g["verdict"])
+        top = largest_z(g)
         where = (
             f"{fmt(abs(top['z']), '.2f')} ({kernels.get(top['kernel'], top['kernel'])} "
             f"`{top['method_label']}`, ratio {fmt(top['ratio'], '.2f')})"
@@ -224,19 +256,5 @@ def pooled_lines(
         for r in pooled.to_dict("records")
     ]
     cols = ["dataset", "families", "reproduced", "known deviations", "deviate"]
-    head = markdown_lines([*cols, "largest \\|z\\| (family)"], head)
-    full = markdown_lines(
-        [
-            "dataset",
-            "kernel",
-            "method",
-            "cells",
-            "mean ratio",
-            "ratio range",
-            "z",
-            "z_crit",
-            "verdict",
-        ],
-        full,
-    )
-    return "\n".join(head) + "\n", "\n".join(full) + "\n"
+    cols_full = ["dataset", "kernel", "method", "cells", "mean ratio", "ratio range", "z", "z_crit"]
+    return table([*cols, "largest \\|z\\| (family)"], head), table([*cols_full, "verdict"], full)

@@ -9,13 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import (
-    DATASET_NAMES,
-    KERNEL_NAMES,
-    dataset_name,
-    kernel_name,
-    markdown_lines,
-)
+from kernelbench.drawing import DATASET_NAMES, KERNEL_NAMES, dataset_name, kernel_name
 from kernelbench.reference import load_reference
 from kernelbench.report.common import (
     BASE,
@@ -25,7 +19,8 @@ from kernelbench.report.common import (
     fmt,
     ordered,
     pooled_lines,
-    rel,
+    render,
+    table,
     with_sem,
 )
 from kernelbench.verify import (
@@ -46,7 +41,7 @@ COLUMNS = ["dataset", "kernel", "paper", "ours", "n", "runs", "ours_mean", "pape
 COLUMNS += ["ratio", "z", "verdict"]
 
 
-def cell_table(t: pd.DataFrame, ref: pd.DataFrame, cfg) -> pd.DataFrame:
+def cell_table(t: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
     """One row per (paper cell, our variant compared with it); paper cells we have not
     run appear once with verdict 'not run'."""
     t = t[t["verdict"] != NO_REFERENCE]
@@ -87,8 +82,7 @@ def cells_markdown(df: pd.DataFrame) -> str:
         ]
         for r in df.itertuples()
     ]
-    cols = [c.replace("_", " ") for c in COLUMNS]
-    return "\n".join(markdown_lines(cols, rows)) + "\n"
+    return table([c.replace("_", " ") for c in COLUMNS], rows)
 
 
 def ratio_summary(t: pd.DataFrame, num: str, den: str) -> pd.DataFrame:
@@ -102,125 +96,58 @@ def ratio_summary(t: pd.DataFrame, num: str, den: str) -> pd.DataFrame:
     return ordered(g, ["dataset", "kernel"], ORDERS)
 
 
-def findings(t: pd.DataFrame, cfg, pooled: pd.DataFrame | None = None) -> list[str]:
-    out = []
+def _range(x: pd.Series) -> str:
+    return f"{x.min():.2f}–{x.max():.2f}"
+
+
+def findings(t: pd.DataFrame, pooled: pd.DataFrame) -> dict:
+    """The numbers of the findings the paper does not state (None: not measured)."""
+    out: dict = {"orf": None, "qmc": None, "usps": None, "usps_sr33": None, "usps_rest": None}
     orf = ratio_summary(t, "orf", "orf_tallqr")
     if not orf.empty:
-        lines = markdown_lines(
-            ["dataset", "kernel", "true ORF / tall-QR (min–max over n)"],
-            (
-                [
-                    dataset_name(r.dataset),
-                    kernel_name(r.kernel),
-                    f"{r.min:.2f}–{r.max:.2f}",
-                ]
-                for r in orf.itertuples()
-            ),
-        )
-        rbf = orf[orf["kernel"] == "rbf"]
-        arc = orf[orf["kernel"] != "rbf"]
-        out.append(
-            "**The ORF construction matters, and the paper's Gort is not Yu et al.'s ORF.** "
-            "The paper's code built Gort for D > d from one QR factorisation of a tall "
-            "D x d Gaussian matrix with chi(D) row norms; Yu et al.'s ORF stacks "
-            "independent d x d orthogonal blocks with chi(d) norms. On the same X, Y, the "
-            "error of true ORF relative to the published construction is (mean over n): "
-            f"Gaussian kernel {_span(rbf)}, arc-cosine kernels {_span(arc)}. So the "
-            "published construction is not a bug that hurt Gort: on the Gaussian kernel it "
-            "is clearly *better* than correct ORF. A likely reason: a row of the tall Q "
-            "has squared norm Beta(d/2, (D-d)/2), so with the chi(D) scale each row is "
-            "still (up to the QR sign convention, which the code does not correct) "
-            "marginally N(0, I), while the D rows are coupled as a whole (the columns of Q "
-            "are orthonormal: the D directions are exactly isotropic), not only within "
-            "blocks of d. The paper's Gort curves therefore describe this estimator, not "
-            "ORF; `orf_tallqr` reproduces them, `orf` is shown alongside.\n\n" + "\n".join(lines)
-        )
-        out.append(
-            "**The published construction is biased for odd kernels.** The paper's code "
-            "does not correct the signs of its QR factor. LAPACK's Householder QR returns "
-            "Q with sign(Q_11) < 0 (and the other columns similarly tied to the input), so "
-            "the rows are not symmetric in distribution. That is harmless for the even "
-            "Gaussian integrand, but for the arc-cosine kernels the mean of many draws "
-            "misses the exact kernel: `tests/test_features.py::"
-            "test_published_tall_qr_orf_is_biased_for_odd_kernels` measures a bias "
-            "statistic above 20, where unbiased maps give about 1. At the paper's budgets "
-            "the bias is small next to the variance, which is why Gort still looks fine."
-        )
+        rows = [
+            [dataset_name(r.dataset), kernel_name(r.kernel), f"{r.min:.2f}–{r.max:.2f}"]
+            for r in orf.itertuples()
+        ]
+        out["orf"] = {
+            "table": table(["dataset", "kernel", "true ORF / tall-QR (min–max over n)"], rows),
+            "rbf": _span(orf[orf["kernel"] == "rbf"]),
+            "arc": _span(orf[orf["kernel"] != "rbf"]),
+        }
     qmc = t[t["method_label"] == "qmc"].dropna(subset=["ratio"])
     if not qmc.empty:
-        q = qmc.groupby(["dataset", "kernel"])["ratio"].agg(["min", "max"]).reset_index()
-        q = q[q["dataset"] != "usps"] if (q["dataset"] != "usps").any() else q
-        q = ordered(q, ["dataset", "kernel"], ORDERS)
-        parts = [
-            f"{dataset_name(r.dataset)} {kernel_name(r.kernel)} {r.min:.2f}–{r.max:.2f}"
-            for r in q.itertuples()
-        ]
-        out.append(
-            "**QMC depends on the generator.** With scipy's scrambled Halton (a fresh "
-            "scramble per run) our QMC errors relative to the paper's are: "
-            + "; ".join(parts)
-            + ". The paper's generator is not the one kernelbench uses, so QMC is listed "
-            "as a known deviation; the size of the gap shows that 'QMC' in a figure is not "
-            "one method but a family whose accuracy depends on the point set."
+        q = qmc[qmc["dataset"] != "usps"] if (qmc["dataset"] != "usps").any() else qmc
+        out["qmc"] = "; ".join(
+            f"{dataset_name(ds)} {kernel_name(k)} {_range(g)}"
+            for (ds, k), g in ordered(q, ["dataset", "kernel"], ORDERS).groupby(
+                ["dataset", "kernel"], sort=False
+            )["ratio"]
         )
     usps = t[(t["dataset"] == "usps")].dropna(subset=["ratio"])
     if not usps.empty:
-        u = usps.groupby("kernel")["ratio"].agg(["min", "max"])
-        parts = [
-            f"{kernel_name(k)} {r['min']:.2f}–{r['max']:.2f}"
-            for k, r in u.reindex([k for k in K_ORDER if k in u.index]).iterrows()
-        ]
-        out.append(
-            "**USPS: the data version changes the Gaussian-kernel errors, not the arc-cosine "
-            "ones much.** The mirror has the ESL USPS (pixels in [0, 1]); the paper used "
-            "LIBSVM's (values in [-1, 1]). With gamma = 1/d, doubling the pixel range "
-            "quadruples the squared distances, so the Gaussian kernel matrix and its "
-            "relative errors differ; the arc-cosine kernels depend on angles (order 0) and "
-            "are homogeneous (order 1), so only the shift of the range matters. Ratio ours / "
-            "paper by kernel: " + "; ".join(parts) + "."
+        u = usps.groupby("kernel")["ratio"]
+        out["usps"] = "; ".join(
+            f"{kernel_name(k)} {_range(u.get_group(k))}" for k in K_ORDER if k in u.groups
         )
-        sr = usps[(usps["method_label"] == "sr33") & (usps["kernel"] == "arccos1")]
-        rest = usps[(usps["method_label"] != "sr33") & (usps["kernel"] == "arccos1")]
+        arc1 = usps[usps["kernel"] == "arccos1"]
+        sr, rest = arc1[arc1["method_label"] == "sr33"], arc1[arc1["method_label"] != "sr33"]
         if len(sr) and len(rest):
-            out.append(
-                "**The most accurate method is the most sensitive to the data version.** "
-                "On USPS with the arc-cosine-1 kernel, sr33's ratio ours / paper is "
-                f"{sr['ratio'].min():.2f}–{sr['ratio'].max():.2f} while the other methods "
-                f"stay at {rest['ratio'].min():.2f}–{rest['ratio'].max():.2f}. sr33's "
-                "error is an order of magnitude smaller than theirs, so the difference of "
-                "the pixel distributions (ESL vs LIBSVM's smoothed values) is no longer "
-                "hidden by Monte Carlo noise. Dense Haar rotations give the same number as "
-                "butterflies here, and so does mapping the pixels to [-1, 1] (an affine "
-                "stand-in for LIBSVM's range), so neither the rotation nor the range alone "
-                "explains it; only the LIBSVM file itself could settle it."
-            )
+            out["usps_sr33"], out["usps_rest"] = _range(sr["ratio"]), _range(rest["ratio"])
     lk = t[(t["dataset"] == "leukemia") & t["ratio"].notna()]
-    b = lk[lk["method_label"] == "sr33"]
-    rest = lk[lk["method_label"] != "sr33"]
-    if len(b) and len(rest):
-        out.append(
-            "**LEUKEMIA's B cells pass the check but sit above the paper.** On the rebuilt "
-            f"LIBSVM leu, sr33's mean error is {b['ratio'].min():.2f}-{b['ratio'].max():.2f}x "
-            f"the paper's in every cell, while G and ROM land at {rest['ratio'].min():.2f}-"
-            f"{rest['ratio'].max():.2f}x. The B cells are within tolerance (|z| <= "
-            f"{b['z'].abs().max():.1f}) only because two samples of 10 of the 38 rows vary "
-            f"a lot (tau / mean {b['tau'].div(b['paper_mean']).min():.2f}-"
-            f"{b['tau'].div(b['paper_mean']).max():.2f} on LEUKEMIA). Averaged over six data "
-            "samples the gap persists at n = 1 (the rotation study below), so it is not the "
-            "paper's sample alone; the study does not find it in the construction either."
-            + _leukemia_pooled(pooled)
-        )
-    rot = sr33_rotation_finding(ROTATION_STUDY)
-    if rot:
-        out.append(rot)
-    within = t[t["verdict"].str.startswith(KNOWN) & (t["within_tolerance"] == True)]  # noqa: E712
-    if len(within):
-        out.append(
-            f"**{len(within)} of the {int(t['verdict'].str.startswith(KNOWN).sum())} known "
-            "deviations are within tolerance anyway** (see the z column): they are listed "
-            "as known because their setup differs from the paper's, decided before looking "
-            "at the numbers, not because they failed."
-        )
+    b, rest = lk[lk["method_label"] == "sr33"], lk[lk["method_label"] != "sr33"]
+    out["lk_b"] = b if len(b) and len(rest) else None
+    out["lk_rest"], out["lk_cv"] = rest, b["tau"].div(b["paper_mean"])
+    lk = pooled[(pooled["dataset"] == "leukemia") & (pooled["method_label"] == "sr33")]
+    out["lk_pooled"] = None if lk.empty else lk
+    out["lk_flagged"] = (lk["verdict"] == DEVIATES).any()
+    out["lk_pooled_parts"] = "; ".join(
+        f"{kernel_name(r.kernel)} mean ratio {r.ratio:.2f}, z {r.z:+.2f} (z_crit {r.z_crit:.2f})"
+        for r in lk.itertuples()
+    )
+    out["rot"] = sr33_rotation_finding(ROTATION_STUDY)
+    known = t["verdict"].str.startswith(KNOWN)
+    out["within"] = len(t[known & (t["within_tolerance"] == True)])  # noqa: E712
+    out["n_known_all"] = int(known.sum())
     return out
 
 
@@ -228,7 +155,7 @@ def findings(t: pd.DataFrame, cfg, pooled: pd.DataFrame | None = None) -> list[s
 ROTATION_STUDY = BASE / "sr33_rotation.csv"
 
 
-def sr33_rotation_finding(path: Path) -> str | None:
+def sr33_rotation_finding(path: Path) -> dict | None:
     """The sr33 rotation study: per (dataset, kernel) each variant's error relative to
     the paper's and, paired by data seed, to our butterfly."""
     if not path.is_file():
@@ -261,67 +188,24 @@ def sr33_rotation_finding(path: Path) -> str | None:
         parts.append(
             f"{dataset_name(ds)} (d = {d}) {kernel_name(kern)}, n = {n}: " + ", ".join(bits)
         )
-    seeds = df.groupby(["dataset", "kernel", "n", "variant"])["seed"].nunique().min()
-    runs = int(df["runs"].min())
 
     def span(cells: list[tuple[str, str]]) -> str:
         vals = [to_paper[c] for c in cells if c in to_paper]
         return f"{min(vals):.2f}-{max(vals):.2f}x" if vals else "not measured"
 
-    same_data = [c for c in to_paper if c[0] in ("mnist", "cifar100")]
-    gap = [c for c in to_paper if c[0] == "leukemia" or c == ("usps", "arccos1")]
-
-    return (
-        "**sr33's gap on LEUKEMIA and USPS follows the data, not the rotation.** The "
-        "published code builds its butterflies differently from ours: Genz's generating-"
-        "vector angles for the next power of two, the angles past d - 1 set to zero and "
-        "the pairs that reach past d left alone, and one butterfly B and permutation P "
-        "applied three times, (BP)^3 (ours: three independent butterflies with uniform "
-        "angles on an unbalanced tree). `scripts/measure_sr33_rotation.py` runs both, and "
-        f"on USPS dense Haar rotations, on the same X, Y samples ({seeds} data seeds x "
-        f"{runs} runs each; `{rel(ROTATION_STUDY)}`): "
-        + "; ".join(parts)
-        + ". The published construction gives "
-        f"{min(to_ours):.2f}-{max(to_ours):.2f} of our error; with our construction sr33 "
-        f"lands at {span(same_data)} the paper on MNIST and CIFAR-100 (d not a power of "
-        "two, the paper's data or a sample of it) and at "
-        f"{span(gap)} on LEUKEMIA and on USPS with the arc-cosine-1 kernel, the two "
-        "datasets whose files differ from the paper's (LEUKEMIA rebuilt from the raw "
-        "values, USPS the ESL version, whose Gaussian-kernel errors are off for every "
-        "method, see above). So neither the butterflies nor d not being a power of two "
-        "explain the gap; what in those two files moves sr33 (and hardly rff) is not "
-        "determined."
-    )
-
-
-def _leukemia_pooled(pooled: pd.DataFrame | None) -> str:
-    """What the pooled bias test says about LEUKEMIA's sr33 families."""
-    if pooled is None or pooled.empty:
-        return ""
-    lk = pooled[(pooled["dataset"] == "leukemia") & (pooled["method_label"] == "sr33")]
-    if lk.empty:
-        return ""
-    parts = "; ".join(
-        f"{kernel_name(r.kernel)} mean ratio {r.ratio:.2f}, z {r.z:+.2f} (z_crit {r.z_crit:.2f})"
-        for r in lk.itertuples()
-    )
-    if (lk["verdict"] == DEVIATES).any():
-        return f" The pooled bias test (below) flags them: {parts}."
-    return (
-        f" The pooled bias test (below) does not flag them either: {parts}. Pooling the "
-        "five n removes most of the run noise but not the sample effect, which the paper's "
-        "one X, Y and ours share across n: a common gap of "
-        f"{lk['ratio'].min():.2f}-{lk['ratio'].max():.2f}x is within z_crit x sqrt(2) cv of "
-        f"one pair of 10-row samples (cv {lk['cv'].min():.2f}-{lk['cv'].max():.2f}). So it is "
-        "not a detected deviation, nor a known one (its cause is not measured): it is "
-        "reported here as a finding, not as a verdict."
-    )
+    return {
+        "seeds": df.groupby(["dataset", "kernel", "n", "variant"])["seed"].nunique().min(),
+        "runs": int(df["runs"].min()),
+        "path": path,
+        "parts": "; ".join(parts),
+        "to_ours": f"{min(to_ours):.2f}-{max(to_ours):.2f}",
+        "same_data": span([c for c in to_paper if c[0] in ("mnist", "cifar100")]),
+        "gap": span([c for c in to_paper if c[0] == "leukemia" or c == ("usps", "arccos1")]),
+    }
 
 
 def _span(df: pd.DataFrame) -> str:
-    if df.empty:
-        return "not measured"
-    return f"{df['mean'].min():.2f}–{df['mean'].max():.2f}x"
+    return _range(df["mean"]) + "x" if len(df) else "not measured"
 
 
 def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> Section:
@@ -331,160 +215,52 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
     ours = with_sem(pd.read_csv(ours_path))
     ref = load_reference(cfg.reference)
     ver = verify_table(ours, cfg, ref=ref)
-    t, rate, m, pooled = ver.table, ver.rate, ver.m, ver.pooled
-    zcs = t["z_crit"].dropna()
-    cells = cell_table(t, ref, cfg)
+    t, pooled = ver.table, ver.pooled
+    cells = cell_table(t, ref)
     tau = load_sample_variation(cfg.sample_variation)
-
-    n_ref = len(ref)
     n_rep, n_known, n_dev, n_not = counts(paper_cell_verdicts(cells)["verdict"])
-    runs = sorted(int(r) for r in ours["runs"].unique())
-
-    doc = [
-        f"Paper cells: {n_ref} (results/reference/{cfg.reference}.csv). Ours: "
-        f"`{rel(ours_path)}` ({len(ours)} cells, runs per cell {runs}, data seed "
-        f"{sorted(ours['seed'].unique().tolist()) if 'seed' in ours else '?'}, datasets "
-        "from the mirror). Regenerate with `kernelbench verify --grid full` (see "
-        "results/baseline/README.md); the CI checks the reduced grid.",
-        "",
-        f"**{n_rep} reproduced, {n_known} known deviations, {n_dev} deviate"
-        + (
-            f", {n_not} paper cells not in our table (see results/baseline/README.md for "
-            "what it holds)"
-            if n_not
-            else ""
-        )
-        + "** of the paper's cells, by dataset below. A Gort cell counts as the verdict of "
-        "`orf_tallqr` (the published construction, which must reproduce); `orf`, the "
-        "correct ORF, is compared with the same numbers as a known deviation and listed "
-        "in the appendix, one row per paper cell and variant.",
-        "",
-        per_dataset_table(cells),
-        f"Tolerance: |z| <= z_crit, z = (ours - paper) / sqrt(se_ours^2 + se_paper^2 + "
-        f"2 tau^2); z_crit ({fmt(zcs.min(), '.2f')}-{fmt(zcs.max(), '.2f')}) is the two-sided "
-        f"Student t quantile at the Welch-Satterthwaite df of each cell for the Sidak "
-        f"per-test rate {rate:.2g} (family-wise alpha = {cfg.alpha:g} over the {m} "
-        "comparisons that must reproduce); tau = cv(dataset, kernel) x paper mean, cv "
-        "measured (table below). See [docs/verification.md](docs/verification.md).",
-        "",
-        *pooled_body(pooled),
-        "### Known deviations",
-        "",
-    ]
-    for k in cfg.known_deviations:
-        scope = ", ".join(
-            f"{name} {', '.join(vals)}"
-            for name, vals in (
-                ("datasets", k.datasets),
-                ("kernels", k.kernels),
-                ("methods", k.methods),
-                ("n", k.ns),
-                ("data from", k.data_sources),
-            )
-            if vals
-        )
-        text = f"- **{k.reason}** ({scope})."
-        if k.detail:
-            text += f" {k.detail}"
-        if k.compare_with:
-            text += f" Reproduced instead by `{k.compare_with}`."
-        doc.append(text)
-    doc += [
-        "",
-        "Not known deviations, decided from the datasets' provenance (MANIFEST.json, "
-        "PROTOCOL.md) before their numbers were compared, so their cells must reproduce: "
-        "**LEUKEMIA** is LIBSVM's leu rebuilt from the raw Golub et al. values with "
-        "LIBSVM's documented preprocessing (its unknown row order only changes which 10 "
-        "of the 38 rows are drawn, which tau measures; rounding moves the data, not the "
-        "error); **MNIST** draws from the official 60000 train images where the original "
-        "loader kept 55000 of them; **CIFAR-100** draws its 50 images from the mirror's "
-        "first 100 train images of every class instead of all 50000 (the same class-"
-        "balanced image distribution).",
-    ]
-    doc += ["", "### What kernelbench finds that the paper does not say", ""]
-    for para in findings(t, cfg, pooled):
-        doc += [para, ""]
-    if tau is not None:
-        doc += [
-            "### Sample-to-sample variation (tau / mean)",
-            "",
-            "Measured with scripts/measure_sample_variation.py "
-            f"(`{rel(cfg.sample_variation)}`): how much a cell's mean error moves between "
-            "independent X, Y samples, pooled per dataset and kernel.",
-            "",
-            *markdown_lines(
-                ["dataset", "kernel", "tau / mean", "cells", "seeds", "runs"],
-                (
-                    [
-                        dataset_name(r.dataset),
-                        kernel_name(r.kernel),
-                        f"{r.cv:.3f}",
-                        r.cells,
-                        r.seeds,
-                        r.runs,
-                    ]
-                    for r in tau.itertuples()
-                ),
-            ),
-            "",
-        ]
-    doc += ["Every paper cell is listed in the appendix ([Fig. 1, every cell](#fig1-cells)).", ""]
-    appendix = [
-        '<a id="fig1-cells"></a>',
-        "",
-        "## Fig. 1, every cell",
-        "",
-        cells_markdown(cells),
-        '<a id="fig1-pooled"></a>',
-        "",
-        "## Fig. 1, every pooled family",
-        "",
-        pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)[1],
-    ]
-    title = "Munkhoeva et al. (2018), Figure 1: kernel approximation error"
-    summary = Summary(n_ref, n_rep, n_known, n_dev, n_not, note=_pooled_note(pooled))
-    return Section("fig1", title, summary, doc, appendix, cells)
-
-
-def _pooled_note(pooled: pd.DataFrame) -> str:
-    rep, known, dev, _ = counts(pooled["verdict"])
-    return (
-        f"pooled bias test across n: {len(pooled)} (dataset, kernel, method) families, "
-        f"{rep} reproduced, {known} known deviations, {dev} deviate"
+    dev = pooled[pooled["verdict"].astype(str) == DEVIATES]
+    per_dataset, families = pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)
+    tau_rows = (
+        [dataset_name(r.dataset), kernel_name(r.kernel), f"{r.cv:.3f}", r.cells, r.seeds, r.runs]
+        for r in (() if tau is None else tau.itertuples())
     )
-
-
-def pooled_body(pooled: pd.DataFrame) -> list[str]:
-    """The pooled bias test on every dataset: counts per dataset, the largest |z|."""
-    per_dataset, _ = pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)
-    v = pooled["verdict"].astype(str)
-    dev = pooled[v == DEVIATES]
-    return [
-        "### Pooled across n: a systematic ratio to the paper",
-        "",
-        "Each (dataset, kernel, method) family is also tested as a whole, as `kernelbench "
-        "verify` does: the mean over n of (ours - paper) / paper against the run noise of "
-        "both sides and the sample effect (2 cv^2), which the family's cells share and the "
-        "test bounds as fully shared; same Sidak family as the cells "
-        "([docs/verification.md](docs/verification.md#the-pooled-bias-test-a-systematic-"
-        "ratio-across-n)). "
-        + (
-            f"**{len(dev)} families deviate:** "
-            + "; ".join(
-                f"{dataset_name(r.dataset)} {kernel_name(r.kernel)}"
-                f" `{r.method_label}` (ratio {r.ratio:.3f}, z {r.z:+.2f})"
-                for r in dev.itertuples()
-            )
-            + "."
-            if len(dev)
-            else "**No family that must reproduce deviates**: no systematic ratio hides "
-            "inside the cells' tolerances beyond what the shared sample effect allows."
-        ),
-        "",
-        per_dataset,
-        "Every family: [appendix](#fig1-pooled).",
-        "",
-    ]
+    body = render(
+        "fig1",
+        cfg=cfg,
+        n_ref=len(ref),
+        ours_path=ours_path,
+        n_ours=len(ours),
+        runs=sorted(int(r) for r in ours["runs"].unique()),
+        seeds=sorted(ours["seed"].unique().tolist()) if "seed" in ours else "?",
+        n_rep=n_rep,
+        n_known=n_known,
+        n_dev=n_dev,
+        n_not=n_not,
+        per_dataset=per_dataset_table(cells),
+        zcs=t["z_crit"].dropna(),
+        rate=ver.rate,
+        m=ver.m,
+        deviating=[
+            f"{dataset_name(r.dataset)} {kernel_name(r.kernel)}"
+            f" `{r.method_label}` (ratio {r.ratio:.3f}, z {r.z:+.2f})"
+            for r in dev.itertuples()
+        ],
+        pooled_table=per_dataset,
+        tau=None
+        if tau is None
+        else table(["dataset", "kernel", "tau / mean", "cells", "seeds", "runs"], tau_rows),
+        **findings(t, pooled),
+    )
+    appendix = render("fig1_appendix", cells=cells_markdown(cells), families=families)
+    title = "Munkhoeva et al. (2018), Figure 1: kernel approximation error"
+    rep, known_, dev_, _ = counts(pooled["verdict"])
+    note = (
+        f"pooled bias test across n: {len(pooled)} (dataset, kernel, method) families, "
+        f"{rep} reproduced, {known_} known deviations, {dev_} deviate"
+    )
+    summary = Summary(len(ref), n_rep, n_known, n_dev, n_not, note=note)
+    return Section("fig1", title, summary, body, appendix, cells)
 
 
 def paper_cell_verdicts(cells: pd.DataFrame) -> pd.DataFrame:
@@ -511,4 +287,4 @@ def per_dataset_table(cells: pd.DataFrame) -> str:
         rows.append([dataset_name(ds), *row])
     rows.append(["**all**", *(f"**{x}**" for x in total)])
     cols = ["dataset", "paper cells", "reproduced", "known deviations", "deviate", "not run"]
-    return "\n".join(markdown_lines(cols, rows)) + "\n"
+    return table(cols, rows)

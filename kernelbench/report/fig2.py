@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import dataset_name, kernel_name, markdown_lines
-from kernelbench.report.common import BASE, Claim, Section, Summary, fmt, ordered, paras, rel
+from kernelbench.drawing import dataset_name, kernel_name
+from kernelbench.report.common import BASE, Claim, Section, Summary, fmt, ordered, render, table
 from kernelbench.report.fig1 import K_ORDER, M_ORDER
 from kernelbench.stats import sidak_z, welch_df
 
@@ -52,18 +52,20 @@ def score_z(cell: pd.DataFrame, m1: str, m2: str) -> tuple[float, float]:
     s, df = pooled(cell)
     r = cell.set_index("method_label")
     diff = float(r.at[m1, "mean"] - r.at[m2, "mean"])
-    se = s * math.sqrt(1 / r.at[m1, "runs"] + 1 / r.at[m2, "runs"])
-    return (diff / se if se > 0 else math.copysign(math.inf, diff) if diff else 0.0), df
+    return _z(diff, s * math.sqrt(1 / r.at[m1, "runs"] + 1 / r.at[m2, "runs"])), df
 
 
 def error_z(err: pd.DataFrame, m1: str, m2: str) -> tuple[float, float]:
     """(mean Fig. 1 error of m1 - of m2) / its Welch standard error, and the df."""
     a, b = err.loc[m1], err.loc[m2]
     va, vb = a["sem"] ** 2, b["sem"] ** 2
-    se = math.sqrt(va + vb)
     diff = float(a["mean"] - b["mean"])
-    df = welch_df([(va, a["runs"] - 1), (vb, b["runs"] - 1)])
-    return (diff / se if se > 0 else math.copysign(math.inf, diff) if diff else 0.0), df
+    return _z(diff, math.sqrt(va + vb)), welch_df([(va, a["runs"] - 1), (vb, b["runs"] - 1)])
+
+
+def _z(diff: float, se: float) -> float:
+    """``diff / se``; ±inf (or 0) where ``se`` is 0."""
+    return diff / se if se > 0 else math.copysign(math.inf, diff) if diff else 0.0
 
 
 def claim_reversals(ours: pd.DataFrame, fig1: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -135,36 +137,21 @@ def _claims(ours: pd.DataFrame, fig1: pd.DataFrame) -> dict:
     n_rev = int((rev["reversed_by"] != "").sum()) if not rev.empty else 0
     n_worse = int((bt["verdict"] == "worse").sum())
     mismatch = int((rev["best_error"] != rev["best_score"]).sum()) if len(rev) else 0
+    best = int((bt["verdict"] == "best").sum())
     return {
-        "cells1": len(rev),
-        "mismatch": mismatch,
-        "reversals": n_rev,
-        "m1": m1,
-        "cells2": len(bt),
-        "best": int((bt["verdict"] == "best").sum()),
-        "worse": n_worse,
-        "m2": m2,
         "hold1": n_rev > 0,
         "hold2": n_worse == 0,
+        "worse": n_worse,
+        "cells2": len(bt),
         "table": bt.merge(rev, on=CELL, how="left") if len(rev) else bt,
+        "text1": f"In {mismatch} of {len(rev)} cells the method with the highest mean score is "
+        f"not the one with the lowest Fig. 1 error; in {n_rev} cells some method has both a "
+        "significantly higher error and a significantly higher score than the best "
+        f"approximant ({m1} comparisons).",
+        "text2": f"B (sr33) has the highest mean score in {best} of {len(bt)} cells and is "
+        f"worse (another method's mean higher by more than {MARGIN} and significantly, {m2} "
+        f"comparisons) in {n_worse}.",
     }
-
-
-def _claim1_text(v: dict) -> str:
-    return (
-        f"In {v['mismatch']} of {v['cells1']} cells the method with the highest mean score "
-        "is not the one with the lowest Fig. 1 error; in "
-        f"{v['reversals']} cells some method has both a significantly higher error and a "
-        f"significantly higher score than the best approximant ({v['m1']} comparisons)."
-    )
-
-
-def _claim2_text(v: dict) -> str:
-    return (
-        f"B (sr33) has the highest mean score in {v['best']} of {v['cells2']} cells and "
-        f"is worse (another method's mean higher by more than {MARGIN} and significantly, "
-        f"{v['m2']} comparisons) in {v['worse']}."
-    )
 
 
 def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Section | None:
@@ -180,55 +167,27 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
     runs = sorted(int(r) for r in ours["runs"].unique())
     datasets = [d for d in DS_ORDER if d in set(ours["dataset"])]
     methods = [m for m in M_ORDER if m in set(ours["method_label"])]
-    n_list = ", ".join(str(int(n)) for n in ns)
+    n_list = "{" + ", ".join(str(int(n)) for n in ns) + "}"
 
     verdicts = {learner: _claims(ours[ours["learner"] == learner], fig1) for learner in learners}
     paper = PAPER_LEARNER if PAPER_LEARNER in verdicts else learners[0]
     v = verdicts[paper]
     hold1, hold2 = v["hold1"], v["hold2"]
-
-    doc: list[str | Claim] = [
-        *paras(
-            "The paper gives Fig. 2 as a figure only, with two claims (Sec. 4.3). Ours: "
-            f"`{rel(ours_path)}` ({len(ours)} cells: learner(s) {', '.join(learners)}; "
-            f"{', '.join(dataset_name(d) for d in datasets)}; kernels "
-            f"{', '.join(kernel_name(k) for k in K_ORDER if k in set(ours['kernel']))}; "
-            f"methods {', '.join(methods)}; n in {{{n_list}}}; "
-            f"runs per cell {'/'.join(map(str, runs))}), made by "
-            "`kernelbench run -m experiment=fig2_reduced` and "
-            "`kernelbench baseline munkhoeva2018_fig2`; the Fig. 1 errors of the same cells from "
-            f"`{rel(fig1_path)}`. Protocol: the whole train part mapped, test = the rows after "
-            "it (docs/downstream.md); the learner is the paper's SVC/SVR on K_hat with "
-            "default C; `exact` is the same learner on the exact kernel.",
-            "Tests (decided before the grid was computed; kernelbench/report/fig2.py): "
-            "the methods' run-to-run variances pooled within a cell, two-sided Student t "
-            f"thresholds at family-wise alpha = {ALPHA} (Sidak) over each claim's comparisons; "
-            "Fig. 1 errors compared by Welch z with their standard errors.",
-            f"Verdicts with the paper's learner ({paper}); the Sidak families are per learner.",
-            Claim(
-                "Claim 1, the best kernel approximation does not always give the best accuracy",
-                hold1,
-                _claim1_text(v),
-                template=PARAGRAPH,
-                words=("holds", "not shown", "not measured"),
-            ),
-            Claim(
-                "Claim 2, B is comparable to or better than the others",
-                hold2,
-                _claim2_text(v),
-                template=PARAGRAPH,
-            ),
+    claims = [
+        Claim(
+            "Claim 1, the best kernel approximation does not always give the best accuracy",
+            hold1,
+            v["text1"],
+            template=PARAGRAPH,
+            words=("holds", "not shown", "not measured"),
+        ),
+        Claim(
+            "Claim 2, B is comparable to or better than the others",
+            hold2,
+            v["text2"],
+            template=PARAGRAPH,
         ),
     ]
-    for learner in learners:
-        if learner != paper:
-            w = verdicts[learner]
-            doc += [
-                f"With `{learner}` (not the paper's learner; its cells only): claim 1 "
-                f"{'holds' if w['hold1'] else 'not shown'}. {_claim1_text(w)} Claim 2 "
-                f"{'holds' if w['hold2'] else 'does not hold'}. {_claim2_text(w)}",
-                "",
-            ]
     worse = v["table"][v["table"]["verdict"] == "worse"]
     by_kernel = ", ".join(
         f"{kernel_name(k)} {int((worse['kernel'] == k).sum())} of "
@@ -237,24 +196,6 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
         if k in set(v["table"]["kernel"])
     )
     worse_kernels = ", ".join(f"all {kernel_name(k)}" for k in K_ORDER if k in set(worse["kernel"]))
-    doc += [
-        "### What the numbers say beyond the claims",
-        "",
-        f"- Where B is worse, by kernel ({paper}): {by_kernel}. With the Gaussian and "
-        "arc-cosine 1 kernels B is comparable or best in every cell. With arc-cosine 0 "
-        "it is the best approximant of Fig. 1 and yet among the least accurate: for that "
-        "kernel the Heaviside features of a reflected pair sum to the constant, "
-        "H(w.x) + H(-w.x) = 1, so B's D = 2n(d+1) features span only n(d+1) directions "
-        "besides the constant (rank of [Z, 1]: n(d+1)+1 against 2n(d+1)+1 for rff on "
-        "generic data, `tests/test_downstream_claims.py`; on 2000 LETTER rows 12 against "
-        "26 at n = 1, 61 against 128 at n = 5). A lower-rank K_hat can be closer to K in "
-        "the Frobenius norm and still support fewer decision functions. The same cells are "
-        "claim 1's significant reversals.",
-        "- The f(0) term of B does not matter to either learner: both fit an unpenalised "
-        "intercept, which absorbs a constant added to the Gram matrix exactly "
-        "(docs/downstream.md).",
-        "",
-    ]
     merged = pd.concat([w["table"] for w in verdicts.values()], ignore_index=True)
     merged["paper_learner"] = merged["learner"] != PAPER_LEARNER
     orders = {"dataset": DS_ORDER, "kernel": K_ORDER}
@@ -278,10 +219,26 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
     ]
     cols = ["learner", "dataset", "kernel", "n", "B", "best other", "its mean", "gap", "B's rank"]
     cols += ["exact", "verdict", "best approximant (Fig. 1)", "reversed by"]
-    doc += markdown_lines(cols, rows)
-    doc.append("")
+    doc = render(
+        "fig2",
+        ours_path=ours_path,
+        fig1_path=fig1_path,
+        cells=len(ours),
+        learners=learners,
+        datasets=", ".join(dataset_name(d) for d in datasets),
+        kernels=", ".join(kernel_name(k) for k in K_ORDER if k in set(ours["kernel"])),
+        methods=methods,
+        n_list=n_list,
+        runs="/".join(map(str, runs)),
+        alpha=ALPHA,
+        paper=paper,
+        claims=claims,
+        others={learner: w for learner, w in verdicts.items() if learner != paper},
+        by_kernel=by_kernel,
+        table=table(cols, rows),
+    )
     note = (
-        f"Fig. 2: {len(ours)} cells computed (n in {{{n_list}}}, {'/'.join(map(str, runs))} "
+        f"Fig. 2: {len(ours)} cells computed (n in {n_list}, {'/'.join(map(str, runs))} "
         f"runs); no paper numbers, two claims tested with {paper}: B is worse in "
         f"{v['worse']} of {v['cells2']} cells" + (f" ({worse_kernels})" if v["worse"] else "")
     )

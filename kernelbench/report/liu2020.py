@@ -5,15 +5,24 @@ the verdicts of ``kernelbench verify --config liu2020_table3[_paper]`` (docs/liu
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import DATASET_NAMES, dataset_name, markdown_lines
+from kernelbench.drawing import DATASET_NAMES, dataset_name
 from kernelbench.reference import load_reference
 from kernelbench.report import common
-from kernelbench.report.common import BASE, Section, Summary, fmt, ordered, pooled_lines
+from kernelbench.report.common import (
+    BASE,
+    Section,
+    Summary,
+    fmt,
+    ordered,
+    pooled_lines,
+    render,
+    table,
+)
 from kernelbench.reporting import get_reporting
 from kernelbench.reporting.krr import PAPER_DATASETS
 from kernelbench.verify import DEVIATES, KNOWN, load_config, verify_table
@@ -96,7 +105,7 @@ def md(df: pd.DataFrame, cols: list[tuple[str, str]]) -> str:
                 v = KNOWN
             cells.append(str(v))
         lines.append(cells)
-    return "\n".join(markdown_lines([h for h, _ in cols], lines)) + "\n"
+    return table([h for h, _ in cols], lines)
 
 
 def time_ratios(ratios: pd.DataFrame, ref_raw: pd.DataFrame) -> pd.DataFrame:
@@ -118,17 +127,26 @@ def time_ratios(ratios: pd.DataFrame, ref_raw: pd.DataFrame) -> pd.DataFrame:
     return ordered(pd.DataFrame(rows), ["dataset", "n"], ORDERS)
 
 
-def compare(config: str, baseline) -> tuple[Summary, pd.DataFrame, pd.DataFrame, Any, Any]:
-    """One reading's baseline against the paper: summary, cell rows, verify table."""
+def reading(name: str, config: str, baseline: Path) -> dict:
+    """One reading's baseline against the paper: its verify table, cell rows, summary and
+    pooled bias test (one row per (dataset, method) across s/d)."""
     cfg = load_config(config)
     ours = common.with_sem(pd.read_csv(baseline))
     ref_raw = load_reference(cfg.reference)
     ref = get_reporting("krr").reference_cells(cfg.reference, ref_raw)
     pv = verify_table(ours.assign(n=ours["n"].astype(float)), cfg, ref=ref_raw)
-    t, m = pv.table, pv.m
-    cells = cell_rows(t, ref, ours, cfg.compare)
-    s = Summary(len(ref), *common.counts(cells["verdict"]))
-    return s, cells, ours, cfg, (t, m, ref_raw, pv.pooled)
+    cells = cell_rows(pv.table, ref, ours, cfg.compare)
+    out = {"name": name, "cfg": cfg, "ours": ours, "baseline": baseline.name, "cells": cells}
+    out |= {"ref_raw": ref_raw, "table": pv.table, "m": pv.m, "pooled": None}
+    out["summary"] = Summary(len(ref), *common.counts(cells["verdict"]))
+    if pv.pooled is not None and not pv.pooled.empty:
+        top = common.largest_z(pv.pooled)
+        if top is not None:
+            top = {**top.to_dict(), "dataset": dataset_name(top["dataset"])}
+        out["pooled"] = {"counts": common.counts(pv.pooled["verdict"]), "top": top}
+        out["pooled"]["table"] = pooled_lines(pv.pooled, DATASET_NAMES)[1]
+        out["pooled"]["rows"] = len(pv.pooled)
+    return out
 
 
 CELL_COLS = [("dataset", "dataset"), ("s/d", "n"), ("s", "s"), ("method", "method")]
@@ -137,180 +155,70 @@ CELL_COLS += [("verdict", "verdict")]
 ACC_COLS = [("ours (%)", "acc_mean"), ("paper (%)", "paper_acc_mean")]
 
 
-def _counts(s: Summary) -> str:
-    return (
-        f"**{s.reproduced} reproduced, {s.known} known deviations, {s.deviate} deviate, "
-        f"{s.not_run} not run.**"
-    )
-
-
-def _deviations(cfg) -> list[str]:
-    return [
-        f"- **{k.reason}**" + (f": {k.detail}" if k.detail else "") for k in cfg.known_deviations
-    ] + [""]
-
-
-def pooled_body(code: pd.DataFrame, text: pd.DataFrame | None) -> list[str]:
-    """The pooled bias test of both readings: one row per (dataset, method) across s/d."""
-    out = [
-        "### Pooled across s/d: a systematic ratio to the paper",
-        "",
-        "Each (dataset, method) row of Table 3 is also tested as a whole, as `kernelbench "
-        "verify` does (docs/verification.md): the mean over s/d of (ours - paper) / paper. "
-        "Run r of every cell uses the same random half, so our run noise is bounded as fully "
-        "correlated across the row (`shared_runs: true` in the verify configs), and so is "
-        "the paper's; same Sidak family as the cells.",
-        "",
-    ]
-    for name, pooled in (("the code's reading", code), ("the paper's text", text)):
-        if pooled is None or pooled.empty:
-            continue
-        v = pooled["verdict"].astype(str)
-        rep, known, dev, _ = common.counts(v)
-        gated = pooled[~v.str.startswith(KNOWN)]
-        top = gated.loc[gated["z"].abs().idxmax()] if len(gated) else None
-        text_ = (
-            f"**{name.capitalize()}:** {len(pooled)} rows, {rep} reproduced, {known} known "
-            f"deviations, {dev} deviate"
-        )
-        if top is not None:
-            text_ += (
-                f"; the largest |z| of a row that must reproduce is {abs(top['z']):.2f} "
-                f"({dataset_name(top['dataset'])} `{top['method_label']}`, "
-                f"mean ratio {top['ratio']:.3f}, z_crit {top['z_crit']:.2f})"
-            )
-        out += [text_ + ".", "", pooled_lines(pooled, DATASET_NAMES)[1]]
-    return out
-
-
 def build() -> Section | None:
     if not BASELINE.is_file():
         return None
-    s, cells, ours, cfg, (t, m, ref_raw, pooled) = compare(CONFIG, BASELINE)
-    paper = compare(PAPER_CONFIG, PAPER_BASELINE) if PAPER_BASELINE.is_file() else None
-    s.note = (
-        "the authors' code's reading (per-row scaling, re-weighted columns) reproduces "
-        "EEG; cod-RNA is off by its test file (measured); the paper's text reproduces "
-        + (f"{paper[0].reproduced} of {paper[0].cells}" if paper else "no")
-        + " cells; docs/liu2020.md"
-    )
-    zc = t["z_crit"].dropna()
-    body = [
-        f"Paper cells: {len(cells)} (EEG and cod-RNA rows of Table 3, "
-        f"results/reference/{cfg.reference}.csv), compared under two readings of the "
-        "setup (docs/liu2020.md): the authors' public MATLAB code "
-        "(`protocol.reading=code`, the default) and the paper's text "
-        "(`protocol.reading=paper`, Algorithm 1 as printed).",
-        "",
-        f"**The code's reading:** `results/baseline/{BASELINE.name}` ({len(ours)} cells, "
-        f"runs per cell {sorted(ours['runs'].unique().tolist())}, data from the mirror), "
-        "from `kernelbench run -m experiment=liu2020_table3`. " + _counts(s) + " Tolerance "
-        f"as for Fig. 1: |z| <= z_crit ({fmt(zc.min(), '.2f')}-{fmt(zc.max(), '.2f')}), "
-        "z = (ours - paper) / sqrt(std_ours^2/R + std_paper^2/10), Sidak over the "
-        f"{m} comparisons that must reproduce (alpha {cfg.alpha:g}); no sample-variation "
-        "term (each repetition draws its own split, as the paper's did, so both standard "
-        "deviations include the split's variation). The paper's QMC column is compared "
-        "with `qmc_fixed` (one fixed Halton set, as the code has it).",
-        "",
-    ]
-    if paper:
-        ps, pcells, pours, pcfg, _ = paper
+    code = reading("the code's reading", CONFIG, BASELINE)
+    readings = [code]
+    cells, ours, cfg, s = code["cells"], code["ours"], code["cfg"], code["summary"]
+    cell_table = md(cells, CELL_COLS)
+    if PAPER_BASELINE.is_file():
+        paper = reading("the paper's text", PAPER_CONFIG, PAPER_BASELINE)
+        readings.append(paper)
         both = cells.merge(
-            pcells[["dataset", "n", "method", "ours", "verdict"]],
+            paper["cells"][["dataset", "n", "method", "ours", "verdict"]],
             on=["dataset", "n", "method"],
             how="left",
             suffixes=("", "_paper"),
         )
         stand_in = both["label"].notna() & (both["label"] != both["method"])
         both.loc[stand_in, "method"] = both["method"] + " (" + both["label"] + ")"
-        body += [
-            f"**The paper's text:** `results/baseline/{PAPER_BASELINE.name}` ({len(pours)} "
-            "cells), from `kernelbench run -m experiment=liu2020_table3_paper`. "
-            + _counts(ps)
-            + " Algorithm 1 as printed (multinomial re-sampling with importance weights) "
-            "never beats rff by the paper's margins under any of the settings tried: a "
-            "finding about the printed algorithm, not a defect of this implementation "
-            "(its mean is the kernel, tests/test_leverage.py).",
-            "",
-            md(
-                both,
-                [
-                    *CELL_COLS[:6],
-                    ("z", "z"),
-                    ("verdict (code)", "verdict"),
-                    ("ours, paper's text (%)", "ours_paper"),
-                    ("verdict (text)", "verdict_paper"),
-                ],
-            ),
-        ]
-    else:
-        body.append(md(cells, CELL_COLS))
-    body += pooled_body(pooled, paper[4][3] if paper else None)
-    body += ["### Known deviations (the code's reading)", "", *_deviations(cfg)]
-    if paper:
-        body += ["### Known deviations (the paper's text)", "", *_deviations(paper[3])]
+        verdicts = [("verdict (code)", "verdict"), ("ours, paper's text (%)", "ours_paper")]
+        cell_table = md(
+            both, [*CELL_COLS[:6], ("z", "z"), *verdicts, ("verdict (text)", "verdict_paper")]
+        )
+    ps = readings[-1]["summary"] if len(readings) > 1 else None
+    s.note = (
+        "the authors' code's reading (per-row scaling, re-weighted columns) reproduces "
+        "EEG; cod-RNA is off by its test file (measured); the paper's text reproduces "
+        + (f"{ps.reproduced} of {ps.cells}" if ps else "no")
+        + " cells; docs/liu2020.md"
+    )
+    ratios = ablation = readings_ = None
     if RATIOS.is_file():
-        tr = time_ratios(pd.read_csv(RATIOS), ref_raw)
-        body += [
-            "### Feature time relative to rff",
-            "",
-            "Fit + transform of the train and test rows, best of 3, the three methods "
-            "interleaved in one process (`python scripts/bench_liu2020.py --ratio-only "
-            "--ratio-repeats 3`, the paper's reading); the paper's ratios are of its "
-            "MATLAB means. slw_rff scores the l = s pre-sampled features with one extra "
-            "pass over the training rows, so with equal train and test parts its ratio is "
-            "about 1.5 by construction; the paper reports 1.0-1.2.",
-            "",
-            md(
-                tr,
-                [
-                    *CELL_COLS[:3],
-                    *(
-                        (f"{m} {w}", f"{w}_{m}")
-                        for m in ("lev_rff", "slw_rff")
-                        for w in ("ours", "paper")
-                    ),
-                ],
-            ),
+        tr = time_ratios(pd.read_csv(RATIOS), code["ref_raw"])
+        versus = [
+            (f"{m} {w}", f"{w}_{m}") for m in ("lev_rff", "slw_rff") for w in ("ours", "paper")
         ]
+        ratios = md(tr, [*CELL_COLS[:3], *versus])
     if ABLATION.is_file():
         ab = pd.read_csv(ABLATION)
         ab = ordered(ab, ["dataset", "s_over_d", "method"], {"dataset": DS_ORDER}, kind="stable")
-        body += [
-            "### Which of the code's settings matter (measured)",
-            "",
-            "`python scripts/liu2020_readings.py --ablation --runs 3`: the code's reading, "
-            "the paper's, and the code's with each of its six settings set back to the "
-            "paper's value. Per-row scaling and re-weighting carry the reproduction; the "
-            "shared draw, centring, the folds and the split per run move the mean by at "
-            "most 0.6 points:",
-            "",
-            md(
-                ab.rename(columns={"s_over_d": "n"}),
-                [*CELL_COLS[:2], ("method", "method"), ("setting", "label"), *ACC_COLS],
-            ),
-        ]
+        ablation = md(
+            ab.rename(columns={"s_over_d": "n"}),
+            [*CELL_COLS[:2], ("method", "method"), ("setting", "label"), *ACC_COLS],
+        )
     if READINGS.is_file():
-        rd = pd.read_csv(READINGS)
-        body += [
-            "### Readings measured before the code's reading was known",
-            "",
-            "`scripts/liu2020_readings.py`: every combination of kernel width, centred "
-            "labels and n in the ridge penalty, with every feature scaled to [0, 1] (the "
-            "paper's text), rff and slw_rff; none reproduces either row:",
-            "",
-            md(
-                rd.rename(columns={"s_over_d": "n"}),
-                [
-                    *CELL_COLS[:2],
-                    ("method", "method"),
-                    ("width", "width"),
-                    ("centred", "center_labels"),
-                    ("n lambda", "lambda_times_n"),
-                    *ACC_COLS,
-                ],
-            ),
+        settings = [
+            ("width", "width"),
+            ("centred", "center_labels"),
+            ("n lambda", "lambda_times_n"),
         ]
+        readings_ = md(
+            pd.read_csv(READINGS).rename(columns={"s_over_d": "n"}),
+            [*CELL_COLS[:2], ("method", "method"), *settings, *ACC_COLS],
+        )
+    body = render(
+        "liu2020",
+        code=code,
+        paper=readings[1] if len(readings) > 1 else None,
+        readings=readings,
+        zc=code["table"]["z_crit"].dropna(),
+        cell_table=cell_table,
+        ratios=ratios,
+        ablation=ablation,
+        measured=readings_,
+    )
     paper_ds = ours["dataset"].isin(["eeg", "codrna"])
     in_paper = ours["method_label"].isin([*PAPER, *cfg.compare]) & paper_ds
     extra = ours[~in_paper]
@@ -321,15 +229,8 @@ def build() -> Section | None:
         )
         extra = ordered(extra, ["dataset", "n", "method_label"], ORDERS).drop(columns=["method"])
         extra = extra.rename(columns={"method_label": "method"})
-        appendix = [
-            "### Liu et al. 2020: cells with no paper number (magic04; orf, sorf, sr33), "
-            "the code's reading",
-            "",
-            md(
-                extra,
-                [*CELL_COLS[:4], ("accuracy (%)", "ours"), ("peak memory (MiB)", "peak_memory_mb")],
-            ),
-        ]
+        cols = [*CELL_COLS[:4], ("accuracy (%)", "ours"), ("peak memory (MiB)", "peak_memory_mb")]
+        appendix = render("liu2020_appendix", table=md(extra, cols))
     return Section(
         "liu2020", "Liu et al. 2020, Table 3 (KRR accuracy)", s, body, appendix, cells=cells
     )

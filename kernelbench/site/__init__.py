@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 #: What ``--html`` needs beyond the core dependencies (the ``[site]`` extra).
-SITE_MODULES = ("plotly", "jinja2", "markdown_it")
+SITE_MODULES = ("plotly", "markdown_it")
 
 
 def build_html(out: Path, results: Sequence[Path] = (), only: Sequence[str] = ()) -> None:
