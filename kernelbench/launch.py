@@ -339,8 +339,8 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
     flags, overrides = _split(args)
     parsed = parse_overrides(overrides)
     keys = {ov.key_or_group.lstrip("+~") for ov in parsed}
-    names_cell = {k for k in keys if k.split(".")[0] in _CELL_PARAM_GROUPS}
-    if not multirun and not (keys & set(_CELL_KEYS)) and not names_cell:
+    names_cell = any(k in _CELL_KEYS or k.split(".")[0] in _CELL_PARAM_GROUPS for k in keys)
+    if not multirun and not names_cell:
         # a bare `kernelbench run` (possibly with settings like output_dir=...) runs the quick grid
         overrides = [f"experiment={DEFAULT_EXPERIMENT}", *overrides]
         parsed = parse_overrides(overrides)
@@ -414,25 +414,31 @@ class _HideJobErrorHeader:
 
 @contextlib.contextmanager
 def _patched_env(argv: list[str], env: dict[str, str]) -> Iterator[_HideJobErrorHeader]:
-    """``sys.argv``, ``os.environ`` and ``sys.stderr`` (filtered) set inside; the
-    caller's logging restored after (Hydra configures it)."""
-    from unittest import mock
-
+    """``sys.argv``, the variables ``env`` and ``sys.stderr`` (filtered) set inside; the
+    caller's values and logging restored after (Hydra configures logging)."""
+    old_argv, old_env = sys.argv, {k: os.environ.get(k) for k in env}
     root = logging.getLogger()
     old_logging = (root.level, list(root.handlers))
     loggers = logging.root.manager.loggerDict
     old_disabled = {n: lg.disabled for n, lg in loggers.items() if isinstance(lg, logging.Logger)}
     filtered = _HideJobErrorHeader(sys.stderr)
+    sys.argv = argv
+    os.environ.update(env)
     try:
-        with mock.patch.object(sys, "argv", argv), mock.patch.dict(os.environ, env):
-            with contextlib.redirect_stderr(filtered):
-                yield filtered
+        with contextlib.redirect_stderr(filtered):
+            yield filtered
     finally:
+        sys.argv = old_argv
         root.setLevel(old_logging[0])
         root.handlers[:] = old_logging[1]
         for name, lg in loggers.items():
             if isinstance(lg, logging.Logger):
                 lg.disabled = old_disabled.get(name, False)
+        for k, v in old_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 @contextlib.contextmanager
