@@ -282,19 +282,18 @@ def make_cell(
     """A cell from config names, as ``kernelbench run`` composes it (``extra``: top-level keys)."""
     from kernelbench.config import load_group
 
-    cell = base_config()
-    cell.update(
-        method=load_group("method", method),
-        kernel=load_group("kernel", kernel),
-        dataset=load_group("dataset", dataset),
-        protocol=load_group("protocol", protocol),
-        n=n,
-        runs=runs,
-        seed=seed,
-        experiment=experiment or protocol,
-    )
-    cell.update(extra)
-    return cell
+    return {
+        **base_config(),
+        "method": load_group("method", method),
+        "kernel": load_group("kernel", kernel),
+        "dataset": load_group("dataset", dataset),
+        "protocol": load_group("protocol", protocol),
+        "n": n,
+        "runs": runs,
+        "seed": seed,
+        "experiment": experiment or protocol,
+        **extra,
+    }
 
 
 def run_grid(

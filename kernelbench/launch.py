@@ -573,7 +573,6 @@ class _RunCommand(click.Command):
 @click.command(
     "run",
     cls=_RunCommand,
-    short_help="Run a grid of cells (Hydra overrides, sweeps and launchers).",
     context_settings={"ignore_unknown_options": True, "allow_extra_args": False},
 )
 @click.option("-m", "--multirun", is_flag=True, help="Sweep comma lists and ranges (Hydra).")
