@@ -312,7 +312,7 @@ def available_memory() -> int | None:
         return None
 
 
-def parse_memory(value: Any, name: str = "max_memory") -> int | None:
+def parse_memory(value: Any) -> int | None:
     """A memory size: bytes as a number, or ``"8GB"``, ``"512MiB"``, ``"2G"``; None: none."""
     if value is None:
         return None
@@ -326,7 +326,7 @@ def parse_memory(value: Any, name: str = "max_memory") -> int | None:
         size = math.nan
     if isinstance(value, bool) or not math.isfinite(size) or size <= 0:
         raise KernelbenchError(
-            f"{name} must be a positive size (bytes, or e.g. 8GB, 512MB), got {value!r}"
+            f"max_memory must be a positive size (bytes, or e.g. 8GB, 512MB), got {value!r}"
         )
     return int(size)
 
@@ -372,9 +372,7 @@ def limits(plan: Plan) -> dict[str, Any]:
     return {k: extra.get(k) for k in ("max_memory", "max_hours", "confirm")}
 
 
-def announce_cells(
-    cells: Sequence[Any], echo: Callable[[str], None], output_dir: Any = None
-) -> None:
+def announce_cells(cells: Sequence[Any], echo: Callable[[str], None], output_dir: Any) -> None:
     """The plan line of composed cells (``kernelbench verify``, before its first cell)
     and the memory guard (``max_memory`` of ``configs/config.yaml``); their time is
     shown, not limited (a paper's grid is what verify is asked to run). ``output_dir``,
@@ -382,8 +380,7 @@ def announce_cells(
     from kernelbench.cell import build_cell
     from kernelbench.validation import check_output_dir
 
-    if output_dir is not None:
-        check_output_dir(output_dir, "--results")
+    check_output_dir(output_dir, "--results")
     plan = Plan(price([build_cell(c) for c in cells]))
     echo(plan.line())
     check_plan(plan, max_memory=limits(plan)["max_memory"])
