@@ -100,20 +100,18 @@ def problems() -> list[str]:
     message."""
     import tempfile
 
-    from kernelbench.config import config_dirs, group_files, group_options, is_builtin
+    from kernelbench.config import config_dirs, group_files, is_builtin
     from kernelbench.errors import KernelbenchError
-    from kernelbench.launch import GROUP_REGISTRIES, plan
+    from kernelbench.launch import GROUP_REGISTRIES, plan, unconfigured
     from kernelbench.plugins import tolerant
     from kernelbench.verify.config import load_config
 
     with tolerant() as broken:
         config_dirs()  # records a CONFIG_DIR that is no directory
         lines = [f"{name}: {message}" for name, message in broken.items()]
-        for group, (module, attr) in GROUP_REGISTRIES.items():
-            options = set(group_options(group))
-            for name, obj in getattr(importlib.import_module(module), attr).items():
-                where = getattr(obj, "__module__", None) or type(obj).__module__
-                if name not in options and not where.startswith("kernelbench."):
+        for group in GROUP_REGISTRIES:
+            for name, where in unconfigured(group).items():
+                if not where.startswith("kernelbench."):
                     lines.append(
                         f"{where}: {group} {name!r} is registered but has no config file "
                         f"{group}/{name}.yaml in its CONFIG_DIR"

@@ -74,34 +74,15 @@ class CellCost:
     shapes: Shapes
     seconds: float
     peak_bytes: int
-    #: the key of the work it shares with other cells of the grid (data and exact kernel)
-    shared_key: tuple
     #: its work counts (:func:`cell_terms`)
     terms: dict[str, float]
-
-    @property
-    def name(self) -> str:
-        return self.cell.name
-
-
-def _dataset_shape(cell: Cell) -> tuple[int, int]:
-    """(train rows, d) of the cell's dataset from its registered spec (no data read)."""
-    from kernelbench.datasets import DATASETS
-
-    name = str(cell.dataset.get("name"))
-    if name not in DATASETS:
-        from kernelbench.plugins import load
-
-        load()
-    spec = DATASETS.get(name)
-    rows = spec.n_train + (spec.n_test if cell.data_settings.get("concat_test") else 0)
-    return rows, spec.d
 
 
 def shapes(cell: Cell) -> Shapes:
     """The sizes of ``cell`` (a :class:`~kernelbench.cell.Cell`) from its config and its
     dataset's spec; a protocol without a data file (``variance_ratio``) uses its
     settings' ``d`` and its points."""
+    from kernelbench.datasets import DATASETS
     from kernelbench.features.base import n_projections
     from kernelbench.kernels import KERNELS
     from kernelbench.protocols.common import map_n
@@ -116,7 +97,8 @@ def shapes(cell: Cell) -> Shapes:
         )
         rows, N, N_test = 0, points, points
     else:
-        rows, d = _dataset_shape(cell)
+        spec = DATASETS.get(str(cell.dataset.get("name")))  # its registered spec: no data read
+        rows, d = spec.n_train + (spec.n_test if ds.get("concat_test") else 0), spec.d
         train = int(ds.get("train_rows") or rows)
         if ds.get("pca"):
             d = int(ds["pca"])
@@ -176,16 +158,10 @@ def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float, bool]:
     return d, d * s.D, 0.0, ss
 
 
-def cell_terms(
-    cell: Cell,
-    shared: bool = False,
-    s: Shapes | None = None,
-    start: bool = False,
-) -> dict[str, float]:
+def cell_terms(cell: Cell, shared: bool, s: Shapes, start: bool) -> dict[str, float]:
     """The work counts of one cell (keys of :data:`COEF`); ``shared``: its data and
     exact kernel were computed by an earlier cell of the grid in the same process;
-    ``s``: its :func:`shapes`, if known; ``start``: the process's first cell."""
-    s = shapes(cell) if s is None else s
+    ``s``: its :func:`shapes`; ``start``: the process's first cell."""
     R, N, M, F = s.runs, s.N, s.N_test, float(s.F)
     family, proto, opts = str(cell.method.get("name")), cell.protocol.name, cell.settings
     k, draws, qr, ss = _map_work(cell, s)
@@ -232,9 +208,8 @@ def cell_terms(
     return terms
 
 
-def peak_bytes(cell: Cell, s: Shapes | None = None) -> int:
+def peak_bytes(cell: Cell, s: Shapes) -> int:
     """The float64 bytes ``cell`` holds at once at its peak (docs/performance.md)."""
-    s = shapes(cell) if s is None else s
     N, M = s.N, s.N_test
     data = s.rows + (N + M) * s.d
     if cell.protocol.name in SAMPLE_PAIR:
@@ -246,10 +221,6 @@ def peak_bytes(cell: Cell, s: Shapes | None = None) -> int:
     weights = s.d * s.D
     projections = max(N, M) * s.D  # X W^T before its nonlinearity
     return int(F64 * (data + fixed + per_batch + weights + projections))
-
-
-def _seconds(terms: dict[str, float]) -> float:
-    return sum(COEF[k] * v for k, v in terms.items())
 
 
 def price(cells: Iterable[Cell]) -> list[CellCost]:
@@ -264,7 +235,8 @@ def price(cells: Iterable[Cell]) -> list[CellCost]:
         s = shapes(cell)
         terms = cell_terms(cell, key in seen, s, i == 0)
         seen.add(key)
-        out.append(CellCost(cell, s, _seconds(terms), peak_bytes(cell, s), key, terms))
+        seconds = sum(COEF[k] * v for k, v in terms.items())
+        out.append(CellCost(cell, s, seconds, peak_bytes(cell, s), terms))
     return out
 
 
@@ -297,7 +269,7 @@ class Plan:
         """``plan: 12 cells, 60 runs, about 2 s on one idle core; peak memory 9.0 MiB
         (digits arccos0 rff n=1)``."""
         big = self.largest
-        where = f" ({big.name})" if big is not None else ""
+        where = f" ({big.cell.name})" if big is not None else ""
         peak = format_bytes(big.peak_bytes) if big is not None else "0 B"
         return (
             f"plan: {self.cells} cells, {self.runs} runs, about {format_seconds(self.seconds)} "
@@ -318,11 +290,11 @@ def format_seconds(seconds: float) -> str:
 
 def format_bytes(n: float) -> str:
     """``512 B``, ``3.1 MiB``, ``7.0 GiB``, ``690 TiB``."""
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
-    return f"{n:.1f} TiB"  # pragma: no cover
+    return f"{n:.1f} TiB"
 
 
 def available_memory() -> int | None:
@@ -340,7 +312,7 @@ def available_memory() -> int | None:
         return None
 
 
-def parse_memory(value: Any, name: str = "max_memory") -> int | None:
+def parse_memory(value: Any) -> int | None:
     """A memory size: bytes as a number, or ``"8GB"``, ``"512MiB"``, ``"2G"``; None: none."""
     if value is None:
         return None
@@ -354,7 +326,7 @@ def parse_memory(value: Any, name: str = "max_memory") -> int | None:
         size = math.nan
     if isinstance(value, bool) or not math.isfinite(size) or size <= 0:
         raise KernelbenchError(
-            f"{name} must be a positive size (bytes, or e.g. 8GB, 512MB), got {value!r}"
+            f"max_memory must be a positive size (bytes, or e.g. 8GB, 512MB), got {value!r}"
         )
     return int(size)
 
@@ -367,10 +339,10 @@ def check_plan(
 ) -> None:
     """Refuse, in one line, a grid whose largest cell needs more memory than
     ``max_memory`` (default: the memory available now), or whose time exceeds
-    ``max_hours`` without ``confirm=true``."""
+    ``max_hours`` without ``confirm=true`` (null: false)."""
     from kernelbench.validation import check_bool, check_real
 
-    confirm = check_bool("confirm", confirm)
+    confirm = check_bool("confirm", False if confirm is None else confirm)
     hours = None if max_hours is None else check_real("max_hours", max_hours, 0.0, strict=True)
     limit = parse_memory(max_memory)
     source = "max_memory"
@@ -381,7 +353,7 @@ def check_plan(
         s = big.shapes
         samples = f"dataset.splits.{big.cell.data_key}.samples"
         raise KernelbenchError(
-            f"{big.name} needs about {format_bytes(big.peak_bytes)} (N={s.N} samples, "
+            f"{big.cell.name} needs about {format_bytes(big.peak_bytes)} (N={s.N} samples, "
             f"d={s.d}, D={s.D}), over the {source} {format_bytes(limit)}; use a smaller n, "
             f"or fewer samples ({samples}=...), or raise max_memory"
         )
@@ -400,21 +372,7 @@ def limits(plan: Plan) -> dict[str, Any]:
     return {k: extra.get(k) for k in ("max_memory", "max_hours", "confirm")}
 
 
-def guard(
-    plan: Plan,
-    echo: Callable[[str], None],
-    max_memory: Any = None,
-    max_hours: Any = None,
-    confirm: Any = False,
-) -> None:
-    """Print the plan line, then refuse (one line) what :func:`check_plan` refuses."""
-    echo(plan.line())
-    check_plan(plan, max_memory, max_hours, False if confirm is None else confirm)
-
-
-def announce_cells(
-    cells: Sequence[Any], echo: Callable[[str], None], output_dir: Any = None
-) -> None:
+def announce_cells(cells: Sequence[Any], echo: Callable[[str], None], output_dir: Any) -> None:
     """The plan line of composed cells (``kernelbench verify``, before its first cell)
     and the memory guard (``max_memory`` of ``configs/config.yaml``); their time is
     shown, not limited (a paper's grid is what verify is asked to run). ``output_dir``,
@@ -422,7 +380,7 @@ def announce_cells(
     from kernelbench.cell import build_cell
     from kernelbench.validation import check_output_dir
 
-    if output_dir is not None:
-        check_output_dir(output_dir, "--results")
+    check_output_dir(output_dir, "--results")
     plan = Plan(price([build_cell(c) for c in cells]))
-    guard(plan, echo, max_memory=limits(plan)["max_memory"])
+    echo(plan.line())
+    check_plan(plan, max_memory=limits(plan)["max_memory"])

@@ -22,14 +22,15 @@ from typing import Any
 
 import click
 
-from kernelbench.cost import Plan, guard, limits, price
+from kernelbench.cost import Plan, check_plan, limits, price
 from kernelbench.errors import KernelbenchError
 
 #: Overrides set on a composed config instead of composed (scalars and whole groups).
 _SET_AFTER = ("n", "runs", "seed")
 _GROUPS_AFTER = ("method", "kernel")
-#: Hydra flags that show something instead of running (no plan).
-_SHOWS = ("--cfg", "-c", "--info", "-i", "--shell-completion", "-sc", "--hydra-help", "--help")
+#: Hydra flags that show something instead of running (no plan; Hydra allows none
+#: with --multirun).
+SHOWS = ("--cfg", "-c", "--info", "-i", "--shell-completion", "-sc", "--hydra-help", "--help")
 
 
 def parse_overrides(overrides: Sequence[str]) -> list[Any]:
@@ -135,7 +136,7 @@ def grid_cells(points: Sequence[Sequence[str]]) -> list[Any]:
 
 def run_plan(hydra_args: Sequence[str]) -> Plan | None:
     """The plan of ``kernelbench run`` (None when Hydra only shows something)."""
-    if any(a.split("=", 1)[0] in _SHOWS for a in hydra_args):
+    if any(a.split("=", 1)[0] in SHOWS for a in hydra_args):
         return None
     cells = grid_cells(grid_points(hydra_args))
     for cell in cells:  # what a job checks before loading data: before the plan line
@@ -156,4 +157,5 @@ def announce(plan: Plan | None) -> None:
     """What ``kernelbench run`` does before Hydra starts: the plan line (on stderr, with
     the progress: stdout holds the cells' results) and its guards; None: nothing runs."""
     if plan is not None:
-        guard(plan, lambda line: click.echo(line, err=True), **limits(plan))
+        click.echo(plan.line(), err=True)
+        check_plan(plan, **limits(plan))

@@ -4,7 +4,6 @@ shard write), :func:`run_grid` (a grid in-process)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from kernelbench.cell import (
     Cell,
@@ -39,38 +39,29 @@ from kernelbench.results import (
 # -- measurement --------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def blas_limit(threads: int | None):
-    """Limit BLAS threads inside the block (None: leave them as they are)."""
-    if threads is None:
-        yield
-        return
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=int(threads), user_api="blas"):
-        yield
-
-
 def run_cell(
     cell: Cell | Mapping[str, Any],
-    on_run: Callable[[int], None] | None = None,
+    on_run: Callable[[int, int], None] | None = None,
     start: int = 0,
     keep: Callable[[Callable[[], pd.DataFrame], bool], None] | None = None,
 ) -> pd.DataFrame:
     """Measure one cell: its protocol checks it, prepares what the runs share and
     measures the runs in batches of its ``spec.batch``. Run r's row does not depend on
     the order of runs or their number, so ``start=k`` measures runs k, ..., runs - 1
-    (extending a shard of k runs). ``keep(rows, interrupted)`` is called after each
-    batch and once more, ``interrupted=True``, before an interrupt propagates;
-    ``rows()`` builds the frame of the runs finished so far."""
+    (extending a shard of k runs). ``on_run(done, total)`` is called first and after
+    each batch; ``keep(rows, interrupted)`` after each batch and once more,
+    ``interrupted=True``, before an interrupt propagates; ``rows()`` builds the frame
+    of the runs finished so far."""
     cell = build_cell(cell)
     proto = cell.protocol
     started = datetime.now(UTC)
-    proto.check(cell)
-    ctx = proto.prepare(cell)
     runs = cell.runs
     if not 0 <= start < runs:
         raise ValueError(f"start must be in [0, {runs - 1}], got {start}")
+    if on_run is not None:
+        on_run(start, runs)
+    proto.check(cell)
+    ctx = proto.prepare(cell)
     rows: list[dict[str, Any]] = []
     so_far = functools.partial(_frame, cell, ctx, started, rows)  # the rows measured yet
     try:
@@ -79,8 +70,7 @@ def run_cell(
             batch = range(lo, min(runs, lo + step))
             rows += _batch_rows(proto, batch, proto.measure(cell, ctx, batch))
             if on_run is not None:
-                for r in batch:
-                    on_run(r)
+                on_run(batch.stop, runs)
             if keep is not None:
                 keep(so_far, False)
     except KeyboardInterrupt:
@@ -167,7 +157,7 @@ def run_and_store(
     """Run a cell unless its shard holds the same config; write the shard. A shard of
     the cell with fewer runs is extended by the missing runs; any other change is
     recomputed, an unreadable shard reported and recomputed, one of an earlier schema
-    refused in one line (:func:`check_schema`). Returns the rows, None when skipped;
+    refused in one line. Returns the rows, None when skipped;
     ``output_dir=None`` writes nothing; ``on_run(done, total)`` after each batch."""
     # where a protocol may cache work shared by cells (not part of the config hash)
     cell = build_cell(cell).with_output_dir(output_dir)
@@ -182,7 +172,12 @@ def run_and_store(
     if output_dir is not None:
         path = cell_shard_path(cell, output_dir)
         if path.exists() and not overwrite:
-            check_schema(path, output_dir)
+            version = shard_schema_version(path)
+            if version is not None and version < SCHEMA_VERSION:
+                raise KernelbenchError(
+                    f"{path}: written by schema {version}; rerun with overwrite=true, "
+                    f"or `kernelbench migrate {output_dir}`"
+                )
             stored = shard_config_hash(path)
             if stored == cell.config_hash:
                 say("skipped (done)")
@@ -196,23 +191,15 @@ def run_and_store(
             else:
                 say("config changed, recomputing")
     t0 = time.perf_counter()
-    total = cell.runs
-
-    def ran(r: int) -> None:
-        if on_run is not None:
-            on_run(r + 1, total)
-
-    if on_run is not None:
-        on_run(start, total)
     keep = None
     if path is not None and cell.protocol.spec.extendable:
         keep = _Checkpoint(cell, path, done, start)
-    try:
-        with blas_limit(blas_threads):
-            df = run_cell(cell, start=start, on_run=ran, keep=keep)
+    try:  # BLAS threads limited inside (None: left as they are)
+        with threadpool_limits(limits=blas_threads, user_api="blas"):
+            df = run_cell(cell, start=start, on_run=on_run, keep=keep)
     except KeyboardInterrupt as err:
         if keep is not None and keep.kept:
-            what = f"kept {keep.kept} of {total} runs in {path}; rerun to continue"
+            what = f"kept {keep.kept} of {cell.runs} runs in {path}; rerun to continue"
         elif keep is not None:
             what = "no run had finished"
         else:
@@ -228,16 +215,6 @@ def run_and_store(
     if echo is not None:
         echo(prefix + summary_line(cell, df, seconds))
     return df
-
-
-def check_schema(path: Path, output_dir: str | Path) -> None:
-    """One line if the shard at ``path`` was written by an earlier schema version."""
-    version = shard_schema_version(path)
-    if version is not None and version < SCHEMA_VERSION:
-        raise KernelbenchError(
-            f"{path}: written by schema {version}; rerun with overwrite=true, "
-            f"or `kernelbench migrate {output_dir}`"
-        )
 
 
 class _Checkpoint:
@@ -305,19 +282,18 @@ def make_cell(
     """A cell from config names, as ``kernelbench run`` composes it (``extra``: top-level keys)."""
     from kernelbench.config import load_group
 
-    cell = base_config()
-    cell.update(
-        method=load_group("method", method),
-        kernel=load_group("kernel", kernel),
-        dataset=load_group("dataset", dataset),
-        protocol=load_group("protocol", protocol),
-        n=n,
-        runs=runs,
-        seed=seed,
-        experiment=experiment or protocol,
-    )
-    cell.update(extra)
-    return cell
+    return {
+        **base_config(),
+        "method": load_group("method", method),
+        "kernel": load_group("kernel", kernel),
+        "dataset": load_group("dataset", dataset),
+        "protocol": load_group("protocol", protocol),
+        "n": n,
+        "runs": runs,
+        "seed": seed,
+        "experiment": experiment or protocol,
+        **extra,
+    }
 
 
 def run_grid(
@@ -325,18 +301,15 @@ def run_grid(
     kernels: Iterable[str] = ("rbf",),
     datasets: Iterable[str] = ("digits",),
     ns: Iterable[float] = (1,),
-    runs: int | None = None,
-    seed: int = 0,
-    experiment: str | None = None,
     output_dir: str | Path | None = None,
     overwrite: bool = False,
     blas_threads: int | None = None,
     echo: Callable[[str], None] | None = None,
-    protocol: str = "kernel_approx",
-    **extra: Any,
+    **settings: Any,
 ) -> pd.DataFrame:
     """Run the product datasets x kernels x methods x ns in this process (the grid
-    expansion of ``kernelbench run`` and ``verify``, :func:`kernelbench.config.expand`).
+    expansion of ``kernelbench run`` and ``verify``, :func:`kernelbench.config.expand`);
+    ``settings``: the other arguments of :func:`make_cell` (runs, seed, protocol, ...).
 
     With ``output_dir`` the shards are written (and finished cells skipped and
     read back); without, nothing touches the disk. Returns all rows.
@@ -346,17 +319,7 @@ def run_grid(
     frames = []
     sweep = {"dataset": list(datasets), "kernel": list(kernels), "method": list(methods)}
     for point in expand({**sweep, "n": list(ns)}):
-        cell = make_cell(
-            point["method"],
-            point["kernel"],
-            point["dataset"],
-            point["n"],
-            runs,
-            seed,
-            experiment,
-            protocol,
-            **extra,
-        )
+        cell = make_cell(**point, **settings)
         df = run_and_store(cell, output_dir, overwrite, blas_threads, echo=echo)
         if df is None and output_dir is not None:  # skipped: read the stored shard
             df = read_results(cell_shard_path(cell, output_dir))

@@ -12,7 +12,8 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import click
@@ -40,8 +41,6 @@ _HYDRA_FLAGS = tuple(
 _HYDRA_VALUE_FLAGS = frozenset(_HYDRA_FLAGS) - {
     *"--resolve --info -i --shell-completion -sc --hydra-help".split()
 }
-#: Flags that show things instead of running (Hydra allows none with --multirun).
-_SHOW_FLAGS = frozenset({"--cfg", "-c", "--info", "-i", "--shell-completion", "-sc"})
 
 _ENV_TOTAL = "KERNELBENCH_GRID_CELLS"
 
@@ -51,29 +50,32 @@ _ENV_TOTAL = "KERNELBENCH_GRID_CELLS"
 def _job(cfg: Any) -> None:
     """Hydra task function: build the job's :class:`~kernelbench.cell.Cell` (once) from
     the composed config, run it and store its shard."""
+    from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
     from kernelbench.cell import build_cell, cell_shard_path
     from kernelbench.experiment import run_and_store
+    from kernelbench.progress import ENV_BAR, ENV_BOARD, Heartbeat, JobReport
 
     config = OmegaConf.to_container(cfg, resolve=True)
     try:
         cell = build_cell(config)
     except KernelbenchError as err:
         raise KernelbenchError(f"{_cell_name(config)}: {err}") from None
-    prefix = ""
-    hc = None
-    try:
-        from hydra.core.hydra_config import HydraConfig
-
+    prefix, num = "", 0
+    with contextlib.suppress(ValueError):  # ValueError: not under Hydra
         hc = HydraConfig.get()
-        total = os.environ.get(_ENV_TOTAL)
         if hc.mode is not None and hc.mode.name == "MULTIRUN":
-            prefix = f"[{hc.job.num + 1}/{total}] " if total else f"[{hc.job.num + 1}] "
-    except ValueError:  # not under Hydra
-        pass
-    report, beat, drawn = _job_progress(cell, prefix, hc.job.num if prefix else 0)
-    echo = report.echo if drawn else (lambda line: click.echo(line))
+            num, total = hc.job.num, os.environ.get(_ENV_TOTAL)
+            prefix = f"[{num + 1}/{total}] " if total else f"[{num + 1}] "
+    # progress: a report to the launching process where it runs on this machine (not
+    # under SLURM); it draws a bar on a terminal, which prints the job's lines; else
+    # heartbeat lines on stderr
+    board = os.environ.get(ENV_BOARD)
+    report = JobReport(Path(board), num) if board and Path(board).is_dir() else None
+    drawn = report is not None and os.environ.get(ENV_BAR) == "1"
+    beat = None if drawn else Heartbeat(prefix + _cell_name(cell))
+    echo = report.echo if drawn and report is not None else (lambda line: click.echo(line))
 
     def on_run(done: int, total: int) -> None:
         for sink in (report, beat):
@@ -106,23 +108,6 @@ def _job(cfg: Any) -> None:
             if out is not None and outcome not in ("failed", "interrupted"):
                 shard = str(cell_shard_path(cell, out))
             report.finish(outcome, shard, out)
-
-
-def _job_progress(cell: dict[str, Any], prefix: str, num: int) -> tuple[Any, Any, bool]:
-    """Where a job reports progress: (its report to the launching process, if that
-    runs on this machine; heartbeat lines on stderr, unless a bar is drawn; whether
-    a bar is drawn, on a terminal, which then prints the job's lines)."""
-    from pathlib import Path
-
-    from kernelbench.progress import ENV_BAR, ENV_BOARD, Heartbeat, JobReport
-
-    board = os.environ.get(ENV_BOARD)
-    report = None
-    if board and Path(board).is_dir():  # not on another machine (SLURM)
-        report = JobReport(Path(board), num)
-    if report is not None and os.environ.get(ENV_BAR) == "1":
-        return report, None, True
-    return report, Heartbeat(prefix + _cell_name(cell)), False
 
 
 def _cell_name(cell: dict[str, Any]) -> str:
@@ -198,31 +183,44 @@ GROUP_REGISTRIES = {
 }
 
 
+def unconfigured(group: str) -> dict[str, str]:
+    """The names registered for ``group`` (:data:`GROUP_REGISTRIES`) without a config
+    file ``<group>/<name>.yaml``, each with the module that registers it."""
+    import importlib
+
+    from kernelbench.config import group_options
+
+    module, attr = GROUP_REGISTRIES[group]
+    options = set(group_options(group))
+    return {
+        name: getattr(obj, "__module__", None) or type(obj).__module__
+        for name, obj in getattr(importlib.import_module(module), attr).items()
+        if name not in options
+    }
+
+
 def _unknown_option_of(group: str, value: Any, valid: list[str]) -> KernelbenchError:
     """An option of ``group`` with no config file: "unknown", unless a plug-in module
     registers it (``kernelbench list`` shows it) but ships no ``<group>/<value>.yaml``."""
-    import importlib
-
     from kernelbench.plugins import BUILTIN, entry_points
 
     plugins = any(ep.value.split(".")[0] != BUILTIN for ep in entry_points())
-    if plugins and group in GROUP_REGISTRIES and isinstance(value, str):
-        module, attr = GROUP_REGISTRIES[group]
-        registry = getattr(importlib.import_module(module), attr)
-        if value in registry:
-            obj = registry.get(value)
-            where = getattr(obj, "__module__", None) or type(obj).__module__
-            return KernelbenchError(
-                f"{group} {value!r} (module {where}) is registered but has no config file "
-                f"{group}/{value}.yaml: add one to its plug-in's CONFIG_DIR (kernelbench list "
-                "shows it as broken)"
-            )
+    found = unconfigured(group) if plugins and group in GROUP_REGISTRIES else {}
+    if isinstance(value, str) and value in found:
+        return KernelbenchError(
+            f"{group} {value!r} (module {found[value]}) is registered but has no config file "
+            f"{group}/{value}.yaml: add one to its plug-in's CONFIG_DIR (kernelbench list "
+            "shows it as broken)"
+        )
     return choices_error(group, value, valid)
 
 
-def _launchers() -> list[str]:
-    """The options of ``hydra/launcher``: Hydra's installed plugins and the
-    ``hydra/launcher/`` files of the config search path."""
+def _check_launcher(value: Any) -> None:
+    """A launcher that exists (Hydra's installed plugins and the ``hydra/launcher/``
+    files of the config search path); a SLURM one only where SLURM's ``sbatch`` is on
+    PATH."""
+    import shutil
+
     from hydra.core.config_store import ConfigStore
     from hydra.core.plugins import Plugins
 
@@ -230,15 +228,7 @@ def _launchers() -> list[str]:
 
     Plugins.instance()  # registers the plugins' configs
     names = {p.removesuffix(".yaml") for p in ConfigStore.instance().list("hydra/launcher")}
-    names |= set(group_options("hydra/launcher"))
-    return sorted(names)
-
-
-def _check_launcher(value: Any) -> None:
-    """A launcher that exists; a SLURM one only where SLURM's ``sbatch`` is on PATH."""
-    import shutil
-
-    valid = _launchers()
+    valid = sorted(names | set(group_options("hydra/launcher")))
     if value not in valid:
         raise choices_error("launcher", value, valid)
     if value in ("slurm", "submitit_slurm") and shutil.which("sbatch") is None:
@@ -253,7 +243,7 @@ def _check_key(ov: Any, selected: dict[str, list[str]]) -> None:
     """An override's key must exist: ``metod=rff`` and ``+metod=rff`` are typos (one
     line with the closest setting); ``kernel.params.gamma`` must exist in every kernel
     the run selects (``+`` adds new keys below a known top-level setting)."""
-    from kernelbench.config import load_group
+    from kernelbench.config import group_options, load_group
     from kernelbench.errors import unknown_setting_error
 
     key = ov.key_or_group
@@ -268,72 +258,62 @@ def _check_key(ov: Any, selected: dict[str, list[str]]) -> None:
         trees = [(f" for {root} {opt!r}", load_group(root, opt)) for opt in selected.get(root, ())]
     else:
         trees = [("", settings[root])]
+    path = parts[1:]
     for where, node in trees:
-        for i, part in enumerate(parts[1:], start=1):
-            if not isinstance(node, dict) or part not in node:
-                prefix = ".".join(parts[:i])
-                valid = [f"{prefix}.{k}" for k in node] if isinstance(node, dict) else []
-                others = _options_with(root, parts[1:]) if where else []
-                if others:  # method.params.n_blocks on rff: name the methods that have it
-                    raise KernelbenchError(
-                        f"unknown setting {key!r}{where}; it is a setting of {root} "
-                        f"{', '.join(others)} (add {root}={others[0]})"
-                    )
-                raise unknown_setting_error(key, valid, where)
-            node = node[part]
+        found, node = _walk(node, path)
+        if found == len(path):
+            continue
+        prefix = ".".join(parts[: found + 1])
+        valid = [f"{prefix}.{k}" for k in node] if isinstance(node, dict) else []
+        others = []
+        if where:  # method.params.n_blocks on rff: name the methods that have it
+            options = group_options(root)
+            others = [o for o in options if _walk(load_group(root, o), path)[0] == len(path)]
+        if others:
+            raise KernelbenchError(
+                f"unknown setting {key!r}{where}; it is a setting of {root} "
+                f"{', '.join(others)} (add {root}={others[0]})"
+            )
+        raise unknown_setting_error(key, valid, where)
 
 
-def _options_with(group: str, path: list[str]) -> list[str]:
-    """The options of ``group`` whose config has the setting ``path`` (e.g. the methods
-    with ``params.n_blocks``)."""
-    from kernelbench.config import group_options, load_group
-
-    found = []
-    for opt in group_options(group):
-        node: Any = load_group(group, opt)
-        for part in path:
-            node = node.get(part, _MISSING) if isinstance(node, dict) else _MISSING
-        if node is not _MISSING:
-            found.append(opt)
-    return found
+def _walk(node: Any, path: list[str]) -> tuple[int, Any]:
+    """How many leading parts of ``path`` the nested dicts ``node`` have, and the node
+    where the walk stopped."""
+    for i, part in enumerate(path):
+        if not isinstance(node, dict) or part not in node:
+            return i, node
+        node = node[part]
+    return len(path), node
 
 
-_MISSING = object()
+def _check_gamma(value: Any) -> None:
+    from kernelbench.bandwidth import parse_rule
+    from kernelbench.kernels import resolve_gamma
+
+    if isinstance(value, str):
+        parse_rule(value)
+    elif value is not None:  # null: the kernel's default
+        resolve_gamma(value, 1)
 
 
 def _check_setting(key: str, value: Any) -> None:
     """Values of the top-level settings that Hydra does not type-check."""
-    from kernelbench.validation import (
-        check_bool,
-        check_int,
-        check_n,
-        check_output_dir,
-        check_runs,
-        check_seed,
-    )
+    from kernelbench import validation as v
 
-    if key == "seed":
-        check_seed(value)
-    elif key == "n":
-        check_n(value)
-    elif key == "runs" and value is not None:
-        check_runs(value)
-    elif key in ("overwrite", "data.download"):
-        check_bool(key, value)
-    elif key == "blas_threads" and value is not None:
-        check_int(key, value, 1)
-    elif key == "output_dir":
-        check_output_dir(value)
-    elif key == "hydra/launcher":
-        _check_launcher(value)
-    elif key == "kernel.params.gamma" and value is not None:
-        from kernelbench.bandwidth import parse_rule
-        from kernelbench.kernels import resolve_gamma
-
-        if isinstance(value, str):
-            parse_rule(value)
-        else:
-            resolve_gamma(value, 1)
+    checks: dict[str, Callable[[Any], Any]] = {
+        "seed": v.check_seed,
+        "n": v.check_n,
+        "runs": lambda x: x is None or v.check_runs(x),  # null: the dataset's
+        "overwrite": lambda x: v.check_bool("overwrite", x),
+        "data.download": lambda x: v.check_bool("data.download", x),
+        "blas_threads": lambda x: x is None or v.check_int("blas_threads", x, 1),
+        "output_dir": v.check_output_dir,
+        "hydra/launcher": _check_launcher,
+        "kernel.params.gamma": _check_gamma,
+    }
+    if key in checks:
+        checks[key](value)
 
 
 def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
@@ -354,13 +334,13 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
         experiment_sweep,
         group_options,
     )
-    from kernelbench.estimate import parse_overrides
+    from kernelbench.estimate import SHOWS, parse_overrides
 
     flags, overrides = _split(args)
     parsed = parse_overrides(overrides)
     keys = {ov.key_or_group.lstrip("+~") for ov in parsed}
-    names_cell = {k for k in keys if k.split(".")[0] in _CELL_PARAM_GROUPS}
-    if not multirun and not (keys & set(_CELL_KEYS)) and not names_cell:
+    names_cell = any(k in _CELL_KEYS or k.split(".")[0] in _CELL_PARAM_GROUPS for k in keys)
+    if not multirun and not names_cell:
         # a bare `kernelbench run` (possibly with settings like output_dir=...) runs the quick grid
         overrides = [f"experiment={DEFAULT_EXPERIMENT}", *overrides]
         parsed = parse_overrides(overrides)
@@ -405,7 +385,7 @@ def plan(args: list[str], multirun: bool) -> tuple[list[str], bool, int]:
         _check_key(ov, selected)
     if "output_dir" not in swept:
         _check_setting("output_dir", base_config()["output_dir"])
-    if {f.split("=", 1)[0] for f in flags} & _SHOW_FLAGS:
+    if any(f.split("=", 1)[0] in SHOWS for f in flags):
         multirun = False  # an experiment's grid shows its first job
     cells = len(expand(swept)) if multirun else 1
     hydra_args = [*(["--multirun"] if multirun else []), *flags, *overrides]
@@ -434,26 +414,24 @@ class _HideJobErrorHeader:
 
 @contextlib.contextmanager
 def _patched_env(argv: list[str], env: dict[str, str]) -> Iterator[_HideJobErrorHeader]:
-    old_argv, old_stderr = sys.argv, sys.stderr
-    old_env = {k: os.environ.get(k) for k in env}
-    # Hydra configures logging; restore the caller's when done
+    """``sys.argv``, the variables ``env`` and ``sys.stderr`` (filtered) set inside; the
+    caller's values and logging restored after (Hydra configures logging)."""
+    old_argv, old_env = sys.argv, {k: os.environ.get(k) for k in env}
     root = logging.getLogger()
     old_logging = (root.level, list(root.handlers))
-    old_disabled = {
-        name: lg.disabled
-        for name, lg in logging.root.manager.loggerDict.items()
-        if isinstance(lg, logging.Logger)
-    }
+    loggers = logging.root.manager.loggerDict
+    old_disabled = {n: lg.disabled for n, lg in loggers.items() if isinstance(lg, logging.Logger)}
+    filtered = _HideJobErrorHeader(sys.stderr)
     sys.argv = argv
-    sys.stderr = filtered = _HideJobErrorHeader(old_stderr)
     os.environ.update(env)
     try:
-        yield filtered
+        with contextlib.redirect_stderr(filtered):
+            yield filtered
     finally:
-        sys.argv, sys.stderr = old_argv, old_stderr
+        sys.argv = old_argv
         root.setLevel(old_logging[0])
         root.handlers[:] = old_logging[1]
-        for name, lg in logging.root.manager.loggerDict.items():
+        for name, lg in loggers.items():
             if isinstance(lg, logging.Logger):
                 lg.disabled = old_disabled.get(name, False)
         for k, v in old_env.items():
@@ -488,13 +466,12 @@ def launch(args: list[str], multirun: bool = False) -> None:
     """Run ``kernelbench run [args]`` in this process (what the click command does)."""
     import shutil
     import tempfile
-    from pathlib import Path
 
     import hydra
     from hydra.errors import HydraException
 
     from kernelbench.config import config_dir, searchpath_overrides
-    from kernelbench.estimate import announce, parts_plan, run_plan
+    from kernelbench.estimate import SHOWS, announce, parts_plan, run_plan
     from kernelbench.leaderboard import part_args
     from kernelbench.plugins import load
     from kernelbench.progress import ENV_BAR, ENV_BOARD, Board, read_reports, summary
@@ -511,15 +488,12 @@ def launch(args: list[str], multirun: bool = False) -> None:
     if not any(a.startswith("hydra.searchpath") for a in hydra_args):
         hydra_args += searchpath_overrides()  # the plug-ins' config directories
     task = hydra.main(version_base=None, config_path=str(config_dir()), config_name="config")(_job)
+    shows = any(a.split("=", 1)[0] in SHOWS for a in hydra_args)
+    reports = Path(tempfile.mkdtemp(prefix="kernelbench-progress-"))
+    board = Board(reports, cells) if sys.stderr.isatty() and not shows else None
     # HYDRA_FULL_ERROR makes Hydra re-raise job errors instead of printing a stack
     # trace and exiting 1: the CLI then shows them as one line.
-    env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells)}
-    board = None
-    shows = {"--cfg", "-c", "--info", "-i", "--help", "--hydra-help"} & set(hydra_args)
-    reports = Path(tempfile.mkdtemp(prefix="kernelbench-progress-"))
-    env[ENV_BOARD] = str(reports)
-    if sys.stderr.isatty() and not shows:
-        board = Board(reports, cells)
+    env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells), ENV_BOARD: str(reports)}
     env[ENV_BAR] = "1" if board is not None else "0"
     interrupted = False
     with _patched_env(["kernelbench run", *hydra_args], env) as stderr, _sigterm_interrupts():
@@ -582,30 +556,23 @@ command continues from there.
 """
 
 
-def _group_help() -> str:
-    from kernelbench.config import group_options
-
-    lines = ["\b", "Config groups:"]
-    for g in GROUPS:
-        try:
-            lines.append(f"  {g + ':':<12}{', '.join(group_options(g))}")
-        except OSError:  # pragma: no cover
-            pass
-    return "\n".join(lines)
-
-
 class _RunCommand(click.Command):
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from kernelbench.config import group_options
+
         formatter.write_paragraph()
         formatter.write_text(_HELP_EPILOG)
         formatter.write_paragraph()
-        formatter.write_text(_group_help())
+        lines = ["\b", "Config groups:"]
+        for g in GROUPS:
+            with contextlib.suppress(OSError):  # pragma: no cover
+                lines.append(f"  {g + ':':<12}{', '.join(group_options(g))}")
+        formatter.write_text("\n".join(lines))
 
 
 @click.command(
     "run",
     cls=_RunCommand,
-    short_help="Run a grid of cells (Hydra overrides, sweeps and launchers).",
     context_settings={"ignore_unknown_options": True, "allow_extra_args": False},
 )
 @click.option("-m", "--multirun", is_flag=True, help="Sweep comma lists and ranges (Hydra).")
@@ -639,8 +606,7 @@ def estimate(multirun: bool, overrides: tuple[str, ...]) -> None:
     if parts is not None:
         priced: Plan | None = parts_plan([plan(list(part), True)[0] for part in parts])
     else:
-        hydra_args, _, _ = plan(list(overrides), multirun)
-        priced = run_plan(hydra_args)
+        priced = run_plan(plan(list(overrides), multirun)[0])
     if priced is None:
         raise KernelbenchError("nothing to price: --cfg, --info and --help run no cells")
     click.echo(priced.line())

@@ -45,8 +45,7 @@ def earlier_hash(cell: Cell, version: int) -> str:
     if isinstance(recipes, Mapping):
         key = cell.data_key
         dataset["protocols"] = {key: recipes[key]} if key in recipes else {}
-    payload = {**cell.payload(), "dataset": dataset}
-    payload["schema_version"] = version
+    payload = {**cell.payload(), "dataset": dataset, "schema_version": version}
     return hashlib.sha256(dumps(payload).encode()).hexdigest()[:16]
 
 

@@ -38,19 +38,12 @@ def _dist_name(ep: metadata.EntryPoint) -> str:
     return name.lower().replace("_", "-")
 
 
-def entry_points() -> list[metadata.EntryPoint]:
+@functools.cache
+def entry_points() -> tuple[metadata.EntryPoint, ...]:
     """The entry points of :data:`GROUP`, kernelbench's first, by distribution and name
     (the metadata scanned once per process)."""
-    return list(_scan())
-
-
-@functools.cache
-def _scan() -> tuple[metadata.EntryPoint, ...]:
-    return tuple(sorted(metadata.entry_points(group=GROUP), key=_sort_key))
-
-
-def _sort_key(ep: metadata.EntryPoint) -> tuple[bool, str, str]:
-    return _dist_name(ep) != BUILTIN, _dist_name(ep), ep.name
+    eps = metadata.entry_points(group=GROUP)
+    return tuple(sorted(eps, key=lambda ep: (_dist_name(ep) != BUILTIN, _dist_name(ep), ep.name)))
 
 
 @contextlib.contextmanager
@@ -145,10 +138,7 @@ def config_dirs() -> list[Path]:
     kernelbench's own modules keep their configs in its ``configs/`` and are not
     imported for this (so that listing config options, e.g. for an argument error,
     does not import every feature map); the other packages' modules are."""
-    out: list[Path] = []
-    for _, path in _plugin_dirs():
-        if path not in out:
-            out.append(path)
+    out = list(dict.fromkeys(path for _, path in _plugin_dirs()))
     _raise_broken()
     return out
 
@@ -182,15 +172,3 @@ def _plugin_dirs() -> list[tuple[str, Path]]:
             continue
         out.append((ep.name, path))
     return out
-
-
-__all__ = [
-    "BUILTIN",
-    "GROUP",
-    "config_dirs",
-    "entry_points",
-    "import_package",
-    "load",
-    "owner",
-    "tolerant",
-]

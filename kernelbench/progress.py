@@ -3,7 +3,7 @@
 On a terminal the launching process draws one bar (:class:`Board`) from the reports
 each job writes to the board's directory (:class:`JobReport`), so parallel workers
 never draw over each other; elsewhere each job prints a line with its runs done and an
-ETA every :func:`heartbeat_interval` seconds (:class:`Heartbeat`).
+ETA every ``$KERNELBENCH_HEARTBEAT`` seconds, 30 by default (:class:`Heartbeat`).
 """
 
 from __future__ import annotations
@@ -38,11 +38,6 @@ def env_seconds(name: str, default: float, zero: bool = False) -> float:
     except ValueError:
         return default
     return value if value > 0 or (zero and value == 0) else default
-
-
-def heartbeat_interval() -> float:
-    """Seconds between heartbeat lines: ``$KERNELBENCH_HEARTBEAT`` or 30."""
-    return env_seconds(ENV_HEARTBEAT, HEARTBEAT_S)
 
 
 def checkpoint_interval() -> float:
@@ -82,16 +77,15 @@ class Heartbeat:
         thread: bool = True,
     ) -> None:
         self.name, self.stream = name, stream if stream is not None else sys.stderr
-        self.interval = heartbeat_interval() if interval is None else float(interval)
+        default = env_seconds(ENV_HEARTBEAT, HEARTBEAT_S)
+        self.interval = default if interval is None else float(interval)
         self.clock = clock
         self.t0 = self.last = clock()
-        self.start = self.done = 0
-        self.total = 0
+        self.start = self.done = self.total = 0
         self._started = False
         self._stop = threading.Event()
-        self._thread = None
-        if thread:
-            self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread = threading.Thread(target=self._loop, daemon=True) if thread else None
+        if self._thread is not None:
             self._thread.start()
 
     def update(self, done: int, total: int) -> None:

@@ -116,18 +116,6 @@ def format_n(n: float) -> str:
     return str(int(n)) if n.is_integer() else repr(n)
 
 
-def to_table(df: pd.DataFrame, schema: pa.Schema) -> pa.Table:
-    """``df`` as an Arrow table with exactly ``schema`` (missing or extra columns raise)."""
-    columns = schema.names
-    missing = [c for c in columns if c not in df.columns]
-    extra = [c for c in df.columns if c not in columns]
-    if missing or extra:
-        raise ValueError(
-            f"results columns differ from the schema: missing {missing}, extra {extra}"
-        )
-    return pa.Table.from_pandas(df[columns], schema=schema, preserve_index=False)
-
-
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -168,8 +156,15 @@ def atomic_write(path: str | os.PathLike, write: Any) -> Path:
 
 
 def write_shard(df: pd.DataFrame, path: str | os.PathLike, schema: pa.Schema) -> Path:
-    """Write ``df`` (columns of ``schema``) to ``path`` (:func:`atomic_write`)."""
-    table = to_table(df, schema)
+    """Write ``df`` (exactly the columns of ``schema``: missing or extra ones raise)
+    to ``path`` (:func:`atomic_write`)."""
+    missing = [c for c in schema.names if c not in df.columns]
+    extra = [c for c in df.columns if c not in schema.names]
+    if missing or extra:
+        raise ValueError(
+            f"results columns differ from the schema: missing {missing}, extra {extra}"
+        )
+    table = pa.Table.from_pandas(df[schema.names], schema=schema, preserve_index=False)
     try:
         return atomic_write(path, lambda f: pq.write_table(table, f))
     except OSError as err:  # a full disk, a read-only mount: one line, earlier shards kept
