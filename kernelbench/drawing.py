@@ -71,13 +71,6 @@ def method_style(label: str) -> tuple[str, str]:
     return _FALLBACK_COLOURS[h % k], _FALLBACK_MARKERS[(h // k) % len(_FALLBACK_MARKERS)]
 
 
-def legend_label(label: str, paper: str = "") -> str:
-    """``orf_tallqr (Gort, QR, published)``: the method label and its paper label, told
-    apart where two constructions share one (:data:`PAPER_VARIANTS`)."""
-    paper = PAPER_VARIANTS.get(label, paper)
-    return f"{label} ({paper})" if paper else str(label)
-
-
 def runs_caption(summary: pd.DataFrame) -> str:
     """``lines: mean over 3 runs per cell; bands: 95% t-interval (few runs: wide)``."""
     if "runs" not in summary or summary.empty:
@@ -115,10 +108,9 @@ def dataset_order(df: pd.DataFrame) -> list[str]:
     return sorted(d.index, key=lambda ds: (math.isnan(d[ds]), d[ds] if d[ds] == d[ds] else 0, ds))
 
 
-def parse_formats(value: str | Sequence[str]) -> list[str]:
+def parse_formats(value: str) -> list[str]:
     """Figure formats from ``png,pdf`` (one-line error naming the valid ones)."""
-    items = value.split(",") if isinstance(value, str) else list(value)
-    formats = [f.strip().lower().lstrip(".") for f in items if f.strip()]
+    formats = [f.strip().lower().lstrip(".") for f in value.split(",") if f.strip()]
     if not formats:
         raise KernelbenchError("--format needs at least one of: " + ", ".join(FORMATS))
     for f in formats:
@@ -260,7 +252,9 @@ def draw_panels(
     method = summary["method_label"]
     labels = sorted(method.unique(), key=label_rank)
     papers = summary.get("paper_label", pd.Series("", index=summary.index))
+    # a label's legend entry: ``orf_tallqr (Gort, QR, published)``
     paper = {lab: next((p for p in papers[method == lab] if p), "") for lab in labels}
+    paper |= {lab: PAPER_VARIANTS[lab] for lab in labels if lab in PAPER_VARIANTS}
     notes: list[str] = []
     size = (3.6 * len(cols) + 0.6, 2.8 * len(rows) + 1.2)
     fig, axes = plt.subplots(
@@ -338,9 +332,7 @@ def draw_panels(
                 _integer_ticks(ax, xvals, MaxNLocator)
             ax.grid(True, which="major", alpha=0.3)
 
-    legend = [
-        (handles[str(x)], legend_label(str(x), paper[x])) for x in labels if str(x) in handles
-    ]
+    legend = [(handles[x], f"{x} ({paper[x]})" if paper[x] else x) for x in labels if x in handles]
     legend += [(h, f"{reference_name}: {name}") for name, h in ref_handles.items()]
     legend += [(h, name) for name, h in hline_handles.items()]
     hs, names = [h for h, _ in legend], [n for _, n in legend]
@@ -414,12 +406,10 @@ def save_figure(fig: Figure, out: Path, stem: str, formats: Sequence[str]) -> li
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written = [out / f"{stem}.{fmt}" for fmt in formats]
     try:
-        for fmt in formats:
-            path = out / f"{stem}.{fmt}"
+        for path in written:
             fig.savefig(path, dpi=150, bbox_inches="tight")
-            written.append(path)
     finally:
         plt.close(fig)
     return written

@@ -30,6 +30,8 @@ Z95 = 1.959963984540054
 #: The layout both Plotly figures end with.
 STYLE = {"template": "plotly_white", "font": {"family": "Helvetica, Arial, sans-serif"}}
 MARGIN = {"l": 70, "r": 20, "t": 70, "b": 55}
+#: How :func:`draw` draws a series (its colour and line style: the method's and kernel's).
+ERRORBAR = {"marker": "o", "ms": 3, "lw": 1.4, "capsize": 2}
 
 
 def method_color(method: str) -> str:
@@ -369,36 +371,21 @@ def draw(fig: FigureData, out_dir: Path) -> None:
     f, ax = plt.subplots(figsize=(9.0, 4.4))
     # fixed margins, the legend right of the axes (a layout engine costs more than the drawing)
     f.subplots_adjust(left=0.09, right=0.70, top=0.84, bottom=0.12)
-    kernels = fig.kernels
     seen: set[str] = set()
-    has_paper = False
     for s in fig.series:
-        color = method_color(s.method)
-        style = kernel_dash(s.kernel)[1]
+        color, style = method_color(s.method), kernel_dash(s.kernel)[1]
         lo = [y - v if math.isfinite(v) else 0.0 for y, v in zip(s.y, s.lo, strict=True)]
         hi = [v - y if math.isfinite(v) else 0.0 for y, v in zip(s.y, s.hi, strict=True)]
         name = s.method if s.method not in seen else "_nolegend_"
         seen.add(s.method)
-        ax.errorbar(
-            s.x,
-            s.y,
-            yerr=[lo, hi],
-            color=color,
-            ls=style,
-            marker="o",
-            ms=3,
-            lw=1.4,
-            capsize=2,
-            label=name,
-        )
+        ax.errorbar(s.x, s.y, yerr=[lo, hi], color=color, ls=style, **ERRORBAR, label=name)
         if any(math.isfinite(p) for p in s.paper):
-            has_paper = True
             ax.plot(s.x, s.paper, ls="none", marker="x", ms=6, color=color)
     # the kernels' line styles and the paper's marker, in grey, after the methods
-    if len(kernels) > 1:
-        for k in kernels:
+    if len(fig.kernels) > 1:
+        for k in fig.kernels:
             ax.plot([], [], color="0.4", ls=kernel_dash(k)[1], label=kernel_name(k))
-    if has_paper:
+    if any(math.isfinite(p) for s in fig.series for p in s.paper):
         ax.plot([], [], color="0.4", ls="none", marker="x", label="the paper's value")
     if fig.spec.logx:
         ax.set_xscale("log")
