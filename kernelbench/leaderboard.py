@@ -142,11 +142,9 @@ def standings(baseline_dir: Path, results: Path | None = None) -> pd.DataFrame:
 def format_standings(table: pd.DataFrame, highlight: str | None = None) -> str:
     """The standings as plain text, one block per grid (``*`` marks ``highlight``)."""
     lines: list[str] = []
+    head = f"  {'rank':>4}  {'method':<14} {'cells':>5}  {'error / rff (95% CI)':<26} avg rank"
     for grid, g in table.groupby("grid", sort=False):
-        lines.append(f"{g['title'].iloc[0]} [{grid}]")
-        lines.append(
-            f"  {'rank':>4}  {'method':<14} {'cells':>5}  {'error / rff (95% CI)':<26} avg rank"
-        )
+        lines += [f"{g['title'].iloc[0]} [{grid}]", head]
         for r in g.itertuples():
             mark = "*" if r.method_label == highlight else " "
             ci = f"[{r.ratio_low:.3g}, {r.ratio_high:.3g}]" if not math.isnan(r.ratio_low) else ""

@@ -146,7 +146,7 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
         _hi=hi,
         _runs=df[spec.runs] if spec.runs in df else nan,
         _paper=df["paper"] if "paper" in df else nan,
-        _kernel=(df["kernel"] if "kernel" in df else nan).fillna("").astype(str),
+        _kernel=df["kernel"].fillna("").astype(str) if "kernel" in df else "",
     )
     columns = [spec.x, "_y", "_lo", "_hi", "_runs", "_paper"]
     facets = [f for f in spec.facets if f in df]
