@@ -58,17 +58,8 @@ PAPER_VARIANTS: dict[str, str] = {
     "sr33": "B, butterfly",
     "sr33_haar": "B, Haar",
 }
-_FALLBACK_COLOURS: tuple[str, ...] = (
-    "#7570b3",
-    "#e7298a",
-    "#66a61e",
-    "#e6ab02",
-    "#a6761d",
-    "#666666",
-    "#17becf",
-    "#bcbd22",
-)
-_FALLBACK_MARKERS: tuple[str, ...] = ("8", "d", "H", "1", "2", "3", "4", "+")
+_FALLBACK_COLOURS = "#7570b3 #e7298a #66a61e #e6ab02 #a6761d #666666 #17becf #bcbd22".split()
+_FALLBACK_MARKERS = "8 d H 1 2 3 4 +".split()
 FORMATS: tuple[str, ...] = ("png", "pdf", "svg")
 
 
@@ -80,21 +71,14 @@ def method_style(label: str) -> tuple[str, str]:
     return _FALLBACK_COLOURS[h % k], _FALLBACK_MARKERS[(h // k) % len(_FALLBACK_MARKERS)]
 
 
-def legend_label(label: str, paper: str = "") -> str:
-    """``orf_tallqr (Gort, QR, published)``: the method label and its paper label, told
-    apart where two constructions share one (:data:`PAPER_VARIANTS`)."""
-    paper = PAPER_VARIANTS.get(label, paper)
-    return f"{label} ({paper})" if paper else str(label)
-
-
-def runs_caption(summary: pd.DataFrame, band: str = "95% t-interval") -> str:
+def runs_caption(summary: pd.DataFrame) -> str:
     """``lines: mean over 3 runs per cell; bands: 95% t-interval (few runs: wide)``."""
     if "runs" not in summary or summary.empty:
         return ""
     lo, hi = int(summary["runs"].min()), int(summary["runs"].max())
     runs = f"{lo}" if lo == hi else f"{lo}-{hi}"
     few = "; few runs: wide bands" if lo < 5 else ""
-    return f"lines: mean over {runs} runs per cell; bands: {band}{few}"
+    return f"lines: mean over {runs} runs per cell; bands: 95% t-interval{few}"
 
 
 def kernel_name(kernel: str) -> str:
@@ -124,10 +108,9 @@ def dataset_order(df: pd.DataFrame) -> list[str]:
     return sorted(d.index, key=lambda ds: (math.isnan(d[ds]), d[ds] if d[ds] == d[ds] else 0, ds))
 
 
-def parse_formats(value: str | Sequence[str]) -> list[str]:
+def parse_formats(value: str) -> list[str]:
     """Figure formats from ``png,pdf`` (one-line error naming the valid ones)."""
-    items = value.split(",") if isinstance(value, str) else list(value)
-    formats = [f.strip().lower().lstrip(".") for f in items if f.strip()]
+    formats = [f.strip().lower().lstrip(".") for f in value.split(",") if f.strip()]
     if not formats:
         raise KernelbenchError("--format needs at least one of: " + ", ".join(FORMATS))
     for f in formats:
@@ -139,23 +122,18 @@ def parse_formats(value: str | Sequence[str]) -> list[str]:
 # --------------------------------------------------------------------------- tables
 
 
-def summarise(
-    df: pd.DataFrame,
-    keys: Sequence[str],
-    metrics: Mapping[str, str],
-    scale: Mapping[str, float] | None = None,
-) -> pd.DataFrame:
+def summarise(df: pd.DataFrame, keys: Sequence[str], metrics: Mapping[str, str]) -> pd.DataFrame:
     """One row per (``keys``, metric id: column) over each cell's runs: keys, d, method,
     paper_label, metric, runs, mean, std, sem, ci_low, ci_high (95% t-interval); metrics
-    absent or all-NaN are left out."""
+    absent or all-NaN are left out. Sorted by metric, experiment, kernel, dataset (by d),
+    method (:func:`label_rank`), then the other keys."""
     rows: list[dict[str, object]] = []
     keys = list(keys)
     for metric, column in metrics.items():
         if column not in df.columns or df[column].isna().all():
             continue
-        factor = (scale or {}).get(metric, 1.0)
         for key, g in df.groupby(keys, sort=True, dropna=False):
-            values = g[column].dropna().to_numpy(dtype=float) * factor
+            values = g[column].dropna().to_numpy(dtype=float)
             if values.size == 0:
                 continue
             mean, std, sem, half = t_interval(values)
@@ -175,25 +153,19 @@ def summarise(
                     "ci_high": mean + half,
                 }
             )
-    out = pd.DataFrame(rows)
-    if out.empty:
-        return out
     order = {ds: i for i, ds in enumerate(dataset_order(df))} if "dataset" in keys else {}
-    sort = pd.DataFrame(
-        {
-            "_metric": out["metric"],
-            "_e": out["experiment"] if "experiment" in out else "",
-            "_k": out["kernel"].map(kernel_rank) if "kernel" in out else 0,
-            "_ds": out["dataset"].map(order) if "dataset" in out else 0,
-            "_m": out["method_label"].map(label_rank) if "method_label" in out else 0,
-        }
-    )
     rest = [k for k in keys if k not in ("experiment", "kernel", "dataset", "method_label")]
-    idx = sorted(
-        range(len(out)),
-        key=lambda i: (*tuple(sort.iloc[i]), *(str(out[k].iloc[i]) for k in rest)),
+    rows.sort(
+        key=lambda r: (
+            r["metric"],
+            r.get("experiment", ""),
+            kernel_rank(r["kernel"]) if "kernel" in r else 0,
+            order.get(r["dataset"], math.nan) if "dataset" in r else 0,
+            label_rank(r["method_label"]) if "method_label" in r else 0,
+            *(str(r[k]) for k in rest),
+        )
     )
-    return out.iloc[idx].reset_index(drop=True)
+    return pd.DataFrame(rows)
 
 
 def _fmt(value: object) -> str:
@@ -255,20 +227,19 @@ def draw_panels(
     x: str,
     ylabel: str,
     xlabel: str,
+    cols: Sequence[Any],
+    row_name: Callable[[Any], str],
+    col_name: Callable[[Any], str],
     rows: Sequence[Any] | None = None,
-    cols: Sequence[Any] | None = None,
-    row_name: Callable[[Any], str] = str,
-    col_name: Callable[[Any], str] = str,
     col_title: Callable[[Any, pd.DataFrame], str] | None = None,
     log: bool = True,
     logx: bool = False,
     reference: pd.DataFrame | None = None,
     reference_name: str = "paper",
     hlines: pd.DataFrame | None = None,
-    line: str = "method_label",
     caption: str = "",
 ) -> Panels:
-    """One panel per (row, column) value; one line per ``line`` value against ``x``, with
+    """One panel per (row, column) value; one line per method label against ``x``, with
     ``reference`` (dashed, the label's colour) and ``hlines`` (row, col, label, value:
     grey) lines and a ``caption``. Few integer x values on a linear axis are the ticks.
     """
@@ -276,17 +247,14 @@ def draw_panels(
     from matplotlib.lines import Line2D
     from matplotlib.ticker import MaxNLocator
 
-    if col_title is None:
-        col_title = lambda c, _: col_name(c)  # noqa: E731
     rows = list(rows) if rows is not None else sorted(summary[row].unique(), key=str)
-    cols = list(cols) if cols is not None else sorted(summary[col].unique(), key=str)
-    labels = sorted(summary[line].unique(), key=label_rank)
-    paper = {
-        lab: next((p for p in summary.loc[summary[line] == lab, "paper_label"] if p), "")
-        if "paper_label" in summary
-        else ""
-        for lab in labels
-    }
+    cols = list(cols)
+    method = summary["method_label"]
+    labels = sorted(method.unique(), key=label_rank)
+    papers = summary.get("paper_label", pd.Series("", index=summary.index))
+    # a label's legend entry: ``orf_tallqr (Gort, QR, published)``
+    paper = {lab: next((p for p in papers[method == lab] if p), "") for lab in labels}
+    paper |= {lab: PAPER_VARIANTS[lab] for lab in labels if lab in PAPER_VARIANTS}
     notes: list[str] = []
     size = (3.6 * len(cols) + 0.6, 2.8 * len(rows) + 1.2)
     fig, axes = plt.subplots(
@@ -297,38 +265,33 @@ def draw_panels(
     hline_handles: dict[str, Line2D] = {}
     for i, rv in enumerate(rows):
         for j, cv in enumerate(cols):
-            ax = axes[i, j]
+            ax, where = axes[i, j], f"{row_name(rv)} × {col_name(cv)}"
             cell = summary[(summary[row] == rv) & (summary[col] == cv)]
             if i == 0:
-                ax.set_title(col_title(cv, cell))
+                ax.set_title(col_title(cv, cell) if col_title else col_name(cv))
             if j == 0:
                 ax.set_ylabel(f"{row_name(rv)}\n{ylabel}")
             if i == len(rows) - 1:
                 ax.set_xlabel(xlabel)
             if cell.empty:
-                notes.append(f"no results for {row_name(rv)} × {col_name(cv)}; skipped")
+                notes.append(f"no results for {where}; skipped")
                 ax.text(0.5, 0.5, "no results", ha="center", va="center", transform=ax.transAxes)
                 ax.set_xticks([])
                 ax.set_yticks([])
                 continue
-            absent = [lab for lab in labels if lab not in set(cell[line])]
-            if absent:
-                notes.append(
-                    f"{row_name(rv)} × {col_name(cv)}: no results for "
-                    f"{', '.join(map(str, absent))}; skipped"
-                )
+            if absent := [lab for lab in labels if lab not in set(cell["method_label"])]:
+                notes.append(f"{where}: no results for {', '.join(map(str, absent))}; skipped")
             positive: list[float] = []
             xvals: list[float] = []
             drawn: list[tuple[Any, str, str]] = []  # (line, label, colour) of our means
             for lab in labels:
-                g = cell[cell[line] == lab].sort_values(x)
+                g = cell[cell["method_label"] == lab].sort_values(x)
                 if g.empty:
                     continue
                 colour, marker = method_style(str(lab))
-                xs = g[x].to_numpy(dtype=float)
-                y = g["mean"].to_numpy(dtype=float)
-                lo = g["ci_low"].to_numpy(dtype=float)
-                hi = g["ci_high"].to_numpy(dtype=float)
+                xs, y, lo, hi = (
+                    g[c].to_numpy(dtype=float) for c in (x, "mean", "ci_low", "ci_high")
+                )
                 xvals += list(xs)
                 (ln,) = ax.plot(xs, y, color=colour, marker=marker, ms=5, lw=1.5, label=lab)
                 handles.setdefault(str(lab), ln)
@@ -342,21 +305,12 @@ def draw_panels(
                 positive += [v for v in (*y, *lo) if np.isfinite(v) and v > 0]
             if reference is not None:
                 r_cell = reference[(reference[row] == rv) & (reference[col] == cv)]
-                for lab, r in r_cell.groupby(line, sort=False):
+                for lab, r in r_cell.groupby("method_label", sort=False):
                     r = r.sort_values(x)
-                    xvals += list(r[x].to_numpy(dtype=float))
+                    rx, ry = r[x].to_numpy(dtype=float), r["mean"].to_numpy(dtype=float)
+                    xvals += list(rx)
                     colour, marker = method_style(str(lab))
-                    (rl,) = ax.plot(
-                        r[x].to_numpy(dtype=float),
-                        r["mean"].to_numpy(dtype=float),
-                        color=colour,
-                        ls="--",
-                        lw=1.1,
-                        marker=marker,
-                        mfc="none",
-                        ms=6,
-                        alpha=0.9,
-                    )
+                    (rl,) = ax.plot(rx, ry, color=colour, marker=marker, **REFERENCE_LINE)
                     name = str(r["paper_label"].iloc[0]) if "paper_label" in r else str(lab)
                     ref_handles.setdefault(name or str(lab), rl)
                     positive += [v for v in r["mean"] if v > 0]
@@ -371,16 +325,14 @@ def draw_panels(
                 if positive:
                     bottom = _log_bottom(positive)
                     ax.set_ylim(bottom=bottom)
-                    notes += _clip_below(ax, drawn, bottom, f"{row_name(rv)} × {col_name(cv)}")
+                    notes += _clip_below(ax, drawn, bottom, where)
             if logx:
                 ax.set_xscale("log")
             else:
                 _integer_ticks(ax, xvals, MaxNLocator)
             ax.grid(True, which="major", alpha=0.3)
 
-    legend = [
-        (handles[str(x)], legend_label(str(x), paper[x])) for x in labels if str(x) in handles
-    ]
+    legend = [(handles[x], f"{x} ({paper[x]})" if paper[x] else x) for x in labels if x in handles]
     legend += [(h, f"{reference_name}: {name}") for name, h in ref_handles.items()]
     legend += [(h, name) for name, h in hline_handles.items()]
     hs, names = [h for h, _ in legend], [n for _, n in legend]
@@ -393,6 +345,8 @@ def draw_panels(
     return Panels(fig, rows, cols, notes)
 
 
+#: How a reference line (the paper's, the theory's) is drawn beside our means.
+REFERENCE_LINE = {"ls": "--", "lw": 1.1, "mfc": "none", "ms": 6, "alpha": 0.9}
 #: A log panel with an empty gap of more than this many decades shows only the values
 #: above it; a mean further down (rounding level, e.g. Nystroem, docs/nystrom.md) is drawn
 #: on the bottom edge as a triangle pointing down, and noted.
@@ -452,12 +406,10 @@ def save_figure(fig: Figure, out: Path, stem: str, formats: Sequence[str]) -> li
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written = [out / f"{stem}.{fmt}" for fmt in formats]
     try:
-        for fmt in formats:
-            path = out / f"{stem}.{fmt}"
+        for path in written:
             fig.savefig(path, dpi=150, bbox_inches="tight")
-            written.append(path)
     finally:
         plt.close(fig)
     return written

@@ -123,8 +123,8 @@ def rank_grid(table: pd.DataFrame, grid: Grid) -> pd.DataFrame:
                 "method_label": method,
                 "cells": C,
                 "ratio": math.exp(mean),
-                "ratio_low": math.exp(mean - half) if C > 1 else math.nan,
-                "ratio_high": math.exp(mean + half) if C > 1 else math.nan,
+                "ratio_low": math.exp(mean - half),
+                "ratio_high": math.exp(mean + half),
                 "mean_rank": float(ranks.get(method, math.nan)),
             }
         )
@@ -133,22 +133,18 @@ def rank_grid(table: pd.DataFrame, grid: Grid) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def standings(
-    baseline_dir: Path, results: Path | None = None, name: str = EXPERIMENT
-) -> pd.DataFrame:
+def standings(baseline_dir: Path, results: Path | None = None) -> pd.DataFrame:
     """Every grid's standings, one block per grid (:func:`rank_grid`)."""
-    frames = [rank_grid(grid_table(g, baseline_dir, results), g) for g in grids(name)]
+    frames = [rank_grid(grid_table(g, baseline_dir, results), g) for g in grids()]
     return pd.concat(frames, ignore_index=True)
 
 
 def format_standings(table: pd.DataFrame, highlight: str | None = None) -> str:
     """The standings as plain text, one block per grid (``*`` marks ``highlight``)."""
     lines: list[str] = []
+    head = f"  {'rank':>4}  {'method':<14} {'cells':>5}  {'error / rff (95% CI)':<26} avg rank"
     for grid, g in table.groupby("grid", sort=False):
-        lines.append(f"{g['title'].iloc[0]} [{grid}]")
-        lines.append(
-            f"  {'rank':>4}  {'method':<14} {'cells':>5}  {'error / rff (95% CI)':<26} avg rank"
-        )
+        lines += [f"{g['title'].iloc[0]} [{grid}]", head]
         for r in g.itertuples():
             mark = "*" if r.method_label == highlight else " "
             ci = f"[{r.ratio_low:.3g}, {r.ratio_high:.3g}]" if not math.isnan(r.ratio_low) else ""
@@ -161,28 +157,21 @@ def format_standings(table: pd.DataFrame, highlight: str | None = None) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def part_overrides(args: list[str]) -> tuple[str | None, list[str]]:
-    """(the leaderboard experiment named in ``args`` or None, the other arguments)."""
-    name, rest = None, []
-    for a in args:
-        if a.startswith("experiment="):
-            value = a.split("=", 1)[1]
-            try:
-                from kernelbench.config import experiment_sweep
-
-                if experiment_sweep(value)[0].get("parts"):
-                    name = value
-                    continue
-            except Exception:  # not a readable experiment: the run's own checks say so
-                pass
-        rest.append(a)
-    return name, rest
-
-
 def part_args(args: list[str]) -> list[list[str]] | None:
     """One ``kernelbench run`` argument list per grid of the leaderboard experiment
     named in ``args``, or None when it names none."""
-    name, rest = part_overrides(args)
+    from kernelbench.config import experiment_sweep
+
+    name, rest = None, []
+    for a in args:
+        value = a.split("=", 1)[1] if a.startswith("experiment=") else None
+        try:
+            if value is not None and experiment_sweep(value)[0].get("parts"):
+                name = value
+                continue
+        except Exception:  # not a readable experiment: the run's own checks say so
+            pass
+        rest.append(a)
     if name is None:
         return None
     methods = [a.split("=", 1)[1] for a in rest if a.startswith("method=")]

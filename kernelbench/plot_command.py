@@ -135,18 +135,16 @@ def make_plots(
     return report
 
 
-def _figure_help() -> str:
-    lines = []
-    for name, rep in REPORTING.items():
-        for fig_name, fig in rep.figures.items():
-            lines.append(f"  {fig_name:<14}{fig.help} [{name}]")
-    return "\n".join(lines)
-
-
 class _PlotCommand(click.Command):
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The figures of every protocol (--figure), one a line."""
+        figures = [
+            f"  {name:<14}{fig.help} [{protocol}]"
+            for protocol, rep in REPORTING.items()
+            for name, fig in rep.figures.items()
+        ]
         formatter.write_paragraph()
-        formatter.write_text("\b\nFigures (--figure):\n" + _figure_help())
+        formatter.write_text("\b\nFigures (--figure):\n" + "\n".join(figures))
 
 
 @click.command("plot", cls=_PlotCommand)

@@ -8,12 +8,14 @@ import json
 import multiprocessing
 import os
 import platform
+import re
 import shutil
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
+from itertools import groupby
 from pathlib import Path
 
 import numpy as np
@@ -24,19 +26,19 @@ from kernelbench.drawing import kernel_name
 from kernelbench.errors import KernelbenchError
 from kernelbench.leaderboard import default_baseline_dir, grid_table, grids, rank_grid
 from kernelbench.plot_command import experiment_protocol, split_variants
-from kernelbench.report.common import ROOT, SECTIONS, Claim, Section, first_file, load_sections, rel
+from kernelbench.report.common import ROOT, Claim, Section, first_file, load_sections, rel
 from kernelbench.reporting import get_reporting
 from kernelbench.results import _cpu_model, _git_commit, read_results, shard_files
 from kernelbench.site.figures import (
     FigureData,
     FigureSpec,
     build_figures,
+    draw,
     plotly_figure,
     ratio_box,
     ratio_table,
 )
 from kernelbench.site.pages import PAGES
-from kernelbench.site.static import draw, draw_all
 from kernelbench.stats import aggregate
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -51,22 +53,22 @@ SHORT = {
     "yu2016": "Yu 2016",
     "yang2014": "Yang 2014",
 }
-#: Verdict -> CSS class of its table cell.
-VERDICT_CLASS = (
-    ("reproduced", "v-ok"),
-    ("holds", "v-ok"),
-    ("known deviation", "v-known"),
-    ("deviates", "v-dev"),
-    ("does not hold", "v-dev"),
-    ("not shown", "v-dev"),
-)
+#: CSS class of a table cell -> the verdicts (their beginnings) it colours.
+VERDICT_CLASS = {
+    "v-ok": ("reproduced", "holds"),
+    "v-known": ("known deviation",),
+    "v-dev": ("deviates", "does not hold", "not shown"),
+}
+#: The packages whose versions the index lists.
+PACKAGES = (
+    "kernelbench numpy scipy scikit-learn pandas matplotlib plotly jinja2 threadpoolctl qmcpy numba"
+).split()
+#: The page key of the leaderboard (kernelbench.leaderboard).
+LEADERBOARD = "leaderboard"
 
 
 def verdict_class(verdict: str) -> str:
-    for prefix, cls in VERDICT_CLASS:
-        if str(verdict).startswith(prefix):
-            return cls
-    return "v-none"
+    return next((c for c, p in VERDICT_CLASS.items() if str(verdict).startswith(p)), "v-none")
 
 
 @dataclass
@@ -110,61 +112,31 @@ def body_html(section: Section, out: Path) -> str:
     from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": True}).enable("table")
-    parts, chunk = [], []
-
-    def flush() -> None:
-        if chunk:
-            parts.append(md.render("\n".join(chunk)))
-            chunk.clear()
-
-    for item in section.body:
-        if isinstance(item, Claim):
-            flush()
-            parts.append(
-                f'<div class="claim {verdict_class(item.verdict)}">{md.render(str(item))}</div>'
-            )
-        else:
-            chunk.append(item)
-    flush()
+    parts = []
+    for claims, items in groupby(section.body, key=lambda item: isinstance(item, Claim)):
+        if not claims:
+            parts.append(md.render("\n".join(items)))
+            continue
+        for c in items:
+            parts.append(f'<div class="claim {verdict_class(c.verdict)}">{md.render(str(c))}</div>')
     text = "\n".join(parts)
-    for src in sorted(set(_img_sources(text))):
+    for src in sorted(set(re.findall(r'<img src="([^"]*)"', text))):
         path = ROOT / src
-        if path.is_file():
+        if not src.startswith(("http:", "https:", "data:", "img/")) and path.is_file():
             (out / "img").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, out / "img" / path.name)
             text = text.replace(f'src="{src}"', f'src="img/{path.name}"')
     return text
 
 
-def _img_sources(text: str) -> list[str]:
-    out, start = [], 0
-    while (i := text.find('<img src="', start)) >= 0:
-        j = text.find('"', i + 10)
-        src = text[i + 10 : j]
-        if not src.startswith(("http:", "https:", "data:", "img/")):
-            out.append(src)
-        start = j
-    return out
-
-
-@dataclass
-class PageFigure:
-    key: str
-    title: str
-    settings: str
-    json: str
-    png: str
-    pdf: str
-
-
 @dataclass
 class Page:
-    """What a page template needs."""
+    """What a page template needs; ``figures``: each figure and its Plotly JSON."""
 
     key: str
     title: str
     intro: str = ""
-    figures: list[PageFigure] = field(default_factory=list)
+    figures: list[tuple[FigureData, str]] = field(default_factory=list)
     methods: list[str] = field(default_factory=list)
     kernels: list[str] = field(default_factory=list)
     verdicts: Table | None = None
@@ -175,21 +147,6 @@ class Page:
     explorer: list[tuple[str, Table]] = field(default_factory=list)
     counts: dict[str, str] = field(default_factory=dict)
     standings: list[tuple[str, Table]] = field(default_factory=list)
-
-
-def _figures(
-    fig_data: list[FigureData], out: Path, page: str, jobs: list | None
-) -> list[PageFigure]:
-    figs = []
-    for f in fig_data:
-        if jobs is None:
-            draw(f, out / "figures" / page)
-        else:
-            jobs.append((f, out / "figures" / page))
-        path = f"figures/{page}/{f.key}"
-        json_ = _script_json(plotly_figure(f))
-        figs.append(PageFigure(f.key, f.title, f.settings, json_, f"{path}.png", f"{path}.pdf"))
-    return figs
 
 
 def _script_json(obj: object) -> str:
@@ -212,27 +169,32 @@ def results_page(
     """Write ``<out>/<key>.html``: the figures of each (spec, table), the view relative to
     rff, every cell and, with a report ``section``, its verdicts, claims and text. ``pages``
     (key, title) is the navigation; static figures are drawn now or queued on ``jobs``."""
-    page = Page(key=key, title=title, intro=intro)
-    page.standings = [
-        (name, make_table(f"standings-{i}", t)) for i, (name, t) in enumerate(standings)
+    figs = [f for i, (spec, df) in enumerate(tables) for f in build_figures(df, spec, f"{key}-{i}")]
+    todo = [(f, out / "figures" / key) for f in figs]
+    if jobs is None:
+        draw_static(todo, workers=1)
+    else:
+        jobs += todo
+    page = Page(
+        key,
+        title,
+        intro,
+        figures=[(f, _script_json(plotly_figure(f))) for f in figs],
+        methods=list(dict.fromkeys(m for f in figs for m in f.methods)),
+        kernels=list(dict.fromkeys(k for f in figs for k in f.kernels)),
+        explorer=[(s.table, make_table(f"explorer-{i}", df)) for i, (s, df) in enumerate(tables)],
+        standings=[
+            (name, make_table(f"standings-{i}", t)) for i, (name, t) in enumerate(standings)
+        ],
+    )
+    ratios = [
+        r.assign(table=spec.table) for spec, df in tables if not (r := ratio_table(df, spec)).empty
     ]
-    ratios = []
-    for i, (spec, df) in enumerate(tables):
-        figs = build_figures(df, spec, f"{key}-{i}")
-        page.figures += _figures(figs, out, key, jobs)
-        for f in figs:
-            page.methods += [m for m in f.methods if m not in page.methods]
-            page.kernels += [k for k in f.kernels if k not in page.kernels]
-        r = ratio_table(df, spec)
-        if not r.empty:
-            ratios.append(r.assign(table=spec.table))
-        page.explorer.append((spec.table, make_table(f"explorer-{i}", df)))
     if ratios:
         r = pd.concat(ratios, ignore_index=True)
         what = "mean" if len(tables) != 1 else tables[0][0].ylabel
         page.box = _script_json(ratio_box(r.drop(columns="table"), f"{key}-box", what))
-        cols = ["table", *[c for c in r.columns if c != "table"]]
-        page.ratios = make_table("ratio-table", r[cols])
+        page.ratios = make_table("ratio-table", r[["table", *r.columns.drop("table")]])
     if section is not None:
         if section.cells is not None:
             page.verdicts = make_table("verdict-table", section.cells)
@@ -256,15 +218,13 @@ def results_page(
 def _render(template: str, **context: object) -> str:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-    escape = select_autoescape(["html", "j2"])
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
-        autoescape=escape,
+        autoescape=select_autoescape(["html", "j2"]),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["verdict_class"] = verdict_class
     env.filters["kernel_name"] = kernel_name
     return env.get_template(template).render(**context)
 
@@ -282,19 +242,7 @@ def write_assets(out: Path) -> None:
 def environment() -> list[tuple[str, str]]:
     """Package versions, the BLAS kernel numpy runs (threadpoolctl) and the machine."""
     rows = [("python", platform.python_version())]
-    for pkg in (
-        "kernelbench",
-        "numpy",
-        "scipy",
-        "scikit-learn",
-        "pandas",
-        "matplotlib",
-        "plotly",
-        "jinja2",
-        "threadpoolctl",
-        "qmcpy",
-        "numba",
-    ):
+    for pkg in PACKAGES:
         try:
             rows.append((pkg, version(pkg)))
         except PackageNotFoundError:
@@ -334,19 +282,10 @@ def build_site(
     out.mkdir(parents=True, exist_ok=True)
     write_assets(out)
     report = SiteReport()
-    jobs: list[tuple[FigureData, Path]] = []
     sections = load_sections(list(only) if only else None)
     dirs = [*(Path(r) for r in results), BASELINE_DIR]
-    runs = [
-        (Path(r), df) for r in results for df in [_runs_frame(Path(r), report)] if df is not None
-    ]
-    run_pages = [
-        (f"runs-{i}-{exp}", f"{exp} ({p.name})")
-        for i, (p, df) in enumerate(runs)
-        for exp in sorted(df["experiment"].unique())
-    ]
-    nav = [(s.key, SHORT.get(s.key, s.title)) for s in sections] + run_pages
-    nav.append((LEADERBOARD, "Leaderboard"))
+    runs = [(Path(r), df) for r in results if (df := _runs_frame(Path(r), report)) is not None]
+    pages: list[tuple[str, str, dict | None]] = []  # key, navigation name, page
     for s in sections:
         tables, paths = [], []
         for spec in PAGES.get(s.key, ()):
@@ -357,39 +296,31 @@ def build_site(
             tables.append((spec, pd.read_csv(path)))
             paths.append(path)
         intro = "Tables: " + ", ".join(rel(p) for p in paths)
-        report.pages.append(
-            results_page(s.key, s.title, tables, out, section=s, intro=intro, pages=nav, jobs=jobs)
-        )
+        page = {"title": s.title, "tables": tables, "section": s, "intro": intro}
+        pages.append((s.key, SHORT.get(s.key, s.title), page))
     for i, (path, df) in enumerate(runs):
         for exp, g in df.groupby("experiment", sort=True):
             logy = bool((g["mean"] > 0).all())
             spec = FigureSpec(str(exp), ylabel=str(g["metric"].iloc[0]), logy=logy, title=str(exp))
             intro = f"Aggregated from the shards under {path}."
-            key = f"runs-{i}-{exp}"
-            page = results_page(
-                key, f"{exp}: {path}", [(spec, g)], out, pages=nav, intro=intro, jobs=jobs
-            )
-            report.pages.append(page)
-    board = _leaderboard_page(out, [p for p, _ in runs] or [ROOT / "results" / "runs"], nav, jobs)
-    if board is not None:
-        report.pages.append(board)
+            page = {"title": f"{exp}: {path}", "tables": [(spec, g)], "intro": intro}
+            pages.append((f"runs-{i}-{exp}", f"{exp} ({path.name})", page))
+    board = _leaderboard([p for p, _ in runs] or [ROOT / "results" / "runs"])
+    pages.append((LEADERBOARD, "Leaderboard", board))
+    nav = [(key, name) for key, name, _ in pages]
+    jobs: list[tuple[FigureData, Path]] = []
+    for key, _, page in pages:
+        if page is not None:
+            report.pages.append(results_page(key, out=out, pages=nav, jobs=jobs, **page))
     draw_static(jobs)
     index = out / "index.html"
     context = {"sections": sections, "pages": nav, "current": "index", "notes": report.notes}
-    index.write_text(
-        _render("index.html.j2", environment=environment(), order=list(SECTIONS), **context)
-    )
+    index.write_text(_render("index.html.j2", environment=environment(), **context))
     report.pages.insert(0, index)
     return report
 
 
-#: The page key of the leaderboard (kernelbench.leaderboard).
-LEADERBOARD = "leaderboard"
-
-
-def _leaderboard_page(
-    out: Path, runs: Sequence[Path], nav: Sequence[tuple[str, str]], jobs: list
-) -> Path | None:
+def _leaderboard(runs: Sequence[Path]) -> dict | None:
     """The leaderboard page: every grid's standings (the baselines plus the
     ``experiment=leaderboard`` cells of the first runs folder with shards), its errors and
     every cell; None without the committed tables."""
@@ -418,16 +349,7 @@ def _leaderboard_page(
         "(docs/leaderboard.md). Published methods: the committed baselines; "
         + (f"other cells: {found}." if found else "no run of experiment=leaderboard found.")
     )
-    return results_page(
-        LEADERBOARD,
-        "Leaderboard",
-        tables,
-        out,
-        intro=intro,
-        pages=nav,
-        jobs=jobs,
-        standings=standings,
-    )
+    return {"title": "Leaderboard", "tables": tables, "intro": intro, "standings": standings}
 
 
 def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = None) -> None:
@@ -439,10 +361,9 @@ def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = N
         for fig, where in jobs:
             draw(fig, where)
         return
-    chunks = [list(jobs[k::workers]) for k in range(workers)]
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        list(pool.map(draw_all, chunks))
+        list(pool.map(draw, *zip(*jobs, strict=True), chunksize=-(-len(jobs) // workers)))
 
 
 def _runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:

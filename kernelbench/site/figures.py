@@ -1,11 +1,13 @@
 """The site's figures as data: one per facet value of a results table, a series per
-method and kernel; drawn with Plotly (:func:`plotly_figure`) and :mod:`.static`."""
+method and kernel; drawn with Plotly (:func:`plotly_figure`, the page's interactive
+figure) and with matplotlib (:func:`draw`: the PNG fallback and the PDF download)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,6 +30,8 @@ Z95 = 1.959963984540054
 #: The layout both Plotly figures end with.
 STYLE = {"template": "plotly_white", "font": {"family": "Helvetica, Arial, sans-serif"}}
 MARGIN = {"l": 70, "r": 20, "t": 70, "b": 55}
+#: How :func:`draw` draws a series (its colour and line style: the method's and kernel's).
+ERRORBAR = {"marker": "o", "ms": 3, "lw": 1.4, "capsize": 2}
 
 
 def method_color(method: str) -> str:
@@ -73,6 +77,13 @@ class FigureSpec:
     paper: Callable[[pd.DataFrame], pd.Series] | None = None
     title: str = ""
 
+    def select(self, df: pd.DataFrame) -> pd.DataFrame:
+        """The rows of ``df`` that ``where`` keeps."""
+        for col, val in self.where:
+            if col in df:
+                df = df[df[col] == val]
+        return df
+
 
 @dataclass
 class Series:
@@ -90,15 +101,12 @@ class Series:
 
 @dataclass
 class FigureData:
-    """One figure: its id, title, the settings written on it, axes and series."""
+    """One figure: its id, title, the settings written on it, its spec (axes) and series."""
 
     key: str
     title: str
     settings: str
-    xlabel: str
-    ylabel: str
-    logx: bool
-    logy: bool
+    spec: FigureSpec
     series: list[Series] = field(default_factory=list)
 
     @property
@@ -110,10 +118,6 @@ class FigureData:
         return list(dict.fromkeys(s.kernel for s in self.series if s.kernel))
 
 
-def _num(values: Sequence[float] | pd.Series) -> list[float]:
-    return [float(v) for v in values]
-
-
 def _runs_text(runs: pd.Series) -> str:
     vals = sorted({int(r) for r in runs.dropna()})
     if not vals:
@@ -123,63 +127,56 @@ def _runs_text(runs: pd.Series) -> str:
 
 def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[FigureData]:
     """The figures of ``df`` (a results table: one row per cell) under ``spec``."""
-    for col, val in spec.where:
-        if col in df:
-            df = df[df[col] == val]
+    df = spec.select(df)
     if df.empty or spec.x not in df or spec.y not in df:
         return []
     if spec.paper is not None:
         df = df.assign(paper=spec.paper(df).to_numpy())
+    nan = pd.Series(np.nan, index=df.index)
+    y = df[spec.y].astype(float)
+    if spec.lo and spec.hi and spec.lo in df and spec.hi in df:
+        lo, hi = df[spec.lo].astype(float), df[spec.hi].astype(float)
+    elif "sem" in df:
+        lo, hi = y - Z95 * df["sem"], y + Z95 * df["sem"]
+    else:
+        lo = hi = nan
+    df = df.assign(
+        _y=y,
+        _lo=lo,
+        _hi=hi,
+        _runs=df[spec.runs] if spec.runs in df else nan,
+        _paper=df["paper"] if "paper" in df else nan,
+        _kernel=df["kernel"].fillna("").astype(str) if "kernel" in df else "",
+    )
+    columns = [spec.x, "_y", "_lo", "_hi", "_runs", "_paper"]
     facets = [f for f in spec.facets if f in df]
     groups = list(df.groupby(facets, sort=True)) if facets else [((), df)]
     if "dataset" in facets and "d" in df:
         rank = {ds: i for i, ds in enumerate(dataset_order(df))}
         at = facets.index("dataset")
-
-        def order(item: tuple) -> tuple:
-            key = item[0] if isinstance(item[0], tuple) else (item[0],)
-            return (*key[:at], rank.get(key[at], len(rank)), *key[at + 1 :])
-
-        groups.sort(key=order)
+        groups.sort(key=lambda kg: (*kg[0][:at], rank.get(kg[0][at], len(rank)), *kg[0][at + 1 :]))
     out = []
     for i, (key, g) in enumerate(groups):
-        key = key if isinstance(key, tuple) else (key,)
         parts = [label(c, v) for c, v in zip(facets, key, strict=True)]
         kernels = sorted(g["kernel"].dropna().unique(), key=kernel_rank) if "kernel" in g else []
         kernel = ["kernel " + ", ".join(kernel_name(k) for k in kernels)] if kernels else []
-        settings = " · ".join(
-            [*parts, *kernel, _runs_text(g[spec.runs]) if spec.runs in g else "runs ?"]
-        )
         fig = FigureData(
             key=f"{prefix}-{i}",
             title=(spec.title + ": " if spec.title else "") + " · ".join(parts),
-            settings=settings,
-            xlabel=spec.xlabel,
-            ylabel=spec.ylabel,
-            logx=spec.logx,
-            logy=spec.logy,
+            settings=" · ".join([*parts, *kernel, _runs_text(g["_runs"])]),
+            spec=spec,
         )
-        kern = g["kernel"] if "kernel" in g else pd.Series("", index=g.index)
-        g = g.assign(_kernel=kern.fillna("").astype(str))
-        for method in sorted(g["method_label"].unique(), key=label_rank):
-            for kernel in sorted(
-                g.loc[g["method_label"] == method, "_kernel"].unique(), key=kernel_rank
-            ):
-                s = g[(g["method_label"] == method) & (g["_kernel"] == kernel)]
-                s = s.sort_values(spec.x)
-                y = s[spec.y].astype(float)
-                if spec.lo and spec.hi and spec.lo in s and spec.hi in s:
-                    lo, hi = s[spec.lo].astype(float), s[spec.hi].astype(float)
-                elif "sem" in s:
-                    lo, hi = y - Z95 * s["sem"], y + Z95 * s["sem"]
-                else:
-                    lo = hi = pd.Series(np.nan, index=s.index)
-                runs = s[spec.runs] if spec.runs in s else pd.Series(np.nan, index=s.index)
-                paper = s["paper"] if "paper" in s else pd.Series(np.nan, index=s.index)
-                values = (s[spec.x], y, lo, hi, runs, paper)
-                fig.series.append(Series(str(method), kernel, *map(_num, values)))
+        lines = g.groupby(["method_label", "_kernel"])
+        for (method, kern), s in sorted(lines, key=lambda mk: _line_rank(*mk[0])):
+            s = s.sort_values(spec.x)
+            values = [s[c].astype(float).tolist() for c in columns]
+            fig.series.append(Series(str(method), kern, *values))
         out.append(fig)
     return out
+
+
+def _line_rank(method: str, kernel: str) -> tuple:
+    return label_rank(method), kernel_rank(kernel)
 
 
 def _json_num(v: float) -> float | None:
@@ -189,51 +186,46 @@ def _json_num(v: float) -> float | None:
 def plotly_figure(fig: FigureData) -> dict:
     """The Plotly JSON of a figure: hover gives the value, its interval, the paper's value
     and the runs; every trace carries ``meta`` {method, kernel} for the page's toggles."""
-    data = []
+    data: list[dict] = []
     kernels = fig.kernels
-    in_legend: set[str] = set()
     for s in fig.series:
         color = method_color(s.method)
-        dash = kernel_dash(s.kernel)[0]
         name = f"{s.method} · {kernel_name(s.kernel)}" if len(kernels) > 1 else s.method
-        paper = [_json_num(v) for v in s.paper]
+        x, paper = [_json_num(v) for v in s.x], [_json_num(v) for v in s.paper]
         custom = [
             [_json_num(lo), _json_num(hi), _json_num(r), "–" if p is None else f"{p:.4g}"]
             for lo, hi, r, p in zip(s.lo, s.hi, s.runs, paper, strict=True)
         ]
         err_plus = [_json_num(h - y) for y, h in zip(s.y, s.hi, strict=True)]
-        err_minus = [_json_num(y - lo) for y, lo in zip(s.y, s.lo, strict=True)]
-        has_err = any(v is not None for v in err_plus)
         # one legend entry per method (its kernels: line styles, named on the figure)
         trace = {
             "type": "scatter",
             "mode": "lines+markers",
             "name": s.method,
             "legendgroup": s.method,
-            "showlegend": s.method not in in_legend,
-            "x": [_json_num(v) for v in s.x],
+            "showlegend": all(t["legendgroup"] != s.method for t in data),
+            "x": x,
             "y": [_json_num(v) for v in s.y],
             "customdata": custom,
             "meta": {"method": s.method, "kernel": s.kernel},
-            "line": {"color": color, "dash": dash, "width": 2},
+            "line": {"color": color, "dash": kernel_dash(s.kernel)[0], "width": 2},
             "marker": {"color": color, "size": 6},
             "hovertemplate": (
-                f"<b>{name}</b><br>{fig.xlabel.split(' (')[0]} = %{{x}}<br>"
+                f"<b>{name}</b><br>{fig.spec.xlabel.split(' (')[0]} = %{{x}}<br>"
                 "ours = %{y:.4g} [%{customdata[0]:.4g}, %{customdata[1]:.4g}]<br>"
                 "paper = %{customdata[3]}<br>runs = %{customdata[2]}<extra></extra>"
             ),
         }
-        if has_err:
+        if any(v is not None for v in err_plus):
             trace["error_y"] = {
                 "type": "data",
                 "symmetric": False,
                 "array": err_plus,
-                "arrayminus": err_minus,
+                "arrayminus": [_json_num(y - lo) for y, lo in zip(s.y, s.lo, strict=True)],
                 "color": color,
                 "thickness": 1,
                 "width": 3,
             }
-        in_legend.add(s.method)
         data.append(trace)
         if any(p is not None for p in paper):
             data.append(
@@ -243,7 +235,7 @@ def plotly_figure(fig: FigureData) -> dict:
                     "name": f"paper · {name}",
                     "legendgroup": s.method,
                     "showlegend": False,
-                    "x": [_json_num(v) for v in s.x],
+                    "x": x,
                     "y": paper,
                     "meta": {"method": s.method, "kernel": s.kernel, "paper": True},
                     "marker": {
@@ -259,15 +251,12 @@ def plotly_figure(fig: FigureData) -> dict:
     has_paper = any(math.isfinite(p) for s in fig.series for p in s.paper)
     note = "× the paper's value; bars: 95% intervals" if has_paper else "bars: 95% intervals"
     if len(kernels) > 1:
-        styles = {"solid": "solid", "dash": "dashed", "dot": "dotted", "dashdot": "dash-dot"}
-        note = (
-            ", ".join(f"{styles[kernel_dash(k)[0]]} {kernel_name(k)}" for k in kernels)
-            + "; "
-            + note
-        )
+        words = {"solid": "solid", "dash": "dashed", "dot": "dotted", "dashdot": "dash-dot"}
+        styles = ", ".join(f"{words[kernel_dash(k)[0]]} {kernel_name(k)}" for k in kernels)
+        note = f"{styles}; {note}"
     xs = sorted({v for s in fig.series for v in s.x if math.isfinite(v)})
-    xaxis: dict = {"title": {"text": fig.xlabel}, "type": "log" if fig.logx else "linear"}
-    if not fig.logx and xs and len(xs) <= 12 and all(float(v).is_integer() for v in xs):
+    xaxis: dict = {"title": {"text": fig.spec.xlabel}, "type": "log" if fig.spec.logx else "linear"}
+    if not fig.spec.logx and xs and len(xs) <= 12 and all(float(v).is_integer() for v in xs):
         xaxis |= {"tickmode": "array", "tickvals": xs}
     layout = {
         "title": {"text": f"{fig.title}<br><sup>{fig.settings}</sup>", "x": 0.02},
@@ -285,7 +274,7 @@ def plotly_figure(fig: FigureData) -> dict:
             }
         ],
         "xaxis": xaxis,
-        "yaxis": {"title": {"text": fig.ylabel}, "type": "log" if fig.logy else "linear"},
+        "yaxis": {"title": {"text": fig.spec.ylabel}, "type": "log" if fig.spec.logy else "linear"},
         "legend": {"font": {"size": 11}},
         "margin": MARGIN,
         "height": 430,
@@ -298,9 +287,7 @@ def ratio_table(df: pd.DataFrame, spec: FigureSpec, base: str = BASE_METHOD) -> 
     """Every cell's mean over ``base``'s mean in the same cell (same facets, kernel and x),
     with a 95% interval from the delta method on the log ratio:
     exp(±1.96 sqrt((sem_m / mean_m)^2 + (sem_b / mean_b)^2)). Empty without ``base``."""
-    for col, val in spec.where:
-        if col in df:
-            df = df[df[col] == val]
+    df = spec.select(df)
     if df.empty or base not in set(df["method_label"]) or spec.y not in df:
         return pd.DataFrame()
     keys = [c for c in (*spec.facets, "kernel", spec.x) if c in df]
@@ -321,25 +308,16 @@ def ratio_table(df: pd.DataFrame, spec: FigureSpec, base: str = BASE_METHOD) -> 
 def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD) -> dict:
     """Per method, a box plot of its ratios to ``base`` over the page's cells."""
     data = []
-    keys = [
-        c for c in ratios.columns if c not in ("method_label", "ratio", "ratio_low", "ratio_high")
-    ]
-    for method in sorted(ratios["method_label"].unique(), key=label_rank):
-        r = ratios[ratios["method_label"] == method]
-        cells = zip(
-            r[keys].itertuples(index=False),
-            r["ratio"],
-            r["ratio_low"],
-            r["ratio_high"],
-            strict=True,
-        )
+    keys = list(ratios.columns.drop(["method_label", "ratio", "ratio_low", "ratio_high"]))
+    for method, r in sorted(ratios.groupby("method_label"), key=lambda mr: label_rank(mr[0])):
+        cells = r[[*keys, "ratio", "ratio_low", "ratio_high"]].itertuples(index=False)
         text = [
             " · ".join(
                 label(c, v) if c in ("dataset", "kernel") else f"{c} {v}"
                 for c, v in zip(keys, row, strict=True)
             )
             + f"<br>ratio {q:.3g} [{lo:.3g}, {hi:.3g}]"
-            for row, q, lo, hi in cells
+            for *row, q, lo, hi in cells
         ]
         data.append(
             {
@@ -380,3 +358,46 @@ def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD
         **STYLE,
     }
     return {"data": data, "layout": layout, "key": key}
+
+
+def draw(fig: FigureData, out_dir: Path) -> None:
+    """Write ``<out_dir>/<fig.key>.png`` and ``.pdf``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    f, ax = plt.subplots(figsize=(9.0, 4.4))
+    # fixed margins, the legend right of the axes (a layout engine costs more than the drawing)
+    f.subplots_adjust(left=0.09, right=0.70, top=0.84, bottom=0.12)
+    seen: set[str] = set()
+    for s in fig.series:
+        color, style = method_color(s.method), kernel_dash(s.kernel)[1]
+        lo = [y - v if math.isfinite(v) else 0.0 for y, v in zip(s.y, s.lo, strict=True)]
+        hi = [v - y if math.isfinite(v) else 0.0 for y, v in zip(s.y, s.hi, strict=True)]
+        name = s.method if s.method not in seen else "_nolegend_"
+        seen.add(s.method)
+        ax.errorbar(s.x, s.y, yerr=[lo, hi], color=color, ls=style, **ERRORBAR, label=name)
+        if any(math.isfinite(p) for p in s.paper):
+            ax.plot(s.x, s.paper, ls="none", marker="x", ms=6, color=color)
+    # the kernels' line styles and the paper's marker, in grey, after the methods
+    if len(fig.kernels) > 1:
+        for k in fig.kernels:
+            ax.plot([], [], color="0.4", ls=kernel_dash(k)[1], label=kernel_name(k))
+    if any(math.isfinite(p) for s in fig.series for p in s.paper):
+        ax.plot([], [], color="0.4", ls="none", marker="x", label="the paper's value")
+    if fig.spec.logx:
+        ax.set_xscale("log")
+    if fig.spec.logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(fig.spec.xlabel)
+    ax.set_ylabel(fig.spec.ylabel)
+    ax.set_title(f"{fig.title}\n{fig.settings}", fontsize=9, loc="left")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    title = {"Title": fig.title}
+    f.savefig(out_dir / f"{fig.key}.png", dpi=90, metadata={**title, "Software": "kernelbench"})
+    pdf = {**title, "Subject": fig.settings, "Creator": "kernelbench", "CreationDate": None}
+    f.savefig(out_dir / f"{fig.key}.pdf", metadata=pdf)
+    plt.close(f)
