@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
+from kernelbench.stats import t_interval
 
 #: The experiment file that declares the leaderboard's grids.
 EXPERIMENT = "leaderboard"
@@ -97,8 +98,6 @@ def grid_table(grid: Grid, baseline_dir: Path, results: Path | None = None) -> p
 def rank_grid(table: pd.DataFrame, grid: Grid) -> pd.DataFrame:
     """One grid's standings: per method, cells, the geometric mean error ratio to rff
     with its 95% interval, average rank and rank."""
-    from scipy import stats
-
     wide = table.pivot_table(
         index=grid.cell_keys, columns="method_label", values="error", aggfunc="first"
     )
@@ -112,10 +111,7 @@ def rank_grid(table: pd.DataFrame, grid: Grid) -> pd.DataFrame:
     for method in wide.columns:
         r = logs[method].dropna().to_numpy()
         C = r.size
-        mean = float(r.mean()) if C else math.nan
-        half = (
-            float(stats.t.ppf(0.975, C - 1) * r.std(ddof=1) / math.sqrt(C)) if C > 1 else math.nan
-        )
+        mean, _, _, half = t_interval(r)
         rows.append(
             {
                 "grid": grid.grid,
