@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError, choices_error
-from kernelbench.protocols.common import BUDGETS, check_map
+from kernelbench.protocols.common import BUDGETS, check_map, exact_pair
 from kernelbench.settings import ProtocolSettings, field_names, store, typed
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,17 +76,23 @@ class Protocol(Generic[S]):
         check_map(cell)
 
     def prepare(self, cell: Cell) -> Any:
-        """Load the data and compute what every run of the cell shares."""
-        raise NotImplementedError
+        """Load the data and compute what every run of the cell shares (default: the
+        sample pair of :func:`kernelbench.protocols.common.exact_pair`)."""
+        return exact_pair(cell)
 
     def cell_columns(self, cell: Cell, ctx: Any) -> dict[str, Any]:
-        """Columns with one value per cell: at least d, data_source and data_deviation."""
-        raise NotImplementedError
+        """Columns with one value per cell: at least d, data_source and data_deviation
+        (default: those of the sample pair)."""
+        return ctx.columns()
 
     def measure(self, cell: Cell, ctx: Any, runs: Sequence[int]) -> list[dict]:
         """The rows of ``runs`` in order, run r's map drawn from
         :func:`kernelbench.protocols.common.run_rng`: D, n_features, fit_seconds,
         transform_seconds and the protocol's columns, one row per run, or several rows
         per run that each name their ``run`` (e.g. one per iteration). Rows do not
-        depend on how runs are batched."""
+        depend on how runs are batched. Default: the rows of each run's ``_run``."""
+        return [row for run in runs for row in self._run(cell, ctx, run)]
+
+    def _run(self, cell: Cell, ctx: Any, run: int) -> list[dict]:
+        """The rows of run ``run`` (see :meth:`measure`)."""
         raise NotImplementedError

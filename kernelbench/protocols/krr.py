@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 import tracemalloc
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
@@ -221,7 +221,7 @@ class KRR(Protocol[KRRSettings]):
         reading's values for the settings left null (:data:`READINGS`): resolved once,
         when the cell is built."""
         from kernelbench.learners.ridge import check_lambdas
-        from kernelbench.validation import check_choice, check_int
+        from kernelbench.validation import check_bool, check_choice, check_int
 
         out = super().check_settings(settings)
         reading = check_choice("reading", out["reading"], tuple(READINGS))
@@ -239,8 +239,7 @@ class KRR(Protocol[KRRSettings]):
         check_int("spectral_points", out["spectral_points"], 0)
         flags = ("center_labels", "lambda_times_n", "row_scaling", "shared_draw", "split_per_run")
         for key in flags:
-            if not isinstance(out[key], bool):
-                raise KernelbenchError(f"{key} must be true or false, got {out[key]!r}")
+            check_bool(key, out[key])
         return out
 
     def gamma(self, cell: Cell) -> float:
@@ -328,10 +327,7 @@ class KRR(Protocol[KRRSettings]):
             random_state=derive_rng(cell.seed, "krr-cv", cell.dataset["name"], run),
         )
 
-    def measure(self, cell: Cell, ctx: KRRData, runs: Sequence[int]) -> list[dict]:
-        return [self._run(cell, ctx, r) for r in runs]
-
-    def _run(self, cell: Cell, ctx: KRRData, run: int) -> dict:
+    def _run(self, cell: Cell, ctx: KRRData, run: int) -> list[dict]:
         ctx = self.run_split(cell, ctx, run)
         fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1])
         krr = self.learner(cell, run)
@@ -358,7 +354,7 @@ class KRR(Protocol[KRRSettings]):
             spec = spectral_norm(ctx.K_spec - fm.approximate_kernel(ctx.X_spec)) / ctx.spec_norm
         transform_s = krr.transform_seconds_ + test.seconds
         best = krr.cv_accuracy_.max() * 100 if krr.cv_accuracy_.size else float("nan")
-        return {
+        row = {
             "D": int(fm.n_projections_),
             "n_features": int(fm.n_features_out_),
             "s": int(fm.n_projections_),
@@ -373,6 +369,8 @@ class KRR(Protocol[KRRSettings]):
             "peak_memory_mb": peak / 2**20,
             "rel_spec_error": spec,
         }
+
+        return [row]
 
 
 PROTOCOLS.add("krr", KRR())

@@ -108,13 +108,10 @@ class Walltime(Protocol[WalltimeSettings]):
     def measure(self, cell: Cell, ctx: Points, runs: Sequence[int]) -> list[dict]:
         from threadpoolctl import threadpool_limits
 
-        rows: list[dict] = []
         with threadpool_limits(limits=1, user_api="blas"):
-            for run in runs:
-                rows += self._time_run(cell, ctx, run)
-        return rows
+            return super().measure(cell, ctx, runs)
 
-    def _time_run(self, cell: Cell, ctx: Points, run: int) -> list[dict]:
+    def _run(self, cell: Cell, ctx: Points, run: int) -> list[dict]:
         X = ctx.X
         fm = feature_map(cell, run_rng(cell, run), d=X.shape[1])
         repeats = int(self._opts(cell).repeats)
