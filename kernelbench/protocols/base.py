@@ -16,13 +16,14 @@ name). The runner (:mod:`kernelbench.experiment`) only calls these hooks.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.protocols.common import BUDGETS, check_map, exact_pair
-from kernelbench.settings import ProtocolSettings, field_names, store, typed
+from kernelbench.settings import ProtocolSettings, store, typed
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
@@ -56,7 +57,7 @@ class Protocol(Generic[S]):
         filled from ``Settings`` and typed as Hydra types them; a ``budget`` must be one
         of :data:`BUDGETS`, its default dropped (a cell's settings and hash are those
         without it). Called once per cell, when it is built."""
-        valid = set(field_names(self.Settings))
+        valid = {f.name for f in dataclasses.fields(self.Settings)}
         unknown = sorted(set(settings) - valid)
         if unknown:
             raise KernelbenchError(

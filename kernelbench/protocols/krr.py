@@ -221,7 +221,7 @@ class KRR(Protocol[KRRSettings]):
         reading's values for the settings left null (:data:`READINGS`): resolved once,
         when the cell is built."""
         from kernelbench.learners.ridge import check_lambdas
-        from kernelbench.validation import check_bool, check_choice, check_int
+        from kernelbench.validation import check_choice, check_int
 
         out = super().check_settings(settings)
         reading = check_choice("reading", out["reading"], tuple(READINGS))
@@ -230,16 +230,12 @@ class KRR(Protocol[KRRSettings]):
                 out[key] = value
         check_choice("width", out["width"], WIDTHS)
         check_choice("sampler", out["sampler"], SAMPLERS)
-        sigma = out["sigma"]
-        if isinstance(sigma, bool) or not isinstance(sigma, int | float) or not sigma > 0:
-            raise KernelbenchError(f"sigma must be a number > 0, got {sigma!r}")
+        if not out["sigma"] > 0:  # a float (OmegaConf)
+            raise KernelbenchError(f"sigma must be a number > 0, got {out['sigma']!r}")
         check_lambdas(out["lambdas"])
         check_int("cv_folds", out["cv_folds"], 1)
         check_int("chunk_rows", out["chunk_rows"], 1)
         check_int("spectral_points", out["spectral_points"], 0)
-        flags = ("center_labels", "lambda_times_n", "row_scaling", "shared_draw", "split_per_run")
-        for key in flags:
-            check_bool(key, out[key])
         return out
 
     def gamma(self, cell: Cell) -> float:

@@ -73,12 +73,8 @@ class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
             raise KernelbenchError("protocol qmc_discrepancy: use qmc_adaptive for adaptive QMC")
         check_map(cell)
 
-    def box_scale(self, cell: Cell) -> float:
-        """The box scale (its default: configs/protocol/qmc_discrepancy.yaml)."""
-        return float(self._opts(cell).box_scale)
-
     def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
-        return {**ctx.columns(), "box_scale": self.box_scale(cell)}
+        return {**ctx.columns(), "box_scale": float(self._opts(cell).box_scale)}
 
     def _run(self, cell: Cell, ctx: Pair, run: int) -> list[dict]:
         from kernelbench.kernels import get_kernel
@@ -87,7 +83,7 @@ class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
         d = ctx.X.shape[1]
         fm = feature_map(cell, run_rng(cell, run), d=d)
         (Zx, Zy), row = fit_transform(fm, ctx.X, ctx.X, ctx.Y)
-        span = self.box_scale(cell) * np.ptp(ctx.X, axis=0)
+        span = float(self._opts(cell).box_scale) * np.ptp(ctx.X, axis=0)
         box = span * get_kernel(fm.kernel).input_scale(d, fm.gamma)
         active = np.flatnonzero(box > 0)
         E = ctx.K - Zx @ Zy.T

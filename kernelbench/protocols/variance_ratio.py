@@ -96,10 +96,9 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
         out = super().check_settings(settings)
         check_int("protocol.d", out.get("d"), 1)
         check_int("protocol.pairs", out.get("pairs"), 1)
-        for key in ("z_max", "z_step"):
-            value = out.get(key)
-            if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
-                raise KernelbenchError(f"protocol.{key} must be a number > 0, got {value!r}")
+        for key in ("z_max", "z_step"):  # floats (OmegaConf): > 0 left to check
+            if not out[key] > 0:
+                raise KernelbenchError(f"protocol.{key} must be a number > 0, got {out[key]!r}")
         if out["z_step"] > out["z_max"]:
             raise KernelbenchError("protocol.z_step must be <= protocol.z_max")
         return out

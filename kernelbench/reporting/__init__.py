@@ -29,10 +29,9 @@ def get_reporting(cell_or_name: Mapping[str, Any] | str) -> Reporting:
 
 def register(reporting: Reporting, *figures: Figure, default: tuple[str, ...] = ()) -> None:
     """Register ``reporting`` with ``figures`` (drawn by default: ``default``, else all)."""
-    cls = type(reporting)
-    cls.figures = {f.name: f for f in figures}
-    cls.default_figures = default or tuple(cls.figures)
-    REPORTING.add(cls.name, reporting)
+    reporting.figures = {f.name: f for f in figures}
+    reporting.default_figures = default or tuple(reporting.figures)
+    REPORTING.add(reporting.name, reporting)
 
 
 __all__ = [

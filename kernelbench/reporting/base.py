@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import pandas as pd
 
@@ -65,21 +65,23 @@ class Figure:
     metrics: tuple[str, ...] = ()
 
 
+@dataclass
 class Reporting:
-    """Base class of the protocols' reporting side (see the module docstring)."""
+    """A protocol's reporting side (see the module docstring), registered with
+    :func:`kernelbench.reporting.register`."""
 
     #: the protocol's registry id
-    name: ClassVar[str] = ""
+    name: str = ""
     #: metric id -> Metric
-    metrics: ClassVar[dict[str, Metric]] = {}
+    metrics: dict[str, Metric] = field(default_factory=dict)
     #: the metric of the one-line summary printed after each cell
-    headline: ClassVar[str] = ""
+    headline: str = ""
     #: what ``n`` means for this protocol (axis label)
-    budget_label: ClassVar[str] = "n"
+    budget_label: str = "n"
     #: figure name -> Figure
-    figures: ClassVar[dict[str, Figure]] = {}
+    figures: dict[str, Figure] = field(default_factory=dict)
     #: figures drawn when ``kernelbench plot`` is given no --figure
-    default_figures: ClassVar[tuple[str, ...]] = ()
+    default_figures: tuple[str, ...] = ()
 
     @property
     def cell_keys(self) -> tuple[str, ...]:
@@ -99,10 +101,12 @@ class Reporting:
             raise KernelbenchError(f"reference {name!r} lacks the column(s) {', '.join(missing)}")
         return table
 
-    def summarise(self, df: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-        """:func:`kernelbench.drawing.summarise` of every metric per ``keys``."""
+    def summarise(self, df: pd.DataFrame, keys: Sequence[str] | None = None) -> pd.DataFrame:
+        """:func:`kernelbench.drawing.summarise` of every metric per ``keys`` (default:
+        experiment and :attr:`cell_keys`)."""
         from kernelbench.drawing import summarise
 
+        keys = ["experiment", *self.cell_keys] if keys is None else keys
         return summarise(df, keys, {m: x.column for m, x in self.metrics.items()})
 
     def metric(self, metric_id: str | None) -> Metric:
