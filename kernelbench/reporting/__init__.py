@@ -1,4 +1,4 @@
-"""The reporting side of the protocols: one :class:`Reporting` subclass per protocol in
+"""The reporting side of the protocols: one :class:`Reporting` per protocol in
 ``kernelbench/reporting/<protocol>.py``, registered in :data:`REPORTING` by its name."""
 
 from __future__ import annotations
