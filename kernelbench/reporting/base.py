@@ -18,11 +18,10 @@ from kernelbench.errors import KernelbenchError, choices_error
 
 @dataclass(frozen=True)
 class Metric:
-    """A measured quantity: its column, axis label and direction."""
+    """A measured quantity: its column and axis label."""
 
     column: str
     label: str
-    higher_is_better: bool = False
     #: short name in one-line summaries
     short: str = ""
 
@@ -76,8 +75,6 @@ class Reporting:
     metrics: dict[str, Metric] = field(default_factory=dict)
     #: the metric of the one-line summary printed after each cell
     headline: str = ""
-    #: what ``n`` means for this protocol (axis label)
-    budget_label: str = "n"
     #: figure name -> Figure
     figures: dict[str, Figure] = field(default_factory=dict)
     #: figures drawn when ``kernelbench plot`` is given no --figure

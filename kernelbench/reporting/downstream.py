@@ -17,12 +17,7 @@ from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metr
 #: What ``downstream``'s results are summarised, compared and drawn as.
 DOWNSTREAM = Reporting(
     "downstream",
-    {
-        # higher is better for accuracy and R^2; for rel_error (the row's ``metric``) lower
-        "score": Metric(
-            "score", "test accuracy / $R^2$ / rel. error", higher_is_better=True, short="score"
-        ),
-    },
+    {"score": Metric("score", "test accuracy / $R^2$ / rel. error", short="score")},
     headline="score",
 )
 

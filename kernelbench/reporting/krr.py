@@ -46,12 +46,11 @@ class KRRReporting(Reporting):
 KRR = KRRReporting(
     "krr",
     {
-        "accuracy": Metric("accuracy_pct", "test accuracy (%)", higher_is_better=True, short="acc"),
+        "accuracy": Metric("accuracy_pct", "test accuracy (%)", short="acc"),
         "time": Metric("feature_seconds", "feature time (s)", short="feat_s"),
         "spec": Metric("rel_spec_error", r"$\|K - ZZ^\top\|_2 \,/\, \|K\|_2$", short="rel_spec"),
     },
     headline="accuracy",
-    budget_label="s/d",
 )
 
 

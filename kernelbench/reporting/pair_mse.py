@@ -24,7 +24,6 @@ PAIR_MSE = Reporting(
     "pair_mse",
     {"mse": Metric("mse", "MSE over pairs", short="mse"), "fro": REL_FRO},
     headline="mse",
-    budget_label="D / d",
 )
 
 

@@ -20,7 +20,6 @@ VARIANCE_RATIO = Reporting(
         "mse": Metric("sq_error", "MSE of the kernel value", short="mse"),
     },
     headline="ratio",
-    budget_label="D / d",
 )
 
 
