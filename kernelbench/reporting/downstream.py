@@ -11,8 +11,7 @@ from typing import Any
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import register
-from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting
+from kernelbench.reporting import Figure, FigureOptions, FigureOutput, Metric, Reporting, register
 
 #: What ``downstream``'s results are summarised, compared and drawn as.
 DOWNSTREAM = Reporting(

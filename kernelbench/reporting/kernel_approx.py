@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import register
-from kernelbench.reporting.base import (
+from kernelbench.reporting import (
     REL_FRO,
     REL_SPEC,
     Figure,
     FigureOptions,
     FigureOutput,
     Reporting,
+    register,
 )
 
 if TYPE_CHECKING:  # pragma: no cover

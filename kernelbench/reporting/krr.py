@@ -12,8 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import register
-from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting
+from kernelbench.reporting import Figure, FigureOptions, FigureOutput, Metric, Reporting, register
 
 #: Reference table of Liu et al. 2020, Table 3 (results/reference/).
 TABLE3_REFERENCE = "liu2020_table3_krr_accuracy"

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.reporting import register
-from kernelbench.reporting.base import (
+from kernelbench.reporting import (
     REL_FRO,
     Figure,
     FigureOptions,
     FigureOutput,
     Metric,
     Reporting,
+    register,
     saved,
 )
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.reporting import register
-from kernelbench.reporting.base import (
+from kernelbench.reporting import (
     REL_FRO,
     REL_SPEC,
     Figure,
@@ -17,6 +16,7 @@ from kernelbench.reporting.base import (
     FigureOutput,
     Metric,
     Reporting,
+    register,
     saved,
 )
 

@@ -9,8 +9,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.reporting import register
-from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting, saved
+from kernelbench.reporting import (
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Reporting,
+    register,
+    saved,
+)
 
 #: What ``variance_ratio``'s results are summarised, compared and drawn as.
 VARIANCE_RATIO = Reporting(

@@ -11,8 +11,15 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import register
-from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting, saved
+from kernelbench.reporting import (
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Reporting,
+    register,
+    saved,
+)
 
 #: What ``walltime``'s results are summarised, compared and drawn as.
 WALLTIME = Reporting(
