@@ -29,8 +29,7 @@ import pyarrow as pa
 
 from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Protocol
+from kernelbench.protocols import PROTOCOLS, Protocol
 from kernelbench.protocols.common import (
     check_map,
     data_columns,

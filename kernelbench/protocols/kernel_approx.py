@@ -24,8 +24,7 @@ import pyarrow as pa
 
 from kernelbench.cell import Spec
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Protocol
+from kernelbench.protocols import PROTOCOLS, Protocol
 from kernelbench.protocols.common import Pair, feature_map, run_rng
 from kernelbench.settings import ProtocolSettings
 

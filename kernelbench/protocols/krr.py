@@ -34,8 +34,7 @@ import pyarrow as pa
 from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS, common
-from kernelbench.protocols.base import Protocol
+from kernelbench.protocols import PROTOCOLS, Protocol, common
 from kernelbench.results import dumps
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings

@@ -26,8 +26,7 @@ import pyarrow as pa
 from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Protocol
+from kernelbench.protocols import PROTOCOLS, Protocol
 from kernelbench.protocols.common import Pair, check_map, feature_map, fit_transform, run_rng
 from kernelbench.settings import ProtocolSettings
 

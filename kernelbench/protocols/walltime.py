@@ -22,8 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from kernelbench.cell import Spec
-from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Protocol
+from kernelbench.protocols import PROTOCOLS, Protocol
 from kernelbench.protocols.common import data_columns, feature_map, run_rng
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
