@@ -477,10 +477,7 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
                 continue
             text = None if value is _MISSING else _readable(value)
             named = bool(_KEY.fullmatch(key)) and key not in _RESERVED_PARTS
-            if group == "kernel":
-                named &= key in defaults
-            else:
-                named &= key not in kernel_keys
+            named &= key in defaults if group == "kernel" else key not in kernel_keys
             if text is None or not named:
                 rest = True
             else:
