@@ -166,7 +166,7 @@ class Cell:
     @cached_property
     def config_hash(self) -> str:
         """:func:`config_hash` of this cell."""
-        return _hash_payload(self, protocol_dataset(self))
+        return _digest(self, schema_version=SCHEMA_VERSION)[:16]
 
     @property
     def path_parts(self) -> tuple[str, ...]:
@@ -308,10 +308,12 @@ def protocol_dataset(cell: Cell) -> dict[str, Any]:
     return dataset
 
 
-def _hash_payload(cell: Cell, dataset: Any) -> str:
-    payload: dict[str, Any] = {**cell.payload(), "dataset": dataset}
-    payload["schema_version"] = SCHEMA_VERSION
-    return hashlib.sha256(dumps(payload).encode()).hexdigest()[:16]
+def _digest(cell: Cell, drop: str = "", **more: Any) -> str:
+    """SHA-256 (hex) of :meth:`Cell.payload` but ``drop``, with the dataset part its
+    protocol reads (:func:`protocol_dataset`) and ``more``."""
+    payload = {k: v for k, v in cell.payload().items() if k != drop}
+    payload = {**payload, "dataset": protocol_dataset(cell), **more}
+    return hashlib.sha256(dumps(payload).encode()).hexdigest()
 
 
 def config_hash(cell: Cell | Mapping[str, Any]) -> str:
@@ -475,10 +477,7 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
                 continue
             text = None if value is _MISSING else _readable(value)
             named = bool(_KEY.fullmatch(key)) and key not in _RESERVED_PARTS
-            if group == "kernel":
-                named &= key in defaults
-            else:
-                named &= key not in kernel_keys
+            named &= key in defaults if group == "kernel" else key not in kernel_keys
             if text is None or not named:
                 rest = True
             else:
@@ -502,9 +501,7 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
 
 def _identity_hash(cell: Cell) -> str:
     """``h=<8 hex>``: SHA-256 of everything in the config hash but ``runs``."""
-    payload = {k: v for k, v in cell.payload().items() if k != "runs"}
-    payload["dataset"] = protocol_dataset(cell)
-    return "h=" + hashlib.sha256(dumps(payload).encode()).hexdigest()[:8]
+    return "h=" + _digest(cell, drop="runs")[:8]
 
 
 def cell_name(cell: Cell | Mapping[str, Any]) -> str:

@@ -133,12 +133,8 @@ def _parse(path: Path) -> dict[str, Any]:
     raw = OmegaConf.load(path)
     defaults = raw.pop("defaults", None) if hasattr(raw, "pop") else None
     if defaults:
-        parts = []
-        for entry in defaults:
-            parts.append(raw if entry == "_self_" else _stored(path.parent.name, str(entry)))
-        if "_self_" not in defaults:
-            parts.append(raw)
-        raw = OmegaConf.merge(*parts)
+        parts = [raw if e == "_self_" else _stored(path.parent.name, str(e)) for e in defaults]
+        raw = OmegaConf.merge(*parts, *([] if "_self_" in defaults else [raw]))
     return OmegaConf.to_container(raw, resolve=True)  # type: ignore[return-value]
 
 

@@ -15,9 +15,6 @@ from typing import Any
 
 from kernelbench.errors import KernelbenchError
 
-#: Suffix of the ConfigStore entry of a protocol's settings (``protocol/krr_settings``).
-SCHEMA_SUFFIX = "_settings"
-
 
 @dataclass
 class ProtocolSettings:
@@ -30,7 +27,7 @@ class ProtocolSettings:
 
 def schema_name(protocol: str) -> str:
     """The ConfigStore option of a protocol's settings: ``<protocol>_settings``."""
-    return f"{protocol}{SCHEMA_SUFFIX}"
+    return f"{protocol}_settings"
 
 
 def store(protocol: str, settings: type[ProtocolSettings]) -> None:
@@ -38,11 +35,6 @@ def store(protocol: str, settings: type[ProtocolSettings]) -> None:
     from hydra.core.config_store import ConfigStore
 
     ConfigStore.instance().store(group="protocol", name=schema_name(protocol), node=settings)
-
-
-def field_names(settings: type[ProtocolSettings]) -> tuple[str, ...]:
-    """The setting keys of a dataclass, ``name`` and ``data`` first."""
-    return tuple(f.name for f in dataclasses.fields(settings))
 
 
 def defaults(settings: type[ProtocolSettings]) -> dict[str, Any]:
@@ -69,13 +61,3 @@ def typed(settings: type[ProtocolSettings], values: Mapping[str, Any]) -> dict[s
         first = str(err).strip().splitlines()[0]
         raise KernelbenchError(f"protocol {values.get('name')!r}: {first}") from None
     return OmegaConf.to_container(merged, resolve=True)  # type: ignore[return-value]
-
-
-__all__ = [
-    "ProtocolSettings",
-    "defaults",
-    "field_names",
-    "schema_name",
-    "store",
-    "typed",
-]

@@ -5,6 +5,7 @@ kernel parameters (bandwidth rules resolved) and the sample pair of Munkhoeva et
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -146,6 +147,20 @@ def feature_map(
         **(kernel_params(cell) if params is None else params),
         **cell.method["params"],
     )
+
+
+def fit_transform(
+    fm: RandomFeatureMap, X: np.ndarray, *parts: np.ndarray
+) -> tuple[list[np.ndarray], dict[str, Any]]:
+    """``fm`` fitted on X, then ``parts`` mapped: their features, and the row's D,
+    n_features, fit_seconds and transform_seconds."""
+    t0 = time.perf_counter()
+    fm.fit(X)
+    t1 = time.perf_counter()
+    Z = [fm.transform(part) for part in parts]
+    t2 = time.perf_counter()
+    sizes = {"D": int(fm.n_projections_), "n_features": int(fm.n_features_out_)}
+    return Z, {**sizes, "fit_seconds": t1 - t0, "transform_seconds": t2 - t1}
 
 
 def check_map(cell: Cell, params: dict | None = None) -> None:

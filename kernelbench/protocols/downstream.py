@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -30,12 +29,12 @@ import pyarrow as pa
 
 from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Protocol
+from kernelbench.protocols import PROTOCOLS, Protocol
 from kernelbench.protocols.common import (
     check_map,
     data_columns,
     feature_map,
+    fit_transform,
     kernel_params,
     run_rng,
 )
@@ -226,33 +225,25 @@ class Downstream(Protocol[DownstreamSettings]):
             **rows,
         )
 
-    def measure(self, cell: Cell, ctx: Context, runs: Sequence[int]) -> list[dict]:
-        return [self._run(cell, ctx, r) for r in runs]
-
-    def _run(self, cell: Cell, ctx: Context, run: int) -> dict:
+    def _run(self, cell: Cell, ctx: Context, run: int) -> list[dict]:
         from kernelbench.learners import score
 
         fm = feature_map(cell, run_rng(cell, run), d=ctx.X_train.shape[1])
-        t0 = time.perf_counter()
-        fm.fit(ctx.X_train)
-        t1 = time.perf_counter()
-        Ztr = fm.transform(ctx.X_train)
-        Zte = fm.transform(ctx.X_test)
+        (Ztr, Zte), row = fit_transform(fm, ctx.X_train, ctx.X_train, ctx.X_test)
         t2 = time.perf_counter()
         fitted = ctx.learner.fit(Ztr, ctx.y_train, ctx.task, fm.constant_)
         t3 = time.perf_counter()
         pred = fitted.predict(Zte)
         t4 = time.perf_counter()
-        return {
-            "D": int(fm.n_projections_),
-            "n_features": int(fm.n_features_out_),
-            "score": score(ctx.metric, ctx.y_test, pred),
-            "alpha": float(fitted.info.get("alpha", np.nan)),
-            "fit_seconds": t1 - t0,
-            "transform_seconds": t2 - t1,
-            "train_seconds": t3 - t2,
-            "predict_seconds": t4 - t3,
-        }
+        return [
+            {
+                **row,
+                "score": score(ctx.metric, ctx.y_test, pred),
+                "alpha": float(fitted.info.get("alpha", np.nan)),
+                "train_seconds": t3 - t2,
+                "predict_seconds": t4 - t3,
+            }
+        ]
 
 
 PROTOCOLS.add("downstream", Downstream())

@@ -24,9 +24,8 @@ import pyarrow as pa
 
 from kernelbench.cell import Spec
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.common import Pair, exact_pair, feature_map, run_rng
+from kernelbench.protocols import PROTOCOLS, Protocol
+from kernelbench.protocols.common import Pair, feature_map, run_rng
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,12 +95,6 @@ class KernelApprox(Protocol[KernelApproxSettings]):
         draws = self._opts(cell).draws
         return draws == "sample_space" and fm.supports_sample_space(n_points, d)
 
-    def prepare(self, cell: Cell) -> Pair:
-        return exact_pair(cell)
-
-    def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
-        return ctx.columns()
-
     def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
         """The rows of ``runs``, in groups of :func:`batch_runs` (:meth:`_group`)."""
         step = batch_runs(cell)
@@ -125,27 +118,27 @@ class KernelApprox(Protocol[KernelApproxSettings]):
         big = False
         for r in runs:
             m = self._map_run(cell, ctx, r)
-            if m[1].nbytes + m[2].nbytes > BATCH_Z_BYTES:
+            if m[2].nbytes + m[3].nbytes > BATCH_Z_BYTES:
                 big = True
-                rows.append(self._errors(ctx, m, _product(m[1], m[2], f32)))
+                rows.append(self._errors(ctx, m, _product(m[2], m[3], f32)))
                 del m  # its features go before the next run's are made
             else:
                 kept.append((len(rows), m))
                 rows.append(None)
-        shapes = {m[1].shape for _, m in kept}
+        shapes = {m[2].shape for _, m in kept}
         if big or len(kept) <= 1 or len(shapes) != 1:
             for i, m in kept:
-                rows[i] = self._errors(ctx, m, _product(m[1], m[2], f32))
+                rows[i] = self._errors(ctx, m, _product(m[2], m[3], f32))
         else:
-            Zx = np.stack([m[1] for _, m in kept])
-            K_hats = _product(Zx, np.stack([m[2] for _, m in kept]), f32)
+            Zx = np.stack([m[2] for _, m in kept])
+            K_hats = _product(Zx, np.stack([m[3] for _, m in kept]), f32)
             for (i, m), K_hat in zip(kept, K_hats, strict=True):
                 rows[i] = self._errors(ctx, m, K_hat)
         return rows  # type: ignore[return-value]
 
     def _map_run(self, cell: Cell, ctx: Pair, run: int) -> tuple:
-        """(the map's row values, z(X), z(Y)) of run ``run``. The fitted map itself is
-        dropped here, so a batch holds only features (a map's weights can take GBs:
+        """(the map's row values, its constant, z(X), z(Y)) of run ``run``. The fitted map
+        itself is dropped here, so a batch holds only features (a map's weights can take GBs:
         orf_tallqr on LEUKEMIA at n = 5 stores 71300 x 7129 reflector entries)."""
         fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1])
         sample_space = self._sample_space(cell, fm, len(ctx.X) + len(ctx.Y), ctx.X.shape[1])
@@ -165,28 +158,20 @@ class KernelApprox(Protocol[KernelApproxSettings]):
             "draws": DRAWS[0] if sample_space else "weights",
             "D": int(fm.n_projections_),
             "n_features": int(fm.n_features_out_),
-            "constant": float(fm.constant_),
             "fit_seconds": t1 - t0,
             "transform_seconds": t2 - t1,
         }
-        return info, Zx, Zy
+        return info, float(fm.constant_), Zx, Zy
 
     @staticmethod
     def _errors(ctx: Pair, mapped: tuple, K_hat: np.ndarray) -> dict:
         """The row of a run from its map and its z(X) z(Y)^T (modified in place)."""
-        info = mapped[0]
-        if info["constant"] != 0.0:
-            K_hat += K_hat.dtype.type(info["constant"])
+        info, constant = mapped[:2]
+        if constant != 0.0:
+            K_hat += K_hat.dtype.type(constant)
         E = np.subtract(ctx.K, K_hat, out=K_hat)  # K_hat's buffer: no fresh pages per run
-        return {
-            "D": info["D"],
-            "n_features": info["n_features"],
-            "rel_fro_error": float(np.linalg.norm(E)) / ctx.fro_K,
-            "rel_spec_error": spectral_norm(E) / ctx.spec_K,
-            "draws": info["draws"],
-            "fit_seconds": info["fit_seconds"],
-            "transform_seconds": info["transform_seconds"],
-        }
+        rel_fro = float(np.linalg.norm(E)) / ctx.fro_K
+        return {**info, "rel_fro_error": rel_fro, "rel_spec_error": spectral_norm(E) / ctx.spec_K}
 
 
 def batch_runs(cell: Cell) -> int:

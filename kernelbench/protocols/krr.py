@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import time
 import tracemalloc
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
@@ -34,8 +34,7 @@ import pyarrow as pa
 from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS, common
-from kernelbench.protocols.base import Protocol
+from kernelbench.protocols import PROTOCOLS, Protocol, common
 from kernelbench.results import dumps
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
@@ -230,17 +229,12 @@ class KRR(Protocol[KRRSettings]):
                 out[key] = value
         check_choice("width", out["width"], WIDTHS)
         check_choice("sampler", out["sampler"], SAMPLERS)
-        sigma = out["sigma"]
-        if isinstance(sigma, bool) or not isinstance(sigma, int | float) or not sigma > 0:
-            raise KernelbenchError(f"sigma must be a number > 0, got {sigma!r}")
+        if not out["sigma"] > 0:  # a float (OmegaConf)
+            raise KernelbenchError(f"sigma must be a number > 0, got {out['sigma']!r}")
         check_lambdas(out["lambdas"])
         check_int("cv_folds", out["cv_folds"], 1)
         check_int("chunk_rows", out["chunk_rows"], 1)
         check_int("spectral_points", out["spectral_points"], 0)
-        flags = ("center_labels", "lambda_times_n", "row_scaling", "shared_draw", "split_per_run")
-        for key in flags:
-            if not isinstance(out[key], bool):
-                raise KernelbenchError(f"{key} must be true or false, got {out[key]!r}")
         return out
 
     def gamma(self, cell: Cell) -> float:
@@ -328,10 +322,7 @@ class KRR(Protocol[KRRSettings]):
             random_state=derive_rng(cell.seed, "krr-cv", cell.dataset["name"], run),
         )
 
-    def measure(self, cell: Cell, ctx: KRRData, runs: Sequence[int]) -> list[dict]:
-        return [self._run(cell, ctx, r) for r in runs]
-
-    def _run(self, cell: Cell, ctx: KRRData, run: int) -> dict:
+    def _run(self, cell: Cell, ctx: KRRData, run: int) -> list[dict]:
         ctx = self.run_split(cell, ctx, run)
         fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1])
         krr = self.learner(cell, run)
@@ -358,7 +349,7 @@ class KRR(Protocol[KRRSettings]):
             spec = spectral_norm(ctx.K_spec - fm.approximate_kernel(ctx.X_spec)) / ctx.spec_norm
         transform_s = krr.transform_seconds_ + test.seconds
         best = krr.cv_accuracy_.max() * 100 if krr.cv_accuracy_.size else float("nan")
-        return {
+        row = {
             "D": int(fm.n_projections_),
             "n_features": int(fm.n_features_out_),
             "s": int(fm.n_projections_),
@@ -373,6 +364,8 @@ class KRR(Protocol[KRRSettings]):
             "peak_memory_mb": peak / 2**20,
             "rel_spec_error": spec,
         }
+
+        return [row]
 
 
 PROTOCOLS.add("krr", KRR())

@@ -22,18 +22,16 @@ Drawn and compared by its reporting side, :mod:`kernelbench.reporting.qmc_adapti
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.common import Pair, check_map, exact_pair, feature_map, run_rng
+from kernelbench.protocols import PROTOCOLS, Protocol
+from kernelbench.protocols.common import Pair, check_map, feature_map, fit_transform, run_rng
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,42 +75,31 @@ class QMCAdaptive(Protocol[QMCAdaptiveSettings]):
             )
         check_map(cell)
 
-    def prepare(self, cell: Cell) -> Pair:
-        return exact_pair(cell)
-
-    def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
-        return ctx.columns()
-
-    def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
-        rows: list[dict] = []
-        for run in runs:
-            fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1])
-            fm.set_params(keep_iterates=True)
+    def _run(self, cell: Cell, ctx: Pair, run: int) -> list[dict]:
+        fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1])
+        fm.set_params(keep_iterates=True)
+        _, common = fit_transform(fm, ctx.X)
+        rows = []
+        for it in range(fm.n_cg_iter_ + 1):
+            at = fm.at_iteration(it)
             t0 = time.perf_counter()
-            fm.fit(ctx.X)
-            fit_seconds = time.perf_counter() - t0
-            for it in range(fm.n_cg_iter_ + 1):
-                at = fm.at_iteration(it)
-                t1 = time.perf_counter()
-                Zx, Zy = at.transform(ctx.X), at.transform(ctx.Y)
-                t2 = time.perf_counter()
-                E = Zx @ Zy.T
-                E -= ctx.K
-                sq = E * E
-                rows.append(
-                    {
-                        "run": run,
-                        "D": int(fm.n_projections_),
-                        "n_features": int(fm.n_features_out_),
-                        "iteration": it,
-                        "discrepancy": float(fm.discrepancy_trace_[it]),
-                        "max_sq_error": float(sq.max()),
-                        "mean_sq_error": float(sq.mean()),
-                        "rel_spec_error": spectral_norm(E) / ctx.spec_K,
-                        "fit_seconds": fit_seconds,
-                        "transform_seconds": t2 - t1,
-                    }
-                )
+            Zx, Zy = at.transform(ctx.X), at.transform(ctx.Y)
+            seconds = time.perf_counter() - t0
+            E = Zx @ Zy.T
+            E -= ctx.K
+            sq = E * E
+            rows.append(
+                {
+                    **common,
+                    "run": run,
+                    "iteration": it,
+                    "discrepancy": float(fm.discrepancy_trace_[it]),
+                    "max_sq_error": float(sq.max()),
+                    "mean_sq_error": float(sq.mean()),
+                    "rel_spec_error": spectral_norm(E) / ctx.spec_K,
+                    "transform_seconds": seconds,
+                }
+            )
         return rows
 
 

@@ -17,8 +17,6 @@ Drawn and compared by its reporting side, :mod:`kernelbench.reporting.qmc_discre
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,9 +26,8 @@ import pyarrow as pa
 from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.common import Pair, check_map, exact_pair, feature_map, run_rng
+from kernelbench.protocols import PROTOCOLS, Protocol
+from kernelbench.protocols.common import Pair, check_map, feature_map, fit_transform, run_rng
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,46 +72,28 @@ class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
             raise KernelbenchError("protocol qmc_discrepancy: use qmc_adaptive for adaptive QMC")
         check_map(cell)
 
-    def box_scale(self, cell: Cell) -> float:
-        """The box scale (its default: configs/protocol/qmc_discrepancy.yaml)."""
-        return float(self._opts(cell).box_scale)
-
-    def prepare(self, cell: Cell) -> Pair:
-        return exact_pair(cell)
-
     def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
-        return {**ctx.columns(), "box_scale": self.box_scale(cell)}
+        return {**ctx.columns(), "box_scale": float(self._opts(cell).box_scale)}
 
-    def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
+    def _run(self, cell: Cell, ctx: Pair, run: int) -> list[dict]:
         from kernelbench.kernels import get_kernel
         from kernelbench.qmc import mean_squared_error
 
         d = ctx.X.shape[1]
-        span = np.ptp(ctx.X, axis=0)
-        rows = []
-        for run in runs:
-            fm = feature_map(cell, run_rng(cell, run), d=d)
-            t0 = time.perf_counter()
-            fm.fit(ctx.X)
-            t1 = time.perf_counter()
-            Zx, Zy = fm.transform(ctx.X), fm.transform(ctx.Y)
-            t2 = time.perf_counter()
-            box = self.box_scale(cell) * span * get_kernel(fm.kernel).input_scale(d, fm.gamma)
-            active = np.flatnonzero(box > 0)
-            E = ctx.K - Zx @ Zy.T
-            rows.append(
-                {
-                    "run": run,
-                    "D": int(fm.n_projections_),
-                    "n_features": int(fm.n_features_out_),
-                    "discrepancy": mean_squared_error(fm.W_[:, active], box[active], 1.0),
-                    "rel_fro_error": float(np.linalg.norm(E)) / ctx.fro_K,
-                    "rel_spec_error": spectral_norm(E) / ctx.spec_K,
-                    "fit_seconds": t1 - t0,
-                    "transform_seconds": t2 - t1,
-                }
-            )
-        return rows
+        fm = feature_map(cell, run_rng(cell, run), d=d)
+        (Zx, Zy), row = fit_transform(fm, ctx.X, ctx.X, ctx.Y)
+        span = float(self._opts(cell).box_scale) * np.ptp(ctx.X, axis=0)
+        box = span * get_kernel(fm.kernel).input_scale(d, fm.gamma)
+        active = np.flatnonzero(box > 0)
+        E = ctx.K - Zx @ Zy.T
+        return [
+            {
+                **row,
+                "discrepancy": mean_squared_error(fm.W_[:, active], box[active], 1.0),
+                "rel_fro_error": float(np.linalg.norm(E)) / ctx.fro_K,
+                "rel_spec_error": spectral_norm(E) / ctx.spec_K,
+            }
+        ]
 
 
 PROTOCOLS.add("qmc_discrepancy", QMCDiscrepancy())

@@ -23,8 +23,7 @@ Drawn and compared by its reporting side, :mod:`kernelbench.reporting.variance_r
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,9 +32,8 @@ import pyarrow as pa
 
 from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Protocol
-from kernelbench.protocols.common import check_map, feature_map, run_rng
+from kernelbench.protocols import PROTOCOLS, Protocol
+from kernelbench.protocols.common import check_map, feature_map, fit_transform, run_rng
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
@@ -97,10 +95,9 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
         out = super().check_settings(settings)
         check_int("protocol.d", out.get("d"), 1)
         check_int("protocol.pairs", out.get("pairs"), 1)
-        for key in ("z_max", "z_step"):
-            value = out.get(key)
-            if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
-                raise KernelbenchError(f"protocol.{key} must be a number > 0, got {value!r}")
+        for key in ("z_max", "z_step"):  # floats (OmegaConf): > 0 left to check
+            if not out[key] > 0:
+                raise KernelbenchError(f"protocol.{key} must be a number > 0, got {out[key]!r}")
         if out["z_step"] > out["z_max"]:
             raise KernelbenchError("protocol.z_step must be <= protocol.z_max")
         return out
@@ -132,43 +129,30 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
         U = rng.standard_normal((len(ctx.z), ctx.pairs, ctx.d))
         return U / np.linalg.norm(U, axis=2, keepdims=True)
 
-    def measure(self, cell: Cell, ctx: Grid, runs: Sequence[int]) -> list[dict]:
+    def _run(self, cell: Cell, ctx: Grid, run: int) -> list[dict]:
         from kernelbench.theory import rff_variance
 
-        rows: list[dict] = []
         k_exact = np.exp(-(ctx.z**2) / 2.0)
-        for run in runs:
-            fm = feature_map(
-                cell, run_rng(cell, run), ctx.d, {**cell.kernel["params"], "gamma": GAMMA}
-            )
-            t0 = time.perf_counter()
-            fm.fit(np.zeros((1, ctx.d)))
-            t1 = time.perf_counter()
-            deltas = self.directions(cell, ctx, run) * ctx.z[:, None, None]
-            z0 = fm.transform(np.zeros((1, ctx.d)))[0]
-            zd = fm.transform(deltas.reshape(-1, ctx.d))
-            t2 = time.perf_counter()
-            k_hat = (zd @ z0 + fm.constant_).reshape(len(ctx.z), ctx.pairs)
-            sq = ((k_hat - k_exact[:, None]) ** 2).mean(axis=1)
-            D = int(fm.n_projections_)
-            var_rff = rff_variance(ctx.z, D)
-            for i, z in enumerate(ctx.z):
-                rows.append(
-                    {
-                        "run": run,
-                        "D": D,
-                        "n_features": int(fm.n_features_out_),
-                        "z": float(z),
-                        "pairs": ctx.pairs,
-                        "k_exact": float(k_exact[i]),
-                        "k_hat_mean": float(k_hat[i].mean()),
-                        "sq_error": float(sq[i]),
-                        "ratio": float(sq[i] / var_rff[i]),
-                        "fit_seconds": t1 - t0,
-                        "transform_seconds": t2 - t1,
-                    }
-                )
-        return rows
+        fm = feature_map(cell, run_rng(cell, run), ctx.d, {**cell.kernel["params"], "gamma": GAMMA})
+        deltas = self.directions(cell, ctx, run) * ctx.z[:, None, None]
+        zero = np.zeros((1, ctx.d))
+        (z0, zd), common = fit_transform(fm, zero, zero, deltas.reshape(-1, ctx.d))
+        k_hat = (zd @ z0[0] + fm.constant_).reshape(len(ctx.z), ctx.pairs)
+        sq = ((k_hat - k_exact[:, None]) ** 2).mean(axis=1)
+        var_rff = rff_variance(ctx.z, common["D"])
+        return [
+            {
+                **common,
+                "run": run,
+                "z": float(z),
+                "pairs": ctx.pairs,
+                "k_exact": float(k_exact[i]),
+                "k_hat_mean": float(k_hat[i].mean()),
+                "sq_error": float(sq[i]),
+                "ratio": float(sq[i] / var_rff[i]),
+            }
+            for i, z in enumerate(ctx.z)
+        ]
 
 
 PROTOCOLS.add("variance_ratio", VarianceRatio())

@@ -22,8 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from kernelbench.cell import Spec
-from kernelbench.protocols import PROTOCOLS
-from kernelbench.protocols.base import Protocol
+from kernelbench.protocols import PROTOCOLS, Protocol
 from kernelbench.protocols.common import data_columns, feature_map, run_rng
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
@@ -108,13 +107,10 @@ class Walltime(Protocol[WalltimeSettings]):
     def measure(self, cell: Cell, ctx: Points, runs: Sequence[int]) -> list[dict]:
         from threadpoolctl import threadpool_limits
 
-        rows: list[dict] = []
         with threadpool_limits(limits=1, user_api="blas"):
-            for run in runs:
-                rows += self._time_run(cell, ctx, run)
-        return rows
+            return super().measure(cell, ctx, runs)
 
-    def _time_run(self, cell: Cell, ctx: Points, run: int) -> list[dict]:
+    def _run(self, cell: Cell, ctx: Points, run: int) -> list[dict]:
         X = ctx.X
         fm = feature_map(cell, run_rng(cell, run), d=X.shape[1])
         repeats = int(self._opts(cell).repeats)

@@ -11,22 +11,14 @@ from typing import Any
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import register
-from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting
+from kernelbench.reporting import Figure, FigureOptions, FigureOutput, Metric, Reporting, register
 
-
-class DownstreamReporting(Reporting):
-    """What ``downstream``'s results are summarised, compared and drawn as."""
-
-    name = "downstream"
-    metrics = {
-        # higher is better for accuracy and R^2; for rel_error (the row's ``metric``) lower
-        "score": Metric(
-            "score", "test accuracy / $R^2$ / rel. error", higher_is_better=True, short="score"
-        ),
-    }
-    headline = "score"
-    budget_label = "n"
+#: What ``downstream``'s results are summarised, compared and drawn as.
+DOWNSTREAM = Reporting(
+    "downstream",
+    {"score": Metric("score", "test accuracy / $R^2$ / rel. error", short="score")},
+    headline="score",
+)
 
 
 METRIC_LABELS = {
@@ -39,12 +31,9 @@ METRIC_LABELS = {
 def fig2_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Mean, std and 95% t-interval of the score per (dataset, kernel, method, learner, n),
     with the metric and the exact kernel's score."""
-    from kernelbench.drawing import summarise
-
     if "score" not in df or df["score"].isna().all():
         raise KernelbenchError("results hold no downstream scores to plot")
-    keys = ["experiment", "dataset", "kernel", "method_label", "learner", "n"]
-    summary = summarise(df, keys, {"score": "score"})
+    summary = DOWNSTREAM.summarise(df)
     extra = df.groupby(["dataset", "kernel", "learner"]).agg(
         score_metric=("metric", "first"), exact_score=("exact_score", "first")
     )
@@ -119,7 +108,7 @@ def draw_fig2(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
 
 
 register(
-    DownstreamReporting(),
+    DOWNSTREAM,
     Figure(
         "fig2",
         "Munkhoeva Fig. 2: test accuracy / R^2 vs n (kernels x datasets), per learner",

@@ -11,27 +11,22 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import REPORTING, register
-from kernelbench.reporting.base import (
+from kernelbench.reporting import (
     REL_FRO,
     REL_SPEC,
     Figure,
     FigureOptions,
     FigureOutput,
     Reporting,
+    register,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.drawing import Panels
 
 
-class KernelApproxReporting(Reporting):
-    """What ``kernel_approx``'s results are summarised, compared and drawn as."""
-
-    name = "kernel_approx"
-    metrics = {"fro": REL_FRO, "spec": REL_SPEC}
-    headline = "fro"
-    budget_label = "n"
+#: What ``kernel_approx``'s results are summarised, compared and drawn as.
+KERNEL_APPROX = Reporting("kernel_approx", {"fro": REL_FRO, "spec": REL_SPEC}, headline="fro")
 
 
 FIG1_REFERENCE = "munkhoeva2018_fig1_kernel_error"
@@ -82,11 +77,10 @@ def fig1_panels(
     """Fig. 1 from results: (panels, the summary of both metrics, notes): kernels x
     datasets (by d), error against n with 95% t-interval bands, the paper's table
     (``reference``, Frobenius error only) dashed."""
-    proto = REPORTING.get("kernel_approx")
-    metric = proto.metric(metric_id)
+    metric = KERNEL_APPROX.metric(metric_id)
     if metric.column not in df or df[metric.column].isna().all():
         raise KernelbenchError(f"results hold no {metric.column} values to plot")
-    summary = proto.summarise(df, ["experiment", "dataset", "kernel", "method_label", "n"])
+    summary = KERNEL_APPROX.summarise(df)
     panels, notes = fig1_summary_panels(summary, metric_id, reference, log)
     return panels, summary, notes
 
@@ -108,7 +102,7 @@ def fig1_summary_panels(
         runs_caption,
     )
 
-    metric = REPORTING.get("kernel_approx").metric(metric_id)
+    metric = KERNEL_APPROX.metric(metric_id)
     shown = summary[summary["metric"] == metric_id]
     notes: list[str] = []
     if reference is not None and metric_id != "fro":
@@ -195,7 +189,7 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
 
 
 register(
-    KernelApproxReporting(),
+    KERNEL_APPROX,
     Figure(
         "fig1",
         "Munkhoeva Fig. 1: kernel approximation error vs n (kernels x datasets)",

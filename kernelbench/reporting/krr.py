@@ -12,8 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import REPORTING, register
-from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting
+from kernelbench.reporting import Figure, FigureOptions, FigureOutput, Metric, Reporting, register
 
 #: Reference table of Liu et al. 2020, Table 3 (results/reference/).
 TABLE3_REFERENCE = "liu2020_table3_krr_accuracy"
@@ -22,16 +21,7 @@ PAPER_DATASETS = {"EEG": "eeg", "cod-RNA": "codrna", "covtype": "covtype", "magi
 
 
 class KRRReporting(Reporting):
-    """What ``krr``'s results are summarised, compared and drawn as."""
-
-    name = "krr"
-    metrics = {
-        "accuracy": Metric("accuracy_pct", "test accuracy (%)", higher_is_better=True, short="acc"),
-        "time": Metric("feature_seconds", "feature time (s)", short="feat_s"),
-        "spec": Metric("rel_spec_error", r"$\|K - ZZ^\top\|_2 \,/\, \|K\|_2$", short="rel_spec"),
-    }
-    headline = "accuracy"
-    budget_label = "s/d"
+    """What ``krr``'s results are summarised, compared and drawn as (:data:`KRR`)."""
 
     def reference_cells(self, name: str, table: pd.DataFrame) -> pd.DataFrame:
         """Liu et al.'s Table 3 (dataset, s_over_d, method, accuracy_pct_mean/std) as
@@ -52,11 +42,22 @@ class KRRReporting(Reporting):
         )
 
 
+KRR = KRRReporting(
+    "krr",
+    {
+        "accuracy": Metric("accuracy_pct", "test accuracy (%)", short="acc"),
+        "time": Metric("feature_seconds", "feature time (s)", short="feat_s"),
+        "spec": Metric("rel_spec_error", r"$\|K - ZZ^\top\|_2 \,/\, \|K\|_2$", short="rel_spec"),
+    },
+    headline="accuracy",
+)
+
+
 def _summary(df: pd.DataFrame) -> pd.DataFrame:
     """Mean/std/95% CI per (dataset, method_label, n) of every metric, plus s and the
     feature time as a ratio to rff's at the same (dataset, n) of the same results."""
     keys = ["dataset", "kernel", "method_label", "n"]
-    summ = REPORTING.get("krr").summarise(df, keys)
+    summ = KRR.summarise(df, keys)
     s = df.groupby(keys)["s"].first().rename("s").reset_index()
     return summ.merge(s, on=keys, how="left")
 
@@ -76,8 +77,7 @@ def table3(df: pd.DataFrame, reference: pd.DataFrame | None) -> pd.DataFrame:
     cols |= {"runs": "runs", "acc_mean": "mean", "acc_std": "std", "time_s": "time_s"}
     out = pd.DataFrame({k: t[v] for k, v in {**cols, "time_vs_rff": "time_ratio"}.items()})
     if reference is not None:
-        proto = REPORTING.get("krr")
-        ref = proto.reference_cells(TABLE3_REFERENCE, reference)
+        ref = KRR.reference_cells(TABLE3_REFERENCE, reference)
         ref = ref.rename(columns={"method": "method_ref", "n": "s_over_d"})
         rt = ref[ref["method_ref"] == "rff"][["dataset", "s_over_d", "feature_time_mean"]]
         ref = ref.merge(
@@ -120,7 +120,7 @@ def draw_table3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOu
     )
     notes = ["feature times are compared only as ratios to rff of the same run set"]
     if "paper_acc_mean" in t and t["paper_acc_mean"].isna().any():
-        cells = REPORTING.get("krr").reference_cells(TABLE3_REFERENCE, ref)
+        cells = KRR.reference_cells(TABLE3_REFERENCE, ref)
         from kernelbench.drawing import dataset_name
 
         notes.append(
@@ -165,7 +165,6 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     )
 
     summ = _summary(df)
-    proto = REPORTING.get("krr")
     panels = [("spec", True), ("accuracy", False), ("time", True)]
     reweighted = reweighted_labels(df)
     datasets = [ds for ds in dataset_order(df) if ds in set(summ["dataset"])]
@@ -190,7 +189,7 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
             if logy:
                 ax.set_yscale("log")
             ax.set_xlabel("s (random features)")
-            ax.set_ylabel(proto.metrics[metric].label)
+            ax.set_ylabel(KRR.metrics[metric].label)
             ax.set_title(f"{dataset_name(ds)}")
             if metric == "spec" and reweighted:
                 ax.set_title(
@@ -207,7 +206,7 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
 
 
 register(
-    KRRReporting(),
+    KRR,
     Figure(
         "liu_table3",
         "Liu et al. 2020 Table 3: KRR accuracy and feature time, ours beside the paper's",

@@ -8,38 +8,32 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.reporting import REPORTING, register
-from kernelbench.reporting.base import (
+from kernelbench.reporting import (
     REL_FRO,
     Figure,
     FigureOptions,
     FigureOutput,
     Metric,
     Reporting,
+    register,
     saved,
 )
 
-
-class PairMSEReporting(Reporting):
-    """What ``pair_mse``'s results are summarised, compared and drawn as."""
-
-    name = "pair_mse"
-    metrics = {
-        "mse": Metric("mse", "MSE over pairs", short="mse"),
-        "fro": REL_FRO,
-    }
-    headline = "mse"
-    budget_label = "D / d"
+#: What ``pair_mse``'s results are summarised, compared and drawn as.
+PAIR_MSE = Reporting(
+    "pair_mse",
+    {"mse": Metric("mse", "MSE over pairs", short="mse"), "fro": REL_FRO},
+    headline="mse",
+)
 
 
 def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
     """Write ``yu_mse_<metric>.<fmt>`` and ``yu_mse_summary.csv``/``.md`` into ``out``."""
     from kernelbench.drawing import dataset_name, dataset_order, draw_panels, kernel_name
 
-    proto = REPORTING.get("pair_mse")
     metric_id = options.metric or "mse"
-    metric = proto.metric(metric_id)
-    summary = proto.summarise(df, ["experiment", "dataset", "kernel", "method_label", "n"])
+    metric = PAIR_MSE.metric(metric_id)
+    summary = PAIR_MSE.summarise(df)
     shown = summary[summary["metric"] == metric_id]
     dims = df.groupby("dataset")[["d_data", "d", "sigma"]].first()
 
@@ -70,7 +64,7 @@ def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOu
 
 
 register(
-    PairMSEReporting(),
+    PAIR_MSE,
     Figure(
         "yu_mse",
         "Yu Fig. 4 / 5(c): kernel MSE over pairs against D/d (one panel per dataset)",

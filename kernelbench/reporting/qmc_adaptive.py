@@ -8,29 +8,28 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.reporting import REPORTING, register
-from kernelbench.reporting.base import (
+from kernelbench.reporting import (
     REL_SPEC,
     Figure,
     FigureOptions,
     FigureOutput,
     Metric,
     Reporting,
+    register,
     saved,
 )
 
-
-class QMCAdaptiveReporting(Reporting):
-    """What ``qmc_adaptive``'s results are summarised, compared and drawn as."""
-
-    name = "qmc_adaptive"
-    metrics = {
+#: What ``qmc_adaptive``'s results are summarised, compared and drawn as.
+QMC_ADAPTIVE = Reporting(
+    "qmc_adaptive",
+    {
         "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
         "max": Metric("max_sq_error", "max squared error", short="max_sq"),
         "mean": Metric("mean_sq_error", "mean squared error", short="mean_sq"),
         "norm": REL_SPEC,
-    }
-    headline = "norm"
+    },
+    headline="norm",
+)
 
 
 def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
@@ -38,14 +37,11 @@ def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> F
     ``yang_adaptive_summary.csv``/``.md``."""
     from kernelbench.drawing import dataset_name, dataset_order, draw_panels
 
-    proto = REPORTING.get("qmc_adaptive")
-    summary = proto.summarise(
-        df, ["experiment", "dataset", "kernel", "method_label", "n", "iteration"]
-    )
+    summary = QMC_ADAPTIVE.summarise(df)
     if options.metric is not None:
-        proto.metric(options.metric)  # one line naming the metrics if unknown
+        QMC_ADAPTIVE.metric(options.metric)  # one line naming the metrics if unknown
         summary = summary[summary["metric"] == options.metric]
-    metric_ids = [m for m in proto.metrics if m in set(summary["metric"])]
+    metric_ids = [m for m in QMC_ADAPTIVE.metrics if m in set(summary["metric"])]
     panels = draw_panels(
         summary,
         row="dataset",
@@ -56,7 +52,7 @@ def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> F
         rows=[ds for ds in dataset_order(df) if ds in set(summary["dataset"])],
         cols=metric_ids,
         row_name=dataset_name,
-        col_name=lambda m: proto.metrics[m].label,
+        col_name=lambda m: QMC_ADAPTIVE.metrics[m].label,
         log=True if options.log is None else options.log,
     )
     intro = (
@@ -70,11 +66,11 @@ def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> F
 
 
 register(
-    QMCAdaptiveReporting(),
+    QMC_ADAPTIVE,
     Figure(
         "yang_adaptive",
         "Yang Fig. 4: discrepancy, max/mean squared and norm errors over CG iterations",
         draw_yang_adaptive,
-        metrics=tuple(QMCAdaptiveReporting.metrics),
+        metrics=tuple(QMC_ADAPTIVE.metrics),
     ),
 )

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.reporting import REPORTING, register
-from kernelbench.reporting.base import (
+from kernelbench.reporting import (
     REL_FRO,
     REL_SPEC,
     Figure,
@@ -17,20 +16,20 @@ from kernelbench.reporting.base import (
     FigureOutput,
     Metric,
     Reporting,
+    register,
     saved,
 )
 
-
-class QMCDiscrepancyReporting(Reporting):
-    """What ``qmc_discrepancy``'s results are summarised, compared and drawn as."""
-
-    name = "qmc_discrepancy"
-    metrics = {
+#: What ``qmc_discrepancy``'s results are summarised, compared and drawn as.
+QMC_DISCREPANCY = Reporting(
+    "qmc_discrepancy",
+    {
         "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
         "fro": REL_FRO,
         "spec": REL_SPEC,
-    }
-    headline = "discrepancy"
+    },
+    headline="discrepancy",
+)
 
 
 def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
@@ -38,10 +37,9 @@ def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -
     n) and ``yang_discrepancy_summary.csv``/``.md`` (all three metrics)."""
     from kernelbench.drawing import dataset_name, dataset_order, draw_panels
 
-    proto = REPORTING.get("qmc_discrepancy")
-    summary = proto.summarise(df, ["experiment", "dataset", "kernel", "method_label", "n"])
+    summary = QMC_DISCREPANCY.summarise(df)
     shown = summary[summary["metric"].isin(["discrepancy", options.metric or "spec"])]
-    metric_ids = [m for m in proto.metrics if m in set(shown["metric"])]
+    metric_ids = [m for m in QMC_DISCREPANCY.metrics if m in set(shown["metric"])]
     panels = draw_panels(
         shown,
         row="dataset",
@@ -52,7 +50,7 @@ def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -
         rows=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
         cols=metric_ids,
         row_name=dataset_name,
-        col_name=lambda m: proto.metrics[m].label,
+        col_name=lambda m: QMC_DISCREPANCY.metrics[m].label,
         log=True if options.log is None else options.log,
     )
     intro = "Mean over runs with 95% t-interval per (dataset, method, n)."
@@ -62,11 +60,11 @@ def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -
 
 
 register(
-    QMCDiscrepancyReporting(),
+    QMC_DISCREPANCY,
     Figure(
         "yang_discrepancy",
         "Yang Fig. 3: box discrepancy and Gram error against n",
         draw_yang_discrepancy,
-        metrics=tuple(QMCDiscrepancyReporting.metrics),
+        metrics=tuple(QMC_DISCREPANCY.metrics),
     ),
 )

@@ -9,20 +9,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.reporting import REPORTING, register
-from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting, saved
+from kernelbench.reporting import (
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Reporting,
+    register,
+    saved,
+)
 
-
-class VarianceRatioReporting(Reporting):
-    """What ``variance_ratio``'s results are summarised, compared and drawn as."""
-
-    name = "variance_ratio"
-    metrics = {
+#: What ``variance_ratio``'s results are summarised, compared and drawn as.
+VARIANCE_RATIO = Reporting(
+    "variance_ratio",
+    {
         "ratio": Metric("ratio", r"MSE / Var$_{\mathrm{RFF}}$", short="ratio"),
         "mse": Metric("sq_error", "MSE of the kernel value", short="mse"),
-    }
-    headline = "ratio"
-    budget_label = "D / d"
+    },
+    headline="ratio",
+)
 
 
 def theory_curves(summary: pd.DataFrame) -> pd.DataFrame:
@@ -55,10 +60,11 @@ def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> Fig
     """Write ``yu_variance_<metric>.<fmt>`` and ``yu_variance_summary.csv``/``.md``."""
     from kernelbench.drawing import draw_panels, kernel_name
 
-    proto = REPORTING.get("variance_ratio")
     metric_id = options.metric or "ratio"
-    metric = proto.metric(metric_id)
-    summary = proto.summarise(df, ["experiment", "kernel", "d", "D", "method_label", "n", "z"])
+    metric = VARIANCE_RATIO.metric(metric_id)
+    summary = VARIANCE_RATIO.summarise(
+        df, ["experiment", "kernel", "d", "D", "method_label", "n", "z"]
+    )
     shown = summary[summary["metric"] == metric_id]
     reference = None
     if metric_id == "ratio" and (shown["method"] == "orf").any():
@@ -92,7 +98,7 @@ def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> Fig
 
 
 register(
-    VarianceRatioReporting(),
+    VARIANCE_RATIO,
     Figure(
         "yu_variance",
         "Yu Fig. 2: Var(method)/Var(RFF) against z = ||x - y|| / sigma, one panel per d",

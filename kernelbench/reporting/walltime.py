@@ -11,30 +11,35 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import REPORTING, register
-from kernelbench.reporting.base import Figure, FigureOptions, FigureOutput, Metric, Reporting, saved
+from kernelbench.reporting import (
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Reporting,
+    register,
+    saved,
+)
 
-
-class WalltimeReporting(Reporting):
-    """What ``walltime``'s results are summarised, compared and drawn as."""
-
-    name = "walltime"
-    metrics = {
+#: What ``walltime``'s results are summarised, compared and drawn as.
+WALLTIME = Reporting(
+    "walltime",
+    {
         "map": Metric("map_seconds", "map time (s)", short="map_s"),
         "fit": Metric("fit_seconds", "fit (draw) time (s)", short="fit_s"),
         "first": Metric("first_map_seconds", "first map call (s)", short="first_s"),
-    }
-    headline = "map"
+    },
+    headline="map",
+)
 
 
 def median_summary(df: pd.DataFrame, metric_ids: Sequence[str]) -> pd.DataFrame:
     """Per (experiment, points, dataset, method_label, metric): d, rows, the median and
     the quartiles (``ci_low``/``ci_high`` = q25/q75 for :func:`draw_panels`)."""
-    proto = REPORTING.get("walltime")
     keys = ["experiment", "points", "dataset", "method_label"]
     rows = []
     for metric_id in metric_ids:
-        column = proto.metrics[metric_id].column
+        column = WALLTIME.metrics[metric_id].column
         if column not in df or df[column].isna().all():
             continue
         # fit and the first call happen once per run: one value per run, not per row
@@ -72,11 +77,10 @@ def fig3_panels(df: pd.DataFrame, metric_id: str = "map", log: bool = True):
     """
     from kernelbench.drawing import draw_panels
 
-    proto = REPORTING.get("walltime")
-    metric = proto.metric(metric_id)
+    metric = WALLTIME.metric(metric_id)
     if metric.column not in df or df[metric.column].isna().all():
         raise KernelbenchError(f"results hold no {metric.column} values to plot")
-    summary = median_summary(df, list(proto.metrics))
+    summary = median_summary(df, list(WALLTIME.metrics))
     shown = summary[summary["metric"] == metric_id].copy()
     shown["row"] = metric.label
     panels = draw_panels(
@@ -127,7 +131,7 @@ def draw_fig3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
 
 
 register(
-    WalltimeReporting(),
+    WALLTIME,
     Figure(
         "fig3",
         "Munkhoeva Fig. 3: map (or fit) time vs d, log-log, median and interquartile band",
