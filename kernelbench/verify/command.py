@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,30 +34,29 @@ from kernelbench.verify.report import (
 )
 
 
-def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
-    """The values of the protocol's cell keys for a (composed) cell, before it runs."""
-    built = build_cell(cell)
-    values = {
-        "dataset": built.dataset["name"],
-        "kernel": built.kernel["name"],
-        "method_label": built.method_label,
-        "n": float(built.n),
-        **row_keys(built),
-    }
-    return tuple(values[k] for k in get_reporting(proto.name).cell_keys)
-
-
-def cell_variant(cell: Mapping[str, Any]) -> tuple:
-    """A composed cell's seed, kernel and method parameters as its rows store them."""
-    built = build_cell(cell)
-    return (int(built.seed), dumps(built.kernel["params"]), dumps(built.method["params"]))
+def grid_keys(proto: Protocol, cells: list[dict[str, Any]]) -> dict[tuple, tuple]:
+    """Each (composed) cell's key, the values of the protocol's cell keys before it runs,
+    to its seed, kernel and method parameters as its rows store them."""
+    grid = {}
+    for cell in cells:
+        built = build_cell(cell)
+        values = {
+            "dataset": built.dataset["name"],
+            "kernel": built.kernel["name"],
+            "method_label": built.method_label,
+            "n": float(built.n),
+            **row_keys(built),
+        }
+        key = tuple(values[k] for k in get_reporting(proto.name).cell_keys)
+        grid[key] = (int(built.seed), dumps(built.kernel["params"]), dumps(built.method["params"]))
+    return grid
 
 
 def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) -> pd.DataFrame:
     """The rows of the grid's cells; rows of another variant under the same cell key
     (seed, kernel or method parameters) are left out and named on stderr."""
     keys = list(get_reporting(proto.name).cell_keys)
-    grid = {cell_key(proto, c): cell_variant(c) for c in cells}
+    grid = grid_keys(proto, cells)
     have = df[keys].assign(n=df["n"].astype(float)) if "n" in keys else df[keys]
     key = pd.Series([tuple(k) for k in have.itertuples(index=False)], index=df.index)
     cols = (
@@ -182,7 +180,7 @@ def verify(
     ours = aggregate(df, keys, rep.metric(cfg.metric).column, cfg.scale)
     dims = df.groupby("dataset")["d"].first()
     ours["d"] = ours["dataset"].map(dims)  # orders the table's datasets by d
-    missing_cells = len({cell_key(proto, c) for c in cells}) - len(ours)
+    missing_cells = len(grid_keys(proto, cells)) - len(ours)
 
     base = None
     if use_baseline is None:

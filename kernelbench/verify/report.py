@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernelbench.results import format_n
 from kernelbench.verify.compare import CELL, KNOWN
-from kernelbench.verify.config import n_str
 
 #: The widest line ``verify`` prints without ``--wide``.
 WIDTH = 120
@@ -40,16 +40,22 @@ def _key_columns(t: pd.DataFrame, keys: Sequence[str]) -> dict[str, Any]:
         if k not in t:
             continue
         name = "method" if k == "method_label" else k
-        cols[name] = t[k].map(n_str) if k == "n" else t[k]
+        cols[name] = t[k].map(format_n) if k == "n" else t[k]
     return cols
+
+
+def _reason(verdict: Any) -> str | None:
+    """A known deviation's reason, None for any other verdict."""
+    if isinstance(verdict, str) and verdict.startswith(KNOWN + ": "):
+        return verdict[len(KNOWN) + 2 :]
+    return None
 
 
 def known_notes(verdicts: Iterable[str]) -> dict[str, int]:
     """Known-deviation reasons, numbered in order of appearance (the narrow table's notes)."""
     notes: dict[str, int] = {}
-    for v in verdicts:
-        if isinstance(v, str) and v.startswith(KNOWN + ": "):
-            notes.setdefault(v[len(KNOWN) + 2 :], len(notes) + 1)
+    for reason in filter(None, map(_reason, verdicts)):
+        notes.setdefault(reason, len(notes) + 1)
     return notes
 
 
@@ -57,13 +63,7 @@ def _verdicts(v: pd.Series, wide: bool, notes: Mapping[str, int] | None) -> Any:
     """The verdict column; narrow: known deviations as ``known [i]`` (:func:`known_notes`)."""
     if wide:
         return v
-    notes = known_notes(v) if notes is None else notes
-    return [
-        f"known [{notes[x[len(KNOWN) + 2 :]]}]"
-        if isinstance(x, str) and x.startswith(KNOWN + ": ")
-        else x
-        for x in v
-    ]
+    return [f"known [{notes[r]}]" if (r := _reason(x)) else x for x in v]
 
 
 def display_frame(
@@ -157,7 +157,10 @@ def verdict_line(
     text = f"{'FAIL' if failed else 'PASS'}: {summary_line(c)}"
     if written is None:
         return text
-    path = _short_path(written)
+    try:
+        path = str(Path(written).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        path = str(written)
     room = width - len(text) - len("; written to ")
     if len(path) > room:
         parts = Path(path).parts
@@ -168,13 +171,6 @@ def verdict_line(
             tail = f"{part}/{tail}"
         path = f".../{tail}"
     return f"{text}; written to {path}"
-
-
-def _short_path(p: Path) -> str:
-    try:
-        return str(Path(p).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(p)
 
 
 def write_table(
