@@ -30,8 +30,6 @@ TABLES: dict[str, Callable[..., None]] = {
 }
 #: the experiments whose table can be updated in place (``--update``, ``--update-cells``)
 UPDATABLE = ("munkhoeva2018_fig1", "liu2020_table3", "liu2020_table3_paper")
-#: the experiments whose baseline has a paper-specific format, in the order of ``--help``
-EXPERIMENTS = (*TABLES, *figures.EXPERIMENTS)
 
 
 def default_out(results: list[Path]) -> Path:
@@ -40,55 +38,8 @@ def default_out(results: list[Path]) -> Path:
     return results[0].parent / "baseline"
 
 
-def write_baseline(
-    experiment: str,
-    results: list[Path],
-    out: Path | None = None,
-    update: str | None = None,
-    figure: bool = True,
-    echo: Callable[[str], None] = print,
-    rows_of: str | None = None,
-    methods: list[str] | None = None,
-) -> None:
-    """The baseline of ``experiment`` from the shards under ``results`` (of experiment
-    ``rows_of`` if given; only the rows of ``methods`` for the Yu/Yang figures)."""
-    from kernelbench.results import read_results
-
-    out = default_out(results) if out is None else out
-    if update and experiment not in UPDATABLE:
-        raise KernelbenchError(f"--update and --update-cells apply to {', '.join(UPDATABLE)}")
-    if experiment in figures.EXPERIMENTS:
-        if len(results) != 1:
-            raise KernelbenchError(f"{experiment}: give one results directory")
-        figures.write(results[0], experiment, out, echo=echo, rows_of=rows_of, methods=methods)
-        return
-    if methods:
-        raise KernelbenchError("--methods applies to the yu2016_* and yang2014_* experiments")
-    source = rows_of or experiment
-    missing = [p for p in results if not p.is_dir()]
-    if missing:
-        raise KernelbenchError(f"results directory {str(missing[0])!r} does not exist")
-    df = pd.concat([read_results(p, source) for p in results], ignore_index=True)
-    if df.empty:
-        raise KernelbenchError(
-            f"no results of experiment {source!r} under {', '.join(map(str, results))} "
-            f"(run it first: kernelbench run experiment=<its file>)"
-        )
-    out.mkdir(parents=True, exist_ok=True)
-    if experiment in TABLES:
-        TABLES[experiment](df, out, update=update, figure=figure, echo=echo)
-    else:
-        generic_write(df, experiment, out, results, source, figure=figure, echo=echo)
-
-
 def generic_write(
-    df: pd.DataFrame,
-    experiment: str,
-    out: Path,
-    results: list[Path],
-    source: str,
-    figure: bool = True,
-    echo: Callable[[str], None] = print,
+    df: pd.DataFrame, experiment: str, out: Path, results: list[Path], source: str, figure: bool
 ) -> None:
     """``<experiment>_baseline.csv`` (the protocol's headline metric per cell) and the
     protocol's default figures as ``<experiment>_<file>.png``."""
@@ -111,25 +62,19 @@ def generic_write(
     same = [*rep.cell_keys, "run", "config_hash"]
     twice = df.duplicated(same)
     if twice.any():
-        echo(f"note: {int(twice.sum())} rows found twice (same cell, run and config) counted once")
+        click.echo(
+            f"note: {int(twice.sum())} rows found twice (same cell, run and config) counted once"
+        )
         df = df[~twice]
     table = cell_table(df, rep.metric(None).column, keys=rep.cell_keys)
     csv = write_table(table, out / f"{experiment}_baseline.csv")
-    echo(f"wrote {csv} ({len(table)} cells, metric {rep.headline})")
-    if figure and len(results) == 1:
-        for path in _draw(results[0], source, out):
-            echo(f"wrote {path}")
+    click.echo(f"wrote {csv} ({len(table)} cells, metric {rep.headline})")
+    if figure and len(results) == 1:  # the default figures, as kernelbench plot draws them
+        with figures.drawn(results[0], source) as tmp:
+            for path in sorted(tmp.rglob("*.png")):
+                click.echo(f"wrote {shutil.copyfile(path, out / f'{source}_{path.name}')}")
     elif figure:
-        echo("note: figures are drawn from one results directory (kernelbench plot)")
-
-
-def _draw(results: Path, experiment: str, out: Path) -> list[Path]:
-    """The default figures of ``experiment``'s shards as ``<out>/<experiment>_<file>.png``."""
-    written = []
-    with figures.drawn(results, experiment) as tmp:
-        for path in sorted(tmp.rglob("*.png")):
-            written.append(Path(shutil.copyfile(path, out / f"{experiment}_{path.name}")))
-    return written
+        click.echo("note: figures are drawn from one results directory (kernelbench plot)")
 
 
 @click.command("baseline")
@@ -184,13 +129,32 @@ def baseline(
     (EXPERIMENT_baseline.csv), built-in or plug-in; the papers' own formats for
     munkhoeva2018_fig1, munkhoeva2018_fig2, liu2020_table3[_paper], yu2016_*,
     yang2014_*."""
-    write_baseline(
-        experiment,
-        list(results),
-        out,
-        update,
-        not no_figure,
-        click.echo,
-        rows_of,
-        list(methods) or None,
-    )
+    from kernelbench.results import read_results
+
+    results = list(results)
+    out = default_out(results) if out is None else out
+    if update and experiment not in UPDATABLE:
+        raise KernelbenchError(f"--update and --update-cells apply to {', '.join(UPDATABLE)}")
+    if experiment in figures.EXPERIMENTS:
+        if len(results) != 1:
+            raise KernelbenchError(f"{experiment}: give one results directory")
+        methods = list(methods) or None
+        figures.write(results[0], experiment, out, click.echo, rows_of, methods)
+        return
+    if methods:
+        raise KernelbenchError("--methods applies to the yu2016_* and yang2014_* experiments")
+    source = rows_of or experiment
+    missing = [p for p in results if not p.is_dir()]
+    if missing:
+        raise KernelbenchError(f"results directory {str(missing[0])!r} does not exist")
+    df = pd.concat([read_results(p, source) for p in results], ignore_index=True)
+    if df.empty:
+        raise KernelbenchError(
+            f"no results of experiment {source!r} under {', '.join(map(str, results))} "
+            f"(run it first: kernelbench run experiment=<its file>)"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    if experiment in TABLES:
+        TABLES[experiment](df, out, update=update, figure=not no_figure, echo=click.echo)
+    else:
+        generic_write(df, experiment, out, results, source, not no_figure)
