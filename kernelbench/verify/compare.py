@@ -42,12 +42,8 @@ NO_BASELINE = "no baseline"
 
 def _key(row, keys: Sequence[str], method_col: str = "method_label") -> tuple:
     """A cell's key tuple (n as float), reading ``method_col`` for method_label."""
-    out = []
-    for k in keys:
-        col = method_col if k == "method_label" else k
-        v = row[col]
-        out.append(float(v) if k == "n" else v)
-    return tuple(out)
+    cols = [method_col if k == "method_label" else k for k in keys]
+    return tuple(float(row[c]) if c == "n" else row[c] for c in cols)
 
 
 def load_sample_variation(path: Path | None) -> pd.DataFrame | None:
