@@ -50,13 +50,11 @@ def cell_stats(values: np.ndarray) -> tuple[float, float, float]:
 def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
     """Mean, std (ddof=1), sem and half-width of the t-interval (NaN below two values)."""
     mean, std, sem = cell_stats(values)
-    r = np.size(values)
-    if r < 2:
+    if np.size(values) < 2:
         return mean, math.nan, math.nan, math.nan
     from scipy import stats  # here: the commands' start-up does not import scipy
 
-    half = float(stats.t.ppf(0.5 + level / 2, r - 1)) * sem
-    return mean, std, sem, half
+    return mean, std, sem, float(stats.t.ppf(0.5 + level / 2, np.size(values) - 1)) * sem
 
 
 def aggregate(

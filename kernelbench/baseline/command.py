@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -19,17 +20,56 @@ import click
 import pandas as pd
 
 from kernelbench.baseline import fig1, fig2, figures, liu2020
+from kernelbench.baseline.format import cell_table, update_table, write_table
 from kernelbench.errors import KernelbenchError
 
-#: experiment -> writer of its paper-specific table(s) from a results frame
-TABLES: dict[str, Callable[..., None]] = {
-    "munkhoeva2018_fig1": fig1.write,
-    "munkhoeva2018_fig2": fig2.write,
-    "liu2020_table3": liu2020.write,
-    "liu2020_table3_paper": partial(liu2020.write, experiment="liu2020_table3_paper"),
+
+@dataclass(frozen=True)
+class PaperTable:
+    """A paper's baseline table: ``build`` from a results frame, written to ``name``."""
+
+    build: Callable[[pd.DataFrame], pd.DataFrame]
+    name: str
+    #: the derived columns redone after ``--update``/``--update-cells`` (None: no update)
+    merged: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    #: draws the figures from (results, table, out, echo)
+    figure: Callable[..., None] | None = None
+    float_format: str | None = None
+    #: whether the line naming the table names its runs
+    runs: bool = True
+
+    def write(self, df: pd.DataFrame, out: Path, update: str | None, figure: bool) -> None:
+        """Write the table (``update``: replace only the datasets or cells of ``df``)."""
+        table = self.build(df)
+        csv = out / self.name
+        if update and csv.is_file() and self.merged:
+            table = self.merged(update_table(pd.read_csv(csv), table, by=update))
+        write_table(table, csv, self.float_format)
+        runs = f", runs {sorted(int(r) for r in table['runs'].unique())}" if self.runs else ""
+        click.echo(f"wrote {csv} ({len(table)} cells{runs})")
+        if figure and self.figure:
+            self.figure(df, table, out, click.echo)
+
+
+def _liu(name: str) -> PaperTable:
+    """A Liu et al. Table 3 baseline: no figure, the ratios to rff redone after an update."""
+    merged = liu2020.with_rff_ratio
+    return PaperTable(liu2020.table3_baseline, name, merged, float_format="%.6g", runs=False)
+
+
+#: experiment -> its paper-specific table
+TABLES = {
+    "munkhoeva2018_fig1": PaperTable(
+        partial(cell_table, metric=fig1.METRIC), "fig1_baseline.csv", lambda t: t, fig1.draw_figure
+    ),
+    "munkhoeva2018_fig2": PaperTable(
+        fig2.baseline_table, "fig2_baseline.csv", None, fig2.draw_figure
+    ),
+    "liu2020_table3": _liu("liu2020_table3_baseline.csv"),
+    "liu2020_table3_paper": _liu("liu2020_table3_paper_baseline.csv"),
 }
 #: the experiments whose table can be updated in place (``--update``, ``--update-cells``)
-UPDATABLE = ("munkhoeva2018_fig1", "liu2020_table3", "liu2020_table3_paper")
+UPDATABLE = tuple(name for name, table in TABLES.items() if table.merged)
 
 
 def default_out(results: list[Path]) -> Path:
@@ -43,7 +83,6 @@ def generic_write(
 ) -> None:
     """``<experiment>_baseline.csv`` (the protocol's headline metric per cell) and the
     protocol's default figures as ``<experiment>_<file>.png``."""
-    from kernelbench.baseline.format import cell_table, write_table
     from kernelbench.reporting import REPORTING
 
     protocols = sorted(df["protocol"].dropna().astype(str).unique())
@@ -155,6 +194,6 @@ def baseline(
         )
     out.mkdir(parents=True, exist_ok=True)
     if experiment in TABLES:
-        TABLES[experiment](df, out, update=update, figure=not no_figure, echo=click.echo)
+        TABLES[experiment].write(df, out, update, not no_figure)
     else:
         generic_write(df, experiment, out, results, source, not no_figure)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -165,10 +166,10 @@ def verify(
     results_dir = results_dir or Path("results") / "runs" / default_dir
     cells = grid_cells(cfg, grid, runs=runs)
     t0 = time.perf_counter()
+    say = partial(click.echo, err=True)
     if not no_run:
-        announce_cells(cells, lambda s: click.echo(s, err=True), results_dir)  # the plan
-        echo = None if quiet else (lambda s: click.echo(s, err=True))
-        run_cells(cells, results_dir, jobs=jobs, echo=echo)
+        announce_cells(cells, say, results_dir)  # the plan
+        run_cells(cells, results_dir, jobs=jobs, echo=None if quiet else say)
     df = read_results(results_dir)
     df = df[df["experiment"].isin(grid_experiments(cfg, grid))]
     df = df[df["protocol"] == proto.name] if "protocol" in df else df
@@ -182,13 +183,11 @@ def verify(
     ours["d"] = ours["dataset"].map(dims)  # orders the table's datasets by d
     missing_cells = len(grid_keys(proto, cells)) - len(ours)
 
-    base = None
     if use_baseline is None:
         use_baseline = cfg.baseline is not None and cfg.baseline.is_file()
-    if use_baseline:
-        if cfg.baseline is None:
-            raise KernelbenchError(f"verify config {cfg.name!r} names no baseline table")
-        base = read_table(cfg.baseline, keys)
+    if use_baseline and cfg.baseline is None:
+        raise KernelbenchError(f"verify config {cfg.name!r} names no baseline table")
+    base = read_table(cfg.baseline, keys) if use_baseline else None
     v = verify_table(ours, cfg, baseline=base)
     t, pooled = v.table, v.pooled
 
@@ -232,10 +231,10 @@ def verify(
         )
     for text in legend:
         click.echo(wrap(text))
-    click.echo(f"[{time.perf_counter() - t0:.0f} s]", err=True)
+    say(f"[{time.perf_counter() - t0:.0f} s]")
     out = out or results_dir / "verify.csv"
     written = write_table(t, out, keys, pooled)
-    click.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+    say(f"wrote {', '.join(str(w) for w in written)}")
     bad = failed(t, pooled)
     click.echo(verdict_line(c, bad, written[0]))
     if bad:

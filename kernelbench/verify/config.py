@@ -92,11 +92,6 @@ class VerifyConfig:
         return [k for k in self.known_deviations if k.matches(row)]
 
 
-def repo_root() -> Path:
-    """The checkout root (relative paths in verify configs start here)."""
-    return Path(__file__).resolve().parents[2]
-
-
 def _tuple(value: Any, key: str) -> tuple[str, ...] | None:
     if value is None:
         return None
@@ -174,8 +169,7 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         raise KernelbenchError(f"cannot parse {path}: {err}".splitlines()[0]) from None
     if not isinstance(raw, Mapping) or not raw.get("reference"):
         raise KernelbenchError(f"{path}: needs at least `reference:`")
-    own = is_builtin(path)
-    base = repo_root() if own else path.parent
+    base = Path(__file__).resolve().parents[2] if is_builtin(path) else path.parent
 
     def resolve(value: Any) -> Path | None:
         if value is None:
