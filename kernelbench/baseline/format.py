@@ -32,9 +32,7 @@ def int_n(n: pd.Series) -> pd.Series:
     return n.map(lambda v: int(v) if float(v).is_integer() else v)
 
 
-def cell_table(
-    df: pd.DataFrame, metric: str, keys: Sequence[str] = CELL, scale: float = 1.0
-) -> pd.DataFrame:
+def cell_table(df: pd.DataFrame, metric: str, keys: Sequence[str] = CELL) -> pd.DataFrame:
     """One row per cell of ``df`` (a results frame): :data:`COLUMNS`. A cell whose runs
     come from more than one config (seed, settings) is an error: pick one directory."""
     keys = list(keys)
@@ -43,8 +41,8 @@ def cell_table(
             raise KernelbenchError(
                 f"cell {key}: results from more than one config; pick one directory"
             )
-    out = aggregate(df, keys, metric, scale)
-    g = df.assign(_v=df[metric].astype(float) * scale).groupby(keys, sort=True, dropna=False)
+    out = aggregate(df, keys, metric)
+    g = df.assign(_v=df[metric].astype(float)).groupby(keys, sort=True, dropna=False)
     stats = g.agg(
         d=("d", "first"),
         method=("method", "first"),
@@ -68,8 +66,8 @@ def cell_table(
 def update_table(
     old: pd.DataFrame, new: pd.DataFrame, by: str = "dataset", keys: Sequence[str] = CELL
 ) -> pd.DataFrame:
-    """``old`` without the datasets (``by="dataset"``) or the cells (``by="cell"``) of
-    ``new``, plus ``new``, in cell order."""
+    """``old`` without the datasets (``by="dataset"``) or the cells (``by="cell"``, the
+    ``keys``) of ``new``, plus ``new``, in cell order."""
     keys = list(keys)
     cols = ["dataset"] if by == "dataset" else keys
 
@@ -79,7 +77,8 @@ def update_table(
     keep = old[~cells(old).isin(cells(new))]
     out = pd.concat([keep, new], ignore_index=True)
     out = out.sort_values(keys, kind="stable").reset_index(drop=True)
-    out["n"] = int_n(out["n"])
+    if "n" in keys:
+        out["n"] = int_n(out["n"])
     return out
 
 

@@ -35,13 +35,11 @@ def _pm(mean: Any, std: Any) -> str:
 
 
 def _key_columns(t: pd.DataFrame, keys: Sequence[str]) -> dict[str, Any]:
-    cols: dict[str, Any] = {}
-    for k in keys:
-        if k not in t:
-            continue
-        name = "method" if k == "method_label" else k
-        cols[name] = t[k].map(format_n) if k == "n" else t[k]
-    return cols
+    return {
+        "method" if k == "method_label" else k: t[k].map(format_n) if k == "n" else t[k]
+        for k in keys
+        if k in t
+    }
 
 
 def _reason(verdict: Any) -> str | None:
@@ -125,16 +123,14 @@ def format_text(d: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-def wrap(text: str, width: int = WIDTH, indent: str = "") -> str:
-    """``text`` as lines of at most ``width`` characters (continuation lines indented)."""
-    return "\n".join(textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False))
+def wrap(text: str, indent: str = "") -> str:
+    """``text`` as lines of at most :data:`WIDTH` characters (continuation lines indented)."""
+    return "\n".join(textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False))
 
 
-def format_notes(notes: Mapping[str, int], width: int = WIDTH) -> str:
+def format_notes(notes: Mapping[str, int]) -> str:
     """The narrow tables' notes: ``[i] known deviation: reason``, wrapped."""
-    return "\n".join(
-        wrap(f"[{i}] {KNOWN}: {reason}", width, indent="    ") for reason, i in notes.items()
-    )
+    return "\n".join(wrap(f"[{i}] {KNOWN}: {r}", indent="    ") for r, i in notes.items())
 
 
 def summary_line(c: Mapping[str, int]) -> str:
@@ -149,19 +145,15 @@ def summary_line(c: Mapping[str, int]) -> str:
     return text
 
 
-def verdict_line(
-    c: Mapping[str, int], failed: bool, written: Path | None = None, width: int = WIDTH
-) -> str:
+def verdict_line(c: Mapping[str, int], failed: bool, written: Path) -> str:
     """``PASS: <counts>; written to <path>`` (or FAIL), the path shortened to
-    ``.../`` its last parts to fit ``width``."""
+    ``.../`` its last parts to fit :data:`WIDTH`."""
     text = f"{'FAIL' if failed else 'PASS'}: {summary_line(c)}"
-    if written is None:
-        return text
     try:
         path = str(Path(written).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         path = str(written)
-    room = width - len(text) - len("; written to ")
+    room = WIDTH - len(text) - len("; written to ")
     if len(path) > room:
         parts = Path(path).parts
         tail = parts[-1]
@@ -174,7 +166,7 @@ def verdict_line(
 
 
 def write_table(
-    t: pd.DataFrame, path: Path, keys: Sequence[str] = CELL, pooled: pd.DataFrame | None = None
+    t: pd.DataFrame, path: Path, keys: Sequence[str], pooled: pd.DataFrame
 ) -> list[Path]:
     """``.csv``: every column (pooled families in ``<stem>_pooled.csv``); ``.md``: the
     wide printed tables. The files written."""
@@ -183,15 +175,12 @@ def write_table(
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".md":
         text = markdown_table(display_frame(t, keys))
-        if pooled is not None and len(pooled):
+        if len(pooled):
             text += "\nPooled per family (bias across n):\n\n"
             text += markdown_table(pooled_frame(pooled, keys))
         path.write_text(text)
         return [path]
     t.to_csv(path, index=False)
-    written = [path]
-    if pooled is not None:
-        side = path.with_name(f"{path.stem}_pooled{path.suffix or '.csv'}")
-        pooled.to_csv(side, index=False)
-        written.append(side)
-    return written
+    side = path.with_name(f"{path.stem}_pooled{path.suffix or '.csv'}")
+    pooled.to_csv(side, index=False)
+    return [path, side]
