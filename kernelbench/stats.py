@@ -72,19 +72,10 @@ def aggregate(
         v = g[column].dropna().to_numpy(dtype=float) * scale
         if v.size == 0:
             continue
-        mean, std, sem = cell_stats(v)
+        seed = int(g["seed"].iloc[0]) if "seed" in g else 0
         src = g["data_source"].dropna() if "data_source" in g else pd.Series(dtype=object)
-        rows.append(
-            {
-                **dict(zip(keys, key, strict=True)),
-                "seed": int(g["seed"].iloc[0]) if "seed" in g else 0,
-                "runs": int(v.size),
-                "mean": mean,
-                "std": std,
-                "sem": sem,
-                "data_source": str(src.iloc[0]) if len(src) else None,
-            }
-        )
+        source = str(src.iloc[0]) if len(src) else None
+        rows.append((*key, seed, int(v.size), *cell_stats(v), source))
     out = pd.DataFrame(rows, columns=[*keys, "seed", "runs", "mean", "std", "sem", "data_source"])
     if "n" in out:
         out["n"] = out["n"].astype(float)

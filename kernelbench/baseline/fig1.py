@@ -18,13 +18,9 @@ def table_summary(table: pd.DataFrame) -> pd.DataFrame:
     """The baseline table as the Fig. 1 summary (metric ``fro``, 95% t-intervals)."""
     from scipy import stats
 
-    s = table.copy()
-    s["metric"] = "fro"
-    half = stats.t.ppf(0.975, (s["runs"] - 1).clip(lower=1)) * s["sem"]
-    half = half.where(s["runs"] > 1)
-    s["ci_low"] = s["mean"] - half
-    s["ci_high"] = s["mean"] + half
-    return s
+    half = stats.t.ppf(0.975, (table["runs"] - 1).clip(lower=1)) * table["sem"]
+    half = half.where(table["runs"] > 1)
+    return table.assign(metric="fro", ci_low=table["mean"] - half, ci_high=table["mean"] + half)
 
 
 def draw_figure(df: pd.DataFrame, table: pd.DataFrame, out: Path, echo: Callable) -> None:

@@ -29,9 +29,7 @@ def _num(x: Any, spec: str = ".4g") -> str:
 
 def _pm(mean: Any, std: Any) -> str:
     """``0.0123 ± 0.0045``: ± is the standard deviation over runs, as everywhere."""
-    if mean is None or not np.isfinite(mean):
-        return "-"
-    return f"{mean:.4g} ± {_num(std, '.2g')}"
+    return f"{mean:.4g} ± {_num(std, '.2g')}" if np.isfinite(mean) else "-"
 
 
 def _key_columns(t: pd.DataFrame, keys: Sequence[str]) -> dict[str, Any]:
