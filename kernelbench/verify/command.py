@@ -59,13 +59,10 @@ def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) ->
     keys = list(get_reporting(proto.name).cell_keys)
     grid = grid_keys(proto, cells)
     have = df[keys].assign(n=df["n"].astype(float)) if "n" in keys else df[keys]
-    key = pd.Series([tuple(k) for k in have.itertuples(index=False)], index=df.index)
-    cols = (
-        df["seed"].astype(int),
-        df["kernel_params"].astype(str),
-        df["method_params"].astype(str),
-    )
-    variant = pd.Series(list(zip(*cols, strict=True)), index=df.index)
+    key = pd.Series(list(have.itertuples(index=False, name=None)), index=df.index)
+    types = {"seed": int, "kernel_params": str, "method_params": str}
+    rows = df[list(types)].astype(types).itertuples(index=False, name=None)
+    variant = pd.Series(list(rows), index=df.index)
     keep = key.isin(set(grid))
     several = variant[keep].groupby(key[keep]).nunique()
     mixed = set(several[several > 1].index)

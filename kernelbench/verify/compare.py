@@ -362,9 +362,5 @@ def counts(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> dict[str, int
 
 def failed(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> bool:
     """Whether a cell or family that must reproduce deviates, or a cell drifts."""
-    bad = (t["verdict"] == DEVIATES).any()
-    if pooled is not None and len(pooled):
-        bad = bad or (pooled["verdict"] == DEVIATES).any()
-    if "base_verdict" in t:
-        bad = bad or (t["base_verdict"] == DRIFTS).any()
-    return bool(bad)
+    c = counts(t, pooled)
+    return bool(c["deviate"] or c.get("pooled_deviate") or c.get("drift"))
