@@ -27,11 +27,6 @@ def reference_dir() -> Path:
     raise KernelbenchError(f"reference tables not found (looked in {looked})")
 
 
-def reference_names() -> list[str]:
-    """The names (file stems) of the available reference tables."""
-    return sorted(p.stem for p in reference_dir().glob("*.csv"))
-
-
 def load_reference(name: str = DEFAULT_REFERENCE) -> pd.DataFrame:
     """Read the reference table ``<name>.csv`` (``name`` may also carry the ``.csv``), or
     the CSV file at the absolute path ``name`` (a plug-in's own table)."""
@@ -42,5 +37,6 @@ def load_reference(name: str = DEFAULT_REFERENCE) -> pd.DataFrame:
     stem = name.removesuffix(".csv")
     path = reference_dir() / f"{stem}.csv"
     if not path.is_file():
-        raise choices_error("reference table", stem, reference_names())
+        names = sorted(p.stem for p in reference_dir().glob("*.csv"))
+        raise choices_error("reference table", stem, names)
     return pd.read_csv(path)

@@ -50,13 +50,11 @@ def cell_stats(values: np.ndarray) -> tuple[float, float, float]:
 def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
     """Mean, std (ddof=1), sem and half-width of the t-interval (NaN below two values)."""
     mean, std, sem = cell_stats(values)
-    r = np.size(values)
-    if r < 2:
+    if np.size(values) < 2:
         return mean, math.nan, math.nan, math.nan
     from scipy import stats  # here: the commands' start-up does not import scipy
 
-    half = float(stats.t.ppf(0.5 + level / 2, r - 1)) * sem
-    return mean, std, sem, half
+    return mean, std, sem, float(stats.t.ppf(0.5 + level / 2, np.size(values) - 1)) * sem
 
 
 def aggregate(
@@ -74,19 +72,10 @@ def aggregate(
         v = g[column].dropna().to_numpy(dtype=float) * scale
         if v.size == 0:
             continue
-        mean, std, sem = cell_stats(v)
+        seed = int(g["seed"].iloc[0]) if "seed" in g else 0
         src = g["data_source"].dropna() if "data_source" in g else pd.Series(dtype=object)
-        rows.append(
-            {
-                **dict(zip(keys, key, strict=True)),
-                "seed": int(g["seed"].iloc[0]) if "seed" in g else 0,
-                "runs": int(v.size),
-                "mean": mean,
-                "std": std,
-                "sem": sem,
-                "data_source": str(src.iloc[0]) if len(src) else None,
-            }
-        )
+        source = str(src.iloc[0]) if len(src) else None
+        rows.append((*key, seed, int(v.size), *cell_stats(v), source))
     out = pd.DataFrame(rows, columns=[*keys, "seed", "runs", "mean", "std", "sem", "data_source"])
     if "n" in out:
         out["n"] = out["n"].astype(float)

@@ -56,13 +56,10 @@ def disagreements(protocol: str, column: str, new: Sequence[Any], ref: Sequence[
     tol = tolerance(protocol, column)
     floats = [abs(v) for v in ref if isinstance(v, float) and math.isfinite(v)]
     scale = sorted(floats)[len(floats) // 2] if floats else 0.0
-    bad = []
-    for i, (a, b) in enumerate(zip(new, ref, strict=True)):
+
+    def same(a: Any, b: Any) -> bool:
         if type(a) is not type(b):
-            bad.append(i)
-        elif isinstance(a, float):
-            if not tol.agrees(a, b, scale):
-                bad.append(i)
-        elif a != b:
-            bad.append(i)
-    return bad
+            return False
+        return tol.agrees(a, b, scale) if isinstance(a, float) else a == b
+
+    return [i for i, (a, b) in enumerate(zip(new, ref, strict=True)) if not same(a, b)]

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from kernelbench.baseline.command import baseline
-from kernelbench.baseline.fig1 import table_summary, write
+from kernelbench.baseline.command import TABLES, baseline
+from kernelbench.baseline.fig1 import table_summary
 from kernelbench.baseline.format import CELL, COLUMNS, cell_table, read_table, update_table
 from kernelbench.errors import KernelbenchError
 from kernelbench.stats import aggregate
@@ -118,7 +118,7 @@ def test_cell_table_refuses_mixed_configs():
 
 def test_a_written_baseline_is_what_verify_reads(tmp_path: Path):
     df = results_frame()
-    write(df, tmp_path, figure=False, echo=lambda s: None)
+    TABLES["munkhoeva2018_fig1"].write(df, tmp_path, None, figure=False)
     back = read_table(tmp_path / "fig1_baseline.csv", list(CELL))
     pd.testing.assert_frame_equal(
         back[["mean", "std"]], cell_table(df, "rel_fro_error")[["mean", "std"]]

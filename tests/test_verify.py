@@ -19,20 +19,26 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import get_protocol
 from kernelbench.reference import load_reference
 from kernelbench.results import shard_path, write_shard
+from kernelbench.stats import (
+    BLAS_SPREAD,
+    SAME_DRAWS_ATOL,
+    SAME_DRAWS_RTOL,
+    aggregate,
+    same_draws_tolerance,
+    sidak_rate,
+    sidak_z,
+    welch_df,
+)
 from kernelbench.verify import (
     AGREES,
-    BLAS_SPREAD,
     CELL,
     DEVIATES,
     DRIFTS,
     KNOWN,
     NO_REFERENCE,
     REPRODUCED,
-    SAME_DRAWS_ATOL,
-    SAME_DRAWS_RTOL,
     WIDTH,
     VerifyConfig,
-    aggregate,
     compare_baseline,
     compare_reference,
     config_path,
@@ -43,13 +49,9 @@ from kernelbench.verify import (
     load_config,
     parse_known,
     pooled_bias,
-    same_draws_tolerance,
-    sidak_rate,
-    sidak_z,
     sort_cells,
     tau_cv,
     verdict_line,
-    welch_df,
 )
 
 EXPERIMENT = "munkhoeva2018_fig1_reduced"

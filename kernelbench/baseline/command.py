@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -19,19 +20,56 @@ import click
 import pandas as pd
 
 from kernelbench.baseline import fig1, fig2, figures, liu2020
+from kernelbench.baseline.format import cell_table, update_table, write_table
 from kernelbench.errors import KernelbenchError
 
-#: experiment -> writer of its paper-specific table(s) from a results frame
-TABLES: dict[str, Callable[..., None]] = {
-    "munkhoeva2018_fig1": fig1.write,
-    "munkhoeva2018_fig2": fig2.write,
-    "liu2020_table3": liu2020.write,
-    "liu2020_table3_paper": partial(liu2020.write, experiment="liu2020_table3_paper"),
+
+@dataclass(frozen=True)
+class PaperTable:
+    """A paper's baseline table: ``build`` from a results frame, written to ``name``."""
+
+    build: Callable[[pd.DataFrame], pd.DataFrame]
+    name: str
+    #: the derived columns redone after ``--update``/``--update-cells`` (None: no update)
+    merged: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    #: draws the figures from (results, table, out, echo)
+    figure: Callable[..., None] | None = None
+    float_format: str | None = None
+    #: whether the line naming the table names its runs
+    runs: bool = True
+
+    def write(self, df: pd.DataFrame, out: Path, update: str | None, figure: bool) -> None:
+        """Write the table (``update``: replace only the datasets or cells of ``df``)."""
+        table = self.build(df)
+        csv = out / self.name
+        if update and csv.is_file() and self.merged:
+            table = self.merged(update_table(pd.read_csv(csv), table, by=update))
+        write_table(table, csv, self.float_format)
+        runs = f", runs {sorted(int(r) for r in table['runs'].unique())}" if self.runs else ""
+        click.echo(f"wrote {csv} ({len(table)} cells{runs})")
+        if figure and self.figure:
+            self.figure(df, table, out, click.echo)
+
+
+def _liu(name: str) -> PaperTable:
+    """A Liu et al. Table 3 baseline: no figure, the ratios to rff redone after an update."""
+    merged = liu2020.with_rff_ratio
+    return PaperTable(liu2020.table3_baseline, name, merged, float_format="%.6g", runs=False)
+
+
+#: experiment -> its paper-specific table
+TABLES = {
+    "munkhoeva2018_fig1": PaperTable(
+        partial(cell_table, metric=fig1.METRIC), "fig1_baseline.csv", lambda t: t, fig1.draw_figure
+    ),
+    "munkhoeva2018_fig2": PaperTable(
+        fig2.baseline_table, "fig2_baseline.csv", None, fig2.draw_figure
+    ),
+    "liu2020_table3": _liu("liu2020_table3_baseline.csv"),
+    "liu2020_table3_paper": _liu("liu2020_table3_paper_baseline.csv"),
 }
 #: the experiments whose table can be updated in place (``--update``, ``--update-cells``)
-UPDATABLE = ("munkhoeva2018_fig1", "liu2020_table3", "liu2020_table3_paper")
-#: the experiments whose baseline has a paper-specific format, in the order of ``--help``
-EXPERIMENTS = (*TABLES, *figures.EXPERIMENTS)
+UPDATABLE = tuple(name for name, table in TABLES.items() if table.merged)
 
 
 def default_out(results: list[Path]) -> Path:
@@ -40,59 +78,11 @@ def default_out(results: list[Path]) -> Path:
     return results[0].parent / "baseline"
 
 
-def write_baseline(
-    experiment: str,
-    results: list[Path],
-    out: Path | None = None,
-    update: str | None = None,
-    figure: bool = True,
-    echo: Callable[[str], None] = print,
-    rows_of: str | None = None,
-    methods: list[str] | None = None,
-) -> None:
-    """The baseline of ``experiment`` from the shards under ``results`` (of experiment
-    ``rows_of`` if given; only the rows of ``methods`` for the Yu/Yang figures)."""
-    from kernelbench.results import read_results
-
-    out = default_out(results) if out is None else out
-    if update and experiment not in UPDATABLE:
-        raise KernelbenchError(f"--update and --update-cells apply to {', '.join(UPDATABLE)}")
-    if experiment in figures.EXPERIMENTS:
-        if len(results) != 1:
-            raise KernelbenchError(f"{experiment}: give one results directory")
-        figures.write(results[0], experiment, out, echo=echo, rows_of=rows_of, methods=methods)
-        return
-    if methods:
-        raise KernelbenchError("--methods applies to the yu2016_* and yang2014_* experiments")
-    source = rows_of or experiment
-    missing = [p for p in results if not p.is_dir()]
-    if missing:
-        raise KernelbenchError(f"results directory {str(missing[0])!r} does not exist")
-    df = pd.concat([read_results(p, source) for p in results], ignore_index=True)
-    if df.empty:
-        raise KernelbenchError(
-            f"no results of experiment {source!r} under {', '.join(map(str, results))} "
-            f"(run it first: kernelbench run experiment=<its file>)"
-        )
-    out.mkdir(parents=True, exist_ok=True)
-    if experiment in TABLES:
-        TABLES[experiment](df, out, update=update, figure=figure, echo=echo)
-    else:
-        generic_write(df, experiment, out, results, source, figure=figure, echo=echo)
-
-
 def generic_write(
-    df: pd.DataFrame,
-    experiment: str,
-    out: Path,
-    results: list[Path],
-    source: str,
-    figure: bool = True,
-    echo: Callable[[str], None] = print,
+    df: pd.DataFrame, experiment: str, out: Path, results: list[Path], source: str, figure: bool
 ) -> None:
     """``<experiment>_baseline.csv`` (the protocol's headline metric per cell) and the
     protocol's default figures as ``<experiment>_<file>.png``."""
-    from kernelbench.baseline.format import cell_table, write_table
     from kernelbench.reporting import REPORTING
 
     protocols = sorted(df["protocol"].dropna().astype(str).unique())
@@ -111,25 +101,19 @@ def generic_write(
     same = [*rep.cell_keys, "run", "config_hash"]
     twice = df.duplicated(same)
     if twice.any():
-        echo(f"note: {int(twice.sum())} rows found twice (same cell, run and config) counted once")
+        click.echo(
+            f"note: {int(twice.sum())} rows found twice (same cell, run and config) counted once"
+        )
         df = df[~twice]
     table = cell_table(df, rep.metric(None).column, keys=rep.cell_keys)
     csv = write_table(table, out / f"{experiment}_baseline.csv")
-    echo(f"wrote {csv} ({len(table)} cells, metric {rep.headline})")
-    if figure and len(results) == 1:
-        for path in _draw(results[0], source, out):
-            echo(f"wrote {path}")
+    click.echo(f"wrote {csv} ({len(table)} cells, metric {rep.headline})")
+    if figure and len(results) == 1:  # the default figures, as kernelbench plot draws them
+        with figures.drawn(results[0], source) as tmp:
+            for path in sorted(tmp.rglob("*.png")):
+                click.echo(f"wrote {shutil.copyfile(path, out / f'{source}_{path.name}')}")
     elif figure:
-        echo("note: figures are drawn from one results directory (kernelbench plot)")
-
-
-def _draw(results: Path, experiment: str, out: Path) -> list[Path]:
-    """The default figures of ``experiment``'s shards as ``<out>/<experiment>_<file>.png``."""
-    written = []
-    with figures.drawn(results, experiment) as tmp:
-        for path in sorted(tmp.rglob("*.png")):
-            written.append(Path(shutil.copyfile(path, out / f"{experiment}_{path.name}")))
-    return written
+        click.echo("note: figures are drawn from one results directory (kernelbench plot)")
 
 
 @click.command("baseline")
@@ -184,13 +168,32 @@ def baseline(
     (EXPERIMENT_baseline.csv), built-in or plug-in; the papers' own formats for
     munkhoeva2018_fig1, munkhoeva2018_fig2, liu2020_table3[_paper], yu2016_*,
     yang2014_*."""
-    write_baseline(
-        experiment,
-        list(results),
-        out,
-        update,
-        not no_figure,
-        click.echo,
-        rows_of,
-        list(methods) or None,
-    )
+    from kernelbench.results import read_results
+
+    results = list(results)
+    out = default_out(results) if out is None else out
+    if update and experiment not in UPDATABLE:
+        raise KernelbenchError(f"--update and --update-cells apply to {', '.join(UPDATABLE)}")
+    if experiment in figures.EXPERIMENTS:
+        if len(results) != 1:
+            raise KernelbenchError(f"{experiment}: give one results directory")
+        methods = list(methods) or None
+        figures.write(results[0], experiment, out, click.echo, rows_of, methods)
+        return
+    if methods:
+        raise KernelbenchError("--methods applies to the yu2016_* and yang2014_* experiments")
+    source = rows_of or experiment
+    missing = [p for p in results if not p.is_dir()]
+    if missing:
+        raise KernelbenchError(f"results directory {str(missing[0])!r} does not exist")
+    df = pd.concat([read_results(p, source) for p in results], ignore_index=True)
+    if df.empty:
+        raise KernelbenchError(
+            f"no results of experiment {source!r} under {', '.join(map(str, results))} "
+            f"(run it first: kernelbench run experiment=<its file>)"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    if experiment in TABLES:
+        TABLES[experiment].write(df, out, update, not no_figure)
+    else:
+        generic_write(df, experiment, out, results, source, not no_figure)

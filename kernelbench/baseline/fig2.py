@@ -4,12 +4,14 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.baseline.format import int_n, write_table
+from kernelbench.baseline.format import int_n
 from kernelbench.cell import shard_schema
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import get_protocol
@@ -37,33 +39,16 @@ def baseline_table(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def write(
-    df: pd.DataFrame,
-    out: Path,
-    update: str | None = None,
-    figure: bool = True,
-    echo: Callable[[str], None] = print,
-) -> None:
-    """Write ``fig2_baseline.csv`` (and ``fig2_<learner>.png``) from the results ``df``."""
-    table = baseline_table(df)
-    csv = write_table(table, out / "fig2_baseline.csv")
-    runs = sorted(int(r) for r in table["runs"].unique())
-    echo(f"wrote {csv} ({len(table)} cells, runs {runs})")
-    if figure:
-        import matplotlib
+def draw_figure(df: pd.DataFrame, table: pd.DataFrame, out: Path, echo: Callable) -> None:
+    """``fig2_<learner>.png`` from the results ``df``."""
+    import matplotlib
 
-        matplotlib.use("Agg")
-        proto = get_protocol("downstream")
-        own = [c for c in shard_schema(proto).names if c in df.columns]
-        fig2 = get_reporting("downstream").figure("fig2")
-        result = fig2.draw(df[own], out / ".fig2", FigureOptions(formats=["png"]))
-        for path in result.written:
-            if path.suffix == ".png":
-                target = out / path.name
-                path.replace(target)
-                echo(f"wrote {target}")
-            else:
-                path.unlink()
-        (out / ".fig2").rmdir()
-        for note in result.notes:
-            echo(f"note: {note}")
+    matplotlib.use("Agg")
+    own = [c for c in shard_schema(get_protocol("downstream")).names if c in df.columns]
+    fig2 = get_reporting("downstream").figure("fig2")
+    with tempfile.TemporaryDirectory() as tmp:
+        result = fig2.draw(df[own], Path(tmp), FigureOptions(formats=["png"]))
+        for path in (p for p in result.written if p.suffix == ".png"):
+            echo(f"wrote {shutil.copyfile(path, out / path.name)}")
+    for note in result.notes:
+        echo(f"note: {note}")

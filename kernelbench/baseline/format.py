@@ -32,9 +32,7 @@ def int_n(n: pd.Series) -> pd.Series:
     return n.map(lambda v: int(v) if float(v).is_integer() else v)
 
 
-def cell_table(
-    df: pd.DataFrame, metric: str, keys: Sequence[str] = CELL, scale: float = 1.0
-) -> pd.DataFrame:
+def cell_table(df: pd.DataFrame, metric: str, keys: Sequence[str] = CELL) -> pd.DataFrame:
     """One row per cell of ``df`` (a results frame): :data:`COLUMNS`. A cell whose runs
     come from more than one config (seed, settings) is an error: pick one directory."""
     keys = list(keys)
@@ -43,21 +41,18 @@ def cell_table(
             raise KernelbenchError(
                 f"cell {key}: results from more than one config; pick one directory"
             )
-    out = aggregate(df, keys, metric, scale)
-    first = df.groupby(keys, sort=True, dropna=False)[["d", "method", "paper_label"]].first()
-    first["d"] = first["d"].astype(int)
-    values = df.assign(_v=df[metric].astype(float) * scale).groupby(keys, sort=True, dropna=False)[
-        "_v"
-    ]
-    extra = pd.DataFrame(
-        {
-            "median": values.apply(lambda v: float(np.median(v.dropna()))),
-            "q025": values.apply(lambda v: float(np.quantile(v.dropna(), 0.025))),
-            "q975": values.apply(lambda v: float(np.quantile(v.dropna(), 0.975))),
-            "experiment": df.groupby(keys, sort=True, dropna=False)["experiment"].first(),
-        }
-    )
-    stats = first.join(extra).reset_index()
+    out = aggregate(df, keys, metric)
+    g = df.assign(_v=df[metric].astype(float)).groupby(keys, sort=True, dropna=False)
+    stats = g.agg(
+        d=("d", "first"),
+        method=("method", "first"),
+        paper_label=("paper_label", "first"),
+        median=("_v", lambda v: float(np.median(v.dropna()))),
+        q025=("_v", lambda v: float(np.quantile(v.dropna(), 0.025))),
+        q975=("_v", lambda v: float(np.quantile(v.dropna(), 0.975))),
+        experiment=("experiment", "first"),
+    ).reset_index()
+    stats["d"] = stats["d"].astype(int)
     if "n" in keys:
         stats["n"] = stats["n"].astype(float)
     out = out.merge(stats, on=keys, how="left")
@@ -71,21 +66,19 @@ def cell_table(
 def update_table(
     old: pd.DataFrame, new: pd.DataFrame, by: str = "dataset", keys: Sequence[str] = CELL
 ) -> pd.DataFrame:
-    """``old`` without the datasets (``by="dataset"``) or the cells (``by="cell"``) of
-    ``new``, plus ``new``, in cell order."""
+    """``old`` without the datasets (``by="dataset"``) or the cells (``by="cell"``, the
+    ``keys``) of ``new``, plus ``new``, in cell order."""
     keys = list(keys)
-    if by == "dataset":
-        keep = old[~old["dataset"].isin(set(new["dataset"]))]
-    else:
+    cols = ["dataset"] if by == "dataset" else keys
 
-        def cells(t: pd.DataFrame) -> pd.Series:
-            cols = [t[k].astype(float) if k == "n" else t[k] for k in keys]
-            return pd.Series(list(zip(*cols, strict=True)), index=t.index)
+    def cells(t: pd.DataFrame) -> pd.MultiIndex:
+        return pd.MultiIndex.from_frame(t[cols].astype({"n": float} if "n" in cols else {}))
 
-        keep = old[~cells(old).isin(set(cells(new)))]
+    keep = old[~cells(old).isin(cells(new))]
     out = pd.concat([keep, new], ignore_index=True)
     out = out.sort_values(keys, kind="stable").reset_index(drop=True)
-    out["n"] = int_n(out["n"])
+    if "n" in keys:
+        out["n"] = int_n(out["n"])
     return out
 
 

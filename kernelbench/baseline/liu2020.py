@@ -7,12 +7,9 @@ liu2020_table3_paper the paper's text.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-
 import pandas as pd
 
-from kernelbench.baseline.format import cell_table, int_n, update_table, write_table
+from kernelbench.baseline.format import cell_table, int_n
 
 
 def table3_baseline(df: pd.DataFrame) -> pd.DataFrame:
@@ -26,10 +23,8 @@ def table3_baseline(df: pd.DataFrame) -> pd.DataFrame:
         peak_memory_mb=("peak_memory_mb", "mean"),
         rel_spec_error=("rel_spec_error", "mean"),
     )
-    out["n"] = out["n"].astype(float)
-    per = per.reset_index()
-    per["n"] = per["n"].astype(float)
-    out = out.merge(per, on=keys, how="left")
+    per = per.reset_index().astype({"n": float})
+    out = out.astype({"n": float}).merge(per, on=keys, how="left")
     out["n"] = int_n(out["n"])
     return with_rff_ratio(out)
 
@@ -43,22 +38,3 @@ def with_rff_ratio(table: pd.DataFrame) -> pd.DataFrame:
     out = out.merge(rff, on=on, how="left", suffixes=("", "_rff"))
     out["feature_time_vs_rff"] = out["feature_seconds"] / out.pop("feature_seconds_rff")
     return out
-
-
-def write(
-    df: pd.DataFrame,
-    out: Path,
-    update: str | None = None,
-    figure: bool = True,
-    echo: Callable[[str], None] = print,
-    experiment: str = "liu2020_table3",
-) -> None:
-    """Write ``<experiment>_baseline.csv`` from the results ``df`` (no figure); ``update``:
-    None (replace the table), ``dataset`` or ``cell`` (replace only those found; the
-    ratios to rff from the merged table)."""
-    table = table3_baseline(df)
-    csv = out / f"{experiment}_baseline.csv"
-    if update and csv.is_file():
-        table = with_rff_ratio(update_table(pd.read_csv(csv), table, by=update))
-    path = write_table(table, csv, float_format="%.6g")
-    echo(f"wrote {path} ({len(table)} cells)")

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,38 +35,34 @@ from kernelbench.verify.report import (
 )
 
 
-def cell_key(proto: Protocol, cell: Mapping[str, Any]) -> tuple:
-    """The values of the protocol's cell keys for a (composed) cell, before it runs."""
-    built = build_cell(cell)
-    values = {
-        "dataset": built.dataset["name"],
-        "kernel": built.kernel["name"],
-        "method_label": built.method_label,
-        "n": float(built.n),
-        **row_keys(built),
-    }
-    return tuple(values[k] for k in get_reporting(proto.name).cell_keys)
-
-
-def cell_variant(cell: Mapping[str, Any]) -> tuple:
-    """A composed cell's seed, kernel and method parameters as its rows store them."""
-    built = build_cell(cell)
-    return (int(built.seed), dumps(built.kernel["params"]), dumps(built.method["params"]))
+def grid_keys(proto: Protocol, cells: list[dict[str, Any]]) -> dict[tuple, tuple]:
+    """Each (composed) cell's key, the values of the protocol's cell keys before it runs,
+    to its seed, kernel and method parameters as its rows store them."""
+    grid = {}
+    for cell in cells:
+        built = build_cell(cell)
+        values = {
+            "dataset": built.dataset["name"],
+            "kernel": built.kernel["name"],
+            "method_label": built.method_label,
+            "n": float(built.n),
+            **row_keys(built),
+        }
+        key = tuple(values[k] for k in get_reporting(proto.name).cell_keys)
+        grid[key] = (int(built.seed), dumps(built.kernel["params"]), dumps(built.method["params"]))
+    return grid
 
 
 def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) -> pd.DataFrame:
     """The rows of the grid's cells; rows of another variant under the same cell key
     (seed, kernel or method parameters) are left out and named on stderr."""
     keys = list(get_reporting(proto.name).cell_keys)
-    grid = {cell_key(proto, c): cell_variant(c) for c in cells}
+    grid = grid_keys(proto, cells)
     have = df[keys].assign(n=df["n"].astype(float)) if "n" in keys else df[keys]
-    key = pd.Series([tuple(k) for k in have.itertuples(index=False)], index=df.index)
-    cols = (
-        df["seed"].astype(int),
-        df["kernel_params"].astype(str),
-        df["method_params"].astype(str),
-    )
-    variant = pd.Series(list(zip(*cols, strict=True)), index=df.index)
+    key = pd.Series(list(have.itertuples(index=False, name=None)), index=df.index)
+    types = {"seed": int, "kernel_params": str, "method_params": str}
+    rows = df[list(types)].astype(types).itertuples(index=False, name=None)
+    variant = pd.Series(list(rows), index=df.index)
     keep = key.isin(set(grid))
     several = variant[keep].groupby(key[keep]).nunique()
     mixed = set(several[several > 1].index)
@@ -167,10 +163,10 @@ def verify(
     results_dir = results_dir or Path("results") / "runs" / default_dir
     cells = grid_cells(cfg, grid, runs=runs)
     t0 = time.perf_counter()
+    say = partial(click.echo, err=True)
     if not no_run:
-        announce_cells(cells, lambda s: click.echo(s, err=True), results_dir)  # the plan
-        echo = None if quiet else (lambda s: click.echo(s, err=True))
-        run_cells(cells, results_dir, jobs=jobs, echo=echo)
+        announce_cells(cells, say, results_dir)  # the plan
+        run_cells(cells, results_dir, jobs=jobs, echo=None if quiet else say)
     df = read_results(results_dir)
     df = df[df["experiment"].isin(grid_experiments(cfg, grid))]
     df = df[df["protocol"] == proto.name] if "protocol" in df else df
@@ -182,15 +178,13 @@ def verify(
     ours = aggregate(df, keys, rep.metric(cfg.metric).column, cfg.scale)
     dims = df.groupby("dataset")["d"].first()
     ours["d"] = ours["dataset"].map(dims)  # orders the table's datasets by d
-    missing_cells = len({cell_key(proto, c) for c in cells}) - len(ours)
+    missing_cells = len(grid_keys(proto, cells)) - len(ours)
 
-    base = None
     if use_baseline is None:
         use_baseline = cfg.baseline is not None and cfg.baseline.is_file()
-    if use_baseline:
-        if cfg.baseline is None:
-            raise KernelbenchError(f"verify config {cfg.name!r} names no baseline table")
-        base = read_table(cfg.baseline, keys)
+    if use_baseline and cfg.baseline is None:
+        raise KernelbenchError(f"verify config {cfg.name!r} names no baseline table")
+    base = read_table(cfg.baseline, keys) if use_baseline else None
     v = verify_table(ours, cfg, baseline=base)
     t, pooled = v.table, v.pooled
 
@@ -234,10 +228,10 @@ def verify(
         )
     for text in legend:
         click.echo(wrap(text))
-    click.echo(f"[{time.perf_counter() - t0:.0f} s]", err=True)
+    say(f"[{time.perf_counter() - t0:.0f} s]")
     out = out or results_dir / "verify.csv"
     written = write_table(t, out, keys, pooled)
-    click.echo(f"wrote {', '.join(str(w) for w in written)}", err=True)
+    say(f"wrote {', '.join(str(w) for w in written)}")
     bad = failed(t, pooled)
     click.echo(verdict_line(c, bad, written[0]))
     if bad:

@@ -15,6 +15,7 @@ from kernelbench.drawing import dataset_order, kernel_rank, label_rank
 from kernelbench.errors import KernelbenchError
 from kernelbench.reference import load_reference
 from kernelbench.reporting import get_reporting
+from kernelbench.results import format_n
 from kernelbench.stats import (
     pooled_z,
     same_draws_tolerance,
@@ -24,7 +25,7 @@ from kernelbench.stats import (
     welch_df,
     z_score,
 )
-from kernelbench.verify.config import VerifyConfig, n_str
+from kernelbench.verify.config import VerifyConfig
 
 #: The cell keys of the kernel_approx protocol (the default of the functions below).
 CELL = ["dataset", "kernel", "method_label", "n"]
@@ -41,12 +42,8 @@ NO_BASELINE = "no baseline"
 
 def _key(row, keys: Sequence[str], method_col: str = "method_label") -> tuple:
     """A cell's key tuple (n as float), reading ``method_col`` for method_label."""
-    out = []
-    for k in keys:
-        col = method_col if k == "method_label" else k
-        v = row[col]
-        out.append(float(v) if k == "n" else v)
-    return tuple(out)
+    cols = [method_col if k == "method_label" else k for k in keys]
+    return tuple(float(row[c]) if c == "n" else row[c] for c in cols)
 
 
 def load_sample_variation(path: Path | None) -> pd.DataFrame | None:
@@ -230,7 +227,7 @@ def pooled_bias(
             {
                 **dict(zip(fam, key if isinstance(key, tuple) else (key,), strict=True)),
                 "cells": len(cells),
-                "ns": ",".join(n_str(n) or "" for n in cells["n"]),
+                "ns": ",".join(format_n(n) for n in cells["n"]),
                 "bias": bias,
                 "ratio": 1.0 + bias,
                 "ratio_min": float(ratio.min()),
@@ -257,6 +254,13 @@ class Verification:
     m: int
 
 
+def _verdict(t: pd.DataFrame) -> tuple[pd.Series, np.ndarray]:
+    """Within tolerance (|z| <= z_crit) and the verdict, the known reasons first."""
+    within = t["z"].abs() <= t["z_crit"]
+    verdict = np.where(within, REPRODUCED, DEVIATES).astype(object)
+    return within, np.where(t["known"] != "", KNOWN + ": " + t["known"], verdict)
+
+
 def judge(
     table: pd.DataFrame, alpha: float, baseline: bool, pooled: pd.DataFrame | None = None
 ) -> tuple[pd.DataFrame, float, int]:
@@ -275,17 +279,12 @@ def judge(
         sidak_z(m, alpha, df) if ok else np.nan
         for ok, df in zip(has_ref, t["df"].fillna(math.inf), strict=True)
     ]
-    within = t["z"].abs() <= t["z_crit"]
+    within, verdict = _verdict(t)
     t["within_tolerance"] = np.where(has_ref, within, np.nan)
-    verdict = np.where(within, REPRODUCED, DEVIATES).astype(object)
-    verdict = np.where(t["known"] != "", KNOWN + ": " + t["known"], verdict)
     t["verdict"] = np.where(has_ref, verdict, NO_REFERENCE)
     if pooled is not None:
         pooled["z_crit"] = [sidak_z(m, alpha, df) for df in pooled["df"].fillna(math.inf)]
-        ok = pooled["z"].abs() <= pooled["z_crit"]
-        pv = np.where(ok, REPRODUCED, DEVIATES).astype(object)
-        pooled["within_tolerance"] = ok
-        pooled["verdict"] = np.where(pooled["known"] != "", KNOWN + ": " + pooled["known"], pv)
+        pooled["within_tolerance"], pooled["verdict"] = _verdict(pooled)
     if baseline:
         t["base_z_crit"] = [
             1.0 if test == "rtol" else sidak_z(m, alpha, df)
@@ -331,32 +330,25 @@ def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
         "method_label": label_rank,
     }
     first = [k for k in ("dataset", "kernel", "method_label") if k in keys]
-    rest = [k for k in keys if k not in first]
-    cols = {k: t[k].map(rank[k]) for k in first}
-    cols.update({k: t[k] for k in rest})
-    sort = pd.DataFrame(cols)
-    idx = sorted(range(len(t)), key=lambda i: tuple(sort.iloc[i]))
+    cols = [t[k].map(rank[k]) for k in first] + [t[k] for k in keys if k not in first]
+    rows = list(zip(*cols, strict=True))
+    idx = sorted(range(len(t)), key=rows.__getitem__)
     return t.iloc[idx].reset_index(drop=True)
+
+
+def _tally(verdicts: pd.Series, prefix: str = "") -> dict[str, int]:
+    """How many ``verdicts`` reproduce, are known deviations, deviate."""
+    v = verdicts.astype(str)
+    n = [(v == REPRODUCED).sum(), v.str.startswith(KNOWN).sum(), (v == DEVIATES).sum()]
+    return {prefix + k: int(c) for k, c in zip(("reproduced", "known", "deviate"), n, strict=True)}
 
 
 def counts(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> dict[str, int]:
     """Verdict counts of the cells (and of the pooled families, keys ``pooled_*``)."""
     v = t["verdict"]
-    out = {
-        "cells": len(t),
-        "reproduced": int((v == REPRODUCED).sum()),
-        "known": int(v.str.startswith(KNOWN).sum()),
-        "deviate": int((v == DEVIATES).sum()),
-        "no_reference": int((v == NO_REFERENCE).sum()),
-    }
+    out = {"cells": len(t), **_tally(v), "no_reference": int((v == NO_REFERENCE).sum())}
     if pooled is not None:
-        pv = pooled["verdict"] if len(pooled) else pd.Series(dtype=object)
-        out.update(
-            pooled=len(pooled),
-            pooled_reproduced=int((pv == REPRODUCED).sum()),
-            pooled_known=int(pv.astype(str).str.startswith(KNOWN).sum()),
-            pooled_deviate=int((pv == DEVIATES).sum()),
-        )
+        out.update(pooled=len(pooled), **_tally(pooled["verdict"], "pooled_"))
     if "base_verdict" in t:
         b = t["base_verdict"]
         out.update(
@@ -370,9 +362,5 @@ def counts(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> dict[str, int
 
 def failed(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> bool:
     """Whether a cell or family that must reproduce deviates, or a cell drifts."""
-    bad = (t["verdict"] == DEVIATES).any()
-    if pooled is not None and len(pooled):
-        bad = bad or (pooled["verdict"] == DEVIATES).any()
-    if "base_verdict" in t:
-        bad = bad or (t["base_verdict"] == DRIFTS).any()
-    return bool(bad)
+    c = counts(t, pooled)
+    return bool(c["deviate"] or c.get("pooled_deviate") or c.get("drift"))

@@ -8,12 +8,13 @@ from __future__ import annotations
 import fnmatch
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.reporting import get_reporting
+from kernelbench.results import format_n
 
 DEFAULT_CONFIG = "munkhoeva2018_fig1"
 
@@ -54,7 +55,7 @@ class KnownDeviation:
                 continue
             if value is None or (isinstance(value, float) and math.isnan(value)):
                 return False
-            text = n_str(value) if isinstance(value, float) else str(value)
+            text = format_n(value) if isinstance(value, float) else str(value)
             if not any(fnmatch.fnmatchcase(text, p) for p in patterns):
                 return False
         return True
@@ -91,19 +92,6 @@ class VerifyConfig:
         return [k for k in self.known_deviations if k.matches(row)]
 
 
-def n_str(n: Any) -> str | None:
-    """``1`` for 1 and 1.0, ``0.5`` for 0.5 (how rules and tables name n)."""
-    if n is None:
-        return None
-    n = float(n)
-    return str(int(n)) if n.is_integer() else repr(n)
-
-
-def repo_root() -> Path:
-    """The checkout root (relative paths in verify configs start here)."""
-    return Path(__file__).resolve().parents[2]
-
-
 def _tuple(value: Any, key: str) -> tuple[str, ...] | None:
     if value is None:
         return None
@@ -111,7 +99,7 @@ def _tuple(value: Any, key: str) -> tuple[str, ...] | None:
         value = [value]
     if not isinstance(value, list | tuple):
         raise KernelbenchError(f"known_deviations: {key} must be a list, got {value!r}")
-    return tuple(n_str(v) if key == "ns" else str(v) for v in value)
+    return tuple(format_n(v) if key == "ns" else str(v) for v in value)
 
 
 def parse_known(items: Iterable[Mapping[str, Any]]) -> list[KnownDeviation]:
@@ -181,8 +169,7 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         raise KernelbenchError(f"cannot parse {path}: {err}".splitlines()[0]) from None
     if not isinstance(raw, Mapping) or not raw.get("reference"):
         raise KernelbenchError(f"{path}: needs at least `reference:`")
-    own = is_builtin(path)
-    base = repo_root() if own else path.parent
+    base = Path(__file__).resolve().parents[2] if is_builtin(path) else path.parent
 
     def resolve(value: Any) -> Path | None:
         if value is None:
@@ -197,8 +184,7 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         str(k): [_grid_entry(e, path) for e in (v if isinstance(v, list) else [v])]
         for k, v in (raw.get("grids") or {}).items()
     }
-    known = {"reference", "protocol", "metric", "scale", "grids", "seed", "alpha"}
-    known |= {"sample_variation", "baseline", "compare", "known_deviations", "shared_runs"}
+    known = {f.name for f in fields(VerifyConfig)} - {"name"}
     unknown = sorted(set(raw) - known)
     if unknown:
         raise KernelbenchError(f"{path}: unknown keys {unknown}; valid: {sorted(known)}")

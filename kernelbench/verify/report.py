@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from kernelbench.results import format_n
 from kernelbench.verify.compare import CELL, KNOWN
-from kernelbench.verify.config import n_str
 
 #: The widest line ``verify`` prints without ``--wide``.
 WIDTH = 120
@@ -29,27 +29,29 @@ def _num(x: Any, spec: str = ".4g") -> str:
 
 def _pm(mean: Any, std: Any) -> str:
     """``0.0123 ± 0.0045``: ± is the standard deviation over runs, as everywhere."""
-    if mean is None or not np.isfinite(mean):
-        return "-"
-    return f"{mean:.4g} ± {_num(std, '.2g')}"
+    return f"{mean:.4g} ± {_num(std, '.2g')}" if np.isfinite(mean) else "-"
 
 
 def _key_columns(t: pd.DataFrame, keys: Sequence[str]) -> dict[str, Any]:
-    cols: dict[str, Any] = {}
-    for k in keys:
-        if k not in t:
-            continue
-        name = "method" if k == "method_label" else k
-        cols[name] = t[k].map(n_str) if k == "n" else t[k]
-    return cols
+    return {
+        "method" if k == "method_label" else k: t[k].map(format_n) if k == "n" else t[k]
+        for k in keys
+        if k in t
+    }
+
+
+def _reason(verdict: Any) -> str | None:
+    """A known deviation's reason, None for any other verdict."""
+    if isinstance(verdict, str) and verdict.startswith(KNOWN + ": "):
+        return verdict[len(KNOWN) + 2 :]
+    return None
 
 
 def known_notes(verdicts: Iterable[str]) -> dict[str, int]:
     """Known-deviation reasons, numbered in order of appearance (the narrow table's notes)."""
     notes: dict[str, int] = {}
-    for v in verdicts:
-        if isinstance(v, str) and v.startswith(KNOWN + ": "):
-            notes.setdefault(v[len(KNOWN) + 2 :], len(notes) + 1)
+    for reason in filter(None, map(_reason, verdicts)):
+        notes.setdefault(reason, len(notes) + 1)
     return notes
 
 
@@ -57,13 +59,7 @@ def _verdicts(v: pd.Series, wide: bool, notes: Mapping[str, int] | None) -> Any:
     """The verdict column; narrow: known deviations as ``known [i]`` (:func:`known_notes`)."""
     if wide:
         return v
-    notes = known_notes(v) if notes is None else notes
-    return [
-        f"known [{notes[x[len(KNOWN) + 2 :]]}]"
-        if isinstance(x, str) and x.startswith(KNOWN + ": ")
-        else x
-        for x in v
-    ]
+    return [f"known [{notes[r]}]" if (r := _reason(x)) else x for x in v]
 
 
 def display_frame(
@@ -125,16 +121,14 @@ def format_text(d: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-def wrap(text: str, width: int = WIDTH, indent: str = "") -> str:
-    """``text`` as lines of at most ``width`` characters (continuation lines indented)."""
-    return "\n".join(textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=False))
+def wrap(text: str, indent: str = "") -> str:
+    """``text`` as lines of at most :data:`WIDTH` characters (continuation lines indented)."""
+    return "\n".join(textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False))
 
 
-def format_notes(notes: Mapping[str, int], width: int = WIDTH) -> str:
+def format_notes(notes: Mapping[str, int]) -> str:
     """The narrow tables' notes: ``[i] known deviation: reason``, wrapped."""
-    return "\n".join(
-        wrap(f"[{i}] {KNOWN}: {reason}", width, indent="    ") for reason, i in notes.items()
-    )
+    return "\n".join(wrap(f"[{i}] {KNOWN}: {r}", indent="    ") for r, i in notes.items())
 
 
 def summary_line(c: Mapping[str, int]) -> str:
@@ -149,16 +143,15 @@ def summary_line(c: Mapping[str, int]) -> str:
     return text
 
 
-def verdict_line(
-    c: Mapping[str, int], failed: bool, written: Path | None = None, width: int = WIDTH
-) -> str:
+def verdict_line(c: Mapping[str, int], failed: bool, written: Path) -> str:
     """``PASS: <counts>; written to <path>`` (or FAIL), the path shortened to
-    ``.../`` its last parts to fit ``width``."""
+    ``.../`` its last parts to fit :data:`WIDTH`."""
     text = f"{'FAIL' if failed else 'PASS'}: {summary_line(c)}"
-    if written is None:
-        return text
-    path = _short_path(written)
-    room = width - len(text) - len("; written to ")
+    try:
+        path = str(Path(written).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        path = str(written)
+    room = WIDTH - len(text) - len("; written to ")
     if len(path) > room:
         parts = Path(path).parts
         tail = parts[-1]
@@ -170,15 +163,8 @@ def verdict_line(
     return f"{text}; written to {path}"
 
 
-def _short_path(p: Path) -> str:
-    try:
-        return str(Path(p).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(p)
-
-
 def write_table(
-    t: pd.DataFrame, path: Path, keys: Sequence[str] = CELL, pooled: pd.DataFrame | None = None
+    t: pd.DataFrame, path: Path, keys: Sequence[str], pooled: pd.DataFrame
 ) -> list[Path]:
     """``.csv``: every column (pooled families in ``<stem>_pooled.csv``); ``.md``: the
     wide printed tables. The files written."""
@@ -187,15 +173,12 @@ def write_table(
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".md":
         text = markdown_table(display_frame(t, keys))
-        if pooled is not None and len(pooled):
+        if len(pooled):
             text += "\nPooled per family (bias across n):\n\n"
             text += markdown_table(pooled_frame(pooled, keys))
         path.write_text(text)
         return [path]
     t.to_csv(path, index=False)
-    written = [path]
-    if pooled is not None:
-        side = path.with_name(f"{path.stem}_pooled{path.suffix or '.csv'}")
-        pooled.to_csv(side, index=False)
-        written.append(side)
-    return written
+    side = path.with_name(f"{path.stem}_pooled{path.suffix or '.csv'}")
+    pooled.to_csv(side, index=False)
+    return [path, side]

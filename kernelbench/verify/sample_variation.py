@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kernelbench.baseline.format import update_table
 from kernelbench.stats import aggregate
 from kernelbench.verify.compare import CELL
 
@@ -75,8 +76,4 @@ def merge_rows(path: Path, new: pd.DataFrame) -> pd.DataFrame:
     """The rows of ``path`` whose (dataset, kernel) ``new`` does not measure, then ``new``."""
     if not path.is_file():
         return new
-    old = pd.read_csv(path)
-    measured = set(zip(new["dataset"], new["kernel"], strict=True))
-    keep = [(d, k) not in measured for d, k in zip(old["dataset"], old["kernel"], strict=True)]
-    out = pd.concat([old[keep], new], ignore_index=True)
-    return out.sort_values(["dataset", "kernel"], kind="stable").reset_index(drop=True)
+    return update_table(pd.read_csv(path), new, by="cell", keys=["dataset", "kernel"])
