@@ -598,9 +598,17 @@ def test_cli_baseline_drift_exits_1(synthetic, capsys, tmp_path):
     assert code in (0, None) and out.splitlines()[-1].startswith("PASS: ")
 
 
-def test_cli_errors_are_one_line(tmp_path, capsys):
+def test_cli_errors_are_one_line(synthetic, tmp_path, capsys):
     code, _ = run_verify(["--no-run", "--results", str(tmp_path / "nothing")], capsys)
     assert code == 2
+    # --runs that no stored cell has: one line naming the runs there are (no KeyError)
+    root, cfg, _ = synthetic
+    args = ["--no-run", "--results", str(root), "--config", str(cfg), "--runs", "5"]
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", *args])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1
+    assert "with 5 runs" in err[0] and err[0].endswith("it has runs: 30")
     code, _ = run_verify(["--config", "nope", "--no-run"], capsys)
     assert code == 2
     assert (config_dir() / "verify" / "munkhoeva2018_fig1.yaml").is_file()

@@ -173,6 +173,12 @@ def verify(
     df = grid_rows(df, proto, cells)
     if df.empty:
         raise KernelbenchError(f"no results of the {grid} grid under {str(results_dir)!r}")
+    if runs is not None and not (df["runs"] == runs).any():
+        have = ", ".join(str(r) for r in sorted(df["runs"].unique()))
+        raise KernelbenchError(
+            f"no results of the {grid} grid with {runs} runs under {str(results_dir)!r}; "
+            f"it has runs: {have}"
+        )
     if runs is not None:
         df = df[df["runs"] == runs]
     ours = aggregate(df, keys, rep.metric(cfg.metric).column, cfg.scale)
