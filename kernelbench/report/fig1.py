@@ -44,23 +44,22 @@ COLUMNS += ["ratio", "z", "verdict"]
 def cell_table(t: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
     """One row per (paper cell, our variant compared with it); paper cells we have not
     run appear once with verdict 'not run'."""
-    t = t[t["verdict"] != NO_REFERENCE]
-    rows = []
-    for r in ref.assign(n=ref["n"].astype(float)).itertuples():
-        mine = t[
-            (t["dataset"] == r.dataset)
-            & (t["kernel"] == r.kernel)
-            & (t["paper_method"] == r.method)
-            & (t["n"] == float(r.n))
-        ]
-        paper = (r.dataset, r.kernel, r.paper_method)
-        if mine.empty:
-            rows.append((*paper, "", r.n, np.nan, np.nan, r.mean, np.nan, np.nan, "not run"))
-        rows += [
-            (*paper, m.method_label, r.n, m.runs, m.mean, r.mean, m.ratio, m.z, m.verdict)
-            for m in mine.itertuples()
-        ]
-    out = pd.DataFrame(rows, columns=COLUMNS)
+    keys = ["dataset", "kernel", "method", "n"]
+    t = t[t["verdict"] != NO_REFERENCE].drop(columns="method")
+    t = t.rename(columns={"paper_method": "method", "method_label": "ours", "mean": "ours_mean"})
+    ref = ref.rename(columns={"paper_method": "paper", "mean": "paper_mean"})
+    out = (
+        ref[[*keys, "paper", "paper_mean"]]
+        .assign(n=ref["n"].astype(float))
+        .merge(
+            t[[*keys, "ours", "runs", "ours_mean", "ratio", "z", "verdict"]].assign(
+                n=t["n"].astype(float)
+            ),
+            on=keys,
+            how="left",
+        )
+    )
+    out = out.fillna({"ours": "", "verdict": "not run"})[COLUMNS]
     return ordered(out, ["dataset", "kernel", "ours", "n"], ORDERS).reset_index(drop=True)
 
 
