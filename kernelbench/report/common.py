@@ -176,29 +176,21 @@ def counts(v: Iterable[str]) -> tuple[int, int, int, int]:
     )
 
 
-def ratio_claim(
-    m: pd.Series,
-    cells: Iterable[tuple],
-    a: str,
-    b: str,
-    test: Callable[[float], bool],
-    key: str,
-    text: str,
-    what: str,
-) -> Claim:
-    """The claim ``text``: ``test(m[a] / m[b])`` in every one of ``cells`` where ``m``
-    (indexed by cell + label) has both; its evidence: how many pass, of how many (``what``),
-    and the failures (``; not in: ...``)."""
-    hold, total, fails = 0, 0, []
-    for ds, n in cells:
-        if (ds, n, a) in m.index and (ds, n, b) in m.index:
-            total += 1
-            r = m[(ds, n, a)] / m[(ds, n, b)]
-            hold += bool(test(r))
-            if not test(r):
-                fails.append(f"{ds} {key}={n:g}: {r:.3g}")
-    fails_ = ("; not in: " + ", ".join(fails)) if fails else ""
-    return Claim(text, total > 0 and hold == total, f"{hold} of {total} {what}{fails_}.")
+def means(t: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The mean of ``metric`` per (dataset, n) cell, one column per method label."""
+    return t[t["metric"] == metric].pivot_table(
+        index=["dataset", "n"], columns="method_label", values="mean"
+    )
+
+
+def ratio_claim(r: pd.Series, test: Callable[[float], bool], key: str, text: str, what: str):
+    """The claim ``text``: ``test`` on the ratio ``r`` in every (dataset, n) cell that has
+    one; its evidence: how many pass, of how many (``what``), and the failures."""
+    r = r.dropna()
+    ok = r.map(test).astype(bool)
+    fails = ", ".join(f"{ds} {key}={n:g}: {x:.3g}" for (ds, n), x in r[~ok].items())
+    fails = f"; not in: {fails}" if fails else ""
+    return Claim(text, len(r) > 0 and bool(ok.all()), f"{ok.sum()} of {len(r)} {what}{fails}.")
 
 
 def verdict_changes(head: str, now: Iterable[bool], before: Iterable[tuple]) -> str:

@@ -44,23 +44,22 @@ COLUMNS += ["ratio", "z", "verdict"]
 def cell_table(t: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
     """One row per (paper cell, our variant compared with it); paper cells we have not
     run appear once with verdict 'not run'."""
-    t = t[t["verdict"] != NO_REFERENCE]
-    rows = []
-    for r in ref.assign(n=ref["n"].astype(float)).itertuples():
-        mine = t[
-            (t["dataset"] == r.dataset)
-            & (t["kernel"] == r.kernel)
-            & (t["paper_method"] == r.method)
-            & (t["n"] == float(r.n))
-        ]
-        paper = (r.dataset, r.kernel, r.paper_method)
-        if mine.empty:
-            rows.append((*paper, "", r.n, np.nan, np.nan, r.mean, np.nan, np.nan, "not run"))
-        rows += [
-            (*paper, m.method_label, r.n, m.runs, m.mean, r.mean, m.ratio, m.z, m.verdict)
-            for m in mine.itertuples()
-        ]
-    out = pd.DataFrame(rows, columns=COLUMNS)
+    keys = ["dataset", "kernel", "method", "n"]
+    t = t[t["verdict"] != NO_REFERENCE].drop(columns="method")
+    t = t.rename(columns={"paper_method": "method", "method_label": "ours", "mean": "ours_mean"})
+    ref = ref.rename(columns={"paper_method": "paper", "mean": "paper_mean"})
+    out = (
+        ref[[*keys, "paper", "paper_mean"]]
+        .assign(n=ref["n"].astype(float))
+        .merge(
+            t[[*keys, "ours", "runs", "ours_mean", "ratio", "z", "verdict"]].assign(
+                n=t["n"].astype(float)
+            ),
+            on=keys,
+            how="left",
+        )
+    )
+    out = out.fillna({"ours": "", "verdict": "not run"})[COLUMNS]
     return ordered(out, ["dataset", "kernel", "ours", "n"], ORDERS).reset_index(drop=True)
 
 
@@ -208,17 +207,18 @@ def _span(df: pd.DataFrame) -> str:
     return _range(df["mean"]) + "x" if len(df) else "not measured"
 
 
-def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> Section:
+def build() -> Section:
     """The Fig. 1 section: every paper cell against ours, verdicts as ``kernelbench verify``."""
-    cfg = load_config(config)
-    ours_path = ours_path or cfg.baseline
+    cfg = load_config("munkhoeva2018_fig1")
+    ours_path = cfg.baseline
     ours = with_sem(pd.read_csv(ours_path))
     ref = load_reference(cfg.reference)
     ver = verify_table(ours, cfg, ref=ref)
     t, pooled = ver.table, ver.pooled
     cells = cell_table(t, ref)
     tau = load_sample_variation(cfg.sample_variation)
-    n_rep, n_known, n_dev, n_not = counts(paper_cell_verdicts(cells)["verdict"])
+    per_cell = paper_cell_verdicts(cells)
+    n_rep, n_known, n_dev, n_not = counts(per_cell["verdict"])
     dev = pooled[pooled["verdict"].astype(str) == DEVIATES]
     per_dataset, families = pooled_lines(pooled, DATASET_NAMES, KERNEL_NAMES)
     tau_rows = (
@@ -237,7 +237,7 @@ def build(config: str = "munkhoeva2018_fig1", ours_path: Path | None = None) -> 
         n_known=n_known,
         n_dev=n_dev,
         n_not=n_not,
-        per_dataset=per_dataset_table(cells),
+        per_dataset=per_dataset_table(per_cell),
         zcs=t["z_crit"].dropna(),
         rate=ver.rate,
         m=ver.m,
@@ -276,15 +276,15 @@ def paper_cell_verdicts(cells: pd.DataFrame) -> pd.DataFrame:
     return cells.groupby(keys, sort=False)["verdict"].agg(pick).reset_index()
 
 
-def per_dataset_table(cells: pd.DataFrame) -> str:
+def per_dataset_table(per_cell: pd.DataFrame) -> str:
     """Verdict counts per dataset, one per paper cell (see :func:`paper_cell_verdicts`)."""
-    per_cell = paper_cell_verdicts(cells)
-    rows, total = [], np.zeros(5, dtype=int)
-    for ds in [d for d in DS_ORDER if d in set(per_cell["dataset"])]:
-        v = per_cell.loc[per_cell["dataset"] == ds, "verdict"]
-        row = np.array([len(v), *counts(v)])
-        total += row
-        rows.append([dataset_name(ds), *row])
+    v = per_cell.groupby("dataset")["verdict"]
+    rows = [
+        [dataset_name(ds), len(v.get_group(ds)), *counts(v.get_group(ds))]
+        for ds in DS_ORDER
+        if ds in v.groups
+    ]
+    total = np.sum([r[1:] for r in rows], axis=0)
     rows.append(["**all**", *(f"**{x}**" for x in total)])
     cols = ["dataset", "paper cells", "reproduced", "known deviations", "deviate", "not run"]
     return table(cols, rows)

@@ -16,7 +16,6 @@ the same cells (fig1_baseline.csv). Tests, fixed before the grid was computed:
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -154,14 +153,12 @@ def _claims(ours: pd.DataFrame, fig1: pd.DataFrame) -> dict:
     }
 
 
-def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Section | None:
+def build() -> Section | None:
     """The Fig. 2 section (None when the baseline is not committed)."""
-    ours_path = ours_path or BASELINE
-    fig1_path = fig1_path or FIG1_BASELINE
-    if not ours_path.is_file():
+    if not BASELINE.is_file():
         return None
-    ours = pd.read_csv(ours_path)
-    fig1 = pd.read_csv(fig1_path) if fig1_path.is_file() else pd.DataFrame()
+    ours = pd.read_csv(BASELINE)
+    fig1 = pd.read_csv(FIG1_BASELINE) if FIG1_BASELINE.is_file() else pd.DataFrame()
     learners = sorted(ours["learner"].unique())
     ns = sorted(ours["n"].unique().tolist())
     runs = sorted(int(r) for r in ours["runs"].unique())
@@ -221,8 +218,8 @@ def build(ours_path: Path | None = None, fig1_path: Path | None = None) -> Secti
     cols += ["exact", "verdict", "best approximant (Fig. 1)", "reversed by"]
     doc = render(
         "fig2",
-        ours_path=ours_path,
-        fig1_path=fig1_path,
+        ours_path=BASELINE,
+        fig1_path=FIG1_BASELINE,
         cells=len(ours),
         learners=learners,
         datasets=", ".join(dataset_name(d) for d in datasets),

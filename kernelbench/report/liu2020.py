@@ -159,12 +159,11 @@ def build() -> Section | None:
     if not BASELINE.is_file():
         return None
     code = reading("the code's reading", CONFIG, BASELINE)
-    readings = [code]
+    paper = None
     cells, ours, cfg, s = code["cells"], code["ours"], code["cfg"], code["summary"]
     cell_table = md(cells, CELL_COLS)
     if PAPER_BASELINE.is_file():
         paper = reading("the paper's text", PAPER_CONFIG, PAPER_BASELINE)
-        readings.append(paper)
         both = cells.merge(
             paper["cells"][["dataset", "n", "method", "ours", "verdict"]],
             on=["dataset", "n", "method"],
@@ -177,7 +176,7 @@ def build() -> Section | None:
         cell_table = md(
             both, [*CELL_COLS[:6], ("z", "z"), *verdicts, ("verdict (text)", "verdict_paper")]
         )
-    ps = readings[-1]["summary"] if len(readings) > 1 else None
+    ps = paper["summary"] if paper else None
     s.note = (
         "the authors' code's reading (per-row scaling, re-weighted columns) reproduces "
         "EEG; cod-RNA is off by its test file (measured); the paper's text reproduces "
@@ -211,8 +210,8 @@ def build() -> Section | None:
     body = render(
         "liu2020",
         code=code,
-        paper=readings[1] if len(readings) > 1 else None,
-        readings=readings,
+        paper=paper,
+        readings=[code, paper] if paper else [code],
         zc=code["table"]["z_crit"].dropna(),
         cell_table=cell_table,
         ratios=ratios,
