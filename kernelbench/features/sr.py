@@ -112,6 +112,12 @@ class _SphericalRadial(RandomFeatureMap):
         self.radii_ = self._draw_radii(rng, t, p, d)
         return t, per_rule
 
+    def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
+        """Radial degree 1 (sr11, sr13): equal weights, each node marginally N(0, I); the
+        last rule may be truncated to hit D = 2n(d + 1), equal weights keep it unbiased."""
+        self._draw_rules(rng, d, D)
+        return np.full(D, 1.0 / D), 0.0
+
     def _project(self, X: np.ndarray) -> np.ndarray:
         N, d = X.shape
         p = self.nodes_per_rule_
@@ -137,20 +143,8 @@ class _SphericalRadial(RandomFeatureMap):
             np.negative(S, out=out[:, lo + p : lo + 2 * p])
 
 
-class _MonteCarloSR(_SphericalRadial):
-    """SR rules of radial degree 1: equal weights, each node marginally N(0, I).
-
-    The last rule may be truncated to hit D = 2n(d + 1) exactly; equal weights
-    keep the estimate unbiased.
-    """
-
-    def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
-        self._draw_rules(rng, d, D)
-        return np.full(D, 1.0 / D), 0.0
-
-
 @FEATURE_MAPS.register("sr11")
-class SR11(_MonteCarloSR):
+class SR11(_SphericalRadial):
     """SR rule of degree (1, 1): nodes +-rho Q e_1, rho ~ chi(d) (Prop. 2.1: = RFF).
 
     Q e_1 is a uniformly random unit vector for Haar Q; it is drawn directly
@@ -169,7 +163,7 @@ class SR11(_MonteCarloSR):
 
 
 @FEATURE_MAPS.register("sr13")
-class SR13(_MonteCarloSR):
+class SR13(_SphericalRadial):
     """SR rule of degree (1, 3): nodes +-rho_i Q e_i, rho_i ~ chi(d) (Prop. 2.2: = ORF)."""
 
     paper_label = "SR13"
