@@ -110,8 +110,10 @@ class ResampledRFF(DenseFeatureMap):
             )
 
     def _scores(self, X: np.ndarray, y: Any, W: np.ndarray, d: int) -> np.ndarray:
-        """The score p_i >= 0 of each pre-sampled frequency (row of W)."""
-        raise NotImplementedError
+        """The score p_i >= 0 of each pre-sampled frequency (row of W): by default its
+        cos and sin columns' scores summed."""
+        scores = self._column_scores(X, y, W, None, d)
+        return scores[: len(W)] + scores[len(W) :]
 
     def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: np.ndarray, d: int):
         """The score >= 0 of each of the 2s columns (``reweight``)."""
@@ -221,10 +223,6 @@ class LevRFF(ResampledRFF):
     def _check_params(self) -> None:
         super()._check_params()
         check_real("ridge", self.ridge, 0, strict=True)
-
-    def _scores(self, X: np.ndarray, y: Any, W: np.ndarray, d: int) -> np.ndarray:
-        lev = self._column_scores(X, y, W, None, d)
-        return lev[: len(W)] + lev[len(W) :]
 
     def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: Any, d: int):
         """diag(G (G + n lambda I)^{-1}), G = Z^T Z, Z = [cos, sin](X W^T [+ b]) / sqrt(l)

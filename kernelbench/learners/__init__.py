@@ -135,13 +135,10 @@ def score(metric: str, y_true: np.ndarray, y_pred: np.ndarray) -> float:
     relative error ||y_hat - y||_2 / ||y||_2 (Yang et al. 2014; lower is better)."""
     from sklearn.metrics import accuracy_score, r2_score
 
-    if metric == "accuracy":
-        return float(accuracy_score(y_true, y_pred))
-    if metric == "r2":
-        return float(r2_score(y_true, y_pred))
-    if metric == "rel_error":
-        return rel_error(y_true, y_pred)
-    raise choices_error("metric", metric, ("accuracy", "r2", "rel_error"))
+    scorers = {"accuracy": accuracy_score, "r2": r2_score, "rel_error": rel_error}
+    if metric not in scorers:
+        raise choices_error("metric", metric, tuple(scorers))
+    return float(scorers[metric](y_true, y_pred))
 
 
 __all__ = [
