@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from omegaconf import OmegaConf
+import yaml
 
 from kernelbench.datasets import net
 from kernelbench.datasets.convert import frame_to_arrays, read_libsvm, read_powerplant
@@ -65,5 +65,5 @@ def _spec(name: str, entry: dict[str, Any]) -> DatasetSpec:
     return DatasetSpec(name=name, urls=urls, **facts)
 
 
-for _name, _entry in OmegaConf.to_container(OmegaConf.load(CATALOGUE)).items():  # type: ignore[union-attr]
+for _name, _entry in yaml.safe_load(CATALOGUE.read_text()).items():
     register(_spec(str(_name), _entry))
