@@ -54,11 +54,6 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "datasets",
         "List, fetch and describe the benchmark datasets.",
     ),
-    "migrate": (
-        "kernelbench.migrate",
-        "migrate",
-        "Bring the shards of an earlier schema to the current one.",
-    ),
     "list": (
         "kernelbench.cli",
         "list_cmd",

@@ -175,8 +175,7 @@ def run_and_store(
             version = shard_schema_version(path)
             if version is not None and version < SCHEMA_VERSION:
                 raise KernelbenchError(
-                    f"{path}: written by schema {version}; rerun with overwrite=true, "
-                    f"or `kernelbench migrate {output_dir}`"
+                    f"{path}: written by schema {version}; rerun with overwrite=true"
                 )
             stored = shard_config_hash(path)
             if stored == cell.config_hash:

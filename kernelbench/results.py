@@ -34,7 +34,7 @@ from kernelbench.errors import KernelbenchError
 #    D to whole rules): its cells whose n is not a whole number of rules change.
 # 5: a shard carries its schema version (:data:`SCHEMA_KEY`); the hash reads the data
 #    recipes under ``splits`` (numbers unchanged). A shard of an earlier version is
-#    reported, never adopted: rerun it, or ``kernelbench migrate DIR``.
+#    reported, never adopted: rerun it with overwrite=true.
 SCHEMA_VERSION = 5
 
 #: The key of a shard's Parquet metadata that holds its schema version.

@@ -51,7 +51,6 @@ LAYERS: dict[str, int] = {
     "verify": 4,
     "leaderboard": 4,
     "plot_command": 4,
-    "migrate": 4,
     "launch": 5,
     "estimate": 5,
     "report": 5,
@@ -212,13 +211,6 @@ def test_the_cycle_check_catches_a_cycle(tmp_path):
     graph = module_graph(sorted(pkg.glob("*.py")), pkg)
     assert graph == {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
-
-
-def test_migrate_is_off_the_run_path():
-    """``kernelbench migrate`` reads the old layouts; no module imports it (the CLI
-    names it in its command table)."""
-    importers = sorted(m for m, deps in module_graph().items() if "migrate" in deps)
-    assert not importers, f"only the CLI's command table may name kernelbench.migrate: {importers}"
 
 
 def _protocol_names() -> set[str]:

@@ -7,7 +7,6 @@ import copy
 import dataclasses
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -171,78 +170,12 @@ def test_a_shard_of_an_earlier_schema_is_one_line_never_adopted(tmp_path):
     with pytest.raises(KernelbenchError) as err:
         run_and_store(cell, tmp_path, echo=None)
     assert str(err.value) == (
-        f"{path}: written by schema 4; rerun with overwrite=true, "
-        f"or `kernelbench migrate {tmp_path}`"
+        f"{path}: written by schema 4; rerun with overwrite=true"
     )
     assert path.read_bytes() == before
     again = run_and_store(cell, tmp_path, overwrite=True, echo=None)
     assert again["rel_fro_error"].equals(fresh["rel_fro_error"])
     assert shard_schema_version(path) == SCHEMA_VERSION
-
-
-def test_migrate_moves_a_schema_3_shard_and_lists_the_rest(tmp_path):
-    """A schema-3 shard of a default dataset is moved to its new path with the new hash,
-    rows unchanged; one with a dataset override cannot be rebuilt: rerun."""
-    import pyarrow.parquet as pq
-
-    from kernelbench.migrate import earlier_hash
-
-    cell = build_cell(make_cell("sorf", "rbf", "digits", runs=2, seed=1))
-    small = build_cell(_small())
-    for c in (cell, small):
-        run_and_store(c, tmp_path, echo=None)
-    old_path = tmp_path / "kernel_approx/digits/rbf/sorf/seed=1,h=00000000/n=1.parquet"
-    for c, target in ((cell, old_path), (small, cell_shard_path(small, tmp_path))):
-        table = pq.read_table(cell_shard_path(c, tmp_path))
-        hashes = pa.array([earlier_hash(c, 3)] * table.num_rows)
-        table = table.set_column(table.schema.get_field_index("config_hash"), "config_hash", hashes)
-        cell_shard_path(c, tmp_path).unlink()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table.replace_schema_metadata({}), target)
-    out = kb("migrate", str(tmp_path), cwd=tmp_path)
-    assert out.stdout.splitlines() == [
-        f"migrated 1 shard(s) to schema {SCHEMA_VERSION}",
-        f"rerun with overwrite=true: {cell_shard_path(small, tmp_path)} (schema 4)",
-    ]
-    assert not old_path.exists()
-    assert shard_config_hash(cell_shard_path(cell, tmp_path)) == config_hash(cell)
-    assert run_and_store(cell, tmp_path, echo=None) is None  # done
-
-
-def test_migrate_adopts_schema_4_and_schema_3_unless_sr33s_budget_changed(tmp_path):
-    """Schema 4 gave sr33 rff's D at every n: a schema-4 shard is migrated, a schema-3
-    one too unless the cell is sr33 at an n that is not a whole number of rules (a
-    multiple of 1/2 for rbf, without reflections; of 1 for the arc-cosine kernels)."""
-    import pyarrow.parquet as pq
-
-    from kernelbench.migrate import budget_changed, earlier_hash
-
-    def cell(method: str, kernel: str, n: float):
-        return build_cell(make_cell(method, kernel, "digits", n=n, runs=2))
-
-    assert not budget_changed(cell("sr33", "rbf", 1)) and not budget_changed(
-        cell("sr33", "rbf", 1.5)
-    )
-    assert not budget_changed(cell("sr33", "arccos1", 2)) and not budget_changed(
-        cell("rff", "rbf", 1.3)
-    )
-    assert budget_changed(cell("sr33", "rbf", 1.3)) and budget_changed(cell("sr33", "arccos1", 1.5))
-    kept, changed, four = cell("sr33", "rbf", 1), cell("sr33", "rbf", 1.3), cell("sr33", "rbf", 0.3)
-    assert len({earlier_hash(kept, 3), earlier_hash(kept, 4), kept.config_hash}) == 3
-    for c, version in ((kept, 3), (changed, 3), (four, 4)):
-        run_and_store(c, tmp_path, echo=None)
-        path = cell_shard_path(c, tmp_path)
-        table = pq.read_table(path)
-        hashes = pa.array([earlier_hash(c, version)] * table.num_rows)
-        table = table.set_column(table.schema.get_field_index("config_hash"), "config_hash", hashes)
-        pq.write_table(table.replace_schema_metadata({}), path)
-    out = kb("migrate", str(tmp_path), cwd=tmp_path)
-    assert out.stdout.splitlines() == [
-        f"migrated 2 shard(s) to schema {SCHEMA_VERSION}",
-        f"rerun with overwrite=true: {cell_shard_path(changed, tmp_path)} (schema 4)",
-    ]
-    for c in (kept, four):
-        assert run_and_store(c, tmp_path, echo=None) is None  # done
 
 
 # -- a sweep keeps every shard -----------------------------------------------------
