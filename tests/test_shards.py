@@ -169,9 +169,7 @@ def test_a_shard_of_an_earlier_schema_is_one_line_never_adopted(tmp_path):
     before = path.read_bytes()
     with pytest.raises(KernelbenchError) as err:
         run_and_store(cell, tmp_path, echo=None)
-    assert str(err.value) == (
-        f"{path}: written by schema 4; rerun with overwrite=true"
-    )
+    assert str(err.value) == (f"{path}: written by schema 4; rerun with overwrite=true")
     assert path.read_bytes() == before
     again = run_and_store(cell, tmp_path, overwrite=True, echo=None)
     assert again["rel_fro_error"].equals(fresh["rel_fro_error"])
