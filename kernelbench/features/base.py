@@ -8,7 +8,8 @@ A map estimates k(x, y) = c E_{w ~ N(0, I)}[phi(w . x~) . phi(w . y~)]
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -56,8 +57,10 @@ def distinct_rows(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return A[first[order]], rank[np.ravel(index)]
 
 
+@dataclass(eq=False, repr=False)
 class RandomFeatureMap(TransformerMixin, BaseEstimator):
-    """Base class: parameters in ``__init__``, randomness in ``fit``, pure ``transform``.
+    """Base class: parameters as dataclass fields (the generated ``__init__`` is
+    scikit-learn's), randomness in ``fit``, pure ``transform``.
 
     Subclasses implement :meth:`_draw` (store the random structure, return the
     quadrature weights a_j^2 per projection and the weight a_0^2 of the node at
@@ -69,22 +72,15 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     """
 
     #: Paper label used in figures (G, Gort, ROM, QMC, GQ, B).
-    paper_label: str = ""
+    paper_label: ClassVar[str] = ""
     #: Maps of one family draw their first numbers alike from the same Generator (RFF's
     #: W first), so a protocol may give them one shared draw ("" = none).
-    draw_family: str = ""
+    draw_family: ClassVar[str] = ""
 
-    def __init__(
-        self,
-        kernel: str = "rbf",
-        n: float = 1,
-        gamma: float | None = None,
-        random_state: Any = None,
-    ) -> None:
-        self.kernel = kernel
-        self.n = n
-        self.gamma = gamma
-        self.random_state = random_state
+    kernel: str = "rbf"
+    n: float = 1
+    gamma: float | None = None
+    random_state: Any = None
 
     def _check_params(self) -> None:
         """Validate method-specific parameters (raise KernelbenchError)."""

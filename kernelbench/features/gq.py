@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
@@ -16,6 +18,7 @@ def gauss_hermite(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @FEATURE_MAPS.register("gq")
+@dataclass(eq=False, repr=False)
 class GQ(DenseFeatureMap):
     """Each coordinate w_ji drawn i.i.d. from the 1-D Gauss-Hermite nodes, P = weights.
 
@@ -25,9 +28,7 @@ class GQ(DenseFeatureMap):
 
     paper_label = "GQ"
 
-    def __init__(self, kernel="rbf", n=1, gamma=None, random_state=None, n_nodes: int = 2) -> None:
-        super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
-        self.n_nodes = n_nodes
+    n_nodes: int = 2
 
     def _check_params(self) -> None:
         check_int("n_nodes", self.n_nodes, 1, 100)

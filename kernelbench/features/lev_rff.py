@@ -19,6 +19,7 @@ no unbiased estimate.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -78,6 +79,7 @@ def _usable(scores: Any) -> tuple[np.ndarray, float]:
     return scores, total
 
 
+@dataclass(eq=False, repr=False)
 class ResampledRFF(DenseFeatureMap):
     """RFF re-sampled by scores of l = ceil(presample * s) pre-sampled frequencies
     (Table 3: l = s); ``fit(X, y)`` (``lev_rff`` reads only X). Attributes: ``scores_``,
@@ -92,12 +94,8 @@ class ResampledRFF(DenseFeatureMap):
     #: draws its frequencies as RFF does (a shared draw gives both the same W)
     draw_family = "rff"
 
-    def __init__(
-        self, kernel="rbf", n=1, gamma=None, random_state=None, presample=1.0, mode="resample"
-    ) -> None:
-        super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
-        self.presample = presample
-        self.mode = mode
+    presample: float = 1.0
+    mode: str = "resample"
 
     def _check_params(self) -> None:
         self._require_rbf(type(self).__name__.lower())
@@ -197,6 +195,7 @@ class ResampledRFF(DenseFeatureMap):
 
 
 @FEATURE_MAPS.register("lev_rff")
+@dataclass(eq=False, repr=False)
 class LevRFF(ResampledRFF):
     """Leverage-RFF: re-sampled by empirical ridge leverage scores (Liu et al. 2020, Eq. (3)).
 
@@ -207,18 +206,7 @@ class LevRFF(ResampledRFF):
     paper_label = "leverage-RFF"
     _needs_labels = False
 
-    def __init__(
-        self,
-        kernel: str = "rbf",
-        n: float = 1,
-        gamma: float | None = None,
-        random_state: Any = None,
-        presample: float = 1.0,
-        mode: str = "resample",
-        ridge: float = 0.05,
-    ) -> None:
-        super().__init__(kernel, n, gamma, random_state, presample, mode)
-        self.ridge = ridge
+    ridge: float = 0.05
 
     def _check_params(self) -> None:
         super()._check_params()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,6 +29,7 @@ CONSTRUCTIONS = ("stacked", "tall_qr")
 
 
 @FEATURE_MAPS.register("orf")
+@dataclass(eq=False, repr=False)
 class ORF(RandomFeatureMap):
     """W = S Q (Yu et al. 2016, Sec. 3): Q Haar-orthogonal, S = diag(chi(d) norms).
 
@@ -57,24 +59,11 @@ class ORF(RandomFeatureMap):
 
     paper_label = "Gort"
 
-    def __init__(
-        self,
-        kernel="rbf",
-        n=1,
-        gamma=None,
-        random_state=None,
-        construction: str = "stacked",
-        dense_limit_mb: float = 64.0,
-        tall_qr_sample_space: bool = False,
-        dense_budget_mb: float | None = None,
-        map_rows: int | None = None,
-    ) -> None:
-        super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
-        self.construction = construction
-        self.dense_limit_mb = dense_limit_mb
-        self.dense_budget_mb = dense_budget_mb
-        self.tall_qr_sample_space = tall_qr_sample_space
-        self.map_rows = map_rows
+    construction: str = "stacked"
+    dense_limit_mb: float = 64.0
+    tall_qr_sample_space: bool = False
+    dense_budget_mb: float | None = None
+    map_rows: int | None = None
 
     def _check_params(self) -> None:
         check_choice("construction", self.construction, CONSTRUCTIONS)

@@ -15,6 +15,7 @@ import copy
 import math
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -255,6 +256,7 @@ def _to_gaussian(U: np.ndarray) -> np.ndarray:
 
 
 @FEATURE_MAPS.register("qmc")
+@dataclass(eq=False, repr=False)
 class QMC(DenseFeatureMap):
     """Rows w_j = Phi^{-1}(u_j), u_j low-discrepancy points in [0, 1]^d (Yang et al. 2014).
 
@@ -271,34 +273,16 @@ class QMC(DenseFeatureMap):
 
     paper_label = "QMC"
 
-    def __init__(
-        self,
-        kernel="rbf",
-        n=1,
-        gamma=None,
-        random_state=None,
-        sequence: str = "halton",
-        scramble: bool = True,
-        generator: str | None = None,
-        randomize: str | None = None,
-        box_scale: float = 1.0,
-        max_cg_iter: int = 20,
-        tol: float = 0.0,
-        keep_iterates: bool = False,
-        skip: int = 0,
-        leap: int = 0,
-    ) -> None:
-        super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
-        self.sequence = sequence
-        self.scramble = scramble
-        self.generator = generator
-        self.randomize = randomize
-        self.skip = skip
-        self.leap = leap
-        self.box_scale = box_scale
-        self.max_cg_iter = max_cg_iter
-        self.tol = tol
-        self.keep_iterates = keep_iterates
+    sequence: str = "halton"
+    scramble: bool = True
+    generator: str | None = None
+    randomize: str | None = None
+    box_scale: float = 1.0
+    max_cg_iter: int = 20
+    tol: float = 0.0
+    keep_iterates: bool = False
+    skip: int = 0
+    leap: int = 0
 
     def _check_params(self) -> None:
         check_choice("sequence", self.sequence, SEQUENCES)

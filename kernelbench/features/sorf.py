@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
@@ -10,6 +12,7 @@ from kernelbench.transforms import hd_blocks_rows, next_pow2
 
 
 @FEATURE_MAPS.register("sorf")
+@dataclass(eq=False, repr=False)
 class SORF(RandomFeatureMap):
     """W = sqrt(d') H D_1 H D_2 H D_3 per block (Yu et al. 2016, Eq. 7; ROM, Choromanski 2017).
 
@@ -20,9 +23,7 @@ class SORF(RandomFeatureMap):
 
     paper_label = "ROM"
 
-    def __init__(self, kernel="rbf", n=1, gamma=None, random_state=None, n_blocks: int = 3) -> None:
-        super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
-        self.n_blocks = n_blocks
+    n_blocks: int = 3
 
     def _check_params(self) -> None:
         check_int("n_blocks", self.n_blocks, 1, 3)

@@ -26,6 +26,7 @@ the column sqrt(constant_) when it is >= 0).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,28 +41,17 @@ ROTATIONS = ("butterfly", "haar")
 RADII = ("per_point", "per_rule")
 
 
+@dataclass(eq=False, repr=False)
 class _SphericalRadial(RandomFeatureMap):
     """Shared machinery of the SR rules: rotations, radii, reflections, weights."""
 
     #: nodes per rule on the sphere (before reflection), as a function of d
     _radial_degree = 1
 
-    def __init__(
-        self,
-        kernel="rbf",
-        n=1,
-        gamma=None,
-        random_state=None,
-        rotation: str = "butterfly",
-        n_butterflies: int = 3,
-        reflections: bool | None = None,
-        radius: str = "per_point",
-    ) -> None:
-        super().__init__(kernel=kernel, n=n, gamma=gamma, random_state=random_state)
-        self.rotation = rotation
-        self.n_butterflies = n_butterflies
-        self.reflections = reflections
-        self.radius = radius
+    rotation: str = "butterfly"
+    n_butterflies: int = 3
+    reflections: bool | None = None
+    radius: str = "per_point"
 
     # -- parameters ---------------------------------------------------------
     def _check_params(self) -> None:
