@@ -95,7 +95,8 @@ class HouseholderProduct:
             b = min(panel, k - off)
             V = np.tril(a[off:, off : off + b], -1)
             V[np.arange(b), np.arange(b)] = 1.0
-            panels.append((off, V, _wy_factor(V, np.asarray(tau[off : off + b], dtype=float))))
+            T = wy_factor_from_gram(V.T @ V, np.asarray(tau[off : off + b], dtype=float))
+            panels.append((off, V, T))
         return cls(int(m), int(k), tuple(panels), np.diag(a)[:k].copy())
 
     @property
@@ -171,7 +172,7 @@ def _wy_panel(off: int, G: np.ndarray, betas: list[np.ndarray]):
     V = below * scale[None, :]
     V[idx, idx] = 1.0
     betas.append(beta)
-    return off, V, _wy_factor(V, tau)
+    return off, V, wy_factor_from_gram(V.T @ V, tau)
 
 
 def reflector_scalars(
@@ -188,14 +189,9 @@ def reflector_scalars(
     return beta, tau, scale
 
 
-def _wy_factor(V: np.ndarray, tau: np.ndarray) -> np.ndarray:
-    """T of H_1 ... H_b = I - V T V^T (LAPACK ``dlarft``, forward, columnwise)."""
-    return wy_factor_from_gram(V.T @ V, tau)
-
-
 def wy_factor_from_gram(VtV: np.ndarray, tau: np.ndarray) -> np.ndarray:
-    """T of H_1 ... H_b = I - V T V^T from the Gram matrix V^T V of the reflectors
-    (``dlarft``'s recurrence; for reflectors held in a reduced form)."""
+    """T of H_1 ... H_b = I - V T V^T (LAPACK ``dlarft``, forward, columnwise) from the
+    Gram matrix V^T V of the reflectors (also for reflectors held in a reduced form)."""
     b = len(tau)
     T = np.zeros((b, b))
     for i in range(b):
@@ -277,12 +273,6 @@ def _fwht_inplace(x):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _fwht_rows_inplace(X):  # pragma: no cover - compiled
-    for r in range(X.shape[0]):
-        _fwht_inplace(X[r])
-
-
-@numba.njit(cache=True, nogil=True)
 def _hd_rows(X, signs, inv, scale, out):  # pragma: no cover - compiled
     """out[:, b m : (b + 1) m] = scale * (H D_1 ... H D_k) of every zero-padded row of X,
     block b, H normalised by ``inv`` after each transform; one row at a time in a
@@ -329,19 +319,19 @@ def hd_blocks_rows(X: np.ndarray, signs: np.ndarray, D: int) -> np.ndarray:
     return out
 
 
-def fwht_rows(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def fwht_rows(X: np.ndarray) -> np.ndarray:
     """Normalised Walsh-Hadamard transform H x of each row (H = H^T, H H = I).
 
-    The row length must be a power of two. Works in place on ``out`` (a
-    C-contiguous copy of X by default); O(N m log m) time, no m x m matrix.
+    The row length must be a power of two; O(N m log m) time, no m x m matrix
+    (:func:`_hd_rows` with one block and D_1 = I).
     """
     m = X.shape[1]
     if m & (m - 1):
         raise ValueError(f"the row length must be a power of two, got {m}")
-    if out is None:
-        out = np.array(X, order="C", copy=True)
-    _fwht_rows_inplace(out)
-    out *= out.dtype.type(1.0 / np.sqrt(m))
+    X = np.ascontiguousarray(X)
+    dt = X.dtype
+    out = np.empty_like(X)
+    _hd_rows(X, np.ones((1, 1, m), dtype=dt), dt.type(1.0 / np.sqrt(m)), dt.type(1.0), out)
     return out
 
 
@@ -704,15 +694,9 @@ def simplex_into(U: np.ndarray, out: np.ndarray, lo: int, radii: np.ndarray, ref
 
 
 def simplex_rows(U: np.ndarray) -> np.ndarray:
-    """Return U @ V (N x (d + 1)): the inner products v_j . u for every row u, in O(N d)."""
+    """Return U @ V (N x (d + 1)): the inner products v_j . u for every row u, in O(N d)
+    (:func:`simplex_into` with unit radii)."""
     N, d = U.shape
-    i = np.arange(d, dtype=np.float64)
-    c = np.sqrt((d + 1.0) / ((d - i) * d * (d - i + 1.0))).astype(U.dtype, copy=False)
-    rv = U * c[None, :]
     out = np.empty((N, d + 1), dtype=U.dtype)
-    csum = np.cumsum(rv, axis=1)
-    out[:, 0] = rv[:, 0] * d
-    if d > 1:
-        out[:, 1:d] = rv[:, 1:] * (d - i[1:]).astype(U.dtype) - csum[:, :-1]
-    out[:, d] = -csum[:, -1]
+    simplex_into(U, out, 0, np.ones(d + 1), False)
     return out

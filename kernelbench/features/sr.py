@@ -121,11 +121,9 @@ class _SphericalRadial(RandomFeatureMap):
         return out[:, : self.n_projections_]
 
     def _rule_into(self, X, rot, U, out, lo, radii, refl) -> None:
-        """One rule's node projections of X into out[:, lo:] (U: scratch for X @ Q)."""
-        self._emit(self._rotate(X, rot, U), out, lo, radii, refl)
-
-    def _emit(self, U: np.ndarray, out: np.ndarray, lo: int, radii: np.ndarray, refl: bool) -> None:
-        """Write one rule's scaled (and reflected) node projections into out[:, lo:]."""
+        """One rule's scaled (and reflected) node projections of X into out[:, lo:] (U:
+        scratch for X @ Q)."""
+        U = self._rotate(X, rot, U)
         p = self.nodes_per_rule_
         S = U[:, :p] * radii.astype(U.dtype)[None, :]
         out[:, lo : lo + p] = S
@@ -192,14 +190,11 @@ class SR33(_SphericalRadial):
     def _nodes_per_rule(self, d: int) -> int:
         return d + 1
 
-    def _emit(self, U, out, lo, radii, refl):
-        simplex_into(U, out, lo, radii, refl)
-
     def _rule_into(self, X, rot, U, out, lo, radii, refl) -> None:
         if isinstance(rot, Butterfly):  # rotation and simplex in one pass, the same bits
             rot.simplex_into(X, out, lo, radii, refl)
         else:
-            super()._rule_into(X, rot, U, out, lo, radii, refl)
+            simplex_into(self._rotate(X, rot, U), out, lo, radii, refl)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         t, per_rule = self._draw_rules(rng, d, D)
