@@ -302,7 +302,7 @@ def _check_setting(key: str, value: Any) -> None:
     from kernelbench import validation as v
 
     checks: dict[str, Callable[[Any], Any]] = {
-        "seed": v.check_seed,
+        "seed": lambda x: v.check_int("seed", x, 0),
         "n": v.check_n,
         "runs": lambda x: x is None or v.check_runs(x),  # null: the dataset's
         "overwrite": lambda x: v.check_bool("overwrite", x),

@@ -31,15 +31,6 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.validation import check_int, check_real
 
 
-def _check_points(points: Any) -> np.ndarray:
-    W = np.asarray(points, dtype=np.float64)
-    if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1 or not np.all(np.isfinite(W)):
-        raise KernelbenchError(
-            f"points must be a finite s x d array with s, d >= 1, got shape {np.shape(points)}"
-        )
-    return np.ascontiguousarray(W)
-
-
 def _check_vector(name: str, value: Any, d: int) -> np.ndarray:
     v = np.asarray(value, dtype=np.float64)
     v = np.full(d, v) if v.ndim == 0 else v
@@ -52,9 +43,13 @@ def _check_vector(name: str, value: Any, d: int) -> np.ndarray:
 
 def _checked(points: Any, b: Any, sigma: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The points (s x d), b and sigma (length d), checked."""
-    W = _check_points(points)
+    W = np.asarray(points, dtype=np.float64)
+    if W.ndim != 2 or W.shape[0] < 1 or W.shape[1] < 1 or not np.all(np.isfinite(W)):
+        raise KernelbenchError(
+            f"points must be a finite s x d array with s, d >= 1, got shape {np.shape(points)}"
+        )
     d = W.shape[1]
-    return W, _check_vector("b", b, d), _check_vector("sigma", sigma, d)
+    return np.ascontiguousarray(W), _check_vector("b", b, d), _check_vector("sigma", sigma, d)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -87,11 +87,6 @@ def check_bool(name: str, value: Any) -> bool:
     return value
 
 
-def check_seed(value: Any) -> int:
-    """A numpy seed: an integer >= 0."""
-    return check_int("seed", value, 0)
-
-
 def check_output_dir(value: Any, name: str = "output_dir") -> Path:
     """A directory that exists and is writable, or can be created: checked before any
     compute (the nearest existing ancestor must be a writable directory)."""

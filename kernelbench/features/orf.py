@@ -74,11 +74,6 @@ class ORF(RandomFeatureMap):
         if self.map_rows is not None:
             check_int("map_rows", self.map_rows, 0)
 
-    def _start_fit(self, X):
-        out = super()._start_fit(X)
-        self.fit_rows_ = out[0].shape[0]
-        return out
-
     def _forms_w(self, d: int, D: int) -> str | None:
         """How ``fit`` forms W: ``"dorgqr"`` under ``dense_limit_mb``; ``"gemm"`` above
         it where the map will transform N >= d rows (``map_rows``, else the fit
@@ -103,6 +98,7 @@ class ORF(RandomFeatureMap):
         else:  # the published code: no sign correction, chi(D) row norms
             self.blocks_ = [(HouseholderProduct.gaussian(rng, max(D, d), min(D, d)), None)]
             self.row_norms_ = np.sqrt(rng.chisquare(D, size=D))
+        self.fit_rows_ = len(self._fit_data[0])
         route = self._forms_w(d, D)
         self.W_ = None if route is None else self._dense(d, D, gemm=route == "gemm")
         return np.full(D, 1.0 / D), 0.0

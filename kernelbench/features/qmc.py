@@ -248,13 +248,6 @@ def qmc_points(
     return pts[skip:]
 
 
-def _to_gaussian(U: np.ndarray) -> np.ndarray:
-    """Phi^{-1}(u) in place, u clipped to [eps, 1 - eps] (the origin maps to -8.1, not -inf)."""
-    eps = np.finfo(np.float64).eps
-    np.clip(U, eps, 1.0 - eps, out=U)
-    return ndtri(U, out=U)
-
-
 @FEATURE_MAPS.register("qmc")
 @dataclass(eq=False, repr=False)
 class QMC(DenseFeatureMap):
@@ -304,7 +297,8 @@ class QMC(DenseFeatureMap):
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         args = (bool(self.scramble), rng, self.generator, self.randomize)
         U = qmc_points(self.sequence, D, d, *args, int(self.skip), int(self.leap))
-        W = _to_gaussian(np.asarray(U, dtype=np.float64))
+        eps = np.finfo(np.float64).eps  # u in [eps, 1 - eps]: the origin maps to -8.1, not -inf
+        W = ndtri(np.clip(np.asarray(U, dtype=np.float64), eps, 1.0 - eps))
         if self.sequence == "adaptive":
             W = self._adapt(W, d)
         self.W_ = W

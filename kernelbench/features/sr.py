@@ -34,7 +34,6 @@ import numpy as np
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import RandomFeatureMap, check_choice, check_int
-from kernelbench.kernels import get_kernel
 from kernelbench.transforms import Butterfly, haar_orthogonal, simplex_into
 
 ROTATIONS = ("butterfly", "haar")
@@ -63,11 +62,6 @@ class _SphericalRadial(RandomFeatureMap):
                 f"reflections must be true, false or null, got {self.reflections!r}"
             )
 
-    def _use_reflections(self) -> bool:
-        if self.reflections is None:
-            return not get_kernel(self.kernel).even
-        return bool(self.reflections)
-
     def _nodes_per_rule(self, d: int) -> int:
         raise NotImplementedError
 
@@ -94,7 +88,8 @@ class _SphericalRadial(RandomFeatureMap):
     def _draw_rules(self, rng: np.random.Generator, d: int, D: int) -> tuple[int, int]:
         """Draw the t = ceil(D / per_rule) rules' rotations and radii; (t, per_rule)."""
         p = self._nodes_per_rule(d)
-        self.reflections_ = self._use_reflections()
+        refl = self.reflections  # None: for odd kernels only
+        self.reflections_ = not self.kernel_.even if refl is None else bool(refl)
         per_rule = p * (2 if self.reflections_ else 1)
         t = -(-D // per_rule)  # whole rules, the last one truncated to D nodes
         self.nodes_per_rule_ = p
