@@ -29,7 +29,6 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import check_choice, check_real
 from kernelbench.features.rff import DenseFeatureMap
-from kernelbench.kernels import get_kernel
 from kernelbench.trig import scaled_cos_sin, scaled_cos_sin_split
 
 #: Rows of X turned into features at once while scoring (memory O(chunk * l)).
@@ -107,23 +106,20 @@ class ResampledRFF(DenseFeatureMap):
                 f"frequencies themselves), got {self.presample!r}"
             )
 
-    def _scores(self, X: np.ndarray, y: Any, W: np.ndarray, d: int) -> np.ndarray:
+    def _scores(self, X: np.ndarray, y: Any, W: np.ndarray) -> np.ndarray:
         """The score p_i >= 0 of each pre-sampled frequency (row of W): by default its
         cos and sin columns' scores summed."""
-        scores = self._column_scores(X, y, W, None, d)
+        scores = self._column_scores(X, y, W, None)
         return scores[: len(W)] + scores[len(W) :]
 
-    def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: np.ndarray, d: int):
+    def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: np.ndarray):
         """The score >= 0 of each of the 2s columns (``reweight``)."""
         raise NotImplementedError
 
-    def _presampled_features(
-        self, X: np.ndarray, W: np.ndarray, d: int, phase: np.ndarray | None = None
-    ):
+    def _presampled_features(self, X: np.ndarray, W: np.ndarray, phase: np.ndarray | None = None):
         """(start, cos, sin) blocks of cos/sin(X W^T [+ b]) in row chunks, unscaled
         (times 1/sqrt(l) they are Z_l of Eq. (2))."""
-        scale = get_kernel(self.kernel).input_scale(d, self.gamma)
-        Ws = W.T * scale
+        Ws = W.T * self.input_scale_
         l = W.shape[0]
         ones = np.ones(l)
         for start in range(0, X.shape[0], SCORE_CHUNK_ROWS):
@@ -142,7 +138,7 @@ class ResampledRFF(DenseFeatureMap):
             return self._draw_reweight(rng, X, y, d, D)
         l = max(D, int(math.ceil(float(self.presample) * D - 1e-9)))
         W = rng.standard_normal((l, d))
-        scores, total = _usable(self._scores(X, y, W, d))
+        scores, total = _usable(self._scores(X, y, W))
         prob = scores / total
         idx = rng.choice(l, size=D, replace=True, p=prob)
         self.n_presampled_ = l
@@ -156,7 +152,7 @@ class ResampledRFF(DenseFeatureMap):
         """The public code's map (module docstring): W as RFF draws it, then b."""
         W = rng.standard_normal((D, d))
         b = rng.uniform(0.0, 2.0 * np.pi, D)
-        scores, total = _usable(self._column_scores(X, y, W, b, d))
+        scores, total = _usable(self._column_scores(X, y, W, b))
         # a column with score 0 would get an infinite weight: floor q at the smallest
         # positive q (the code divides by zero there)
         q = scores / total
@@ -212,12 +208,12 @@ class LevRFF(ResampledRFF):
         super()._check_params()
         check_real("ridge", self.ridge, 0, strict=True)
 
-    def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: Any, d: int):
+    def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: Any):
         """diag(G (G + n lambda I)^{-1}), G = Z^T Z, Z = [cos, sin](X W^T [+ b]) / sqrt(l)
         (``leverageRFF.m``); = diag((G + n lambda I)^{-1} G): they commute."""
         l = W.shape[0]
         G = np.zeros((2 * l, 2 * l), order="F")
-        for _, C, S in self._presampled_features(X, W, d, phase=b):
+        for _, C, S in self._presampled_features(X, W, phase=b):
             gram_upper(np.hstack([C, S]), out=G)
         G /= l
         symmetrize_upper(G)

@@ -26,21 +26,21 @@ class SlwRFF(ResampledRFF):
 
     paper_label = "Ours (SLW-RFF)"
 
-    def _scores(self, X: np.ndarray, y: Any, W: np.ndarray, d: int) -> np.ndarray:
-        zy = self._alignment(X, y, W, None, d)
+    def _scores(self, X: np.ndarray, y: Any, W: np.ndarray) -> np.ndarray:
+        zy = self._alignment(X, y, W, None)
         yc, ys = zy[: len(W)], zy[len(W) :]
         return (yc * yc + ys * ys) / len(W)  # Z_l = [cos, sin] / sqrt(l)
 
-    def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: np.ndarray, d: int):
+    def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: np.ndarray):
         """(z_c^T y)^2 of each of the 2s columns (``SERLSRFF.m``)."""
-        zy = self._alignment(X, y, W, b, d)
+        zy = self._alignment(X, y, W, b)
         return zy * zy / len(W)  # Z = sqrt(1/s) [cos, sin]
 
-    def _alignment(self, X: np.ndarray, y: Any, W: np.ndarray, b: Any, d: int) -> np.ndarray:
+    def _alignment(self, X: np.ndarray, y: Any, W: np.ndarray, b: Any) -> np.ndarray:
         """y^T [cos, sin](X W^T [+ b]), unscaled (2l)."""
         l = W.shape[0]
         zy = np.zeros(2 * l)
-        for start, C, S in self._presampled_features(X, W, d, phase=b):
+        for start, C, S in self._presampled_features(X, W, phase=b):
             yy = y[start : start + C.shape[0]]
             zy[:l] += yy @ C
             zy[l:] += yy @ S
