@@ -87,16 +87,6 @@ def _scaled_cos_sin_split(P, a, Z):  # pragma: no cover - compiled
         _scaled_cos_sin_row(P[i, D:], a[D:], junk, Z[i, D:])
 
 
-def _fused(P: np.ndarray) -> bool:
-    """Whether the vectorised kernel takes P (else numpy: see :func:`scaled_cos_sin`)."""
-    return (
-        P.dtype == np.float64
-        and P.size >= MIN_SIZE
-        and -MAX_ABS <= P.min()  # NaN fails both comparisons: numpy
-        and P.max() <= MAX_ABS
-    )
-
-
 def scaled_cos_sin_split(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """[cos(P_l) * scale_l, sin(P_r) * scale_r] for P = [P_l, P_r] and scale = [scale_l,
     scale_r] (``lev_rff``'s re-weighted columns), as :func:`scaled_cos_sin` computes."""
@@ -113,8 +103,13 @@ def scaled_cos_sin(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
 
 def _cos_sin(P: np.ndarray, scale: np.ndarray, D: int, compiled: Any) -> np.ndarray:
     """[cos(P[:, :D]), sin(P[:, -D:])] * scale (N x 2D); ``compiled`` takes the
-    unconcatenated scale when P is :func:`_fused`."""
-    if _fused(P):
+    unconcatenated scale where it takes P (float64, enough values, all within MAX_ABS)."""
+    if (
+        P.dtype == np.float64
+        and P.size >= MIN_SIZE
+        and -MAX_ABS <= P.min()  # NaN fails both comparisons: numpy
+        and P.max() <= MAX_ABS
+    ):
         Z = np.empty((P.shape[0], 2 * D), dtype=np.float64)
         a = np.ascontiguousarray(scale[: P.shape[1]], dtype=np.float64)
         compiled(np.ascontiguousarray(P), a, Z)
