@@ -251,11 +251,6 @@ def list_cmd() -> None:
         click.echo(block)
 
 
-def app() -> click.Group:
-    """The ``kernelbench`` group (e.g. for ``CliRunner``); its commands load on demand."""
-    return cli
-
-
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2."""
     from kernelbench.errors import KernelbenchError
@@ -272,8 +267,6 @@ def main(argv: list[str] | None = None) -> None:
     except KernelbenchError as err:
         click.echo(f"Error: {err}", err=True)
         sys.exit(2)
-    except click.exceptions.Exit as err:
-        sys.exit(err.exit_code)
     if isinstance(rv, int) and not isinstance(rv, bool) and rv != 0:
         sys.exit(rv)
 

@@ -65,13 +65,6 @@ def config_file(group: str, name: str, kind: str | None = None) -> Path:
     raise choices_error(kind or group, name, group_options(group))
 
 
-def has_option(group: str, name: object) -> bool:
-    """Whether ``<group>/<name>.yaml`` is in a directory of :func:`config_dirs`."""
-    return isinstance(name, str) and any(
-        (d / group / f"{name}.yaml").is_file() for d in config_dirs()
-    )
-
-
 def group_files(group: str) -> list[Path]:
     """The file of each option of a config group (:func:`config_file`), by option name:
     the one lookup behind every reader of a whole group (built-ins and plug-ins alike)."""

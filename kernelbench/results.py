@@ -2,7 +2,7 @@
 
 One Parquet file per cell, one row per run (per run and row index), at
 ``<output_dir>/<experiment>/<dataset>/<kernel>/<method_label>[/<protocol parts>]
-[/<variant>]/n=<n>.parquet`` (the variant: :func:`kernelbench.cell.shard_variant`).
+[/<variant>]/n=<n>.parquet`` (the variant: :attr:`kernelbench.cell.Cell.variant`).
 """
 
 from __future__ import annotations
@@ -197,10 +197,6 @@ def shard_schema_version(path: str | os.PathLike) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def _is_hidden(path: Path, root: Path) -> bool:
-    return any(part.startswith(".") for part in path.relative_to(root).parts)
-
-
 def shard_files(path: str | os.PathLike) -> list[Path]:
     """The shards under ``path`` (recursively), skipping hidden and temporary files."""
     root = Path(path)
@@ -208,7 +204,8 @@ def shard_files(path: str | os.PathLike) -> list[Path]:
         return [root]
     if not root.is_dir():
         raise KernelbenchError(f"results directory {str(root)!r} does not exist")
-    return sorted(p for p in root.rglob("*.parquet") if p.is_file() and not _is_hidden(p, root))
+    files = (p for p in root.rglob("*.parquet") if p.is_file())
+    return sorted(p for p in files if not any(s[0] == "." for s in p.relative_to(root).parts))
 
 
 def read_results(
