@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.registry import Registry
-from kernelbench.results import SCHEMA_VERSION, dumps, format_n, make_schema, shard_path
+from kernelbench.results import SCHEMA_VERSION, dumps, format_n, make_schema
 from kernelbench.settings import ProtocolSettings, defaults
 from kernelbench.validation import check_n, check_runs
 
@@ -165,7 +165,9 @@ class Cell:
     # -- identity ------------------------------------------------------------------
     @cached_property
     def config_hash(self) -> str:
-        """:func:`config_hash` of this cell."""
+        """SHA-256 (16 hex digits) of what determines the cell's numbers: :meth:`payload`,
+        the dataset part its protocol reads (:func:`protocol_dataset`) and
+        :data:`SCHEMA_VERSION`; not where or how it runs."""
         return _digest(self, schema_version=SCHEMA_VERSION)[:16]
 
     @property
@@ -310,13 +312,6 @@ def _digest(cell: Cell, drop: str = "", **more: Any) -> str:
     payload = {k: v for k, v in cell.payload().items() if k != drop}
     payload = {**payload, "dataset": protocol_dataset(cell), **more}
     return hashlib.sha256(dumps(payload).encode()).hexdigest()
-
-
-def config_hash(cell: Cell | Mapping[str, Any]) -> str:
-    """SHA-256 (16 hex digits) of what determines a cell's numbers: :meth:`Cell.payload`,
-    the dataset part its protocol reads (:func:`protocol_dataset`) and
-    :data:`SCHEMA_VERSION`; not where or how it runs."""
-    return build_cell(cell).config_hash
 
 
 # -- shard identity ------------------------------------------------------------------
@@ -496,14 +491,15 @@ _MAX_VARIANT = 120
 
 
 def cell_shard_path(cell: Cell | Mapping[str, Any], output_dir: str | Path) -> Path:
-    """Where a cell's shard lives: :func:`kernelbench.results.shard_path`, its variant
-    comma-joined as the last directory."""
+    """Where a cell's shard lives (:mod:`kernelbench.results`): its variant comma-joined
+    as the last directory."""
     cell = build_cell(cell)
     variant = ",".join(cell.variant)
     if len(variant) > _MAX_VARIANT:
         variant = _identity_hash(cell)
     names = (cell.experiment, cell.dataset["name"], cell.kernel["name"], cell.method_label)
-    return shard_path(output_dir, *names, cell.n, *cell.path_parts, *([variant] if variant else []))
+    folder = Path(output_dir).joinpath(*names, *cell.path_parts, *([variant] if variant else []))
+    return folder / f"n={format_n(cell.n)}.parquet"
 
 
 def base_config() -> dict[str, Any]:

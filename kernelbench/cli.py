@@ -111,17 +111,18 @@ def problems() -> list[str]:
                         f"{where}: {group} {name!r} is registered but has no config file "
                         f"{group}/{name}.yaml in its CONFIG_DIR"
                     )
-        for path in (p for p in group_files("experiment") if not is_builtin(p)):
-            try:
-                # as `run` checks it (output_dir: somewhere writable, not this folder)
-                plan([f"experiment={path.stem}", f"output_dir={tempfile.gettempdir()}"], False)
-            except KernelbenchError as err:
-                lines.append(str(err))
-        for path in (p for p in group_files("verify") if not is_builtin(p)):
-            try:
-                load_config(path)
-            except KernelbenchError as err:
-                lines.append(str(err))
+        out = f"output_dir={tempfile.gettempdir()}"
+        checks = {
+            # an experiment as `run` checks it (output_dir: somewhere writable, not here)
+            "experiment": lambda p: plan([f"experiment={p.stem}", out], False),
+            "verify": load_config,
+        }
+        for group, check in checks.items():
+            for path in (p for p in group_files(group) if not is_builtin(p)):
+                try:
+                    check(path)
+                except KernelbenchError as err:
+                    lines.append(str(err))
     return lines
 
 

@@ -73,12 +73,12 @@ def group_files(group: str) -> list[Path]:
 
 def config_origin(path: Path) -> str:
     """Who ships a config file: ``kernelbench`` or ``plug-in <entry point>``."""
-    from kernelbench.plugins import owner
+    from kernelbench.plugins import config_dirs as plugin_dirs
 
     path = Path(path).resolve()
     if is_builtin(path):
         return "kernelbench"
-    name = owner(path)
+    name = next((n for d, n in plugin_dirs().items() if path.is_relative_to(d)), None)
     return f"plug-in {name}" if name else str(path.parent)
 
 

@@ -76,8 +76,8 @@ class Heartbeat:
         self.interval = default if interval is None else float(interval)
         self.clock = clock
         self.t0 = self.last = clock()
-        self.start = self.done = self.total = 0
-        self._started = False
+        self.done = self.total = 0
+        self.start: int | None = None  # where this session started: the first update
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True) if thread else None
         if self._thread is not None:
@@ -85,8 +85,7 @@ class Heartbeat:
 
     def update(self, done: int, total: int) -> None:
         """``done`` of ``total`` runs; the first call sets where this session started."""
-        if not self._started:
-            self.start, self._started = done, True
+        self.start = done if self.start is None else self.start
         self.done, self.total = done, total
 
     def tick(self) -> bool:
@@ -96,7 +95,8 @@ class Heartbeat:
             return False
         self.last = now
         elapsed = now - self.t0
-        left = eta(elapsed, self.done - self.start, self.total - self.start)
+        start = self.start or 0
+        left = eta(elapsed, self.done - start, self.total - start)
         self.stream.write(
             f"{self.name}: {self.done}/{self.total} runs, {format_seconds(elapsed)}, ETA {left}\n"
         )

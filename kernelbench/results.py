@@ -92,24 +92,6 @@ def make_schema(fields: list[tuple[str, pa.DataType]]) -> pa.Schema:
     return pa.schema(fields, metadata={SCHEMA_KEY: str(SCHEMA_VERSION).encode()})
 
 
-def shard_path(
-    output_dir: str | os.PathLike,
-    experiment: str,
-    dataset: str,
-    kernel: str,
-    method_label: str,
-    n: float,
-    *extra: str,
-) -> Path:
-    """Where the shard of one cell lives; ``extra`` are the protocol's own path parts
-    (e.g. ``learner=linear``) and the cell's variant, between the method label and the
-    ``n=`` file."""
-    return (
-        Path(output_dir).joinpath(experiment, dataset, kernel, method_label, *extra)
-        / f"n={format_n(n)}.parquet"
-    )
-
-
 def format_n(n: float) -> str:
     """``1`` for 1 and 1.0, ``0.5`` for 0.5 (the ``n=`` part of a shard name)."""
     n = float(n)

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from kernelbench.cell import (
     build_cell,
     cell_shard_path,
-    config_hash,
     protocol_dataset,
 )
 from kernelbench.experiment import make_cell, run_and_store
@@ -79,7 +78,7 @@ def cells(draw: st.DrawFn) -> dict:
 def test_distinct_cells_have_distinct_shard_paths(a, b):
     same = _identity(a) == _identity(b)
     assert (cell_shard_path(a, "out") == cell_shard_path(b, "out")) == same
-    assert (config_hash(a) == config_hash(b)) == (same and a.runs == b.runs)
+    assert (build_cell(a).config_hash == build_cell(b).config_hash) == (same and a.runs == b.runs)
 
 
 def test_default_cells_have_no_variant_directory():
@@ -124,11 +123,11 @@ def test_other_protocols_data_settings_leave_the_hash_alone():
     cell = build_cell(make_cell("rff", "rbf", "digits", runs=2))
     edited = copy.deepcopy(cell)
     edited.dataset["splits"]["downstream"]["train_rows"] = 1000
-    assert config_hash(edited) == config_hash(cell)
+    assert build_cell(edited).config_hash == build_cell(cell).config_hash
     assert cell_shard_path(edited, "out") == cell_shard_path(cell, "out")
     own = copy.deepcopy(cell)
     own.dataset["splits"]["kernel_approx"]["samples"] = 100
-    assert config_hash(own) != config_hash(cell)
+    assert build_cell(own).config_hash != build_cell(cell).config_hash
 
 
 # -- corrupt shards and shards of earlier versions ---------------------------------
@@ -149,7 +148,7 @@ def test_a_corrupt_shard_is_reported_as_corrupt(tmp_path):
     name = build_cell(_small()).name
     assert lines[-2] == f"{name}: corrupt shard {path} (unreadable), recomputing"
     assert again["rel_fro_error"].equals(first["rel_fro_error"])
-    assert shard_config_hash(path) == config_hash(build_cell(_small()))
+    assert shard_config_hash(path) == build_cell(_small()).config_hash
 
 
 def test_a_shard_of_an_earlier_schema_is_one_line_never_adopted(tmp_path):
