@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from itertools import dropwhile, takewhile
 from typing import Any
 
 import click
@@ -141,12 +142,8 @@ def _first_sentence(text: str, width: int = 80) -> str:
 
 def _config_note(path: Any, cfg: dict[str, Any]) -> str:
     """One line on a method config: its leading comment, else its paper label and params."""
-    comment = []
-    for raw in path.read_text().splitlines():
-        if raw.startswith("#"):
-            comment.append(raw.lstrip("# "))
-        elif comment:
-            break
+    lines = dropwhile(lambda raw: not raw.startswith("#"), path.read_text().splitlines())
+    comment = [raw.lstrip("# ") for raw in takewhile(lambda raw: raw.startswith("#"), lines)]
     if comment:
         return _first_sentence(" ".join(comment))
     params = ", ".join(f"{k}={v}" for k, v in (cfg.get("params") or {}).items())

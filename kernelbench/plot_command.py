@@ -23,9 +23,8 @@ DEFAULT_RESULTS = Path("results") / "runs"
 
 def experiment_protocol(df: pd.DataFrame, experiment: str) -> Protocol:
     """The protocol of an experiment's rows (shards without the column: kernel_approx)."""
-    if "protocol" not in df.columns:
-        return get_protocol("kernel_approx")
-    names = sorted(df["protocol"].dropna().astype(str).unique()) or ["kernel_approx"]
+    found = df["protocol"].dropna().astype(str).unique() if "protocol" in df.columns else []
+    names = sorted(found) or ["kernel_approx"]
     if len(names) > 1:
         raise KernelbenchError(
             f"experiment {experiment!r} mixes protocols ({', '.join(names)}); "

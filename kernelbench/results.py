@@ -272,14 +272,9 @@ def _git_commit() -> str | None:
     root = Path(__file__).resolve().parent.parent
     if not (root / ".git").exists():
         return None
+    cmd = ["git", "-C", str(root), "rev-parse", "HEAD"]
     try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        )
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=5, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
