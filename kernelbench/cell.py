@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.registry import Registry
-from kernelbench.results import SCHEMA_VERSION, dumps, make_schema, shard_path
+from kernelbench.results import SCHEMA_VERSION, dumps, format_n, make_schema
 from kernelbench.settings import ProtocolSettings, defaults
 from kernelbench.validation import check_n, check_runs
 
@@ -165,23 +165,31 @@ class Cell:
     # -- identity ------------------------------------------------------------------
     @cached_property
     def config_hash(self) -> str:
-        """:func:`config_hash` of this cell."""
+        """SHA-256 (16 hex digits) of what determines the cell's numbers: :meth:`payload`,
+        the dataset part its protocol reads (:func:`protocol_dataset`) and
+        :data:`SCHEMA_VERSION`; not where or how it runs."""
         return _digest(self, schema_version=SCHEMA_VERSION)[:16]
 
     @property
     def path_parts(self) -> tuple[str, ...]:
         """The protocol's directory levels of the shard: ``<key>=<value>`` for each of its
         ``spec.keys`` (an integral float as an int: ``d=16``)."""
-        return tuple(f"{k}={_part(self.settings[k])}" for k in self.protocol.spec.keys)
+        parts = ((k, self.settings[k]) for k in self.protocol.spec.keys)
+        return tuple(f"{k}={format_n(v) if isinstance(v, float) else v}" for k, v in parts)
 
     @cached_property
     def variant(self) -> tuple[str, ...]:
-        """:func:`shard_variant` of this cell."""
+        """The shard path parts of what differs from :func:`default_cell`, in order:
+        ``protocol=<name>`` (not the experiment's), ``seed=<s>``, ``<key>=<value>`` per
+        differing kernel and method parameter, and ``h=<8 hex>`` (the identity's hash)
+        when anything else differs or has no readable form. Two cells that differ in
+        anything but ``runs`` never share a path; a default cell has none."""
         return _shard_variant(self)
 
     @cached_property
     def name(self) -> str:
-        """:func:`cell_name` of this cell."""
+        """``letter rbf sr33 seed=1 n_blocks=2 n=1``: dataset, kernel, method label, the
+        protocol's path parts and the :attr:`variant`."""
         parts = [str(self.dataset["name"]), str(self.kernel["name"]), self.method_label]
         parts += list(self.path_parts)
         parts += list(self.variant)
@@ -190,9 +198,6 @@ class Cell:
     def with_runs(self, runs: int) -> Cell:
         """The same cell with ``runs`` runs (a shard stored with fewer runs)."""
         return dataclasses.replace(self, runs=check_runs(runs))
-
-    def with_output_dir(self, output_dir: str | Path | None) -> Cell:
-        return dataclasses.replace(self, output_dir=None if output_dir is None else str(output_dir))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Cell:
         """A copy with its own dicts and nothing cached (what is computed from the
@@ -272,13 +277,6 @@ def _data_settings(protocol: str, dataset: Mapping[str, Any], key: str) -> dict[
     return dict(found[key])
 
 
-def _part(value: Any) -> str:
-    """A setting's value in a shard path: an integral float as an int (``d=16``)."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
 def _resolve_protocol(cell: Mapping[str, Any]) -> tuple[Measurement, dict[str, Any]]:
     """The cell's protocol and its validated settings (a name is read from
     ``configs/protocol/<name>.yaml``)."""
@@ -314,13 +312,6 @@ def _digest(cell: Cell, drop: str = "", **more: Any) -> str:
     payload = {k: v for k, v in cell.payload().items() if k != drop}
     payload = {**payload, "dataset": protocol_dataset(cell), **more}
     return hashlib.sha256(dumps(payload).encode()).hexdigest()
-
-
-def config_hash(cell: Cell | Mapping[str, Any]) -> str:
-    """SHA-256 (16 hex digits) of what determines a cell's numbers: :meth:`Cell.payload`,
-    the dataset part its protocol reads (:func:`protocol_dataset`) and
-    :data:`SCHEMA_VERSION`; not where or how it runs."""
-    return build_cell(cell).config_hash
 
 
 # -- shard identity ------------------------------------------------------------------
@@ -382,9 +373,9 @@ def _experiment_fixed(experiment: str) -> dict[str, Any]:
 
 
 def _group_file(group: str, name: Any) -> dict[str, Any] | None:
-    from kernelbench.config import has_option, load_group
+    from kernelbench.config import group_options, load_group
 
-    return load_group(group, name) if has_option(group, name) else None
+    return load_group(group, name) if name in group_options(group) else None
 
 
 def _set_dotted(tree: dict[str, Any], key: str, value: Any) -> None:
@@ -437,15 +428,6 @@ def _checked(protocol: str, settings: dict[str, Any] | None) -> dict[str, Any] |
         return None if settings is None else get_protocol(protocol).check_settings(settings)
     except KernelbenchError:
         return None
-
-
-def shard_variant(cell: Cell | Mapping[str, Any]) -> tuple[str, ...]:
-    """The shard path parts of what differs from :func:`default_cell`, in order:
-    ``protocol=<name>`` (not the experiment's), ``seed=<s>``, ``<key>=<value>`` per
-    differing kernel and method parameter, and ``h=<8 hex>`` (the identity's hash) when
-    anything else differs or has no readable form. Two cells that differ in anything
-    but ``runs`` never share a path; a default cell has none."""
-    return build_cell(cell).variant
 
 
 def _shard_variant(cell: Cell) -> tuple[str, ...]:
@@ -504,39 +486,20 @@ def _identity_hash(cell: Cell) -> str:
     return "h=" + _digest(cell, drop="runs")[:8]
 
 
-def cell_name(cell: Cell | Mapping[str, Any]) -> str:
-    """``letter rbf sr33 seed=1 n_blocks=2 n=1``: the protocol's path parts and the
-    variant (:func:`shard_variant`); dataset, kernel, method and n alone where the
-    config does not build."""
-    if isinstance(cell, Cell):
-        return cell.name
-    try:
-        return build_cell(cell).name
-    except (KernelbenchError, AttributeError, KeyError, TypeError, ValueError):
-        pass
-    config = dict(cell)
-    method = config["method"]
-    parts = [
-        config["dataset"]["name"],
-        config["kernel"]["name"],
-        method.get("label") or method["name"],
-    ]
-    return " ".join(map(str, parts)) + f" n={check_n(config['n'])}"
-
-
 #: Longest variant directory name; a longer one is replaced by its ``h=`` part alone.
 _MAX_VARIANT = 120
 
 
 def cell_shard_path(cell: Cell | Mapping[str, Any], output_dir: str | Path) -> Path:
-    """Where a cell's shard lives: :func:`kernelbench.results.shard_path`, its variant
-    comma-joined as the last directory."""
+    """Where a cell's shard lives (:mod:`kernelbench.results`): its variant comma-joined
+    as the last directory."""
     cell = build_cell(cell)
     variant = ",".join(cell.variant)
     if len(variant) > _MAX_VARIANT:
         variant = _identity_hash(cell)
     names = (cell.experiment, cell.dataset["name"], cell.kernel["name"], cell.method_label)
-    return shard_path(output_dir, *names, cell.n, *cell.path_parts, *([variant] if variant else []))
+    folder = Path(output_dir).joinpath(*names, *cell.path_parts, *([variant] if variant else []))
+    return folder / f"n={format_n(cell.n)}.parquet"
 
 
 def base_config() -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from itertools import dropwhile, takewhile
 from typing import Any
 
 import click
@@ -111,17 +112,18 @@ def problems() -> list[str]:
                         f"{where}: {group} {name!r} is registered but has no config file "
                         f"{group}/{name}.yaml in its CONFIG_DIR"
                     )
-        for path in (p for p in group_files("experiment") if not is_builtin(p)):
-            try:
-                # as `run` checks it (output_dir: somewhere writable, not this folder)
-                plan([f"experiment={path.stem}", f"output_dir={tempfile.gettempdir()}"], False)
-            except KernelbenchError as err:
-                lines.append(str(err))
-        for path in (p for p in group_files("verify") if not is_builtin(p)):
-            try:
-                load_config(path)
-            except KernelbenchError as err:
-                lines.append(str(err))
+        out = f"output_dir={tempfile.gettempdir()}"
+        checks = {
+            # an experiment as `run` checks it (output_dir: somewhere writable, not here)
+            "experiment": lambda p: plan([f"experiment={p.stem}", out], False),
+            "verify": load_config,
+        }
+        for group, check in checks.items():
+            for path in (p for p in group_files(group) if not is_builtin(p)):
+                try:
+                    check(path)
+                except KernelbenchError as err:
+                    lines.append(str(err))
     return lines
 
 
@@ -140,12 +142,8 @@ def _first_sentence(text: str, width: int = 80) -> str:
 
 def _config_note(path: Any, cfg: dict[str, Any]) -> str:
     """One line on a method config: its leading comment, else its paper label and params."""
-    comment = []
-    for raw in path.read_text().splitlines():
-        if raw.startswith("#"):
-            comment.append(raw.lstrip("# "))
-        elif comment:
-            break
+    lines = dropwhile(lambda raw: not raw.startswith("#"), path.read_text().splitlines())
+    comment = [raw.lstrip("# ") for raw in takewhile(lambda raw: raw.startswith("#"), lines)]
     if comment:
         return _first_sentence(" ".join(comment))
     params = ", ".join(f"{k}={v}" for k, v in (cfg.get("params") or {}).items())
@@ -251,11 +249,6 @@ def list_cmd() -> None:
         click.echo(block)
 
 
-def app() -> click.Group:
-    """The ``kernelbench`` group (e.g. for ``CliRunner``); its commands load on demand."""
-    return cli
-
-
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and exit code 2."""
     from kernelbench.errors import KernelbenchError
@@ -272,8 +265,6 @@ def main(argv: list[str] | None = None) -> None:
     except KernelbenchError as err:
         click.echo(f"Error: {err}", err=True)
         sys.exit(2)
-    except click.exceptions.Exit as err:
-        sys.exit(err.exit_code)
     if isinstance(rv, int) and not isinstance(rv, bool) and rv != 0:
         sys.exit(rv)
 

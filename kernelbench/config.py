@@ -65,13 +65,6 @@ def config_file(group: str, name: str, kind: str | None = None) -> Path:
     raise choices_error(kind or group, name, group_options(group))
 
 
-def has_option(group: str, name: object) -> bool:
-    """Whether ``<group>/<name>.yaml`` is in a directory of :func:`config_dirs`."""
-    return isinstance(name, str) and any(
-        (d / group / f"{name}.yaml").is_file() for d in config_dirs()
-    )
-
-
 def group_files(group: str) -> list[Path]:
     """The file of each option of a config group (:func:`config_file`), by option name:
     the one lookup behind every reader of a whole group (built-ins and plug-ins alike)."""
@@ -80,12 +73,12 @@ def group_files(group: str) -> list[Path]:
 
 def config_origin(path: Path) -> str:
     """Who ships a config file: ``kernelbench`` or ``plug-in <entry point>``."""
-    from kernelbench.plugins import owner
+    from kernelbench.plugins import config_dirs as plugin_dirs
 
     path = Path(path).resolve()
     if is_builtin(path):
         return "kernelbench"
-    name = owner(path)
+    name = next((n for d, n in plugin_dirs().items() if path.is_relative_to(d)), None)
     return f"plug-in {name}" if name else str(path.parent)
 
 

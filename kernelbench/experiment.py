@@ -4,6 +4,7 @@ shard write), :func:`run_grid` (a grid in-process)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -160,7 +161,8 @@ def run_and_store(
     refused in one line. Returns the rows, None when skipped;
     ``output_dir=None`` writes nothing; ``on_run(done, total)`` after each batch."""
     # where a protocol may cache work shared by cells (not part of the config hash)
-    cell = build_cell(cell).with_output_dir(output_dir)
+    out = None if output_dir is None else str(output_dir)
+    cell = dataclasses.replace(build_cell(cell), output_dir=out)
     label = cell.name
     path = None
     done, start = None, 0

@@ -61,7 +61,7 @@ def _job(cfg: Any) -> None:
     try:
         cell = build_cell(config)
     except KernelbenchError as err:
-        raise KernelbenchError(f"{_cell_name(config)}: {err}") from None
+        raise KernelbenchError(f"{_config_name(config)}: {err}") from None
     prefix, num = "", 0
     with contextlib.suppress(ValueError):  # ValueError: not under Hydra
         hc = HydraConfig.get()
@@ -74,7 +74,7 @@ def _job(cfg: Any) -> None:
     board = os.environ.get(ENV_BOARD)
     report = JobReport(Path(board), num) if board and Path(board).is_dir() else None
     drawn = report is not None and os.environ.get(ENV_BAR) == "1"
-    beat = None if drawn else Heartbeat(prefix + _cell_name(cell))
+    beat = None if drawn else Heartbeat(prefix + cell.name)
     echo = report.echo if drawn and report is not None else (lambda line: click.echo(line))
 
     def on_run(done: int, total: int) -> None:
@@ -99,7 +99,7 @@ def _job(cfg: Any) -> None:
         raise
     except KernelbenchError as err:
         # name the cell: in a sweep the error reaches the user after the other jobs
-        raise KernelbenchError(f"{_cell_name(cell)}: {err}") from None
+        raise KernelbenchError(f"{cell.name}: {err}") from None
     finally:
         if beat is not None:
             beat.close()
@@ -110,11 +110,15 @@ def _job(cfg: Any) -> None:
             report.finish(outcome, shard, out)
 
 
-def _cell_name(cell: dict[str, Any]) -> str:
-    from kernelbench.cell import cell_name
+def _config_name(config: dict[str, Any]) -> str:
+    """Dataset, kernel, method and n of a config that does not build (else ``job``)."""
+    from kernelbench.validation import check_n
 
     try:
-        return cell_name(cell)
+        method = config["method"]
+        parts = [config["dataset"]["name"], config["kernel"]["name"]]
+        parts.append(method.get("label") or method["name"])
+        return " ".join(map(str, parts)) + f" n={check_n(config['n'])}"
     except (KernelbenchError, KeyError, TypeError):  # pragma: no cover
         return "job"
 
@@ -501,7 +505,7 @@ def launch(args: list[str], multirun: bool = False) -> None:
             task()
         except KeyboardInterrupt as err:
             interrupted = True
-            finished = [r for r in read_reports(reports) if r.get("shard")]
+            finished = [r for r in read_reports(reports).values() if r.get("shard")]
             kept = str(err) or ("between cells" if finished else "before any cell ran")
             if finished:
                 kept += f" ({len(finished)} finished cell{'s' * (len(finished) > 1)} kept)"
@@ -522,7 +526,7 @@ def launch(args: list[str], multirun: bool = False) -> None:
         finally:
             if board is not None:
                 board.close()
-            done = read_reports(reports)
+            done = list(read_reports(reports).values())
             shutil.rmtree(reports, ignore_errors=True)
             # the summary, also above the error of a failed cell once others finished
             ok = [r for r in done if r.get("outcome") not in (None, "failed", "interrupted")]

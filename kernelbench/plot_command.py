@@ -21,29 +21,10 @@ from kernelbench.results import read_results, variant_labels
 DEFAULT_RESULTS = Path("results") / "runs"
 
 
-def default_out(results_dir: str | Path) -> Path:
-    """``RESULTS_DIR/figures``, or ``RESULTS_DIR/runs/figures`` for a results home with
-    ``runs/``: computed files stay under results/runs/, never in the committed tables."""
-    root = Path(results_dir)
-    if (root / DEFAULT_RESULTS.name).is_dir():
-        return root / DEFAULT_RESULTS.name / "figures"
-    return root / "figures"
-
-
-def all_figures() -> dict[str, list[str]]:
-    """Figure name -> the protocols that draw it."""
-    out: dict[str, list[str]] = {}
-    for name, rep in REPORTING.items():
-        for fig in rep.figures:
-            out.setdefault(fig, []).append(name)
-    return out
-
-
 def experiment_protocol(df: pd.DataFrame, experiment: str) -> Protocol:
     """The protocol of an experiment's rows (shards without the column: kernel_approx)."""
-    if "protocol" not in df.columns:
-        return get_protocol("kernel_approx")
-    names = sorted(df["protocol"].dropna().astype(str).unique()) or ["kernel_approx"]
+    found = df["protocol"].dropna().astype(str).unique() if "protocol" in df.columns else []
+    names = sorted(found) or ["kernel_approx"]
     if len(names) > 1:
         raise KernelbenchError(
             f"experiment {experiment!r} mixes protocols ({', '.join(names)}); "
@@ -87,16 +68,23 @@ def make_plots(
     experiment: str | None = None,
 ) -> PlotReport:
     """Draw the figures of every experiment under ``results_dir`` (or of ``experiment``)
-    into ``<out>/<experiment>/`` (``out``: :func:`default_out`)."""
+    into ``<out>/<experiment>/`` (``out``: ``RESULTS_DIR/figures``, or
+    ``RESULTS_DIR/runs/figures`` for a results home with ``runs/``: computed files stay
+    under results/runs/, never in the committed tables)."""
     import matplotlib
 
     matplotlib.use("Agg")
 
-    figures = all_figures()
+    figures: dict[str, list[str]] = {}  # figure name -> the protocols that draw it
+    for name, rep in REPORTING.items():
+        for fig in rep.figures:
+            figures.setdefault(fig, []).append(name)
     if figure is not None and figure not in figures:
         raise choices_error("figure", figure, figures)
     df = read_results(results_dir, experiment)
-    out_root = Path(out) if out is not None else default_out(results_dir)
+    if out is None:
+        runs = Path(results_dir) / DEFAULT_RESULTS.name
+        out = (runs if runs.is_dir() else Path(results_dir)) / "figures"
     report = PlotReport()
     drawn = 0
     for exp in sorted(df["experiment"].dropna().astype(str).unique()):
@@ -122,7 +110,7 @@ def make_plots(
             if metric is not None and fig.metrics and metric not in fig.metrics:
                 raise choices_error(f"metric of figure {name!r}", metric, fig.metrics)
             opts = FigureOptions(metric=metric, reference=reference, log=log, formats=formats)
-            result = fig.draw(rows, out_root / exp, opts)
+            result = fig.draw(rows, Path(out) / exp, opts)
             report.written.setdefault(exp, []).extend(result.written)
             report.notes += [f"{exp}: {note}" for note in result.notes]
             drawn += 1

@@ -132,28 +132,14 @@ def import_package(name: str) -> list[ModuleType]:
     return modules
 
 
-def config_dirs() -> list[Path]:
-    """The ``CONFIG_DIR`` of every plug-in module that sets one, in load order.
+def config_dirs() -> dict[Path, str]:
+    """The ``CONFIG_DIR`` of every plug-in module that sets one, in load order, with the
+    name of its entry point (the first, if several share one).
 
     kernelbench's own modules keep their configs in its ``configs/`` and are not
     imported for this (so that listing config options, e.g. for an argument error,
     does not import every feature map); the other packages' modules are."""
-    out = list(dict.fromkeys(path for _, path in _plugin_dirs()))
-    _raise_broken()
-    return out
-
-
-def owner(path: Path) -> str | None:
-    """The entry-point name of the plug-in whose ``CONFIG_DIR`` holds ``path``, if any."""
-    path = Path(path).resolve()
-    for name, d in _plugin_dirs():
-        if path.is_relative_to(d):
-            return name
-    return None
-
-
-def _plugin_dirs() -> list[tuple[str, Path]]:
-    out = []
+    out: dict[Path, str] = {}
     for ep in entry_points():
         if _dist_name(ep) == BUILTIN or ep.name in _broken:
             continue
@@ -170,5 +156,6 @@ def _plugin_dirs() -> list[tuple[str, Path]]:
                 ep.name, f"plug-in {ep.name}: CONFIG_DIR {str(path)!r} is not a directory"
             )
             continue
-        out.append((ep.name, path))
+        out.setdefault(path, ep.name)
+    _raise_broken()
     return out

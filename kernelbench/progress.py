@@ -8,12 +8,13 @@ ETA every ``$KERNELBENCH_HEARTBEAT`` seconds, 30 by default (:class:`Heartbeat`)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -21,13 +22,6 @@ from typing import Any, TextIO
 ENV_BOARD = "KERNELBENCH_PROGRESS_DIR"
 #: Environment variable: "1" where the launching process draws the bar (a terminal).
 ENV_BAR = "KERNELBENCH_PROGRESS_BAR"
-#: Environment variable: seconds between heartbeat lines (default :data:`HEARTBEAT_S`).
-ENV_HEARTBEAT = "KERNELBENCH_HEARTBEAT"
-HEARTBEAT_S = 30.0
-#: Environment variable: seconds between checkpoints of a running cell's finished runs
-#: (default :data:`CHECKPOINT_S`; 0: after every batch of runs).
-ENV_CHECKPOINT = "KERNELBENCH_CHECKPOINT"
-CHECKPOINT_S = 60.0
 
 
 def env_seconds(name: str, default: float, zero: bool = False) -> float:
@@ -42,8 +36,9 @@ def env_seconds(name: str, default: float, zero: bool = False) -> float:
 
 def checkpoint_interval() -> float:
     """Seconds between checkpoints of a cell's finished runs: ``$KERNELBENCH_CHECKPOINT``
-    or 60 (the runs finished when a cell is interrupted are kept in any case)."""
-    return env_seconds(ENV_CHECKPOINT, CHECKPOINT_S, zero=True)
+    or 60; 0: after every batch of runs (the runs finished when a cell is interrupted
+    are kept in any case)."""
+    return env_seconds("KERNELBENCH_CHECKPOINT", 60.0, zero=True)
 
 
 def format_seconds(seconds: float) -> str:
@@ -77,12 +72,12 @@ class Heartbeat:
         thread: bool = True,
     ) -> None:
         self.name, self.stream = name, stream if stream is not None else sys.stderr
-        default = env_seconds(ENV_HEARTBEAT, HEARTBEAT_S)
+        default = env_seconds("KERNELBENCH_HEARTBEAT", 30.0)
         self.interval = default if interval is None else float(interval)
         self.clock = clock
         self.t0 = self.last = clock()
-        self.start = self.done = self.total = 0
-        self._started = False
+        self.done = self.total = 0
+        self.start: int | None = None  # where this session started: the first update
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True) if thread else None
         if self._thread is not None:
@@ -90,8 +85,7 @@ class Heartbeat:
 
     def update(self, done: int, total: int) -> None:
         """``done`` of ``total`` runs; the first call sets where this session started."""
-        if not self._started:
-            self.start, self._started = done, True
+        self.start = done if self.start is None else self.start
         self.done, self.total = done, total
 
     def tick(self) -> bool:
@@ -101,7 +95,8 @@ class Heartbeat:
             return False
         self.last = now
         elapsed = now - self.t0
-        left = eta(elapsed, self.done - self.start, self.total - self.start)
+        start = self.start or 0
+        left = eta(elapsed, self.done - start, self.total - start)
         self.stream.write(
             f"{self.name}: {self.done}/{self.total} runs, {format_seconds(elapsed)}, ETA {left}\n"
         )
@@ -159,18 +154,13 @@ class JobReport:
         self._write()
 
 
-def _reports(directory: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(file name, report) of the jobs in ``directory`` by job (unreadable ones left out)."""
+def read_reports(directory: Path) -> dict[str, dict[str, Any]]:
+    """File name -> report of the jobs in ``directory``, by job (unreadable ones left out)."""
+    out = {}
     for path in sorted(Path(directory).glob("*.json"), key=lambda p: (len(p.stem), p.stem)):
-        try:
-            yield path.name, json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-
-
-def read_reports(directory: Path) -> list[dict[str, Any]]:
-    """The job reports in ``directory`` (unreadable ones left out)."""
-    return [state for _, state in _reports(directory)]
+        with contextlib.suppress(OSError, ValueError):
+            out[path.name] = json.loads(path.read_text())
+    return out
 
 
 def summary(reports: list[dict[str, Any]], cells: int) -> str:
@@ -223,7 +213,7 @@ class Board:
     def poll(self) -> None:
         """Print the jobs' new lines above the bar and move the bar."""
         finished, fraction, done, total = 0, 0.0, 0, 0
-        for name, state in _reports(self.directory):
+        for name, state in read_reports(self.directory).items():
             lines = state.get("lines") or []
             new = lines[self.printed.get(name, 0) :]
             if new:

@@ -2,7 +2,7 @@
 
 One Parquet file per cell, one row per run (per run and row index), at
 ``<output_dir>/<experiment>/<dataset>/<kernel>/<method_label>[/<protocol parts>]
-[/<variant>]/n=<n>.parquet`` (the variant: :func:`kernelbench.cell.shard_variant`).
+[/<variant>]/n=<n>.parquet`` (the variant: :attr:`kernelbench.cell.Cell.variant`).
 """
 
 from __future__ import annotations
@@ -92,24 +92,6 @@ def make_schema(fields: list[tuple[str, pa.DataType]]) -> pa.Schema:
     return pa.schema(fields, metadata={SCHEMA_KEY: str(SCHEMA_VERSION).encode()})
 
 
-def shard_path(
-    output_dir: str | os.PathLike,
-    experiment: str,
-    dataset: str,
-    kernel: str,
-    method_label: str,
-    n: float,
-    *extra: str,
-) -> Path:
-    """Where the shard of one cell lives; ``extra`` are the protocol's own path parts
-    (e.g. ``learner=linear``) and the cell's variant, between the method label and the
-    ``n=`` file."""
-    return (
-        Path(output_dir).joinpath(experiment, dataset, kernel, method_label, *extra)
-        / f"n={format_n(n)}.parquet"
-    )
-
-
 def format_n(n: float) -> str:
     """``1`` for 1 and 1.0, ``0.5`` for 0.5 (the ``n=`` part of a shard name)."""
     n = float(n)
@@ -197,10 +179,6 @@ def shard_schema_version(path: str | os.PathLike) -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def _is_hidden(path: Path, root: Path) -> bool:
-    return any(part.startswith(".") for part in path.relative_to(root).parts)
-
-
 def shard_files(path: str | os.PathLike) -> list[Path]:
     """The shards under ``path`` (recursively), skipping hidden and temporary files."""
     root = Path(path)
@@ -208,7 +186,8 @@ def shard_files(path: str | os.PathLike) -> list[Path]:
         return [root]
     if not root.is_dir():
         raise KernelbenchError(f"results directory {str(root)!r} does not exist")
-    return sorted(p for p in root.rglob("*.parquet") if p.is_file() and not _is_hidden(p, root))
+    files = (p for p in root.rglob("*.parquet") if p.is_file())
+    return sorted(p for p in files if not any(s[0] == "." for s in p.relative_to(root).parts))
 
 
 def read_results(
@@ -293,14 +272,9 @@ def _git_commit() -> str | None:
     root = Path(__file__).resolve().parent.parent
     if not (root / ".git").exists():
         return None
+    cmd = ["git", "-C", str(root), "rev-parse", "HEAD"]
     try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        )
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=5, check=True)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None

@@ -25,16 +25,11 @@ class ProtocolSettings:
     data: str | None = None
 
 
-def schema_name(protocol: str) -> str:
-    """The ConfigStore option of a protocol's settings: ``<protocol>_settings``."""
-    return f"{protocol}_settings"
-
-
 def store(protocol: str, settings: type[ProtocolSettings]) -> None:
     """Register ``settings`` as the structured config ``protocol/<protocol>_settings``."""
     from hydra.core.config_store import ConfigStore
 
-    ConfigStore.instance().store(group="protocol", name=schema_name(protocol), node=settings)
+    ConfigStore.instance().store(group="protocol", name=f"{protocol}_settings", node=settings)
 
 
 def defaults(settings: type[ProtocolSettings]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from kernelbench.cli import app
+from kernelbench.cli import cli
 from kernelbench.config import group_options
 from kernelbench.results import shard_files
 
@@ -161,7 +161,7 @@ def test_bad_input_is_one_line_before_any_compute(tmp_path, monkeypatch, args, f
     args = [a.format(tmp=tmp_path) for a in args]
     if args[0] == "run" and not any(a.startswith("output_dir=") for a in args):
         args.append(f"output_dir={out}")
-    result = CliRunner().invoke(app(), args, prog_name="kernelbench")
+    result = CliRunner().invoke(cli, args, prog_name="kernelbench")
     lines = result.output.strip().splitlines()
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output and "HYDRA_FULL_ERROR" not in result.output
@@ -185,7 +185,7 @@ def test_read_only_output_dir(tmp_path, monkeypatch):
                 f"Error: output_dir '{ro}/runs' cannot be created: '{ro}' is not writable",
             ),
         ]:
-            result = CliRunner().invoke(app(), ["run", "method=rff", f"output_dir={target}"])
+            result = CliRunner().invoke(cli, ["run", "method=rff", f"output_dir={target}"])
             assert result.exit_code == 2
             assert result.output.strip() == line
     finally:
@@ -284,7 +284,7 @@ def test_a_full_disk_is_one_line_and_keeps_the_finished_shards(tmp_path, monkeyp
             monkeypatch.setattr(pq, "write_table", write_table)
         args = ["run", "-m", "method=rff", "n=1,2", "runs=2", f"output_dir={disk}"]
         args.append("dataset.splits.kernel_approx.samples=60")
-        result = CliRunner().invoke(app(), args, prog_name="kernelbench")
+        result = CliRunner().invoke(cli, args, prog_name="kernelbench")
         lines = result.output.strip().splitlines()
         assert result.exit_code == 2, result.output
         assert "Traceback" not in result.output
@@ -321,7 +321,7 @@ def _run_letter(tmp_path, cache):
     (tmp_path / "mirror").mkdir(exist_ok=True)
     args = ["run", "dataset=letter", "runs=2", f"data.mirror={tmp_path / 'mirror'}"]
     args += [f"data.cache={cache}", f"output_dir={tmp_path / 'res'}"]
-    return CliRunner().invoke(app(), args, prog_name="kernelbench")
+    return CliRunner().invoke(cli, args, prog_name="kernelbench")
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
@@ -359,5 +359,5 @@ def test_an_unreadable_mirror_file_is_one_line(tmp_path, monkeypatch):
     (mirror / "letter.npz").mkdir()  # not a file at all
     args = ["run", "dataset=letter", "runs=2", f"data.mirror={mirror}"]
     args += [f"data.cache={tmp_path / 'cache'}", f"output_dir={tmp_path / 'res'}"]
-    result = CliRunner().invoke(app(), args, prog_name="kernelbench")
+    result = CliRunner().invoke(cli, args, prog_name="kernelbench")
     _one_error_line(result, "Error: letter rbf rff n=1: ")

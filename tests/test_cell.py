@@ -13,7 +13,7 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell
 from kernelbench.launch import plan
 from kernelbench.protocols import PROTOCOLS
-from kernelbench.settings import defaults, schema_name
+from kernelbench.settings import defaults
 
 BUILT_IN = sorted(p.stem for p in (config_dir() / "protocol").glob("*.yaml"))
 
@@ -22,7 +22,7 @@ BUILT_IN = sorted(p.stem for p in (config_dir() / "protocol").glob("*.yaml"))
 def test_protocol_files_only_select_their_dataclass(name):
     """Each default lives in the dataclass: the YAML file restates none."""
     raw = OmegaConf.to_container(OmegaConf.load(config_dir() / "protocol" / f"{name}.yaml"))
-    assert raw == {"defaults": [schema_name(name), "_self_"]}
+    assert raw == {"defaults": [f"{name}_settings", "_self_"]}
     assert load_group("protocol", name) == defaults(PROTOCOLS.get(name).Settings)
 
 

@@ -102,9 +102,9 @@ def test_every_command_is_one_row_of_the_table():
     click command of that name; no command module declares its own short help."""
     import click
 
-    from kernelbench.cli import COMMANDS, app
+    from kernelbench.cli import COMMANDS, cli
 
-    group = app()
+    group = cli
     ctx = click.Context(group)
     assert group.list_commands(ctx) == sorted(COMMANDS)
     for name in COMMANDS:

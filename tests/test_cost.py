@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from kernelbench import cost
 from kernelbench.cell import build_cell
-from kernelbench.cli import app
+from kernelbench.cli import cli
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell
 
@@ -209,7 +209,7 @@ def test_format_seconds(seconds, shown):
 
 
 def _estimate(*args):
-    return CliRunner().invoke(app(), ["estimate", *args], prog_name="kernelbench")
+    return CliRunner().invoke(cli, ["estimate", *args], prog_name="kernelbench")
 
 
 def test_estimate_prices_every_paper_grid_and_runs_nothing(tmp_path, monkeypatch):
@@ -255,7 +255,7 @@ def test_the_plan_line_comes_before_the_first_cell(tmp_path):
 
 def test_over_max_hours_needs_confirmation(tmp_path):
     res = CliRunner().invoke(
-        app(), ["run", "runs=1000000", f"output_dir={tmp_path}"], prog_name="kernelbench"
+        cli, ["run", "runs=1000000", f"output_dir={tmp_path}"], prog_name="kernelbench"
     )
     lines = res.output.strip().splitlines()
     assert res.exit_code == 2
@@ -270,7 +270,7 @@ def test_over_max_hours_needs_confirmation(tmp_path):
 def test_list_groups_every_method_config_under_its_method():
     from kernelbench.config import group_options, load_group
 
-    res = CliRunner().invoke(app(), ["list"])
+    res = CliRunner().invoke(cli, ["list"])
     assert res.exit_code == 0
     lines = res.output.splitlines()
     from kernelbench.features import FEATURE_MAPS

@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pytest
 
-from kernelbench.cell import build_cell, config_hash
+from kernelbench.cell import build_cell
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_cell
 from kernelbench.protocols import get_protocol
@@ -23,7 +23,7 @@ def test_default_product_keeps_the_settings_and_hash() -> None:
     assert "product" not in cell.settings
     explicit = make_cell("rff", dataset="digits", n=1, runs=2)
     explicit["protocol"]["product"] = "float64"
-    assert config_hash(build_cell(explicit)) == config_hash(cell)
+    assert build_cell(explicit).config_hash == build_cell(cell).config_hash
     with pytest.raises(KernelbenchError, match="invalid product 'float16'"):
         get_protocol("kernel_approx").check_settings(
             {"name": "kernel_approx", "product": "float16"}

@@ -414,7 +414,7 @@ def test_reference_lookup_order_and_errors(tmp_path: Path, monkeypatch: pytest.M
 def test_reads_shards_written_by_the_runner(tmp_path: Path) -> None:
     from kernelbench.cell import shard_schema
     from kernelbench.protocols import get_protocol
-    from kernelbench.results import shard_path, write_shard
+    from kernelbench.results import format_n, write_shard
 
     schema = shard_schema(get_protocol("kernel_approx"))
     df = make_results(datasets={"letter": 16}, kernels=("rbf", "arccos0"))
@@ -424,7 +424,9 @@ def test_reads_shards_written_by_the_runner(tmp_path: Path) -> None:
     for (exp, ds, kernel, label, n), g in df.groupby(
         ["experiment", "dataset", "kernel", "method_label", "n"]
     ):
-        write_shard(g, shard_path(tmp_path, exp, ds, kernel, label, n), schema)
+        write_shard(
+            g, tmp_path.joinpath(exp, ds, kernel, label, f"n={format_n(n)}.parquet"), schema
+        )
     code, output, exc = invoke(str(tmp_path), "--format", "png")
     assert code == 0, (output, exc)
     summary = pd.read_csv(tmp_path / "figures" / "fig1" / "fig1_summary.csv")

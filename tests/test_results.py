@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,8 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kernelbench.cell import shard_schema
+from kernelbench.cell import cell_shard_path, shard_schema
 from kernelbench.errors import KernelbenchError
+from kernelbench.experiment import make_cell
 from kernelbench.protocols import get_protocol
 from kernelbench.results import (
     CELL_FIELDS,
@@ -23,7 +25,6 @@ from kernelbench.results import (
     remove_stale_tmp,
     shard_config_hash,
     shard_files,
-    shard_path,
     write_shard,
 )
 
@@ -83,16 +84,18 @@ def _frame(rows: int = 3, **over) -> pd.DataFrame:
     return pd.DataFrame(out)[COLUMNS]
 
 
-def test_shard_path_names_the_cell(tmp_path):
-    p = shard_path(tmp_path, "fig1", "letter", "rbf", "sr33", 1.0)
-    assert p == tmp_path / "fig1" / "letter" / "rbf" / "sr33" / "n=1.parquet"
-    p = shard_path(tmp_path, "fig2", "letter", "rbf", "sr33", 2, "learner=linear")
-    assert p == tmp_path / "fig2" / "letter" / "rbf" / "sr33" / "learner=linear" / "n=2.parquet"
+def test_shard_path_names_the_cell():
+    cell = make_cell("sr33", "rbf", "letter", n=2, protocol="downstream", experiment="fig2")
+    cell["protocol"]["learner"] = "linear"
+    levels = "fig2/letter/rbf/sr33/learner=linear/protocol=downstream"
+    assert cell_shard_path(cell, "out") == Path(f"out/{levels}/n=2.parquet")
+    cell = make_cell("sr33", "rbf", "letter", n=1.0, experiment="fig1")
+    assert cell_shard_path(cell, "out") == Path("out/fig1/letter/rbf/sr33/n=1.parquet")
     assert format_n(2) == "2" and format_n(0.5) == "0.5"
 
 
 def test_write_and_read_roundtrip(tmp_path):
-    path = shard_path(tmp_path, "e", "digits", "rbf", "rff", 1)
+    path = tmp_path / "e/digits/rbf/rff/n=1.parquet"
     write_shard(_frame(), path, SCHEMA)
     assert pq.read_schema(path).equals(SCHEMA, check_metadata=False)
     assert sorted(os.listdir(path.parent)) == ["n=1.parquet"]  # no temp file left
@@ -128,10 +131,8 @@ def test_failed_write_keeps_old_shard_and_leaves_no_temp(tmp_path, monkeypatch):
 
 
 def test_reader_skips_hidden_and_temporary_files(tmp_path):
-    write_shard(_frame(2), shard_path(tmp_path, "e", "digits", "rbf", "rff", 1), SCHEMA)
-    write_shard(
-        _frame(2, experiment="f"), shard_path(tmp_path, "f", "digits", "rbf", "rff", 1), SCHEMA
-    )
+    write_shard(_frame(2), tmp_path / "e/digits/rbf/rff/n=1.parquet", SCHEMA)
+    write_shard(_frame(2, experiment="f"), tmp_path / "f/digits/rbf/rff/n=1.parquet", SCHEMA)
     cell = tmp_path / "e" / "digits" / "rbf" / "rff"
     (cell / ".n=2.parquet.tmp-123").write_bytes(b"PAR1 partial")
     (tmp_path / ".hydra").mkdir()
@@ -193,13 +194,13 @@ def test_protocol_schemas_share_the_common_columns_and_reject_clashes():
 
 
 def test_reader_unions_shards_of_different_protocols(tmp_path):
-    write_shard(_frame(2), shard_path(tmp_path, "e", "digits", "rbf", "rff", 1), SCHEMA)
+    write_shard(_frame(2), tmp_path / "e/digits/rbf/rff/n=1.parquet", SCHEMA)
     other = make_schema([("score", pa.float64())])
     df = _frame(2, experiment="f", protocol="other").drop(
         columns=["samples", "rel_fro_error", "rel_spec_error", "draws"]
     )
     df["score"] = [0.5, 0.6]
-    write_shard(df, shard_path(tmp_path, "f", "digits", "rbf", "rff", 1), other)
+    write_shard(df, tmp_path / "f/digits/rbf/rff/n=1.parquet", other)
     both = read_results(tmp_path)
     assert len(both) == 4
     assert both.loc[both["experiment"] == "f", "rel_fro_error"].isna().all()

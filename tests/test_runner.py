@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from kernelbench.cell import build_cell, cell_name, cell_shard_path, config_hash, shard_schema
+from kernelbench.cell import build_cell, cell_shard_path, shard_schema
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_and_store, run_cell, run_grid
 from kernelbench.launch import plan
@@ -92,14 +92,14 @@ def test_runs_default_to_the_protocol():
     cell = _cell(runs=None)
     proto_runs = cell["dataset"]["splits"]["kernel_approx"]["runs"]
     assert build_cell(cell).runs == proto_runs
-    assert config_hash(build_cell(cell)) == config_hash(build_cell(_cell(runs=proto_runs)))
+    assert build_cell(cell).config_hash == build_cell(_cell(runs=proto_runs)).config_hash
 
 
 def test_config_hash_covers_what_determines_the_numbers():
-    h = config_hash(build_cell(_cell()))
-    assert config_hash(build_cell(_cell(output_dir="elsewhere", overwrite=True))) == h
-    assert config_hash(build_cell(_cell(blas_threads=None))) == h
-    assert config_hash(build_cell(_cell(n=1.0))) == h
+    h = build_cell(_cell()).config_hash
+    assert build_cell(_cell(output_dir="elsewhere", overwrite=True)).config_hash == h
+    assert build_cell(_cell(blas_threads=None)).config_hash == h
+    assert build_cell(_cell(n=1.0)).config_hash == h
     changed = [
         _cell(n=2),
         _cell(runs=4),
@@ -114,14 +114,14 @@ def test_config_hash_covers_what_determines_the_numbers():
     cell = _cell("sorf")
     cell["method"]["params"]["n_blocks"] = 2
     changed.append(cell)
-    hashes = {config_hash(build_cell(c)) for c in changed}
+    hashes = {build_cell(c).config_hash for c in changed}
     assert h not in hashes and len(hashes) == len(changed)
 
 
 def _where(cell, root):
     """The shard path and the printed name of a cell."""
     cell = build_cell(cell)
-    return cell_shard_path(cell, root), cell_name(cell)
+    return cell_shard_path(cell, root), cell.name
 
 
 def test_resume_skips_finished_cells(tmp_path):

@@ -13,11 +13,8 @@ from hypothesis import strategies as st
 
 from kernelbench.cell import (
     build_cell,
-    cell_name,
     cell_shard_path,
-    config_hash,
     protocol_dataset,
-    shard_variant,
 )
 from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.results import (
@@ -81,14 +78,14 @@ def cells(draw: st.DrawFn) -> dict:
 def test_distinct_cells_have_distinct_shard_paths(a, b):
     same = _identity(a) == _identity(b)
     assert (cell_shard_path(a, "out") == cell_shard_path(b, "out")) == same
-    assert (config_hash(a) == config_hash(b)) == (same and a.runs == b.runs)
+    assert (build_cell(a).config_hash == build_cell(b).config_hash) == (same and a.runs == b.runs)
 
 
 def test_default_cells_have_no_variant_directory():
     cell = build_cell(make_cell("sr33", "arccos1", "digits", n=2, runs=3))
-    assert shard_variant(cell) == ()
+    assert cell.variant == ()
     assert cell_shard_path(cell, "out") == Path("out/kernel_approx/digits/arccos1/sr33/n=2.parquet")
-    assert cell_name(cell) == "digits arccos1 sr33 n=2"
+    assert cell.name == "digits arccos1 sr33 n=2"
 
 
 def test_readable_parts_name_what_differs():
@@ -96,9 +93,9 @@ def test_readable_parts_name_what_differs():
     cell["kernel"]["params"]["gamma"] = 0.1
     cell["method"]["params"]["n_blocks"] = 2
     cell = build_cell(cell)
-    assert shard_variant(cell) == ("seed=1", "gamma=0.1", "n_blocks=2")
+    assert cell.variant == ("seed=1", "gamma=0.1", "n_blocks=2")
     assert cell_shard_path(cell, "out").parent.name == "seed=1,gamma=0.1,n_blocks=2"
-    assert cell_name(cell) == "digits rbf sorf seed=1 gamma=0.1 n_blocks=2 n=1"
+    assert cell.name == "digits rbf sorf seed=1 gamma=0.1 n_blocks=2 n=1"
 
 
 def test_paper_grid_settings_are_their_experiments_defaults():
@@ -113,10 +110,10 @@ def test_paper_grid_settings_are_their_experiments_defaults():
     }
     cell["kernel"]["params"]["gamma"] = "nn50"
     cell = build_cell(cell)
-    assert shard_variant(cell) == ()
+    assert cell.variant == ()
     kernel = {**cell.kernel, "params": {**cell.kernel["params"], "gamma": "nn20"}}
     cell = dataclasses.replace(cell, kernel=kernel)  # a Cell is frozen: build another
-    assert shard_variant(cell) == ("gamma=nn20",)
+    assert cell.variant == ("gamma=nn20",)
 
 
 # -- the config hash covers what the protocol reads --------------------------------
@@ -126,11 +123,11 @@ def test_other_protocols_data_settings_leave_the_hash_alone():
     cell = build_cell(make_cell("rff", "rbf", "digits", runs=2))
     edited = copy.deepcopy(cell)
     edited.dataset["splits"]["downstream"]["train_rows"] = 1000
-    assert config_hash(edited) == config_hash(cell)
+    assert build_cell(edited).config_hash == build_cell(cell).config_hash
     assert cell_shard_path(edited, "out") == cell_shard_path(cell, "out")
     own = copy.deepcopy(cell)
     own.dataset["splits"]["kernel_approx"]["samples"] = 100
-    assert config_hash(own) != config_hash(cell)
+    assert build_cell(own).config_hash != build_cell(cell).config_hash
 
 
 # -- corrupt shards and shards of earlier versions ---------------------------------
@@ -148,10 +145,10 @@ def test_a_corrupt_shard_is_reported_as_corrupt(tmp_path):
     path = cell_shard_path(build_cell(_small()), tmp_path)
     path.write_bytes(path.read_bytes()[:100])  # truncated
     again = run_and_store(_small(), tmp_path, echo=lines.append)
-    name = cell_name(build_cell(_small()))
+    name = build_cell(_small()).name
     assert lines[-2] == f"{name}: corrupt shard {path} (unreadable), recomputing"
     assert again["rel_fro_error"].equals(first["rel_fro_error"])
-    assert shard_config_hash(path) == config_hash(build_cell(_small()))
+    assert shard_config_hash(path) == build_cell(_small()).config_hash
 
 
 def test_a_shard_of_an_earlier_schema_is_one_line_never_adopted(tmp_path):

@@ -11,7 +11,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
-from kernelbench.cell import build_cell, shard_variant
+from kernelbench.cell import build_cell
 from kernelbench.errors import KernelbenchError  # noqa: E402
 from kernelbench.experiment import make_cell, run_and_store, run_cell
 from kernelbench.launch import plan  # noqa: E402
@@ -78,7 +78,7 @@ def test_points_are_reproducible_and_a_path_part(tmp_path):
     np.testing.assert_array_equal(a.X, b.X)
     assert a.X.shape == (5, 64)
     run_and_store(walltime_cell(points=5), tmp_path, echo=None)
-    variant = ",".join(shard_variant(cell))
+    variant = ",".join(cell.variant)
     assert variant.startswith("h=")  # repeats=4 differs from configs/protocol/walltime.yaml
     assert (tmp_path / f"walltime/digits/rbf/sr33/points=5/{variant}/n=1.parquet").exists()
 
