@@ -149,18 +149,22 @@ def feature_map(
     )
 
 
+def sizes(fm: RandomFeatureMap) -> dict[str, int]:
+    """The row's D and n_features of the fitted map ``fm``."""
+    return {"D": int(fm.n_projections_), "n_features": int(fm.n_features_out_)}
+
+
 def fit_transform(
-    fm: RandomFeatureMap, X: np.ndarray, *parts: np.ndarray
+    fm: RandomFeatureMap, X: np.ndarray, *parts: np.ndarray, y: np.ndarray | None = None
 ) -> tuple[list[np.ndarray], dict[str, Any]]:
-    """``fm`` fitted on X, then ``parts`` mapped: their features, and the row's D,
-    n_features, fit_seconds and transform_seconds."""
+    """``fm`` fitted on X (with labels ``y``), then ``parts`` mapped: their features, and
+    the row's :func:`sizes`, fit_seconds and transform_seconds."""
     t0 = time.perf_counter()
-    fm.fit(X)
+    fm.fit(X, y)
     t1 = time.perf_counter()
     Z = [fm.transform(part) for part in parts]
     t2 = time.perf_counter()
-    sizes = {"D": int(fm.n_projections_), "n_features": int(fm.n_features_out_)}
-    return Z, {**sizes, "fit_seconds": t1 - t0, "transform_seconds": t2 - t1}
+    return Z, {**sizes(fm), "fit_seconds": t1 - t0, "transform_seconds": t2 - t1}
 
 
 def check_map(cell: Cell, params: dict | None = None) -> None:
