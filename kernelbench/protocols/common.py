@@ -56,6 +56,21 @@ def kernel_approx_pair_cached(dataset_json: str, seed: int, data_json: str, key:
     return X, Y, dict(prov)
 
 
+@lru_cache(maxsize=2)
+def split_cached(
+    dataset_json: str, key: str, seed: int, data_json: str, repeat: int | None = None
+) -> tuple:
+    """X_train, y_train, X_test, y_test (read-only, C-contiguous) and the provenance of
+    :func:`kernelbench.datasets.protocol_split`, cached per split."""
+    from kernelbench.datasets import protocol_split
+
+    s = protocol_split(json.loads(dataset_json), key, seed, json.loads(data_json), repeat=repeat)
+    arrays = [np.ascontiguousarray(a) for a in (s.X_train, s.y_train, s.X_test, s.y_test)]
+    for a in arrays:
+        a.setflags(write=False)
+    return (*arrays, dict(s.provenance))
+
+
 @lru_cache(maxsize=8)
 def exact_kernel_cached(pair_key: tuple, kernel: str, kparams_json: str) -> tuple:
     """The read-only K = k(X, Y) of the pair ``pair_key``, its Frobenius and spectral norm."""

@@ -110,27 +110,18 @@ def _has_liu_data(name: str) -> bool:
         return False
 
 
-@lru_cache(maxsize=2)
-def _split_cached(
-    dataset_json: str, key: str, seed: int, data_json: str, repeat: int | None = None
-) -> tuple:
-    from kernelbench.datasets import protocol_split
-
-    ds = json.loads(dataset_json)
-    sp = protocol_split(ds, key, seed, json.loads(data_json), repeat=repeat)
-    ytr, classes = binary_labels(sp.y_train, ds["name"])
-    yte = np.where(sp.y_test == classes[1], 1.0, -1.0)
-    arrays = [np.ascontiguousarray(a, dtype=np.float64) for a in (sp.X_train, sp.X_test)]
-    for a in (*arrays, ytr, yte):
-        a.setflags(write=False)
-    return arrays[0], ytr, arrays[1], yte, dict(sp.provenance)
+def _split(split_key: tuple) -> tuple:
+    """:func:`.common.split_cached` with labels -1/+1 (:func:`binary_labels`)."""
+    Xtr, ytr, Xte, yte, prov = common.split_cached(*split_key)
+    ytr, classes = binary_labels(ytr, json.loads(split_key[0])["name"])
+    return Xtr, ytr, Xte, np.where(yte == classes[1], 1.0, -1.0), prov
 
 
 @lru_cache(maxsize=4)
 def _spectral_cached(split_key: tuple, points: int, seed: int, gamma: float) -> tuple:
     from kernelbench.kernels import exact_kernel
 
-    X = _split_cached(*split_key)[0]
+    X = common.split_cached(*split_key)[0]
     if points <= 0:
         return np.zeros((0, X.shape[1])), None, float("nan")
     name = json.loads(split_key[0])["name"]
@@ -251,7 +242,7 @@ class KRR(Protocol[KRRSettings]):
 
     def prepare(self, cell: Cell) -> KRRData:
         split_key = self._split_key(cell)
-        Xtr, ytr, Xte, yte, prov = _split_cached(*split_key)
+        Xtr, ytr, Xte, yte, prov = _split(split_key)
         points = int(self._opts(cell).spectral_points)
         Xs, K, norm = _spectral_cached(split_key, points, int(cell.seed), self.gamma(cell))
         return KRRData(Xtr, ytr, Xte, yte, Xs, K, norm, prov)
@@ -262,7 +253,7 @@ class KRR(Protocol[KRRSettings]):
         split_key = self._split_key(cell, run)
         if split_key[-1] is None:
             return ctx
-        Xtr, ytr, Xte, yte, prov = _split_cached(*split_key)
+        Xtr, ytr, Xte, yte, prov = _split(split_key)
         return KRRData(Xtr, ytr, Xte, yte, ctx.X_spec, ctx.K_spec, ctx.spec_norm, prov)
 
     def run_rng(self, cell: Cell, run: int) -> np.random.Generator:

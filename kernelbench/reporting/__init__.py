@@ -117,6 +117,27 @@ class Reporting:
             raise choices_error(f"metric of protocol {self.name!r}", metric_id, self.metrics)
         return self.metrics[metric_id]
 
+    def metric_panels(
+        self, df: pd.DataFrame, shown: pd.DataFrame, x: str, xlabel: str, options: FigureOptions
+    ) -> Any:
+        """The summary ``shown`` drawn as datasets (rows, in ``df``'s order) x its metrics
+        (columns, in :attr:`metrics`' order) against ``x``."""
+        from kernelbench.drawing import dataset_name, dataset_order, draw_panels
+
+        return draw_panels(
+            shown,
+            row="dataset",
+            col="metric",
+            x=x,
+            ylabel="",
+            xlabel=xlabel,
+            rows=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
+            cols=[m for m in self.metrics if m in set(shown["metric"])],
+            row_name=dataset_name,
+            col_name=lambda m: self.metrics[m].label,
+            log=True if options.log is None else options.log,
+        )
+
     def figure(self, name: str) -> Figure:
         """A figure by name (one line naming the figures if unknown)."""
         if name not in self.figures:

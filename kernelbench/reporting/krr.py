@@ -94,16 +94,10 @@ def table3(df: pd.DataFrame, reference: pd.DataFrame | None) -> pd.DataFrame:
         out["acc_diff"] = out["acc_mean"] - out["paper_acc_mean"]
     from kernelbench.drawing import dataset_order, label_rank
 
-    ds_rank = {ds: i for i, ds in enumerate(dataset_order(df))}
-    order = sorted(
-        range(len(out)),
-        key=lambda i: (
-            ds_rank.get(out["dataset"].iloc[i], len(ds_rank)),
-            out["s_over_d"].iloc[i],
-            label_rank(out["method"].iloc[i]),
-        ),
-    )
-    return out.iloc[order].reset_index(drop=True)
+    rank = {ds: i for i, ds in enumerate(dataset_order(df))}
+    rows = zip(out["dataset"], out["s_over_d"], out["method"], strict=True)
+    key = [(rank.get(ds, len(rank)), s, label_rank(m)) for ds, s, m in rows]
+    return out.iloc[sorted(range(len(out)), key=key.__getitem__)].reset_index(drop=True)
 
 
 def draw_table3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
