@@ -32,12 +32,14 @@ def make_feature_map(
     return cls(kernel=kernel, n=n, random_state=random_state, **params)
 
 
-def check_params(what: str, params: Iterable[str], valid: Iterable[str]) -> None:
-    """One line naming the valid parameters of ``what`` if ``params`` has others."""
+def check_params(
+    what: str, params: Iterable[str], valid: Iterable[str], noun: str = "parameter"
+) -> None:
+    """One line naming the valid parameters (``noun``) of ``what`` if ``params`` has others."""
     bad = sorted(set(params) - set(valid))
     if bad:
         raise KernelbenchError(
-            f"unknown parameter(s) {', '.join(bad)} for {what}; "
+            f"unknown {noun}(s) {', '.join(bad)} for {what}; "
             f"valid: {', '.join(sorted(valid)) or 'none'}"
         )
 
