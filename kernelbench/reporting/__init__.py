@@ -161,6 +161,27 @@ def register(reporting: Reporting, *figures: Figure, default: tuple[str, ...] = 
     REPORTING.add(reporting.name, reporting)
 
 
+def kernel_panels(
+    shown: pd.DataFrame, datasets: Sequence[str], col_title: Callable, **options: Any
+) -> Any:
+    """``shown`` drawn as kernels (rows) x ``datasets`` (columns titled by ``col_title``)
+    against n, by :func:`kernelbench.drawing.draw_panels` with ``options``."""
+    from kernelbench.drawing import dataset_name, draw_panels, kernel_name, kernel_rank
+
+    return draw_panels(
+        shown,
+        row="kernel",
+        col="dataset",
+        x="n",
+        rows=sorted(shown["kernel"].unique(), key=kernel_rank),
+        cols=datasets,
+        row_name=kernel_name,
+        col_name=dataset_name,
+        col_title=col_title,
+        **options,
+    )
+
+
 def saved(
     panels: Any,
     out: Any,

@@ -18,6 +18,7 @@ from kernelbench.reporting import (
     FigureOptions,
     FigureOutput,
     Reporting,
+    kernel_panels,
     register,
 )
 
@@ -93,14 +94,7 @@ def fig1_summary_panels(
 ) -> tuple[Panels, list[str]]:
     """Fig. 1 from a :func:`kernelbench.drawing.summarise` summary (e.g. one rebuilt
     from a baseline table): (panels, notes)."""
-    from kernelbench.drawing import (
-        dataset_name,
-        dataset_order,
-        draw_panels,
-        kernel_name,
-        kernel_rank,
-        runs_caption,
-    )
+    from kernelbench.drawing import dataset_name, dataset_order, runs_caption
 
     metric = KERNEL_APPROX.metric(metric_id)
     shown = summary[summary["metric"] == metric_id]
@@ -118,18 +112,12 @@ def fig1_summary_panels(
         d = dims.get(ds)
         return f"{dataset_name(ds)} (d = {int(d)})" if pd.notna(d) else dataset_name(ds)
 
-    panels = draw_panels(
+    panels = kernel_panels(
         shown,
-        row="kernel",
-        col="dataset",
-        x="n",
+        datasets,
+        title,
         ylabel=metric.label,
         xlabel="n",
-        rows=sorted(shown["kernel"].unique(), key=kernel_rank),
-        cols=datasets,
-        row_name=kernel_name,
-        col_name=dataset_name,
-        col_title=title,
         log=log,
         reference=lines,
         caption=runs_caption(shown),
