@@ -42,6 +42,14 @@ def _bandwidth_gamma(dataset_json: str, seed: int, data_json: str, key: str, rul
     return nn_sigma(X, k=k, n_queries=min(BANDWIDTH_QUERIES, len(X)), random_state=rng).gamma
 
 
+def read_only(*arrays: np.ndarray) -> list[np.ndarray]:
+    """The arrays C-contiguous and read-only: cached, every run of a cell shares them."""
+    out = [np.ascontiguousarray(a) for a in arrays]
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
 @lru_cache(maxsize=4)
 def kernel_approx_pair_cached(dataset_json: str, seed: int, data_json: str, key: str) -> tuple:
     """X, Y (read-only, C-contiguous float64) and the provenance of
@@ -49,11 +57,7 @@ def kernel_approx_pair_cached(dataset_json: str, seed: int, data_json: str, key:
     from kernelbench.datasets import kernel_approx_pair
 
     X, Y, prov = kernel_approx_pair(json.loads(dataset_json), seed, json.loads(data_json), key)
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    Y = np.ascontiguousarray(Y, dtype=np.float64)
-    X.setflags(write=False)
-    Y.setflags(write=False)
-    return X, Y, dict(prov)
+    return (*read_only(X, Y), dict(prov))
 
 
 @lru_cache(maxsize=2)
@@ -65,10 +69,7 @@ def split_cached(
     from kernelbench.datasets import protocol_split
 
     s = protocol_split(json.loads(dataset_json), key, seed, json.loads(data_json), repeat=repeat)
-    arrays = [np.ascontiguousarray(a) for a in (s.X_train, s.y_train, s.X_test, s.y_test)]
-    for a in arrays:
-        a.setflags(write=False)
-    return (*arrays, dict(s.provenance))
+    return (*read_only(s.X_train, s.y_train, s.X_test, s.y_test), dict(s.provenance))
 
 
 @lru_cache(maxsize=8)
@@ -78,8 +79,7 @@ def exact_kernel_cached(pair_key: tuple, kernel: str, kparams_json: str) -> tupl
     from kernelbench.metrics import spectral_norm
 
     X, Y, _ = kernel_approx_pair_cached(*pair_key)
-    K = exact_kernel(kernel, X, Y, **json.loads(kparams_json))
-    K.setflags(write=False)
+    (K,) = read_only(exact_kernel(kernel, X, Y, **json.loads(kparams_json)))
     return K, float(np.linalg.norm(K)), spectral_norm(K)
 
 

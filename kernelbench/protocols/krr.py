@@ -79,10 +79,10 @@ class KRRData:
     y_train: np.ndarray
     X_test: np.ndarray
     y_test: np.ndarray
+    provenance: dict[str, Any]
     X_spec: np.ndarray
     K_spec: np.ndarray | None
     spec_norm: float
-    provenance: dict[str, Any]
 
 
 def binary_labels(y: np.ndarray, dataset: str) -> tuple[np.ndarray, list]:
@@ -110,7 +110,7 @@ def _has_liu_data(name: str) -> bool:
         return False
 
 
-def _split(split_key: tuple) -> tuple:
+def _split(split_key: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
     """:func:`.common.split_cached` with labels -1/+1 (:func:`binary_labels`)."""
     Xtr, ytr, Xte, yte, prov = common.split_cached(*split_key)
     ytr, classes = binary_labels(ytr, json.loads(split_key[0])["name"])
@@ -127,9 +127,7 @@ def _spectral_cached(split_key: tuple, points: int, seed: int, gamma: float) -> 
     name = json.loads(split_key[0])["name"]
     idx = np.sort(derive_rng(seed, "spectral", name).choice(len(X), min(points, len(X)), False))
     Xs = X[idx]
-    K = exact_kernel("rbf", Xs, gamma=gamma)
-    Xs.setflags(write=False)
-    K.setflags(write=False)
+    Xs, K = common.read_only(Xs, exact_kernel("rbf", Xs, gamma=gamma))
     return Xs, K, spectral_norm(K)
 
 
@@ -242,10 +240,9 @@ class KRR(Protocol[KRRSettings]):
 
     def prepare(self, cell: Cell) -> KRRData:
         split_key = self._split_key(cell)
-        Xtr, ytr, Xte, yte, prov = _split(split_key)
         points = int(self._opts(cell).spectral_points)
-        Xs, K, norm = _spectral_cached(split_key, points, int(cell.seed), self.gamma(cell))
-        return KRRData(Xtr, ytr, Xte, yte, Xs, K, norm, prov)
+        spectral = _spectral_cached(split_key, points, int(cell.seed), self.gamma(cell))
+        return KRRData(*_split(split_key), *spectral)
 
     def run_split(self, cell: Cell, ctx: KRRData, run: int) -> KRRData:
         """The run's split: its own random half under ``split_per_run`` (the spectral
@@ -253,8 +250,7 @@ class KRR(Protocol[KRRSettings]):
         split_key = self._split_key(cell, run)
         if split_key[-1] is None:
             return ctx
-        Xtr, ytr, Xte, yte, prov = _split(split_key)
-        return KRRData(Xtr, ytr, Xte, yte, ctx.X_spec, ctx.K_spec, ctx.spec_norm, prov)
+        return KRRData(*_split(split_key), ctx.X_spec, ctx.K_spec, ctx.spec_norm)
 
     def run_rng(self, cell: Cell, run: int) -> np.random.Generator:
         """The run's Generator; under ``shared_draw`` the maps of one draw family (rff,

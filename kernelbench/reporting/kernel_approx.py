@@ -42,18 +42,15 @@ def _reference_lines(summary: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
     """The reference means to overlay, labelled like the line they are compared with
     (:data:`PAPER_CONSTRUCTION`, else the label itself, else one of the same method); an
     overlay beside another construction than the paper's says so in its legend."""
-    ref_methods = set(ref["method"])
     present = summary[["method_label", "method"]].drop_duplicates()
-    pairs: dict[str, str] = {}
-    for target in sorted(ref_methods):
-        labels = set(present["method_label"])
+    labels = set(present["method_label"])
+    rows = []
+    for target in sorted(set(ref["method"])):
         same_method = sorted(present.loc[present["method"] == target, "method_label"])
         preferred = [PAPER_CONSTRUCTION.get(target), target, *same_method]
         lab = next((p for p in preferred if p is not None and p in labels), None)
-        if lab is not None:
-            pairs[target] = lab
-    rows = []
-    for target, lab in pairs.items():
+        if lab is None:
+            continue
         r = ref[ref["method"] == target].copy()
         r["method_label"] = lab
         paper = str(r["paper_method"].iloc[0]) if "paper_method" in r else target
