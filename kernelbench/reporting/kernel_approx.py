@@ -138,13 +138,10 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     """Write Fig. 1 (``fig1_kernel_error_<metric>.<fmt>``) and its summary table
     (``fig1_summary.csv``/``.md``, both metrics) into ``out``."""
     from kernelbench.drawing import save_figure, write_table
+    from kernelbench.reference import load_reference
 
     metric_id = options.metric or "fro"
-    reference = None
-    if options.reference:
-        from kernelbench.reference import load_reference
-
-        reference = load_reference(FIG1_REFERENCE)
+    reference = load_reference(FIG1_REFERENCE) if options.reference else None
     log = True if options.log is None else options.log
     stem = f"fig1_kernel_error_{metric_id}"
     panels, summary, notes = fig1_panels(df, metric_id, reference, log)
