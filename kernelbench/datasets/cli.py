@@ -131,22 +131,19 @@ def info_cmd(name: str, mirror: str | None, cache: str | None) -> None:
     spec = DATASETS.get(name)
     state, path = where(name, mirror, cache)
     classes = "-" if spec.n_classes is None else spec.n_classes
-    lines = [
-        f"{spec.name}: {spec.title}",
-        _wrap(
-            "task",
-            f"{spec.task}; N={spec.n_total} (train {spec.n_train}, test {spec.n_test}); "
-            f"d={spec.d}; classes={classes}",
-        ),
-        _wrap("source", f"{spec.source}: {' '.join(spec.urls)}"),
-        _wrap("openml id", str(spec.openml_id) if spec.openml_id else "none"),
-        _wrap("citation", spec.citation),
-        _wrap("licence", spec.licence),
-        _wrap("sha256", spec.sha256 or "not recorded"),
-        _wrap("location", f"{state} ({path})" if path else state),
-        _wrap("deviation", f"mirror: {spec.mirror_deviation}"),
-        _wrap("", f"download: {spec.download_deviation}"),
-    ]
+    fields = {
+        "task": f"{spec.task}; N={spec.n_total} (train {spec.n_train}, test {spec.n_test}); "
+        f"d={spec.d}; classes={classes}",
+        "source": f"{spec.source}: {' '.join(spec.urls)}",
+        "openml id": str(spec.openml_id) if spec.openml_id else "none",
+        "citation": spec.citation,
+        "licence": spec.licence,
+        "sha256": spec.sha256 or "not recorded",
+        "location": f"{state} ({path})" if path else state,
+        "deviation": f"mirror: {spec.mirror_deviation}",
+        "": f"download: {spec.download_deviation}",
+    }
+    lines = [f"{spec.name}: {spec.title}", *(_wrap(k, v) for k, v in fields.items())]
     locs = Locations.resolve(mirror, cache)
     entry = read_manifest(locs.mirror).get(name) if locs.mirror else None
     if entry:

@@ -4,6 +4,7 @@ sr33, sr11, sr13, lev_rff, slw_rff, nystrom; their papers and labels: README.md,
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kernelbench.errors import KernelbenchError
@@ -26,14 +27,21 @@ def make_feature_map(
     """
     cls = FEATURE_MAPS.get(method)
     get_kernel(kernel)
-    valid = set(cls._get_param_names())
-    bad = sorted(set(params) - valid)
-    if bad:
-        raise KernelbenchError(
-            f"unknown parameter(s) {', '.join(bad)} for method {method!r}; "
-            f"valid: {', '.join(sorted(valid - {'kernel', 'n', 'random_state'}))}"
-        )
+    valid = set(cls._get_param_names()) - {"kernel", "n", "random_state"}
+    check_params(f"method {method!r}", params, valid)
     return cls(kernel=kernel, n=n, random_state=random_state, **params)
 
 
-__all__ = ["FEATURE_MAPS", "RandomFeatureMap", "make_feature_map"]
+def check_params(
+    what: str, params: Iterable[str], valid: Iterable[str], noun: str = "parameter"
+) -> None:
+    """One line naming the valid parameters (``noun``) of ``what`` if ``params`` has others."""
+    bad = sorted(set(params) - set(valid))
+    if bad:
+        raise KernelbenchError(
+            f"unknown {noun}(s) {', '.join(bad)} for {what}; "
+            f"valid: {', '.join(sorted(valid)) or 'none'}"
+        )
+
+
+__all__ = ["FEATURE_MAPS", "RandomFeatureMap", "check_params", "make_feature_map"]

@@ -99,14 +99,11 @@ def make_learner(name: str, **params: Any) -> Learner:
     """A learner by id; unknown ids or parameters give one line naming the valid ones."""
     import inspect
 
+    from kernelbench.features import check_params
+
     cls = LEARNERS.get(name)
     valid = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-    bad = sorted(set(params) - set(valid))
-    if bad:
-        raise KernelbenchError(
-            f"unknown parameter(s) {', '.join(bad)} for learner {name!r}; "
-            f"valid: {', '.join(valid) or 'none'}"
-        )
+    check_params(f"learner {name!r}", params, valid)
     return cls(**params)
 
 

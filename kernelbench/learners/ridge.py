@@ -53,7 +53,7 @@ class ChunkedRidge:
     Attributes after fit: ``lambda_``, ``coef_`` (s), ``intercept_`` (mean of y if
     ``center``, else 0), ``cv_accuracy_`` (per grid value; empty without CV),
     ``n_features_``, ``accumulator_bytes_`` (of Z^T Z), ``transform_seconds_`` (in the
-    first pass's ``transform``) and ``solve_seconds_``.
+    first pass's ``transform``, then also in the predictions') and ``solve_seconds_``.
     """
 
     def __init__(
@@ -91,6 +91,13 @@ class ChunkedRidge:
             beta = np.linalg.solve(symmetrize_upper(A), rhs)
         return beta, mean
 
+    def _features(self, transform: Transform, rows: np.ndarray) -> np.ndarray:
+        """``transform(rows)`` as float64, its seconds added to ``transform_seconds_``."""
+        t0 = time.perf_counter()
+        Z = np.asarray(transform(rows), dtype=np.float64)
+        self.transform_seconds_ += time.perf_counter() - t0
+        return Z
+
     def _chunks(self, n: int):
         step = check_int("chunk_rows", self.chunk_rows, 1)
         for start in range(0, n, step):
@@ -117,11 +124,9 @@ class ChunkedRidge:
         G = b = zs = None
         ys = np.zeros(n_parts)
         counts = np.bincount(folds, minlength=n_parts)
-        t_transform = 0.0
+        self.transform_seconds_ = 0.0
         for sl in self._chunks(n):
-            t0 = time.perf_counter()
-            Z = np.asarray(transform(X[sl]), dtype=np.float64)
-            t_transform += time.perf_counter() - t0
+            Z = self._features(transform, X[sl])
             if G is None:
                 s = Z.shape[1]
                 G = [np.zeros((s, s), order="F") for _ in range(n_parts)]
@@ -141,7 +146,6 @@ class ChunkedRidge:
         assert G is not None and b is not None and zs is not None
         self.n_features_ = G[0].shape[1]
         self.accumulator_bytes_ = int(sum(g.nbytes for g in G))
-        self.transform_seconds_ = t_transform
         t0 = time.perf_counter()
         Gt = G[0].copy(order="F")  # = np.sum(G, axis=0) bit for bit, without a k s^2 stack
         for g in G[1:]:
@@ -188,7 +192,7 @@ class ChunkedRidge:
         transform = transform or _identity
         out = np.empty(len(X))
         for sl in self._chunks(len(X)):
-            out[sl] = np.asarray(transform(X[sl]), dtype=np.float64) @ self.coef_
+            out[sl] = self._features(transform, X[sl]) @ self.coef_
         return out + self.intercept_
 
     def predict(self, X: Any, transform: Transform | None = None) -> np.ndarray:

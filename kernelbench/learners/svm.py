@@ -31,17 +31,14 @@ class SVMPrecomputed(Learner):
     def params(self) -> dict[str, Any]:
         return {"C": self.C}
 
-    def _model(self, task: str) -> Any:
-        from sklearn.svm import SVC, SVR
-
-        check_task(task)
-        cls = SVC if task == "classification" else SVR
-        return cls(kernel="precomputed", C=self.C)
-
     def _fit_gram(
         self, K: np.ndarray, y: np.ndarray, task: str, cross: Callable[[np.ndarray], np.ndarray]
     ) -> Fitted:
-        model = self._model(task).fit(K, y)
+        from sklearn.svm import SVC, SVR
+
+        check_task(task)
+        model = (SVC if task == "classification" else SVR)(kernel="precomputed", C=self.C)
+        model = model.fit(K, y)
         del K
         info = {"n_support": float(len(model.support_))}
         return self._fitted(lambda r: model.predict(cross(r)), info)

@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from kernelbench.cell import PROTOCOLS, Spec, get_protocol, protocol_name
-from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.errors import choices_error
 from kernelbench.protocols.common import BUDGETS, check_map, exact_pair
 from kernelbench.settings import ProtocolSettings, store, typed
 
@@ -79,13 +79,10 @@ class Protocol(Generic[S]):
         filled from ``Settings`` and typed as Hydra types them; a ``budget`` must be one
         of :data:`BUDGETS`, its default dropped (a cell's settings and hash are those
         without it). Called once per cell, when it is built."""
-        valid = {f.name for f in dataclasses.fields(self.Settings)}
-        unknown = sorted(set(settings) - valid)
-        if unknown:
-            raise KernelbenchError(
-                f"unknown setting(s) {', '.join(unknown)} for protocol {self.name!r}; "
-                f"valid: {', '.join(sorted(valid - {'name'}))}"
-            )
+        from kernelbench.features import check_params
+
+        valid = {f.name for f in dataclasses.fields(self.Settings)} - {"name"}
+        check_params(f"protocol {self.name!r}", set(settings) - {"name"}, valid, "setting")
         out = typed(self.Settings, settings)
         if "budget" in out:
             if out["budget"] not in BUDGETS:

@@ -42,6 +42,14 @@ def _bandwidth_gamma(dataset_json: str, seed: int, data_json: str, key: str, rul
     return nn_sigma(X, k=k, n_queries=min(BANDWIDTH_QUERIES, len(X)), random_state=rng).gamma
 
 
+def read_only(*arrays: np.ndarray) -> list[np.ndarray]:
+    """The arrays C-contiguous and read-only: cached, every run of a cell shares them."""
+    out = [np.ascontiguousarray(a) for a in arrays]
+    for a in out:
+        a.setflags(write=False)
+    return out
+
+
 @lru_cache(maxsize=4)
 def kernel_approx_pair_cached(dataset_json: str, seed: int, data_json: str, key: str) -> tuple:
     """X, Y (read-only, C-contiguous float64) and the provenance of
@@ -49,11 +57,19 @@ def kernel_approx_pair_cached(dataset_json: str, seed: int, data_json: str, key:
     from kernelbench.datasets import kernel_approx_pair
 
     X, Y, prov = kernel_approx_pair(json.loads(dataset_json), seed, json.loads(data_json), key)
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    Y = np.ascontiguousarray(Y, dtype=np.float64)
-    X.setflags(write=False)
-    Y.setflags(write=False)
-    return X, Y, dict(prov)
+    return (*read_only(X, Y), dict(prov))
+
+
+@lru_cache(maxsize=2)
+def split_cached(
+    dataset_json: str, key: str, seed: int, data_json: str, repeat: int | None = None
+) -> tuple:
+    """X_train, y_train, X_test, y_test (read-only, C-contiguous) and the provenance of
+    :func:`kernelbench.datasets.protocol_split`, cached per split."""
+    from kernelbench.datasets import protocol_split
+
+    s = protocol_split(json.loads(dataset_json), key, seed, json.loads(data_json), repeat=repeat)
+    return (*read_only(s.X_train, s.y_train, s.X_test, s.y_test), dict(s.provenance))
 
 
 @lru_cache(maxsize=8)
@@ -63,8 +79,7 @@ def exact_kernel_cached(pair_key: tuple, kernel: str, kparams_json: str) -> tupl
     from kernelbench.metrics import spectral_norm
 
     X, Y, _ = kernel_approx_pair_cached(*pair_key)
-    K = exact_kernel(kernel, X, Y, **json.loads(kparams_json))
-    K.setflags(write=False)
+    (K,) = read_only(exact_kernel(kernel, X, Y, **json.loads(kparams_json)))
     return K, float(np.linalg.norm(K)), spectral_norm(K)
 
 
@@ -149,18 +164,22 @@ def feature_map(
     )
 
 
+def sizes(fm: RandomFeatureMap) -> dict[str, int]:
+    """The row's D and n_features of the fitted map ``fm``."""
+    return {"D": int(fm.n_projections_), "n_features": int(fm.n_features_out_)}
+
+
 def fit_transform(
-    fm: RandomFeatureMap, X: np.ndarray, *parts: np.ndarray
+    fm: RandomFeatureMap, X: np.ndarray, *parts: np.ndarray, y: np.ndarray | None = None
 ) -> tuple[list[np.ndarray], dict[str, Any]]:
-    """``fm`` fitted on X, then ``parts`` mapped: their features, and the row's D,
-    n_features, fit_seconds and transform_seconds."""
+    """``fm`` fitted on X (with labels ``y``), then ``parts`` mapped: their features, and
+    the row's :func:`sizes`, fit_seconds and transform_seconds."""
     t0 = time.perf_counter()
-    fm.fit(X)
+    fm.fit(X, y)
     t1 = time.perf_counter()
     Z = [fm.transform(part) for part in parts]
     t2 = time.perf_counter()
-    sizes = {"D": int(fm.n_projections_), "n_features": int(fm.n_features_out_)}
-    return Z, {**sizes, "fit_seconds": t1 - t0, "transform_seconds": t2 - t1}
+    return Z, {**sizes(fm), "fit_seconds": t1 - t0, "transform_seconds": t2 - t1}
 
 
 def check_map(cell: Cell, params: dict | None = None) -> None:

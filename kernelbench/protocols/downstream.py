@@ -20,7 +20,6 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +36,7 @@ from kernelbench.protocols.common import (
     fit_transform,
     kernel_params,
     run_rng,
+    split_cached,
 )
 from kernelbench.results import SCHEMA_VERSION, atomic_write, dumps
 from kernelbench.settings import ProtocolSettings
@@ -63,17 +63,6 @@ class Context:
     learner: Any
     exact_score: float
     provenance: dict[str, Any]
-
-
-@lru_cache(maxsize=2)
-def _split_cached(dataset_json: str, key: str, seed: int, data_json: str) -> tuple:
-    from kernelbench.datasets import protocol_split
-
-    s = protocol_split(json.loads(dataset_json), key, seed, json.loads(data_json))
-    arrays = [np.ascontiguousarray(a) for a in (s.X_train, s.y_train, s.X_test, s.y_test)]
-    for a in arrays:
-        a.setflags(write=False)
-    return (*arrays, dict(s.provenance))
 
 
 def exact_key(cell: Cell, proto: Downstream) -> tuple[str, dict[str, Any]]:
@@ -173,7 +162,7 @@ class Downstream(Protocol[DownstreamSettings]):
 
     def prepare(self, cell: Cell) -> Context:
         dataset_json, seed, data_json, key = cell.pair_key
-        Xtr, ytr, Xte, yte, prov = _split_cached(dataset_json, key, seed, data_json)
+        Xtr, ytr, Xte, yte, prov = split_cached(dataset_json, key, seed, data_json)
         task, metric = self.task(cell), self.metric_name(cell)
         ctx = Context(Xtr, ytr, Xte, yte, task, metric, self.learner(cell), float("nan"), prov)
         if self._opts(cell).exact:

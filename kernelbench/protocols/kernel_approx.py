@@ -25,7 +25,7 @@ import pyarrow as pa
 from kernelbench.cell import Spec
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import PROTOCOLS, Protocol
-from kernelbench.protocols.common import Pair, feature_map, run_rng
+from kernelbench.protocols.common import Pair, feature_map, fit_transform, run_rng, sizes
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -141,27 +141,16 @@ class KernelApprox(Protocol[KernelApproxSettings]):
         itself is dropped here, so a batch holds only features (a map's weights can take GBs:
         orf_tallqr on LEUKEMIA at n = 5 stores 71300 x 7129 reflector entries)."""
         fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1])
-        sample_space = self._sample_space(cell, fm, len(ctx.X) + len(ctx.Y), ctx.X.shape[1])
-        t0 = time.perf_counter()
-        if sample_space:  # the projections of [X; Y] alone: fit is their draw
-            P = fm.fit_sample_space(np.concatenate([ctx.X, ctx.Y]))
-            t1 = time.perf_counter()
-            Z = fm.features(P)
-            Zx, Zy = Z[: len(ctx.X)], Z[len(ctx.X) :]
-        else:
-            fm.fit(ctx.X)
-            t1 = time.perf_counter()
-            Zx = fm.transform(ctx.X)
-            Zy = fm.transform(ctx.Y)
-        t2 = time.perf_counter()
-        info = {
-            "draws": DRAWS[0] if sample_space else "weights",
-            "D": int(fm.n_projections_),
-            "n_features": int(fm.n_features_out_),
-            "fit_seconds": t1 - t0,
-            "transform_seconds": t2 - t1,
-        }
-        return info, float(fm.constant_), Zx, Zy
+        if not self._sample_space(cell, fm, len(ctx.X) + len(ctx.Y), ctx.X.shape[1]):
+            (Zx, Zy), info = fit_transform(fm, ctx.X, ctx.X, ctx.Y)
+            return {"draws": "weights", **info}, float(fm.constant_), Zx, Zy
+        t0 = time.perf_counter()  # the projections of [X; Y] alone: fit is their draw
+        P = fm.fit_sample_space(np.concatenate([ctx.X, ctx.Y]))
+        t1 = time.perf_counter()
+        Z = fm.features(P)
+        seconds = {"fit_seconds": t1 - t0, "transform_seconds": time.perf_counter() - t1}
+        info = {"draws": DRAWS[0], **sizes(fm), **seconds}
+        return info, float(fm.constant_), Z[: len(ctx.X)], Z[len(ctx.X) :]
 
     @staticmethod
     def _errors(ctx: Pair, mapped: tuple, K_hat: np.ndarray) -> dict:

@@ -79,10 +79,10 @@ class KRRData:
     y_train: np.ndarray
     X_test: np.ndarray
     y_test: np.ndarray
+    provenance: dict[str, Any]
     X_spec: np.ndarray
     K_spec: np.ndarray | None
     spec_norm: float
-    provenance: dict[str, Any]
 
 
 def binary_labels(y: np.ndarray, dataset: str) -> tuple[np.ndarray, list]:
@@ -110,50 +110,25 @@ def _has_liu_data(name: str) -> bool:
         return False
 
 
-@lru_cache(maxsize=2)
-def _split_cached(
-    dataset_json: str, key: str, seed: int, data_json: str, repeat: int | None = None
-) -> tuple:
-    from kernelbench.datasets import protocol_split
-
-    ds = json.loads(dataset_json)
-    sp = protocol_split(ds, key, seed, json.loads(data_json), repeat=repeat)
-    ytr, classes = binary_labels(sp.y_train, ds["name"])
-    yte = np.where(sp.y_test == classes[1], 1.0, -1.0)
-    arrays = [np.ascontiguousarray(a, dtype=np.float64) for a in (sp.X_train, sp.X_test)]
-    for a in (*arrays, ytr, yte):
-        a.setflags(write=False)
-    return arrays[0], ytr, arrays[1], yte, dict(sp.provenance)
+def _split(split_key: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+    """:func:`.common.split_cached` with labels -1/+1 (:func:`binary_labels`)."""
+    Xtr, ytr, Xte, yte, prov = common.split_cached(*split_key)
+    ytr, classes = binary_labels(ytr, json.loads(split_key[0])["name"])
+    return Xtr, ytr, Xte, np.where(yte == classes[1], 1.0, -1.0), prov
 
 
 @lru_cache(maxsize=4)
 def _spectral_cached(split_key: tuple, points: int, seed: int, gamma: float) -> tuple:
     from kernelbench.kernels import exact_kernel
 
-    X = _split_cached(*split_key)[0]
+    X = common.split_cached(*split_key)[0]
     if points <= 0:
         return np.zeros((0, X.shape[1])), None, float("nan")
     name = json.loads(split_key[0])["name"]
     idx = np.sort(derive_rng(seed, "spectral", name).choice(len(X), min(points, len(X)), False))
     Xs = X[idx]
-    K = exact_kernel("rbf", Xs, gamma=gamma)
-    Xs.setflags(write=False)
-    K.setflags(write=False)
+    Xs, K = common.read_only(Xs, exact_kernel("rbf", Xs, gamma=gamma))
     return Xs, K, spectral_norm(K)
-
-
-class _Timed:
-    """A transform that adds the seconds it spends to ``seconds``."""
-
-    def __init__(self, fn) -> None:
-        self.fn = fn
-        self.seconds = 0.0
-
-    def __call__(self, X: np.ndarray) -> np.ndarray:
-        t0 = time.perf_counter()
-        out = self.fn(X)
-        self.seconds += time.perf_counter() - t0
-        return out
 
 
 @dataclass
@@ -265,10 +240,9 @@ class KRR(Protocol[KRRSettings]):
 
     def prepare(self, cell: Cell) -> KRRData:
         split_key = self._split_key(cell)
-        Xtr, ytr, Xte, yte, prov = _split_cached(*split_key)
         points = int(self._opts(cell).spectral_points)
-        Xs, K, norm = _spectral_cached(split_key, points, int(cell.seed), self.gamma(cell))
-        return KRRData(Xtr, ytr, Xte, yte, Xs, K, norm, prov)
+        spectral = _spectral_cached(split_key, points, int(cell.seed), self.gamma(cell))
+        return KRRData(*_split(split_key), *spectral)
 
     def run_split(self, cell: Cell, ctx: KRRData, run: int) -> KRRData:
         """The run's split: its own random half under ``split_per_run`` (the spectral
@@ -276,8 +250,7 @@ class KRR(Protocol[KRRSettings]):
         split_key = self._split_key(cell, run)
         if split_key[-1] is None:
             return ctx
-        Xtr, ytr, Xte, yte, prov = _split_cached(*split_key)
-        return KRRData(Xtr, ytr, Xte, yte, ctx.X_spec, ctx.K_spec, ctx.spec_norm, prov)
+        return KRRData(*_split(split_key), ctx.X_spec, ctx.K_spec, ctx.spec_norm)
 
     def run_rng(self, cell: Cell, run: int) -> np.random.Generator:
         """The run's Generator; under ``shared_draw`` the maps of one draw family (rff,
@@ -332,13 +305,12 @@ class KRR(Protocol[KRRSettings]):
         tracemalloc.reset_peak()
         base = tracemalloc.get_traced_memory()[0]
         try:
-            t0 = time.perf_counter()
-            fm.fit(ctx.X_train, ctx.y_train)
+            _, row = common.fit_transform(fm, ctx.X_train, y=ctx.y_train)
             t1 = time.perf_counter()
             krr.fit(ctx.X_train, ctx.y_train, fm.transform)
             t2 = time.perf_counter()
-            test = _Timed(fm.transform)
-            acc = krr.score(ctx.X_test, ctx.y_test, test)
+            train_transform_s = krr.transform_seconds_
+            acc = krr.score(ctx.X_test, ctx.y_test, fm.transform)
             t3 = time.perf_counter()
             peak = tracemalloc.get_traced_memory()[1] - base
         finally:
@@ -347,24 +319,20 @@ class KRR(Protocol[KRRSettings]):
         spec = float("nan")
         if ctx.K_spec is not None:
             spec = spectral_norm(ctx.K_spec - fm.approximate_kernel(ctx.X_spec)) / ctx.spec_norm
-        transform_s = krr.transform_seconds_ + test.seconds
+        transform_s = krr.transform_seconds_  # the train and the test rows
         best = krr.cv_accuracy_.max() * 100 if krr.cv_accuracy_.size else float("nan")
-        row = {
-            "D": int(fm.n_projections_),
-            "n_features": int(fm.n_features_out_),
-            "s": int(fm.n_projections_),
+        row |= {
+            "s": row["D"],
             "accuracy_pct": 100.0 * acc,
             "lambda_": float(krr.lambda_),
             "cv_accuracy_pct": float(best),
-            "fit_seconds": t1 - t0,
             "transform_seconds": transform_s,
-            "feature_seconds": (t1 - t0) + transform_s,
-            "train_seconds": (t2 - t1) - krr.transform_seconds_,
-            "predict_seconds": (t3 - t2) - test.seconds,
+            "feature_seconds": row["fit_seconds"] + transform_s,
+            "train_seconds": (t2 - t1) - train_transform_s,
+            "predict_seconds": (t3 - t2) - (transform_s - train_transform_s),
             "peak_memory_mb": peak / 2**20,
             "rel_spec_error": spec,
         }
-
         return [row]
 
 

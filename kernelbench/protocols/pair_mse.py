@@ -30,6 +30,7 @@ from kernelbench.protocols.common import (
     fit_transform,
     kernel_approx_pair_cached,
     kernel_params,
+    read_only,
     run_rng,
 )
 from kernelbench.settings import ProtocolSettings
@@ -63,9 +64,7 @@ def _padded_pair(dataset_json: str, seed: int, data_json: str, key: str) -> tupl
     pad = next_pow2(d) - d
     X = np.pad(X, ((0, 0), (0, pad)))
     Y = np.pad(Y, ((0, 0), (0, pad)))
-    X.setflags(write=False)
-    Y.setflags(write=False)
-    return X, Y, d, dict(prov)
+    return (*read_only(X, Y), d, dict(prov))
 
 
 @dataclass

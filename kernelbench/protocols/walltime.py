@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from kernelbench.cell import Spec
 from kernelbench.protocols import PROTOCOLS, Protocol
-from kernelbench.protocols.common import data_columns, feature_map, run_rng
+from kernelbench.protocols.common import data_columns, feature_map, fit_transform, run_rng
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
@@ -118,19 +118,8 @@ class Walltime(Protocol[WalltimeSettings]):
             # a map that chooses its path by the rows it will transform (orf) is told
             # them: the points, 1 + repeats times
             fm.set_params(map_rows=len(X) * (1 + repeats))
-        t0 = time.perf_counter()
-        fm.fit(X)
-        fit_seconds = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        fm.transform(X)
-        first = time.perf_counter() - t0
-        common = {
-            "run": run,
-            "D": int(fm.n_projections_),
-            "n_features": int(fm.n_features_out_),
-            "fit_seconds": fit_seconds,
-            "first_map_seconds": first,
-        }
+        _, info = fit_transform(fm, X, X)
+        common = {"run": run, **info, "first_map_seconds": info["transform_seconds"]}
         rows = []
         for rep in range(repeats):
             t0 = time.perf_counter()

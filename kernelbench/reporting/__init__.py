@@ -117,6 +117,27 @@ class Reporting:
             raise choices_error(f"metric of protocol {self.name!r}", metric_id, self.metrics)
         return self.metrics[metric_id]
 
+    def metric_panels(
+        self, df: pd.DataFrame, shown: pd.DataFrame, x: str, xlabel: str, options: FigureOptions
+    ) -> Any:
+        """The summary ``shown`` drawn as datasets (rows, in ``df``'s order) x its metrics
+        (columns, in :attr:`metrics`' order) against ``x``."""
+        from kernelbench.drawing import dataset_name, dataset_order, draw_panels
+
+        return draw_panels(
+            shown,
+            row="dataset",
+            col="metric",
+            x=x,
+            ylabel="",
+            xlabel=xlabel,
+            rows=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
+            cols=[m for m in self.metrics if m in set(shown["metric"])],
+            row_name=dataset_name,
+            col_name=lambda m: self.metrics[m].label,
+            log=True if options.log is None else options.log,
+        )
+
     def figure(self, name: str) -> Figure:
         """A figure by name (one line naming the figures if unknown)."""
         if name not in self.figures:
@@ -138,6 +159,27 @@ def register(reporting: Reporting, *figures: Figure, default: tuple[str, ...] = 
     reporting.figures = {f.name: f for f in figures}
     reporting.default_figures = default or tuple(reporting.figures)
     REPORTING.add(reporting.name, reporting)
+
+
+def kernel_panels(
+    shown: pd.DataFrame, datasets: Sequence[str], col_title: Callable, **options: Any
+) -> Any:
+    """``shown`` drawn as kernels (rows) x ``datasets`` (columns titled by ``col_title``)
+    against n, by :func:`kernelbench.drawing.draw_panels` with ``options``."""
+    from kernelbench.drawing import dataset_name, draw_panels, kernel_name, kernel_rank
+
+    return draw_panels(
+        shown,
+        row="kernel",
+        col="dataset",
+        x="n",
+        rows=sorted(shown["kernel"].unique(), key=kernel_rank),
+        cols=datasets,
+        row_name=kernel_name,
+        col_name=dataset_name,
+        col_title=col_title,
+        **options,
+    )
 
 
 def saved(

@@ -45,14 +45,8 @@ def fig2_summary(df: pd.DataFrame) -> pd.DataFrame:
 def fig2_panels(df: pd.DataFrame, learner: str, summary: pd.DataFrame | None = None) -> Any:
     """Fig. 2 for one learner: kernels x datasets (by d), score against n with 95%
     t-interval bands and the exact kernel's score as a dotted line."""
-    from kernelbench.drawing import (
-        dataset_name,
-        dataset_order,
-        draw_panels,
-        kernel_name,
-        kernel_rank,
-        runs_caption,
-    )
+    from kernelbench.drawing import dataset_name, dataset_order, runs_caption
+    from kernelbench.reporting import kernel_panels
 
     summary = fig2_summary(df) if summary is None else summary
     shown = summary[summary["learner"] == learner]
@@ -67,18 +61,12 @@ def fig2_panels(df: pd.DataFrame, learner: str, summary: pd.DataFrame | None = N
         name = METRIC_LABELS.get(str(metric.get(ds)), str(metric.get(ds)))
         return f"{dataset_name(ds)} (d = {int(dims[ds])}): {name}"
 
-    return draw_panels(
+    return kernel_panels(
         shown,
-        row="kernel",
-        col="dataset",
-        x="n",
+        [ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
+        title,
         ylabel=f"test score ({learner})",
         xlabel="n",
-        rows=sorted(shown["kernel"].unique(), key=kernel_rank),
-        cols=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
-        row_name=kernel_name,
-        col_name=dataset_name,
-        col_title=title,
         log=False,
         hlines=hlines,
         caption=runs_caption(shown),

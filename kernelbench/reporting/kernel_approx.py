@@ -18,6 +18,7 @@ from kernelbench.reporting import (
     FigureOptions,
     FigureOutput,
     Reporting,
+    kernel_panels,
     register,
 )
 
@@ -41,18 +42,15 @@ def _reference_lines(summary: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
     """The reference means to overlay, labelled like the line they are compared with
     (:data:`PAPER_CONSTRUCTION`, else the label itself, else one of the same method); an
     overlay beside another construction than the paper's says so in its legend."""
-    ref_methods = set(ref["method"])
     present = summary[["method_label", "method"]].drop_duplicates()
-    pairs: dict[str, str] = {}
-    for target in sorted(ref_methods):
-        labels = set(present["method_label"])
+    labels = set(present["method_label"])
+    rows = []
+    for target in sorted(set(ref["method"])):
         same_method = sorted(present.loc[present["method"] == target, "method_label"])
         preferred = [PAPER_CONSTRUCTION.get(target), target, *same_method]
         lab = next((p for p in preferred if p is not None and p in labels), None)
-        if lab is not None:
-            pairs[target] = lab
-    rows = []
-    for target, lab in pairs.items():
+        if lab is None:
+            continue
         r = ref[ref["method"] == target].copy()
         r["method_label"] = lab
         paper = str(r["paper_method"].iloc[0]) if "paper_method" in r else target
@@ -93,14 +91,7 @@ def fig1_summary_panels(
 ) -> tuple[Panels, list[str]]:
     """Fig. 1 from a :func:`kernelbench.drawing.summarise` summary (e.g. one rebuilt
     from a baseline table): (panels, notes)."""
-    from kernelbench.drawing import (
-        dataset_name,
-        dataset_order,
-        draw_panels,
-        kernel_name,
-        kernel_rank,
-        runs_caption,
-    )
+    from kernelbench.drawing import dataset_name, dataset_order, runs_caption
 
     metric = KERNEL_APPROX.metric(metric_id)
     shown = summary[summary["metric"] == metric_id]
@@ -118,18 +109,12 @@ def fig1_summary_panels(
         d = dims.get(ds)
         return f"{dataset_name(ds)} (d = {int(d)})" if pd.notna(d) else dataset_name(ds)
 
-    panels = draw_panels(
+    panels = kernel_panels(
         shown,
-        row="kernel",
-        col="dataset",
-        x="n",
+        datasets,
+        title,
         ylabel=metric.label,
         xlabel="n",
-        rows=sorted(shown["kernel"].unique(), key=kernel_rank),
-        cols=datasets,
-        row_name=kernel_name,
-        col_name=dataset_name,
-        col_title=title,
         log=log,
         reference=lines,
         caption=runs_caption(shown),
@@ -153,13 +138,10 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     """Write Fig. 1 (``fig1_kernel_error_<metric>.<fmt>``) and its summary table
     (``fig1_summary.csv``/``.md``, both metrics) into ``out``."""
     from kernelbench.drawing import save_figure, write_table
+    from kernelbench.reference import load_reference
 
     metric_id = options.metric or "fro"
-    reference = None
-    if options.reference:
-        from kernelbench.reference import load_reference
-
-        reference = load_reference(FIG1_REFERENCE)
+    reference = load_reference(FIG1_REFERENCE) if options.reference else None
     log = True if options.log is None else options.log
     stem = f"fig1_kernel_error_{metric_id}"
     panels, summary, notes = fig1_panels(df, metric_id, reference, log)

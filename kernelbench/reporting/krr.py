@@ -77,33 +77,21 @@ def table3(df: pd.DataFrame, reference: pd.DataFrame | None) -> pd.DataFrame:
     cols |= {"runs": "runs", "acc_mean": "mean", "acc_std": "std", "time_s": "time_s"}
     out = pd.DataFrame({k: t[v] for k, v in {**cols, "time_vs_rff": "time_ratio"}.items()})
     if reference is not None:
-        ref = KRR.reference_cells(TABLE3_REFERENCE, reference)
-        ref = ref.rename(columns={"method": "method_ref", "n": "s_over_d"})
-        rt = ref[ref["method_ref"] == "rff"][["dataset", "s_over_d", "feature_time_mean"]]
-        ref = ref.merge(
-            rt.rename(columns={"feature_time_mean": "paper_rff_time"}),
-            on=["dataset", "s_over_d"],
-            how="left",
-        )
+        ref = KRR.reference_cells(TABLE3_REFERENCE, reference).rename(columns={"n": "s_over_d"})
+        rt = ref[ref["method"] == "rff"][["dataset", "s_over_d", "feature_time_mean"]]
+        rt = rt.rename(columns={"feature_time_mean": "paper_rff_time"})
+        ref = ref.merge(rt, on=["dataset", "s_over_d"], how="left")
         ref["paper_time_vs_rff"] = ref["feature_time_mean"] / ref["paper_rff_time"]
-        ref = ref[["dataset", "s_over_d", "method_ref", "mean", "std", "paper_time_vs_rff"]]
-        ref = ref.rename(
-            columns={"method_ref": "method", "mean": "paper_acc_mean", "std": "paper_acc_std"}
-        )
+        ref = ref[["dataset", "s_over_d", "method", "mean", "std", "paper_time_vs_rff"]]
+        ref = ref.rename(columns={"mean": "paper_acc_mean", "std": "paper_acc_std"})
         out = out.merge(ref, on=["dataset", "s_over_d", "method"], how="left")
         out["acc_diff"] = out["acc_mean"] - out["paper_acc_mean"]
     from kernelbench.drawing import dataset_order, label_rank
 
-    ds_rank = {ds: i for i, ds in enumerate(dataset_order(df))}
-    order = sorted(
-        range(len(out)),
-        key=lambda i: (
-            ds_rank.get(out["dataset"].iloc[i], len(ds_rank)),
-            out["s_over_d"].iloc[i],
-            label_rank(out["method"].iloc[i]),
-        ),
-    )
-    return out.iloc[order].reset_index(drop=True)
+    rank = {ds: i for i, ds in enumerate(dataset_order(df))}
+    rows = zip(out["dataset"], out["s_over_d"], out["method"], strict=True)
+    key = [(rank.get(ds, len(rank)), s, label_rank(m)) for ds, s, m in rows]
+    return out.iloc[sorted(range(len(out)), key=key.__getitem__)].reset_index(drop=True)
 
 
 def draw_table3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:

@@ -15,6 +15,7 @@ from kernelbench.reporting import (
     FigureOutput,
     Metric,
     Reporting,
+    kernel_panels,
     register,
     saved,
 )
@@ -29,7 +30,7 @@ PAIR_MSE = Reporting(
 
 def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
     """Write ``yu_mse_<metric>.<fmt>`` and ``yu_mse_summary.csv``/``.md`` into ``out``."""
-    from kernelbench.drawing import dataset_name, dataset_order, draw_panels, kernel_name
+    from kernelbench.drawing import dataset_name, dataset_order
 
     metric_id = options.metric or "mse"
     metric = PAIR_MSE.metric(metric_id)
@@ -41,17 +42,12 @@ def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOu
         r = dims.loc[ds]
         return f"{dataset_name(ds)} (d = {int(r.d_data)} → {int(r.d)}, σ = {r.sigma:.3g})"
 
-    panels = draw_panels(
+    panels = kernel_panels(
         shown,
-        row="kernel",
-        col="dataset",
-        x="n",
+        [ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
+        title,
         ylabel=metric.label,
         xlabel="D / d",
-        row_name=kernel_name,
-        cols=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
-        col_name=dataset_name,
-        col_title=title,
         log=True if options.log is None else options.log,
     )
     intro = (

@@ -35,26 +35,12 @@ QMC_ADAPTIVE = Reporting(
 def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
     """Write ``yang_adaptive.<fmt>`` (datasets x metrics against the iteration) and
     ``yang_adaptive_summary.csv``/``.md``."""
-    from kernelbench.drawing import dataset_name, dataset_order, draw_panels
-
     summary = QMC_ADAPTIVE.summarise(df)
     if options.metric is not None:
         QMC_ADAPTIVE.metric(options.metric)  # one line naming the metrics if unknown
         summary = summary[summary["metric"] == options.metric]
-    metric_ids = [m for m in QMC_ADAPTIVE.metrics if m in set(summary["metric"])]
-    panels = draw_panels(
-        summary,
-        row="dataset",
-        col="metric",
-        x="iteration",
-        ylabel="",
-        xlabel="CG iteration (0 = Halton)",
-        rows=[ds for ds in dataset_order(df) if ds in set(summary["dataset"])],
-        cols=metric_ids,
-        row_name=dataset_name,
-        col_name=lambda m: QMC_ADAPTIVE.metrics[m].label,
-        log=True if options.log is None else options.log,
-    )
+    xlabel = "CG iteration (0 = Halton)"
+    panels = QMC_ADAPTIVE.metric_panels(df, summary, "iteration", xlabel, options)
     intro = (
         "Mean over runs with 95% t-interval, per CG iteration of the box-discrepancy "
         "minimisation (iteration 0 = the Halton start, scrambled or RR2)."

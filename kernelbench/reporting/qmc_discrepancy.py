@@ -35,24 +35,10 @@ QMC_DISCREPANCY = Reporting(
 def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
     """Write ``yang_discrepancy.<fmt>`` (datasets x {discrepancy, spectral error} against
     n) and ``yang_discrepancy_summary.csv``/``.md`` (all three metrics)."""
-    from kernelbench.drawing import dataset_name, dataset_order, draw_panels
-
     summary = QMC_DISCREPANCY.summarise(df)
     shown = summary[summary["metric"].isin(["discrepancy", options.metric or "spec"])]
-    metric_ids = [m for m in QMC_DISCREPANCY.metrics if m in set(shown["metric"])]
-    panels = draw_panels(
-        shown,
-        row="dataset",
-        col="metric",
-        x="n",
-        ylabel="",
-        xlabel="n (s = 2n(d + 1) points)",
-        rows=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
-        cols=metric_ids,
-        row_name=dataset_name,
-        col_name=lambda m: QMC_DISCREPANCY.metrics[m].label,
-        log=True if options.log is None else options.log,
-    )
+    xlabel = "n (s = 2n(d + 1) points)"
+    panels = QMC_DISCREPANCY.metric_panels(df, shown, "n", xlabel, options)
     intro = "Mean over runs with 95% t-interval per (dataset, method, n)."
     title = "Yang et al. 2014, Fig. 3: box discrepancy beside the Gram error"
     stems = ("yang_discrepancy", "yang_discrepancy_summary")
