@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.drawing import markdown_lines
-from kernelbench.verify.compare import DEVIATES, KNOWN, REPRODUCED
+from kernelbench.verify.compare import DEVIATES, KNOWN, tally
 
 #: The repository root (sections read committed tables relative to it).
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,12 +168,7 @@ def with_sem(ours: pd.DataFrame) -> pd.DataFrame:
 def counts(v: Iterable[str]) -> tuple[int, int, int, int]:
     """(reproduced, known deviations, deviate, not run) among the verdicts ``v``."""
     v = pd.Series(list(v), dtype=object).astype(str)
-    return (
-        int((v == REPRODUCED).sum()),
-        int(v.str.startswith(KNOWN).sum()),
-        int((v == DEVIATES).sum()),
-        int((v == "not run").sum()),
-    )
+    return (*tally(v).values(), int((v == "not run").sum()))
 
 
 def means(t: pd.DataFrame, metric: str) -> pd.DataFrame:

@@ -336,7 +336,7 @@ def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
     return t.iloc[idx].reset_index(drop=True)
 
 
-def _tally(verdicts: pd.Series, prefix: str = "") -> dict[str, int]:
+def tally(verdicts: pd.Series, prefix: str = "") -> dict[str, int]:
     """How many ``verdicts`` reproduce, are known deviations, deviate."""
     v = verdicts.astype(str)
     n = [(v == REPRODUCED).sum(), v.str.startswith(KNOWN).sum(), (v == DEVIATES).sum()]
@@ -346,9 +346,9 @@ def _tally(verdicts: pd.Series, prefix: str = "") -> dict[str, int]:
 def counts(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> dict[str, int]:
     """Verdict counts of the cells (and of the pooled families, keys ``pooled_*``)."""
     v = t["verdict"]
-    out = {"cells": len(t), **_tally(v), "no_reference": int((v == NO_REFERENCE).sum())}
+    out = {"cells": len(t), **tally(v), "no_reference": int((v == NO_REFERENCE).sum())}
     if pooled is not None:
-        out.update(pooled=len(pooled), **_tally(pooled["verdict"], "pooled_"))
+        out.update(pooled=len(pooled), **tally(pooled["verdict"], "pooled_"))
     if "base_verdict" in t:
         b = t["base_verdict"]
         out.update(
