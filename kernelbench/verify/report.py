@@ -152,14 +152,10 @@ def verdict_line(c: Mapping[str, int], failed: bool, written: Path) -> str:
     except ValueError:
         path = str(written)
     room = WIDTH - len(text) - len("; written to ")
-    if len(path) > room:
+    if len(path) > room:  # the longest tail of parts that fits, at least the last
         parts = Path(path).parts
-        tail = parts[-1]
-        for part in reversed(parts[:-1]):
-            if len(f".../{part}/{tail}") > room:
-                break
-            tail = f"{part}/{tail}"
-        path = f".../{tail}"
+        tails = ("/".join(parts[i:]) for i in range(1, len(parts)))
+        path = ".../" + next((t for t in tails if len(t) + 4 <= room), parts[-1])
     return f"{text}; written to {path}"
 
 
