@@ -86,8 +86,6 @@ def _cell(v: object) -> tuple[str, str]:
         return "–", ""
     if isinstance(v, bool | np.bool_):
         return str(bool(v)), str(int(bool(v)))
-    if isinstance(v, int | np.integer):
-        return str(v), str(v)
     if isinstance(v, float | np.floating):
         f = float(v)
         return (str(int(f)) if f.is_integer() and abs(f) < 1e12 else f"{f:.4g}"), repr(f)

@@ -69,14 +69,11 @@ def display_frame(
     baseline mean, known deviations as ``known [i]`` (``notes``: :func:`known_notes`)."""
     cols = _key_columns(t, keys)
     cols["runs"] = t["runs"].astype(int).astype(str)
-    if wide:
-        cols["ours (mean ± std)"] = [_pm(m, s) for m, s in zip(t["mean"], t["std"], strict=True)]
-        cols["paper (mean ± std)"] = [
-            _pm(m, s) for m, s in zip(t["paper_mean"], t["paper_std"], strict=True)
-        ]
-    else:
-        cols["ours"] = t["mean"].map(lambda x: _num(x, ".4g"))
-        cols["paper"] = t["paper_mean"].map(lambda x: _num(x, ".4g"))
+    for name, mean in (("ours", "mean"), ("paper", "paper_mean")):
+        if wide:
+            cols[f"{name} (mean ± std)"] = list(map(_pm, t[mean], t[mean.replace("mean", "std")]))
+        else:
+            cols[name] = t[mean].map(_num)
     cols["ratio"] = t["ratio"].map(lambda x: _num(x, ".3f"))
     cols["z"] = t["z"].map(lambda x: _num(x, "+.2f"))
     if wide:
