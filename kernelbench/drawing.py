@@ -176,17 +176,17 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def markdown_lines(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    """The lines of a Markdown table: the header, its rule, a line per row."""
+def markdown_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A Markdown table, one string: the header, its rule, a line per row."""
     rule = "|" + "---|" * len(header)
     lines = (" | ".join(map(str, r)) for r in (header, *rows))
-    return [f"| {next(lines)} |", rule, *(f"| {line} |" for line in lines)]
+    return "\n".join([f"| {next(lines)} |", rule, *(f"| {line} |" for line in lines)])
 
 
 def markdown_table(df: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table of ``df`` (floats to 6 significant digits)."""
     rows = ([_fmt(v).replace("|", r"\|") for v in row] for row in df.itertuples(index=False))
-    return "\n".join(markdown_lines([str(c) for c in df.columns], rows)) + "\n"
+    return markdown_text([str(c) for c in df.columns], rows) + "\n"
 
 
 def write_table(

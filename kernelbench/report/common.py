@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import markdown_lines
+from kernelbench.drawing import markdown_text as table
 from kernelbench.verify.compare import DEVIATES, KNOWN, tally
 
 #: The repository root (sections read committed tables relative to it).
@@ -114,11 +114,6 @@ def load_sections(only: list[str] | None = None) -> list[Section]:
         if section is not None:
             sections.append(section)
     return sections
-
-
-def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """A Markdown table, one string (:func:`~kernelbench.drawing.markdown_lines`)."""
-    return "\n".join(markdown_lines(header, rows))
 
 
 def render(template: str, **context) -> list[str | Claim]:
