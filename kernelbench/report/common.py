@@ -104,13 +104,7 @@ def load_sections(only: list[str] | None = None) -> list[Section]:
     for name in SECTIONS:
         if only and name not in only:
             continue
-        try:
-            module = importlib.import_module(f"kernelbench.report.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"kernelbench.report.{name}":
-                raise
-            continue
-        section = module.build()
+        section = importlib.import_module(f"kernelbench.report.{name}").build()
         if section is not None:
             sections.append(section)
     return sections
