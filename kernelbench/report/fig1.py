@@ -269,8 +269,7 @@ def paper_cell_verdicts(cells: pd.DataFrame) -> pd.DataFrame:
     rank = {REPRODUCED: 0, DEVIATES: 0}
 
     def pick(v: pd.Series) -> str:
-        order = sorted(v, key=lambda x: rank.get(x, 1 if x.startswith(KNOWN) else 2))
-        return order[0]
+        return min(v, key=lambda x: rank.get(x, 1 if x.startswith(KNOWN) else 2))
 
     keys = ["dataset", "kernel", "paper", "n"]
     return cells.groupby(keys, sort=False)["verdict"].agg(pick).reset_index()
