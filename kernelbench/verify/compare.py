@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kernelbench.baseline.format import read_checked
 from kernelbench.drawing import dataset_order, kernel_rank, label_rank
-from kernelbench.errors import KernelbenchError
 from kernelbench.reference import load_reference
 from kernelbench.reporting import get_reporting
 from kernelbench.results import format_n
@@ -50,16 +50,8 @@ def load_sample_variation(path: Path | None) -> pd.DataFrame | None:
     """The pooled tau/mean table (dataset, kernel, cv), or None (tau = 0)."""
     if path is None:
         return None
-    if not path.is_file():
-        raise KernelbenchError(
-            f"sample-variation table {str(path)!r} not found "
-            "(scripts/measure_sample_variation.py writes it)"
-        )
-    tab = pd.read_csv(path)
-    missing = {"dataset", "kernel", "cv"} - set(tab.columns)
-    if missing:
-        raise KernelbenchError(f"{path}: missing columns {sorted(missing)}")
-    return tab
+    hint = "scripts/measure_sample_variation.py writes it"
+    return read_checked(path, "sample-variation table", hint, ["dataset", "kernel", "cv"])
 
 
 def tau_cv(tab: pd.DataFrame | None, dataset: str, kernel: str) -> tuple[float, str]:
