@@ -144,10 +144,8 @@ def verdict_line(c: Mapping[str, int], failed: bool, written: Path) -> str:
     """``PASS: <counts>; written to <path>`` (or FAIL), the path shortened to
     ``.../`` its last parts to fit :data:`WIDTH`."""
     text = f"{'FAIL' if failed else 'PASS'}: {summary_line(c)}"
-    try:
-        path = str(Path(written).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        path = str(written)
+    full, cwd = Path(written).resolve(), Path.cwd().resolve()
+    path = str(full.relative_to(cwd) if full.is_relative_to(cwd) else written)
     room = WIDTH - len(text) - len("; written to ")
     if len(path) > room:  # the longest tail of parts that fits, at least the last
         parts = Path(path).parts
