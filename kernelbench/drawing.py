@@ -113,9 +113,8 @@ def parse_formats(value: str) -> list[str]:
     formats = [f.strip().lower().lstrip(".") for f in value.split(",") if f.strip()]
     if not formats:
         raise KernelbenchError("--format needs at least one of: " + ", ".join(FORMATS))
-    for f in formats:
-        if f not in FORMATS:
-            raise choices_error("format", f, FORMATS)
+    if bad := next((f for f in formats if f not in FORMATS), None):
+        raise choices_error("format", bad, FORMATS)
     return list(dict.fromkeys(formats))
 
 

@@ -109,8 +109,7 @@ def md(df: pd.DataFrame, cols: list[tuple[str, str]]) -> str:
 def time_ratios(ratios: pd.DataFrame, ref_raw: pd.DataFrame) -> pd.DataFrame:
     """Feature time / rff's at the same (dataset, s/d): ours (best of R, interleaved in
     one process, scripts/bench_liu2020.py) beside the paper's (MATLAB, its machine)."""
-    ref = ref_raw.copy()
-    ref["dataset"] = ref["dataset"].map(lambda v: PAPER_DATASETS.get(v, v))
+    ref = ref_raw.assign(dataset=ref_raw["dataset"].map(lambda v: PAPER_DATASETS.get(v, v)))
     rt = ref.pivot_table(
         index=["dataset", "s_over_d"], columns="method", values="feature_time_s_mean"
     )
