@@ -352,6 +352,7 @@ REFERENCE_LINE = {"ls": "--", "lw": 1.1, "mfc": "none", "ms": 6, "alpha": 0.9}
 LOG_GAP = 4.0
 #: The marker of a mean drawn on the bottom edge, as the notes and caption name it.
 CLIPPED = "triangle on the bottom edge"
+CLIPPED_MARKER = {"ls": "none", "marker": "v", "ms": 8, "clip_on": False}
 
 
 def _log_bottom(positive: Sequence[float]) -> float:
@@ -373,15 +374,7 @@ def _clip_below(ax: Any, drawn: list[tuple[Any, str, str]], bottom: float, where
         if not below.any():
             continue
         ln.set_ydata(np.where(below, bottom, y))
-        ax.plot(
-            xs[below],
-            np.full(below.sum(), bottom),
-            ls="none",
-            marker="v",
-            ms=8,
-            color=colour,
-            clip_on=False,
-        )
+        ax.plot(xs[below], np.full(below.sum(), bottom), color=colour, **CLIPPED_MARKER)
         notes.append(
             f"{where}: {lab} below {bottom:.1e} (min {y[below].min():.1e}) at x = "
             f"{', '.join(f'{v:g}' for v in xs[below])}; {CLIPPED}"

@@ -260,8 +260,7 @@ def judge(
     The Sidak family: the gated paper comparisons and pooled families, the baseline z-tests."""
     t = table.copy()
     has_ref = t["paper_mean"].notna()
-    gated = has_ref & (t["known"] == "")
-    m = int(gated.sum())
+    m = int((has_ref & (t["known"] == "")).sum())  # the gated paper comparisons
     if pooled is not None:
         m += int((pooled["known"] == "").sum())
     if baseline:
