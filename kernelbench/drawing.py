@@ -113,9 +113,8 @@ def parse_formats(value: str) -> list[str]:
     formats = [f.strip().lower().lstrip(".") for f in value.split(",") if f.strip()]
     if not formats:
         raise KernelbenchError("--format needs at least one of: " + ", ".join(FORMATS))
-    for f in formats:
-        if f not in FORMATS:
-            raise choices_error("format", f, FORMATS)
+    if bad := next((f for f in formats if f not in FORMATS), None):
+        raise choices_error("format", bad, FORMATS)
     return list(dict.fromkeys(formats))
 
 
@@ -176,17 +175,17 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def markdown_lines(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    """The lines of a Markdown table: the header, its rule, a line per row."""
+def markdown_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A Markdown table, one string: the header, its rule, a line per row."""
     rule = "|" + "---|" * len(header)
     lines = (" | ".join(map(str, r)) for r in (header, *rows))
-    return [f"| {next(lines)} |", rule, *(f"| {line} |" for line in lines)]
+    return "\n".join([f"| {next(lines)} |", rule, *(f"| {line} |" for line in lines)])
 
 
 def markdown_table(df: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table of ``df`` (floats to 6 significant digits)."""
     rows = ([_fmt(v).replace("|", r"\|") for v in row] for row in df.itertuples(index=False))
-    return "\n".join(markdown_lines([str(c) for c in df.columns], rows)) + "\n"
+    return markdown_text([str(c) for c in df.columns], rows) + "\n"
 
 
 def write_table(
@@ -353,6 +352,7 @@ REFERENCE_LINE = {"ls": "--", "lw": 1.1, "mfc": "none", "ms": 6, "alpha": 0.9}
 LOG_GAP = 4.0
 #: The marker of a mean drawn on the bottom edge, as the notes and caption name it.
 CLIPPED = "triangle on the bottom edge"
+CLIPPED_MARKER = {"ls": "none", "marker": "v", "ms": 8, "clip_on": False}
 
 
 def _log_bottom(positive: Sequence[float]) -> float:
@@ -374,15 +374,7 @@ def _clip_below(ax: Any, drawn: list[tuple[Any, str, str]], bottom: float, where
         if not below.any():
             continue
         ln.set_ydata(np.where(below, bottom, y))
-        ax.plot(
-            xs[below],
-            np.full(below.sum(), bottom),
-            ls="none",
-            marker="v",
-            ms=8,
-            color=colour,
-            clip_on=False,
-        )
+        ax.plot(xs[below], np.full(below.sum(), bottom), color=colour, **CLIPPED_MARKER)
         notes.append(
             f"{where}: {lab} below {bottom:.1e} (min {y[below].min():.1e}) at x = "
             f"{', '.join(f'{v:g}' for v in xs[below])}; {CLIPPED}"

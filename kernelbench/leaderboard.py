@@ -110,14 +110,13 @@ def rank_grid(table: pd.DataFrame, grid: Grid) -> pd.DataFrame:
     rows = []
     for method in wide.columns:
         r = logs[method].dropna().to_numpy()
-        C = r.size
         mean, _, _, half = t_interval(r)
         rows.append(
             {
                 "grid": grid.grid,
                 "title": grid.title,
                 "method_label": method,
-                "cells": C,
+                "cells": r.size,
                 "ratio": math.exp(mean),
                 "ratio_low": math.exp(mean - half),
                 "ratio_high": math.exp(mean + half),

@@ -72,12 +72,6 @@ TABLES = {
 UPDATABLE = tuple(name for name, table in TABLES.items() if table.merged)
 
 
-def default_out(results: list[Path]) -> Path:
-    """``baseline/`` beside the first results directory (``results/runs`` ->
-    ``results/baseline``)."""
-    return results[0].parent / "baseline"
-
-
 def generic_write(
     df: pd.DataFrame, experiment: str, out: Path, results: list[Path], source: str, figure: bool
 ) -> None:
@@ -171,7 +165,7 @@ def baseline(
     from kernelbench.results import read_results
 
     results = list(results)
-    out = default_out(results) if out is None else out
+    out = results[0].parent / "baseline" if out is None else out  # results/runs -> results/baseline
     if update and experiment not in UPDATABLE:
         raise KernelbenchError(f"--update and --update-cells apply to {', '.join(UPDATABLE)}")
     if experiment in figures.EXPERIMENTS:

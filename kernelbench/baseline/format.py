@@ -82,18 +82,21 @@ def update_table(
     return out
 
 
+def read_checked(path: Path, name: str, hint: str, columns: Sequence[str]) -> pd.DataFrame:
+    """The CSV table at ``path`` with ``columns``, else a one-line error naming the
+    table and (``hint``) what writes it."""
+    if not path.is_file():
+        raise KernelbenchError(f"{name} {str(path)!r} not found ({hint})")
+    table = pd.read_csv(path)
+    if missing := set(columns) - set(table.columns):
+        raise KernelbenchError(f"{path}: missing columns {sorted(missing)}")
+    return table
+
+
 def read_table(path: Path, keys: Sequence[str]) -> pd.DataFrame:
     """A baseline table, checked for its cell keys and :data:`REQUIRED` columns."""
-    if not path.is_file():
-        raise KernelbenchError(
-            f"baseline table {str(path)!r} not found (kernelbench baseline writes it; "
-            "--no-baseline skips the check)"
-        )
-    base = pd.read_csv(path)
-    missing = {*keys, *REQUIRED} - set(base.columns)
-    if missing:
-        raise KernelbenchError(f"{path}: missing columns {sorted(missing)}")
-    return base
+    hint = "kernelbench baseline writes it; --no-baseline skips the check"
+    return read_checked(path, "baseline table", hint, [*keys, *REQUIRED])
 
 
 def write_table(table: pd.DataFrame, path: Path, float_format: str | None = None) -> Path:

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import markdown_lines
-from kernelbench.verify.compare import DEVIATES, KNOWN, REPRODUCED
+from kernelbench.drawing import markdown_text as table
+from kernelbench.verify.compare import DEVIATES, KNOWN, tally
 
 #: The repository root (sections read committed tables relative to it).
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,21 +104,10 @@ def load_sections(only: list[str] | None = None) -> list[Section]:
     for name in SECTIONS:
         if only and name not in only:
             continue
-        try:
-            module = importlib.import_module(f"kernelbench.report.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"kernelbench.report.{name}":
-                raise
-            continue
-        section = module.build()
+        section = importlib.import_module(f"kernelbench.report.{name}").build()
         if section is not None:
             sections.append(section)
     return sections
-
-
-def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """A Markdown table, one string (:func:`~kernelbench.drawing.markdown_lines`)."""
-    return "\n".join(markdown_lines(header, rows))
 
 
 def render(template: str, **context) -> list[str | Claim]:
@@ -168,12 +157,7 @@ def with_sem(ours: pd.DataFrame) -> pd.DataFrame:
 def counts(v: Iterable[str]) -> tuple[int, int, int, int]:
     """(reproduced, known deviations, deviate, not run) among the verdicts ``v``."""
     v = pd.Series(list(v), dtype=object).astype(str)
-    return (
-        int((v == REPRODUCED).sum()),
-        int(v.str.startswith(KNOWN).sum()),
-        int((v == DEVIATES).sum()),
-        int((v == "not run").sum()),
-    )
+    return (*tally(v).values(), int((v == "not run").sum()))
 
 
 def means(t: pd.DataFrame, metric: str) -> pd.DataFrame:

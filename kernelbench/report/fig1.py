@@ -45,20 +45,11 @@ def cell_table(t: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
     """One row per (paper cell, our variant compared with it); paper cells we have not
     run appear once with verdict 'not run'."""
     keys = ["dataset", "kernel", "method", "n"]
-    t = t[t["verdict"] != NO_REFERENCE].drop(columns="method")
+    t = t[t["verdict"] != NO_REFERENCE].drop(columns="method").astype({"n": float})
     t = t.rename(columns={"paper_method": "method", "method_label": "ours", "mean": "ours_mean"})
-    ref = ref.rename(columns={"paper_method": "paper", "mean": "paper_mean"})
-    out = (
-        ref[[*keys, "paper", "paper_mean"]]
-        .assign(n=ref["n"].astype(float))
-        .merge(
-            t[[*keys, "ours", "runs", "ours_mean", "ratio", "z", "verdict"]].assign(
-                n=t["n"].astype(float)
-            ),
-            on=keys,
-            how="left",
-        )
-    )
+    ref = ref.rename(columns={"paper_method": "paper", "mean": "paper_mean"}).astype({"n": float})
+    ours = t[[*keys, "ours", "runs", "ours_mean", "ratio", "z", "verdict"]]
+    out = ref[[*keys, "paper", "paper_mean"]].merge(ours, on=keys, how="left")
     out = out.fillna({"ours": "", "verdict": "not run"})[COLUMNS]
     return ordered(out, ["dataset", "kernel", "ours", "n"], ORDERS).reset_index(drop=True)
 
@@ -269,8 +260,7 @@ def paper_cell_verdicts(cells: pd.DataFrame) -> pd.DataFrame:
     rank = {REPRODUCED: 0, DEVIATES: 0}
 
     def pick(v: pd.Series) -> str:
-        order = sorted(v, key=lambda x: rank.get(x, 1 if x.startswith(KNOWN) else 2))
-        return order[0]
+        return min(v, key=lambda x: rank.get(x, 1 if x.startswith(KNOWN) else 2))
 
     keys = ["dataset", "kernel", "paper", "n"]
     return cells.groupby(keys, sort=False)["verdict"].agg(pick).reset_index()

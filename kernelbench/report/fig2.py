@@ -79,23 +79,19 @@ def claim_reversals(ours: pd.DataFrame, fig1: pd.DataFrame) -> tuple[pd.DataFram
             continue
         best_err = min(methods, key=lambda m: err.at[m, "mean"])
         best_score = cell.loc[cell["method_label"].isin(methods)].nlargest(1, "mean")
-        for m in methods:
-            if m == best_err:
-                continue
-            zs, dfs = score_z(cell, m, best_err)
-            ze, dfe = error_z(err, m, best_err)
-            family.append((key, m, zs, dfs, ze, dfe))
+        family += [
+            (key, m, *score_z(cell, m, best_err), *error_z(err, m, best_err))
+            for m in methods
+            if m != best_err
+        ]
         rows.append((*key, best_err, best_score["method_label"].iloc[0]))
-    table = pd.DataFrame(rows, columns=[*CELL, "best_error", "best_score"])
     m = len(family)
     reversals: dict[tuple, list[str]] = {}
     for key, meth, zs, dfs, ze, dfe in family:
         if zs > sidak_z(m, ALPHA, dfs) and ze > sidak_z(m, ALPHA, dfe):
             reversals.setdefault(key, []).append(meth)
-    table["reversed_by"] = [
-        ", ".join(reversals.get(tuple(r[c] for c in CELL), [])) for _, r in table.iterrows()
-    ]
-    return table, m
+    rows = [(*r, ", ".join(reversals.get(r[:4], []))) for r in rows]
+    return pd.DataFrame(rows, columns=[*CELL, "best_error", "best_score", "reversed_by"]), m
 
 
 def claim_b(ours: pd.DataFrame) -> tuple[pd.DataFrame, int]:
@@ -108,25 +104,18 @@ def claim_b(ours: pd.DataFrame) -> tuple[pd.DataFrame, int]:
         r = cell.set_index("method_label")
         others = [m for m in labels if m != B]
         best = max(others, key=lambda m: r.at[m, "mean"])
-        for m in others:
-            family.append((key, r.at[m, "mean"] - r.at[B, "mean"], *score_z(cell, m, B)))
-        rank = 1 + int((r.loc[others, "mean"] > r.at[B, "mean"]).sum())
         b, top = r.at[B, "mean"], r.at[best, "mean"]
-        rows.append((*key, b, best, top, top - b, rank, len(labels), r["exact_score"].iloc[0]))
-    cols = ["B", "best_other", "best_other_mean", "gap", "rank", "methods", "exact"]
-    table = pd.DataFrame(rows, columns=[*CELL, *cols])
+        family += [(key, r.at[m, "mean"] - b, *score_z(cell, m, B)) for m in others]
+        rank = 1 + int((r.loc[others, "mean"] > b).sum())
+        verdict = "best" if rank == 1 else "comparable"
+        rows.append(
+            (*key, b, best, top, top - b, rank, len(labels), r["exact_score"].iloc[0], verdict)
+        )
     m = len(family)
-    worse = set()
-    for key, gap, z, df in family:
-        if gap > MARGIN and z > sidak_z(m, ALPHA, df):
-            worse.add(key)
-    table["verdict"] = [
-        "worse"
-        if tuple(r[c] for c in CELL) in worse
-        else ("best" if r["rank"] == 1 else "comparable")
-        for _, r in table.iterrows()
-    ]
-    return table, m
+    worse = {key for key, gap, z, df in family if gap > MARGIN and z > sidak_z(m, ALPHA, df)}
+    rows = [(*r[:-1], "worse") if r[:4] in worse else r for r in rows]
+    cols = ["B", "best_other", "best_other_mean", "gap", "rank", "methods", "exact", "verdict"]
+    return pd.DataFrame(rows, columns=[*CELL, *cols]), m
 
 
 def _claims(ours: pd.DataFrame, fig1: pd.DataFrame) -> dict:
@@ -160,27 +149,25 @@ def build() -> Section | None:
     ours = pd.read_csv(BASELINE)
     fig1 = pd.read_csv(FIG1_BASELINE) if FIG1_BASELINE.is_file() else pd.DataFrame()
     learners = sorted(ours["learner"].unique())
-    ns = sorted(ours["n"].unique().tolist())
     runs = sorted(int(r) for r in ours["runs"].unique())
     datasets = [d for d in DS_ORDER if d in set(ours["dataset"])]
     methods = [m for m in M_ORDER if m in set(ours["method_label"])]
-    n_list = "{" + ", ".join(str(int(n)) for n in ns) + "}"
+    n_list = "{" + ", ".join(str(int(n)) for n in sorted(ours["n"].unique().tolist())) + "}"
 
     verdicts = {learner: _claims(ours[ours["learner"] == learner], fig1) for learner in learners}
     paper = PAPER_LEARNER if PAPER_LEARNER in verdicts else learners[0]
     v = verdicts[paper]
-    hold1, hold2 = v["hold1"], v["hold2"]
     claims = [
         Claim(
             "Claim 1, the best kernel approximation does not always give the best accuracy",
-            hold1,
+            v["hold1"],
             v["text1"],
             template=PARAGRAPH,
             words=("holds", "not shown", "not measured"),
         ),
         Claim(
             "Claim 2, B is comparable to or better than the others",
-            hold2,
+            v["hold2"],
             v["text2"],
             template=PARAGRAPH,
         ),
@@ -239,7 +226,7 @@ def build() -> Section | None:
         f"runs); no paper numbers, two claims tested with {paper}: B is worse in "
         f"{v['worse']} of {v['cells2']} cells" + (f" ({worse_kernels})" if v["worse"] else "")
     )
-    summary = Summary(claims=2, claims_hold=int(hold1) + int(hold2), note=note)
+    summary = Summary(claims=2, claims_hold=sum(c.holds for c in claims), note=note)
     return Section(
         "fig2", "Munkhoeva et al. (2018), Figure 2: downstream accuracy and R²", summary, doc
     )

@@ -32,17 +32,15 @@ def _median(t: pd.DataFrame, metric: str, points: int, d: int, label: str) -> fl
 
 def _table(t: pd.DataFrame, metric: str, points: int) -> str:
     sub = t[(t.metric == metric) & (t.points == points)]
-    dims = sorted(sub["d"].unique())
+    wide = sub.pivot(index="method_label", columns="d", values="median")
     names = sub.drop_duplicates("d").set_index("d")["dataset"]
+    paper = sub.drop_duplicates("method_label").set_index("method_label")["paper_label"]
     rows = [
-        [
-            f"{lab} ({sub[sub.method_label == lab]['paper_label'].iloc[0]})",
-            *(fmt(_median(t, metric, points, d, lab), ".3g") for d in dims),
-        ]
+        [f"{lab} ({paper[lab]})", *(fmt(v, ".3g") for v in wide.loc[lab])]
         for lab in M_ORDER
-        if lab in set(sub.method_label)
+        if lab in wide.index
     ]
-    return table(["method", *(f"{names[d]} ({d})" for d in dims)], rows)
+    return table(["method", *(f"{names[d]} ({d})" for d in wide.columns)], rows)
 
 
 def check(text: str, ok: bool | None) -> Claim:

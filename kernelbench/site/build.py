@@ -86,8 +86,6 @@ def _cell(v: object) -> tuple[str, str]:
         return "–", ""
     if isinstance(v, bool | np.bool_):
         return str(bool(v)), str(int(bool(v)))
-    if isinstance(v, int | np.integer):
-        return str(v), str(v)
     if isinstance(v, float | np.floating):
         f = float(v)
         return (str(int(f)) if f.is_integer() and abs(f) < 1e12 else f"{f:.4g}"), repr(f)
@@ -376,11 +374,8 @@ def _runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:
     for exp, rows in df.groupby("experiment", sort=True):
         proto = experiment_protocol(rows, str(exp))
         rows, _ = split_variants(rows, proto)
-        rep = get_reporting(proto.name)
-        metric = rep.metric(None)
+        metric = get_reporting(proto.name).metric(None)
         keys = [k for k in ("experiment", "dataset", "kernel", "method_label", "n") if k in rows]
-        agg = aggregate(rows, keys, metric.column)
-        agg["metric"] = metric.column
-        frames.append(agg)
+        frames.append(aggregate(rows, keys, metric.column).assign(metric=metric.column))
         report.notes.append(f"{path}: {exp} ({proto.name}, {metric.column})")
     return pd.concat(frames, ignore_index=True)

@@ -167,16 +167,14 @@ def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[Figur
             spec=spec,
         )
         lines = g.groupby(["method_label", "_kernel"])
-        for (method, kern), s in sorted(lines, key=lambda mk: _line_rank(*mk[0])):
+        for (method, kern), s in sorted(
+            lines, key=lambda mk: (label_rank(mk[0][0]), kernel_rank(mk[0][1]))
+        ):
             s = s.sort_values(spec.x)
             values = [s[c].astype(float).tolist() for c in columns]
             fig.series.append(Series(str(method), kern, *values))
         out.append(fig)
     return out
-
-
-def _line_rank(method: str, kernel: str) -> tuple:
-    return label_rank(method), kernel_rank(kernel)
 
 
 def _json_num(v: float) -> float | None:

@@ -197,12 +197,10 @@ def verify(
     notes = known_notes([*t["verdict"], *pooled["verdict"]])
     click.echo(format_text(display_frame(t, keys, wide=wide, notes=notes)))
     if len(pooled):
-        click.echo("")
-        click.echo("Pooled across n (mean of (ours - paper) / paper over a family's cells):")
+        click.echo("\nPooled across n (mean of (ours - paper) / paper over a family's cells):")
         click.echo(format_text(pooled_frame(pooled, keys, wide=wide, notes=notes)))
     if notes and not wide:
-        click.echo("")
-        click.echo(format_notes(notes))
+        click.echo("\n" + format_notes(notes))
     click.echo("")
     c = counts(t, pooled)
     zc = t["z_crit"].dropna()

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from kernelbench.baseline.format import read_checked
 from kernelbench.drawing import dataset_order, kernel_rank, label_rank
-from kernelbench.errors import KernelbenchError
 from kernelbench.reference import load_reference
 from kernelbench.reporting import get_reporting
 from kernelbench.results import format_n
@@ -50,16 +50,8 @@ def load_sample_variation(path: Path | None) -> pd.DataFrame | None:
     """The pooled tau/mean table (dataset, kernel, cv), or None (tau = 0)."""
     if path is None:
         return None
-    if not path.is_file():
-        raise KernelbenchError(
-            f"sample-variation table {str(path)!r} not found "
-            "(scripts/measure_sample_variation.py writes it)"
-        )
-    tab = pd.read_csv(path)
-    missing = {"dataset", "kernel", "cv"} - set(tab.columns)
-    if missing:
-        raise KernelbenchError(f"{path}: missing columns {sorted(missing)}")
-    return tab
+    hint = "scripts/measure_sample_variation.py writes it"
+    return read_checked(path, "sample-variation table", hint, ["dataset", "kernel", "cv"])
 
 
 def tau_cv(tab: pd.DataFrame | None, dataset: str, kernel: str) -> tuple[float, str]:
@@ -268,8 +260,7 @@ def judge(
     The Sidak family: the gated paper comparisons and pooled families, the baseline z-tests."""
     t = table.copy()
     has_ref = t["paper_mean"].notna()
-    gated = has_ref & (t["known"] == "")
-    m = int(gated.sum())
+    m = int((has_ref & (t["known"] == "")).sum())  # the gated paper comparisons
     if pooled is not None:
         m += int((pooled["known"] == "").sum())
     if baseline:
@@ -336,7 +327,7 @@ def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
     return t.iloc[idx].reset_index(drop=True)
 
 
-def _tally(verdicts: pd.Series, prefix: str = "") -> dict[str, int]:
+def tally(verdicts: pd.Series, prefix: str = "") -> dict[str, int]:
     """How many ``verdicts`` reproduce, are known deviations, deviate."""
     v = verdicts.astype(str)
     n = [(v == REPRODUCED).sum(), v.str.startswith(KNOWN).sum(), (v == DEVIATES).sum()]
@@ -346,9 +337,9 @@ def _tally(verdicts: pd.Series, prefix: str = "") -> dict[str, int]:
 def counts(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> dict[str, int]:
     """Verdict counts of the cells (and of the pooled families, keys ``pooled_*``)."""
     v = t["verdict"]
-    out = {"cells": len(t), **_tally(v), "no_reference": int((v == NO_REFERENCE).sum())}
+    out = {"cells": len(t), **tally(v), "no_reference": int((v == NO_REFERENCE).sum())}
     if pooled is not None:
-        out.update(pooled=len(pooled), **_tally(pooled["verdict"], "pooled_"))
+        out.update(pooled=len(pooled), **tally(pooled["verdict"], "pooled_"))
     if "base_verdict" in t:
         b = t["base_verdict"]
         out.update(

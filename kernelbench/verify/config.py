@@ -171,11 +171,8 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         raise KernelbenchError(f"{path}: needs at least `reference:`")
     base = Path(__file__).resolve().parents[2] if is_builtin(path) else path.parent
 
-    def resolve(value: Any) -> Path | None:
-        if value is None:
-            return None
-        p = Path(value)
-        return p if p.is_absolute() else base / p
+    def resolve(value: Any) -> Path | None:  # an absolute path stays as it is
+        return None if value is None else base / value
 
     alpha = float(raw.get("alpha", 0.01))
     if not 0.0 < alpha < 1.0:

@@ -37,13 +37,11 @@ def grid_experiments(cfg: VerifyConfig, grid: str) -> list[str]:
 
 
 def _run_one(cell: dict[str, Any], output_dir: str) -> str:
-    import io
-
     from kernelbench.experiment import run_and_store
 
-    buf = io.StringIO()
-    run_and_store(cell, output_dir, blas_threads=1, echo=lambda s: print(s, file=buf))
-    return buf.getvalue().strip()
+    lines: list[str] = []
+    run_and_store(cell, output_dir, blas_threads=1, echo=lines.append)
+    return "\n".join(lines).strip()
 
 
 def run_cells(

@@ -69,14 +69,11 @@ def display_frame(
     baseline mean, known deviations as ``known [i]`` (``notes``: :func:`known_notes`)."""
     cols = _key_columns(t, keys)
     cols["runs"] = t["runs"].astype(int).astype(str)
-    if wide:
-        cols["ours (mean ± std)"] = [_pm(m, s) for m, s in zip(t["mean"], t["std"], strict=True)]
-        cols["paper (mean ± std)"] = [
-            _pm(m, s) for m, s in zip(t["paper_mean"], t["paper_std"], strict=True)
-        ]
-    else:
-        cols["ours"] = t["mean"].map(lambda x: _num(x, ".4g"))
-        cols["paper"] = t["paper_mean"].map(lambda x: _num(x, ".4g"))
+    for name, mean in (("ours", "mean"), ("paper", "paper_mean")):
+        if wide:
+            cols[f"{name} (mean ± std)"] = list(map(_pm, t[mean], t[mean.replace("mean", "std")]))
+        else:
+            cols[name] = t[mean].map(_num)
     cols["ratio"] = t["ratio"].map(lambda x: _num(x, ".3f"))
     cols["z"] = t["z"].map(lambda x: _num(x, "+.2f"))
     if wide:
@@ -147,19 +144,13 @@ def verdict_line(c: Mapping[str, int], failed: bool, written: Path) -> str:
     """``PASS: <counts>; written to <path>`` (or FAIL), the path shortened to
     ``.../`` its last parts to fit :data:`WIDTH`."""
     text = f"{'FAIL' if failed else 'PASS'}: {summary_line(c)}"
-    try:
-        path = str(Path(written).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        path = str(written)
+    full, cwd = Path(written).resolve(), Path.cwd().resolve()
+    path = str(full.relative_to(cwd) if full.is_relative_to(cwd) else written)
     room = WIDTH - len(text) - len("; written to ")
-    if len(path) > room:
+    if len(path) > room:  # the longest tail of parts that fits, at least the last
         parts = Path(path).parts
-        tail = parts[-1]
-        for part in reversed(parts[:-1]):
-            if len(f".../{part}/{tail}") > room:
-                break
-            tail = f"{part}/{tail}"
-        path = f".../{tail}"
+        tails = ("/".join(parts[i:]) for i in range(1, len(parts)))
+        path = ".../" + next((t for t in tails if len(t) + 4 <= room), parts[-1])
     return f"{text}; written to {path}"
 
 
