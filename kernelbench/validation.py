@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +119,15 @@ def _can_create_in(directory: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+def check_params(
+    what: str, params: Iterable[str], valid: Iterable[str], noun: str = "parameter"
+) -> None:
+    """One line naming the valid parameters (``noun``) of ``what`` if ``params`` has others."""
+    bad = sorted(set(params) - set(valid))
+    if bad:
+        raise KernelbenchError(
+            f"unknown {noun}(s) {', '.join(bad)} for {what}; "
+            f"valid: {', '.join(sorted(valid)) or 'none'}"
+        )

@@ -4,13 +4,12 @@ sr33, sr11, sr13, lev_rff, slw_rff, nystrom; their papers and labels: README.md,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
-from kernelbench.errors import KernelbenchError
 from kernelbench.features.base import RandomFeatureMap
 from kernelbench.kernels import get_kernel
 from kernelbench.registry import Registry
+from kernelbench.validation import check_params
 
 #: Feature maps by id; each module above registers its own (imported on the first query
 #: by :mod:`kernelbench.builtin`, other packages' by their entry points).
@@ -32,16 +31,4 @@ def make_feature_map(
     return cls(kernel=kernel, n=n, random_state=random_state, **params)
 
 
-def check_params(
-    what: str, params: Iterable[str], valid: Iterable[str], noun: str = "parameter"
-) -> None:
-    """One line naming the valid parameters (``noun``) of ``what`` if ``params`` has others."""
-    bad = sorted(set(params) - set(valid))
-    if bad:
-        raise KernelbenchError(
-            f"unknown {noun}(s) {', '.join(bad)} for {what}; "
-            f"valid: {', '.join(sorted(valid)) or 'none'}"
-        )
-
-
-__all__ = ["FEATURE_MAPS", "RandomFeatureMap", "check_params", "make_feature_map"]
+__all__ = ["FEATURE_MAPS", "RandomFeatureMap", "make_feature_map"]

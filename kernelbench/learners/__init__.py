@@ -99,7 +99,7 @@ def make_learner(name: str, **params: Any) -> Learner:
     """A learner by id; unknown ids or parameters give one line naming the valid ones."""
     import inspect
 
-    from kernelbench.features import check_params
+    from kernelbench.validation import check_params
 
     cls = LEARNERS.get(name)
     valid = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]

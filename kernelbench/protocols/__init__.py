@@ -79,7 +79,7 @@ class Protocol(Generic[S]):
         filled from ``Settings`` and typed as Hydra types them; a ``budget`` must be one
         of :data:`BUDGETS`, its default dropped (a cell's settings and hash are those
         without it). Called once per cell, when it is built."""
-        from kernelbench.features import check_params
+        from kernelbench.validation import check_params
 
         valid = {f.name for f in dataclasses.fields(self.Settings)} - {"name"}
         check_params(f"protocol {self.name!r}", set(settings) - {"name"}, valid, "setting")
