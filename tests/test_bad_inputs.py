@@ -137,6 +137,15 @@ TABLE = [
         ["run", "dataset.splits.kernel_approx.samples=100000000"],
         "Error: digits rbf rff h=",  # K alone is 8e16 bytes
     ),
+    (
+        ["run", "-m", "method=lev_rff,slw_rff"],
+        "Error: digits rbf slw_rff n=1: method 'slw_rff' is supervised (its fit needs the "
+        "labels y); protocol 'kernel_approx' fits maps without labels: use protocol 'krr'",
+    ),
+    (
+        ["run", "protocol=downstream", "method=slw_rff"],
+        "Error: digits rbf slw_rff learner=svm_precomputed n=1: method 'slw_rff' is supervised",
+    ),
     (["run", "output_dir="], "Error: output_dir must be a directory path, got ''"),
     (
         ["run", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=1.5"],

@@ -76,6 +76,9 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     #: Maps of one family draw their first numbers alike from the same Generator (RFF's
     #: W first), so a protocol may give them one shared draw ("" = none).
     draw_family: ClassVar[str] = ""
+    #: Whether ``fit`` needs the labels y (a supervised map; only a protocol that fits
+    #: with labels, such as krr, can run it).
+    needs_labels: ClassVar[bool] = False
 
     kernel: str = "rbf"
     n: float = 1

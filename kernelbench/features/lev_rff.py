@@ -88,8 +88,7 @@ class ResampledRFF(DenseFeatureMap):
     """
 
     paper_label = ""
-    #: whether fit needs the labels y
-    _needs_labels = True
+    needs_labels = True
     #: draws its frequencies as RFF does (a shared draw gives both the same W)
     draw_family = "rff"
 
@@ -132,7 +131,7 @@ class ResampledRFF(DenseFeatureMap):
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         """Pre-sample, score on (X, y), re-sample (Liu et al. 2020, Algorithm 1)."""
         X, y = self._fit_data
-        if self._needs_labels:
+        if self.needs_labels:
             y = check_labels(y, X.shape[0])
         if self.mode == "reweight":
             return self._draw_reweight(rng, X, y, d, D)
@@ -200,7 +199,7 @@ class LevRFF(ResampledRFF):
     """
 
     paper_label = "leverage-RFF"
-    _needs_labels = False
+    needs_labels = False
 
     ridge: float = 0.05
 

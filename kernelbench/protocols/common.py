@@ -191,4 +191,10 @@ def check_map(cell: Cell, params: dict | None = None) -> None:
     if isinstance(params.get("gamma"), str):
         parse_rule(params["gamma"])
         params["gamma"] = 1.0  # stands for the data's value while checking the map
-    feature_map(cell, None, params=params)._check_params()
+    fm = feature_map(cell, None, params=params)
+    fm._check_params()
+    if fm.needs_labels:
+        raise KernelbenchError(
+            f"method {cell.method['name']!r} is supervised (its fit needs the labels y); "
+            f"protocol {cell.protocol.name!r} fits maps without labels: use protocol 'krr'"
+        )
