@@ -82,20 +82,24 @@ def _job(cfg: Any) -> None:
             if sink is not None:
                 sink.update(done, total)
 
-    outcome = "failed"
+    outcome, message = "failed", None
     try:
-        df = run_and_store(
-            cell,
-            output_dir=cell.output_dir,
-            overwrite=bool(cell.extra.get("overwrite")),
-            blas_threads=cell.extra.get("blas_threads"),
-            echo=echo,
-            prefix=prefix,
-            on_run=on_run,
-        )
+        with _job_interrupts():
+            df = run_and_store(
+                cell,
+                output_dir=cell.output_dir,
+                overwrite=bool(cell.extra.get("overwrite")),
+                blas_threads=cell.extra.get("blas_threads"),
+                echo=echo,
+                prefix=prefix,
+                on_run=on_run,
+            )
         outcome = "skipped" if df is None else "computed"
-    except KeyboardInterrupt:
-        outcome = "interrupted"
+    except KeyboardInterrupt as err:
+        outcome, message = "interrupted", str(err)
+        if not _in_launcher():  # back to the launching process as an ordinary error
+            signum = getattr(err, "signum", None) or 2
+            raise JobInterrupted(f"signal {signum}: {message}") from None
         raise
     except KernelbenchError as err:
         # name the cell: in a sweep the error reaches the user after the other jobs
@@ -107,7 +111,7 @@ def _job(cfg: Any) -> None:
             out, shard = cell.output_dir, None
             if out is not None and outcome not in ("failed", "interrupted"):
                 shard = str(cell_shard_path(cell, out))
-            report.finish(outcome, shard, out)
+            report.finish(outcome, shard, out, message)
 
 
 def _config_name(config: dict[str, Any]) -> str:
@@ -445,25 +449,118 @@ def _patched_env(argv: list[str], env: dict[str, str]) -> Iterator[_HideJobError
                 os.environ[k] = v
 
 
+#: The launching process's pid, for its jobs (a job in another process handles its own
+#: interrupts).
+_ENV_LAUNCHER = "KERNELBENCH_LAUNCHER_PID"
+#: How long the launching process waits, after an interrupt, for the jobs it forwarded
+#: the signal to (joblib's workers) to keep their finished runs.
+_STOP_WAIT_S = 60.0
+
+
+class JobInterrupted(Exception):
+    """An interrupted job that ran in its own process (a joblib worker, a SLURM job) on
+    its way back to the launching process, as an ordinary error (submitit stores only
+    those): ``signal <n>: <what the cell kept>``."""
+
+    PATTERN = r"JobInterrupted: signal (\d+): (.*)"
+
+
+def _in_launcher() -> bool:
+    """Whether this is the launching process (the basic launcher runs jobs in it)."""
+    return os.environ.get(_ENV_LAUNCHER) in (None, str(os.getpid()))
+
+
 @contextlib.contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM (``kill``, SLURM's time limit) interrupts like Ctrl-C while the block
-    runs, so the running cell keeps its finished runs (exit 143)."""
+def _job_interrupts() -> Iterator[None]:
+    """In a job that runs in its own process (a joblib worker, a SLURM job, which
+    submitit tells to ignore SIGTERM): the first SIGINT or SIGTERM interrupts the cell,
+    which keeps its finished runs; later ones (a terminal's Ctrl-C reaches the workers
+    and the launcher, which forwards it) are ignored while it stops."""
     import signal
     import threading
 
-    if threading.current_thread() is not threading.main_thread():
+    if _in_launcher() or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def interrupt(signum: int, frame: Any) -> None:
-        raise Interrupted("terminated", signum)
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
+        raise Interrupted("terminated", None if signum == signal.SIGINT else signum)
 
-    old = signal.signal(signal.SIGTERM, interrupt)
+    old = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def _interrupts(reports: Path) -> Iterator[None]:
+    """SIGINT (Ctrl-C) and SIGTERM (``kill``, SLURM's time limit) interrupt the run
+    while the block runs: forwarded to the running jobs of other processes (joblib's
+    workers, which would otherwise be killed) and awaited until they report what they
+    kept (``reports``), then raised here as :class:`Interrupted` (exit 130 or 143), so
+    each running cell keeps its finished runs. A second signal while stopping is ignored."""
+    import signal
+    import threading
+    import time
+
+    from kernelbench.progress import read_reports
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stopping = False
+
+    def running() -> list[int]:
+        me = os.getpid()
+        states = read_reports(reports).values()
+        return [
+            s["pid"] for s in states if not s.get("finished") and s.get("pid") not in (None, me)
+        ]
+
+    def interrupt(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = True
+        for pid in running():
+            with contextlib.suppress(OSError):  # ended meanwhile
+                os.kill(pid, signum)
+        deadline = time.monotonic() + _STOP_WAIT_S
+        while running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        raise Interrupted("terminated", None if signum == signal.SIGINT else signum)
+
+    old = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+def _interrupted_line(reports: Path, err: BaseException) -> str:
+    """What an interrupted run kept, in one line: the interrupted cells' own lines
+    (``kept k of N runs in PATH``) and the number of finished cells."""
+    from kernelbench.progress import read_reports
+
+    done = list(read_reports(reports).values())
+    said = [r["message"] for r in done if r.get("outcome") == "interrupted" and r.get("message")]
+    own = str(err) if str(err) != "terminated" else ""
+    if own and own not in said:
+        said.append(own)
+    suffix = "; rerun to continue"
+    resume = any(m.endswith(suffix) for m in said)
+    line = "; ".join(m.removesuffix(suffix) for m in said)
+    finished = [r for r in done if r.get("shard")]
+    if not line:
+        line = "between cells" if finished else "before any cell ran"
+    if finished:
+        line += f" ({len(finished)} finished cell{'s' * (len(finished) > 1)} kept)"
+    return line + (suffix if resume else "")
 
 
 def launch(args: list[str], multirun: bool = False) -> None:
@@ -499,17 +596,15 @@ def launch(args: list[str], multirun: bool = False) -> None:
     # trace and exiting 1: the CLI then shows them as one line.
     env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells), ENV_BOARD: str(reports)}
     env[ENV_BAR] = "1" if board is not None else "0"
+    env[_ENV_LAUNCHER] = str(os.getpid())
     interrupted = False
-    with _patched_env(["kernelbench run", *hydra_args], env) as stderr, _sigterm_interrupts():
+    with _patched_env(["kernelbench run", *hydra_args], env) as stderr, _interrupts(reports):
         try:
             task()
         except KeyboardInterrupt as err:
             interrupted = True
-            finished = [r for r in read_reports(reports).values() if r.get("shard")]
-            kept = str(err) or ("between cells" if finished else "before any cell ran")
-            if finished:
-                kept += f" ({len(finished)} finished cell{'s' * (len(finished) > 1)} kept)"
-            raise Interrupted(kept, getattr(err, "signum", None)) from None
+            line = _interrupted_line(reports, err)
+            raise Interrupted(line, getattr(err, "signum", None)) from None
         except KernelbenchError:
             raise
         except HydraException as err:
