@@ -462,7 +462,7 @@ class JobInterrupted(Exception):
     its way back to the launching process, as an ordinary error (submitit stores only
     those): ``signal <n>: <what the cell kept>``."""
 
-    PATTERN = r"JobInterrupted: signal (\d+): (.*)"
+    PATTERN = r"signal (\d+): (.*)"
 
 
 def _in_launcher() -> bool:
@@ -563,6 +563,84 @@ def _interrupted_line(reports: Path, err: BaseException) -> str:
     return line + (suffix if resume else "")
 
 
+#: The launchers that submit to SLURM.
+SLURM_LAUNCHERS = ("slurm", "submitit_slurm")
+
+
+def _slurm_request(launcher: str, overrides: list[str]) -> tuple[dict[str, Any], set[str]]:
+    """The SLURM launcher's settings as the run would compose them (the plug-in's
+    defaults, ``configs/hydra/launcher/slurm.yaml``, the ``hydra.launcher.*`` overrides)
+    and the names the overrides set."""
+    from hydra.core.config_store import ConfigStore
+    from hydra.core.plugins import Plugins
+    from omegaconf import OmegaConf
+
+    from kernelbench.config import config_file
+    from kernelbench.estimate import parse_overrides
+
+    Plugins.instance()  # registers the plug-in's structured config
+    node = ConfigStore.instance().load("hydra/launcher/submitit_slurm.yaml").node
+    request = dict(OmegaConf.to_container(node, resolve=False))  # type: ignore[arg-type]
+    if launcher == "slurm":
+        ours = OmegaConf.to_container(OmegaConf.load(config_file("hydra/launcher", "slurm")))
+        request.update({k: v for k, v in ours.items() if k != "defaults"})  # type: ignore[union-attr]
+    given = set()
+    for ov in parse_overrides([o for o in overrides if o.startswith("hydra.launcher.")]):
+        key = ov.key_or_group.removeprefix("hydra.launcher.")
+        if not ov.is_sweep_override() and not ov.is_delete():
+            request[key] = ov.value()
+            given.add(key)
+    return request, given
+
+
+def _fit_slurm(launcher: str, hydra_args: list[str]) -> tuple[list[str], bool]:
+    """Before anything is submitted: the request checked against the partition it
+    goes to (:func:`kernelbench.slurm.fit`: one line, exit 2, for what the user set
+    beyond its limits; defaults lowered, said in one line), and whether the cluster
+    keeps no accounting (said in one line: submitit's ``sacct`` calls then only fail)."""
+    from kernelbench import slurm
+
+    request, given = _slurm_request(launcher, hydra_args)
+    lowered, note = slurm.fit(request, given, slurm.partitions())
+    if note is not None:
+        click.echo(note, err=True)
+    no_accounting = slurm.accounting() is None
+    if no_accounting:
+        click.echo(
+            "slurm: this cluster keeps no accounting (sacct fails), so kernelbench follows "
+            "the jobs by their results; squeue shows those still queued or running",
+            err=True,
+        )
+    return [*hydra_args, *(f"hydra.launcher.{k}={v}" for k, v in lowered.items())], no_accounting
+
+
+@contextlib.contextmanager
+def _without_sacct(quiet: bool) -> Iterator[None]:
+    """submitit's SLURM job watcher without its ``sacct`` calls (``quiet``): on a
+    cluster without accounting each one fails with a warning, twice per poll, and the
+    jobs are followed by their result files all the same."""
+    if not quiet:
+        yield
+        return
+    from submitit.slurm.slurm import SlurmInfoWatcher
+
+    make = SlurmInfoWatcher._make_command
+    SlurmInfoWatcher._make_command = lambda self: None  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        SlurmInfoWatcher._make_command = make  # type: ignore[method-assign]
+
+
+def _job_error(err: Exception) -> Interrupted | None:
+    """A job of another process that was interrupted (a SLURM job's ``scancel`` or time
+    limit: SIGTERM), as Hydra hands it back, as an interrupt here."""
+    import re
+
+    m = re.fullmatch(JobInterrupted.PATTERN, str(err)) if isinstance(err, JobInterrupted) else None
+    return None if m is None else Interrupted(m[2], int(m[1]) if m[1] != "2" else None)
+
+
 def launch(args: list[str], multirun: bool = False) -> None:
     """Run ``kernelbench run [args]`` in this process (what the click command does)."""
     import shutil
@@ -584,6 +662,10 @@ def launch(args: list[str], multirun: bool = False) -> None:
             launch(part, True)
         return
     hydra_args, multirun, cells = plan(list(args), multirun)
+    launcher = next((a.split("=", 1)[1] for a in hydra_args if a.startswith("hydra/launcher=")), "")
+    quiet = False
+    if launcher in SLURM_LAUNCHERS:  # what the cluster cannot run is refused here
+        hydra_args, quiet = _fit_slurm(launcher, hydra_args)
     announce(run_plan(hydra_args))  # the plan line; refuses oversize work
     load()  # the plug-ins register their structured configs (protocol settings)
     if not any(a.startswith("hydra.searchpath") for a in hydra_args):
@@ -598,9 +680,19 @@ def launch(args: list[str], multirun: bool = False) -> None:
     env[ENV_BAR] = "1" if board is not None else "0"
     env[_ENV_LAUNCHER] = str(os.getpid())
     interrupted = False
-    with _patched_env(["kernelbench run", *hydra_args], env) as stderr, _interrupts(reports):
+    with (
+        _patched_env(["kernelbench run", *hydra_args], env) as stderr,
+        _interrupts(reports),
+        _without_sacct(quiet),
+    ):
         try:
-            task()
+            try:
+                task()
+            except JobInterrupted as err:  # a SLURM job interrupted: an interrupt here
+                stopped = _job_error(err)
+                if stopped is None:
+                    raise
+                raise stopped from None
         except KeyboardInterrupt as err:
             interrupted = True
             line = _interrupted_line(reports, err)
