@@ -514,12 +514,18 @@ def _interrupts(reports: Path) -> Iterator[None]:
         return
     stopping = False
 
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except OSError:  # ended (or not ours)
+            return False
+        return True
+
     def running() -> list[int]:
-        me = os.getpid()
-        states = read_reports(reports).values()
-        return [
-            s["pid"] for s in states if not s.get("finished") and s.get("pid") not in (None, me)
-        ]
+        """The processes of this run's unfinished jobs other than this one."""
+        me, states = os.getpid(), read_reports(reports).values()
+        pids = [s.get("pid") for s in states if not s.get("finished")]
+        return [p for p in pids if isinstance(p, int) and p != me and alive(p)]
 
     def interrupt(signum: int, frame: Any) -> None:
         nonlocal stopping
