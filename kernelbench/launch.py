@@ -82,20 +82,24 @@ def _job(cfg: Any) -> None:
             if sink is not None:
                 sink.update(done, total)
 
-    outcome = "failed"
+    outcome, message = "failed", None
     try:
-        df = run_and_store(
-            cell,
-            output_dir=cell.output_dir,
-            overwrite=bool(cell.extra.get("overwrite")),
-            blas_threads=cell.extra.get("blas_threads"),
-            echo=echo,
-            prefix=prefix,
-            on_run=on_run,
-        )
+        with _job_interrupts():
+            df = run_and_store(
+                cell,
+                output_dir=cell.output_dir,
+                overwrite=bool(cell.extra.get("overwrite")),
+                blas_threads=cell.extra.get("blas_threads"),
+                echo=echo,
+                prefix=prefix,
+                on_run=on_run,
+            )
         outcome = "skipped" if df is None else "computed"
-    except KeyboardInterrupt:
-        outcome = "interrupted"
+    except KeyboardInterrupt as err:
+        outcome, message = "interrupted", str(err)
+        if not _in_launcher():  # back to the launching process as an ordinary error
+            signum = getattr(err, "signum", None) or 2
+            raise JobInterrupted(f"signal {signum}: {message}") from None
         raise
     except KernelbenchError as err:
         # name the cell: in a sweep the error reaches the user after the other jobs
@@ -107,7 +111,7 @@ def _job(cfg: Any) -> None:
             out, shard = cell.output_dir, None
             if out is not None and outcome not in ("failed", "interrupted"):
                 shard = str(cell_shard_path(cell, out))
-            report.finish(outcome, shard, out)
+            report.finish(outcome, shard, out, message)
 
 
 def _config_name(config: dict[str, Any]) -> str:
@@ -445,25 +449,202 @@ def _patched_env(argv: list[str], env: dict[str, str]) -> Iterator[_HideJobError
                 os.environ[k] = v
 
 
+#: The launching process's pid, for its jobs (a job in another process handles its own
+#: interrupts).
+_ENV_LAUNCHER = "KERNELBENCH_LAUNCHER_PID"
+#: How long the launching process waits, after an interrupt, for the jobs it forwarded
+#: the signal to (joblib's workers) to keep their finished runs.
+_STOP_WAIT_S = 60.0
+
+
+class JobInterrupted(Exception):
+    """An interrupted job that ran in its own process (a joblib worker, a SLURM job) on
+    its way back to the launching process, as an ordinary error (submitit stores only
+    those): ``signal <n>: <what the cell kept>``."""
+
+    PATTERN = r"signal (\d+): (.*)"
+
+
+def _in_launcher() -> bool:
+    """Whether this is the launching process (the basic launcher runs jobs in it)."""
+    return os.environ.get(_ENV_LAUNCHER) in (None, str(os.getpid()))
+
+
 @contextlib.contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM (``kill``, SLURM's time limit) interrupts like Ctrl-C while the block
-    runs, so the running cell keeps its finished runs (exit 143)."""
+def _job_interrupts() -> Iterator[None]:
+    """In a job that runs in its own process (a joblib worker, a SLURM job, which
+    submitit tells to ignore SIGTERM): the first SIGINT or SIGTERM interrupts the cell,
+    which keeps its finished runs; later ones (a terminal's Ctrl-C reaches the workers
+    and the launcher, which forwards it) are ignored while it stops."""
     import signal
     import threading
 
-    if threading.current_thread() is not threading.main_thread():
+    if _in_launcher() or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def interrupt(signum: int, frame: Any) -> None:
-        raise Interrupted("terminated", signum)
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_IGN)
+        raise Interrupted("terminated", None if signum == signal.SIGINT else signum)
 
-    old = signal.signal(signal.SIGTERM, interrupt)
+    old = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def _interrupts(reports: Path) -> Iterator[None]:
+    """SIGINT (Ctrl-C) and SIGTERM (``kill``, SLURM's time limit) interrupt the run
+    while the block runs: forwarded to the running jobs of other processes (joblib's
+    workers, which would otherwise be killed) and awaited until they report what they
+    kept (``reports``), then raised here as :class:`Interrupted` (exit 130 or 143), so
+    each running cell keeps its finished runs. A second signal while stopping is ignored."""
+    import signal
+    import threading
+    import time
+
+    from kernelbench.progress import read_reports
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stopping = False
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except OSError:  # ended (or not ours)
+            return False
+        return True
+
+    def running() -> list[int]:
+        """The processes of this run's unfinished jobs other than this one."""
+        me, states = os.getpid(), read_reports(reports).values()
+        pids = [s.get("pid") for s in states if not s.get("finished")]
+        return [p for p in pids if isinstance(p, int) and p != me and alive(p)]
+
+    def interrupt(signum: int, frame: Any) -> None:
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = True
+        for pid in running():
+            with contextlib.suppress(OSError):  # ended meanwhile
+                os.kill(pid, signum)
+        deadline = time.monotonic() + _STOP_WAIT_S
+        while running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        raise Interrupted("terminated", None if signum == signal.SIGINT else signum)
+
+    old = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+def _interrupted_line(reports: Path, err: BaseException) -> str:
+    """What an interrupted run kept, in one line: the interrupted cells' own lines
+    (``kept k of N runs in PATH``) and the number of finished cells."""
+    from kernelbench.progress import read_reports
+
+    done = list(read_reports(reports).values())
+    said = [r["message"] for r in done if r.get("outcome") == "interrupted" and r.get("message")]
+    own = str(err) if str(err) != "terminated" else ""
+    if own and own not in said:
+        said.append(own)
+    suffix = "; rerun to continue"
+    resume = any(m.endswith(suffix) for m in said)
+    line = "; ".join(m.removesuffix(suffix) for m in said)
+    finished = [r for r in done if r.get("shard")]
+    if not line:
+        line = "between cells" if finished else "before any cell ran"
+    if finished:
+        line += f" ({len(finished)} finished cell{'s' * (len(finished) > 1)} kept)"
+    return line + (suffix if resume else "")
+
+
+#: The launchers that submit to SLURM.
+SLURM_LAUNCHERS = ("slurm", "submitit_slurm")
+
+
+def _slurm_request(launcher: str, overrides: list[str]) -> tuple[dict[str, Any], set[str]]:
+    """The SLURM launcher's settings as the run would compose them (the plug-in's
+    defaults, ``configs/hydra/launcher/slurm.yaml``, the ``hydra.launcher.*`` overrides)
+    and the names the overrides set."""
+    from hydra.core.config_store import ConfigStore
+    from hydra.core.plugins import Plugins
+    from omegaconf import OmegaConf
+
+    from kernelbench.config import config_file
+    from kernelbench.estimate import parse_overrides
+
+    Plugins.instance()  # registers the plug-in's structured config
+    node = ConfigStore.instance().load("hydra/launcher/submitit_slurm.yaml").node
+    request = dict(OmegaConf.to_container(node, resolve=False))  # type: ignore[arg-type]
+    if launcher == "slurm":
+        ours = OmegaConf.to_container(OmegaConf.load(config_file("hydra/launcher", "slurm")))
+        request.update({k: v for k, v in ours.items() if k != "defaults"})  # type: ignore[union-attr]
+    given = set()
+    for ov in parse_overrides([o for o in overrides if o.startswith("hydra.launcher.")]):
+        key = ov.key_or_group.removeprefix("hydra.launcher.")
+        if not ov.is_sweep_override() and not ov.is_delete():
+            request[key] = ov.value()
+            given.add(key)
+    return request, given
+
+
+def _fit_slurm(launcher: str, hydra_args: list[str]) -> tuple[list[str], bool]:
+    """Before anything is submitted: the request checked against the partition it
+    goes to (:func:`kernelbench.slurm.fit`: one line, exit 2, for what the user set
+    beyond its limits; defaults lowered, said in one line), and whether the cluster
+    keeps no accounting (said in one line: submitit's ``sacct`` calls then only fail)."""
+    from kernelbench import slurm
+
+    request, given = _slurm_request(launcher, hydra_args)
+    lowered, note = slurm.fit(request, given, slurm.partitions())
+    if note is not None:
+        click.echo(note, err=True)
+    no_accounting = slurm.accounting() is None
+    if no_accounting:
+        click.echo(
+            "slurm: this cluster keeps no accounting (sacct fails), so kernelbench follows "
+            "the jobs by their results; squeue shows those still queued or running",
+            err=True,
+        )
+    return [*hydra_args, *(f"hydra.launcher.{k}={v}" for k, v in lowered.items())], no_accounting
+
+
+@contextlib.contextmanager
+def _without_sacct(quiet: bool) -> Iterator[None]:
+    """submitit's SLURM job watcher without its ``sacct`` calls (``quiet``): on a
+    cluster without accounting each one fails with a warning, twice per poll, and the
+    jobs are followed by their result files all the same."""
+    if not quiet:
+        yield
+        return
+    from submitit.slurm.slurm import SlurmInfoWatcher
+
+    make = SlurmInfoWatcher._make_command
+    SlurmInfoWatcher._make_command = lambda self: None  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        SlurmInfoWatcher._make_command = make  # type: ignore[method-assign]
+
+
+def _job_error(err: Exception) -> Interrupted | None:
+    """A job of another process that was interrupted (a SLURM job's ``scancel`` or time
+    limit: SIGTERM), as Hydra hands it back, as an interrupt here."""
+    import re
+
+    m = re.fullmatch(JobInterrupted.PATTERN, str(err)) if isinstance(err, JobInterrupted) else None
+    return None if m is None else Interrupted(m[2], int(m[1]) if m[1] != "2" else None)
 
 
 def launch(args: list[str], multirun: bool = False) -> None:
@@ -487,6 +668,10 @@ def launch(args: list[str], multirun: bool = False) -> None:
             launch(part, True)
         return
     hydra_args, multirun, cells = plan(list(args), multirun)
+    launcher = next((a.split("=", 1)[1] for a in hydra_args if a.startswith("hydra/launcher=")), "")
+    quiet = False
+    if launcher in SLURM_LAUNCHERS:  # what the cluster cannot run is refused here
+        hydra_args, quiet = _fit_slurm(launcher, hydra_args)
     announce(run_plan(hydra_args))  # the plan line; refuses oversize work
     load()  # the plug-ins register their structured configs (protocol settings)
     if not any(a.startswith("hydra.searchpath") for a in hydra_args):
@@ -499,17 +684,25 @@ def launch(args: list[str], multirun: bool = False) -> None:
     # trace and exiting 1: the CLI then shows them as one line.
     env = {"HYDRA_FULL_ERROR": "1", _ENV_TOTAL: str(cells), ENV_BOARD: str(reports)}
     env[ENV_BAR] = "1" if board is not None else "0"
+    env[_ENV_LAUNCHER] = str(os.getpid())
     interrupted = False
-    with _patched_env(["kernelbench run", *hydra_args], env) as stderr, _sigterm_interrupts():
+    with (
+        _patched_env(["kernelbench run", *hydra_args], env) as stderr,
+        _interrupts(reports),
+        _without_sacct(quiet),
+    ):
         try:
-            task()
+            try:
+                task()
+            except JobInterrupted as err:  # a SLURM job interrupted: an interrupt here
+                stopped = _job_error(err)
+                if stopped is None:
+                    raise
+                raise stopped from None
         except KeyboardInterrupt as err:
             interrupted = True
-            finished = [r for r in read_reports(reports).values() if r.get("shard")]
-            kept = str(err) or ("between cells" if finished else "before any cell ran")
-            if finished:
-                kept += f" ({len(finished)} finished cell{'s' * (len(finished) > 1)} kept)"
-            raise Interrupted(kept, getattr(err, "signum", None)) from None
+            line = _interrupted_line(reports, err)
+            raise Interrupted(line, getattr(err, "signum", None)) from None
         except KernelbenchError:
             raise
         except HydraException as err:

@@ -120,12 +120,20 @@ OUTCOMES = ("computed", "extended", "skipped", "failed", "interrupted")
 class JobReport:
     """What one job tells the launching process: its runs done and total, its lines
     (shown above the bar, on a terminal) and how it ended, with its shard
-    (``<board>/<job>.json``, replaced atomically on each change)."""
+    (``<board>/<job>.json``, replaced atomically on each change); ``pid`` is the process
+    running the job (the launcher forwards an interrupt to it)."""
 
     def __init__(self, board: Path, job: int) -> None:
         self.path = Path(board) / f"{job}.json"
-        self.state: dict[str, Any] = {"done": 0, "total": 0, "finished": False, "lines": []}
+        self.state: dict[str, Any] = {
+            "done": 0,
+            "total": 0,
+            "finished": False,
+            "lines": [],
+            "pid": os.getpid(),
+        }
         self.start: int | None = None
+        self._write()  # the launcher sees the job (and its process) from the start
 
     def _write(self) -> None:
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
@@ -143,14 +151,20 @@ class JobReport:
         self._write()
 
     def finish(
-        self, outcome: str = "computed", shard: str | None = None, results: str | None = None
+        self,
+        outcome: str = "computed",
+        shard: str | None = None,
+        results: str | None = None,
+        message: str | None = None,
     ) -> None:
         """The job ended: ``outcome`` one of :data:`OUTCOMES` (``computed`` becomes
-        ``extended`` when runs kept before were extended), its shard and the results
-        directory it was written under."""
+        ``extended`` when runs kept before were extended), its shard, the results
+        directory it was written under and, when interrupted, what it kept."""
         if outcome == "computed" and self.start:
             outcome = "extended"
         self.state.update(finished=True, outcome=outcome, shard=shard, results=results)
+        if message is not None:
+            self.state["message"] = message
         self._write()
 
 

@@ -52,6 +52,7 @@ LAYERS: dict[str, int] = {
     "leaderboard": 4,
     "plot_command": 4,
     "launch": 5,
+    "slurm": 5,
     "estimate": 5,
     "report": 5,
     "site": 5,

@@ -4,6 +4,7 @@ ends with the rows of an uninterrupted run, bit for bit (the stable columns)."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -128,9 +129,10 @@ def test_periodic_checkpoints_keep_runs_a_kill_would_lose(tmp_path, monkeypatch)
     assert_same_rows(read_results(path), df)
 
 
-def _run_args(out: Path, runs: int) -> list[str]:
+def _run_args(out: Path, runs: int, *extra: str) -> list[str]:
     return [
         "run",
+        *extra,
         "method=sr33",
         "kernel=arccos0",
         "n=1.5",
@@ -140,38 +142,58 @@ def _run_args(out: Path, runs: int) -> list[str]:
     ]
 
 
-def test_sigint_to_kernelbench_run_keeps_runs_and_the_rerun_is_bit_identical(tmp_path):
-    """A real Ctrl-C (SIGINT) sent to ``kernelbench run`` once its first runs are kept
-    (checkpoints after every batch; polled for the shard): exit 130 and one line saying
-    what was kept; the rerun continues from the next run, and its shard equals an
-    uninterrupted run's."""
+#: A joblib sweep of two cells (seeds 1 and 2) run by two workers at once.
+JOBLIB = ("-m", "seed=1,2", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
+
+
+def _interrupt_run(
+    tmp_path: Path, signum: int, extra: tuple[str, ...] = (), cells: int = 1, group: bool = False
+) -> tuple[subprocess.Popen, str, str, Path, int]:
+    """``kernelbench run`` (checkpoints after every batch) sent ``signum`` once each of
+    its ``cells`` has kept its first runs (polled for the shards, not timed): to the
+    launching process, or to its process group (``group``: a terminal's Ctrl-C, which
+    reaches joblib's workers too). (process, stdout, stderr, output dir, runs)."""
     env = {k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"}
     env["KERNELBENCH_CHECKPOINT"] = "0"
     # On a loaded machine the poller may sleep through a whole run: then the run ended
     # before the signal (exit 0, nothing interrupted), and the cell is retried 4x longer
     # (a fresh directory each try).
-    for runs in (480, 1920, 7680):
-        out, whole = tmp_path / f"out{runs}", tmp_path / f"whole{runs}"
+    for runs in (480, 1920, 7680, 30720):
+        out = tmp_path / f"out{runs}"
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kernelbench.cli", *_run_args(out, runs)],
+            [sys.executable, "-m", "kernelbench.cli", *_run_args(out, runs, *extra)],
             cwd=tmp_path,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            start_new_session=True,  # its own process group, as a terminal's job
         )
-        t0 = time.monotonic()
-        while not list(out.rglob("*.parquet")) and proc.poll() is None:
-            assert time.monotonic() - t0 < 300, "no runs kept after 300 s"
+        while len(list(out.rglob("*.parquet"))) < cells and proc.poll() is None:
             time.sleep(0.01)
         if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
+            if group:
+                os.killpg(proc.pid, signum)
+            else:
+                proc.send_signal(signum)
+        # a bound that only a hung process reaches (stopping takes a second)
+        stdout, stderr = proc.communicate(timeout=900)
         if proc.returncode != 0:
-            break
-    else:
-        pytest.fail("every try ended before its first checkpoint could be interrupted")
-    assert proc.returncode == 130, (stdout, stderr)
+            return proc, stdout, stderr, out, runs
+    pytest.fail("every try ended before its first checkpoint could be interrupted")
+
+
+@pytest.mark.parametrize(
+    "signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"]
+)
+def test_a_signal_to_kernelbench_run_keeps_runs_and_the_rerun_is_bit_identical(
+    tmp_path, signum, code
+):
+    """A real Ctrl-C (SIGINT) or ``kill`` (SIGTERM) sent to ``kernelbench run`` once its
+    first runs are kept: exit 128 + the signal and one line saying what was kept; the
+    rerun continues from the next run, and its shard equals an uninterrupted run's."""
+    proc, stdout, stderr, out, runs = _interrupt_run(tmp_path, signum)
+    assert proc.returncode == code, (stdout, stderr)
     assert stdout == ""
     plan_line, line = stderr.splitlines()  # the plan, then what was kept
     assert plan_line.startswith("plan: 1 cells, ")
@@ -183,8 +205,54 @@ def test_sigint_to_kernelbench_run_keeps_runs_and_the_rerun_is_bit_identical(tmp
     assert line == f"Interrupted: {name}: kept {k} of {runs} runs in {path}; rerun to continue"
     again = kb(*_run_args(out, runs), cwd=tmp_path)
     assert again.stdout.splitlines()[0] == f"{name}: extending {k} runs to {runs}"
+    whole = tmp_path / "whole"
     kb(*_run_args(whole, runs), cwd=tmp_path)
     assert_same_rows(read_results(out), read_results(whole))
+
+
+_LINE = re.compile(r"Interrupted: (.+?)( \(\d finished cells? kept\))?; rerun to continue")
+_KEPT = re.compile(r"\[(\d)/2\] (.+?): kept (\d+) of (\d+) runs in (\S+)")
+
+
+@pytest.mark.parametrize(
+    "signum, code, group",
+    [(signal.SIGINT, 130, True), (signal.SIGTERM, 143, False)],
+    ids=["SIGINT-group", "SIGTERM"],
+)
+def test_a_signal_under_joblib_keeps_each_workers_runs_and_the_rerun_is_bit_identical(
+    tmp_path, signum, code, group
+):
+    """Under the joblib launcher (two workers, two cells): a Ctrl-C (SIGINT to the
+    process group, workers included) or a ``kill`` of the launching process (SIGTERM,
+    forwarded to the workers, which joblib would otherwise kill) once both cells kept
+    runs: exit 128 + the signal, one line naming what each cell kept (a cell that
+    finished meanwhile counted as kept); the rerun ends with an uninterrupted run's
+    shards, bit for bit."""
+    proc, stdout, stderr, out, runs = _interrupt_run(tmp_path, signum, JOBLIB, 2, group)
+    assert proc.returncode == code, (stdout, stderr)
+    assert stdout == ""
+    plan_line, line = stderr.splitlines()
+    assert plan_line.startswith("plan: 2 cells, ")
+    said = _LINE.fullmatch(line)
+    assert said, line
+    parts = [_KEPT.fullmatch(part) for part in said[1].split("; ")]
+    assert all(parts), line
+    kept = {m[5]: int(m[3]) for m in parts if m}
+    assert all(int(m[4]) == runs for m in parts if m)
+    shards = {str(p): int(read_results(p)["runs"].iloc[0]) for p in out.rglob("*.parquet")}
+    assert kept == {p: k for p, k in shards.items() if k < runs} and kept, line
+    finished = [p for p, k in shards.items() if k == runs]  # a cell done before the signal
+    assert said[2] == (f" ({len(finished)} finished cell kept)" if finished else None)
+    assert len(kept) + len(finished) == 2
+    for path, k in kept.items():
+        assert 16 <= k and sorted(read_results(Path(path))["run"]) == list(range(k))
+    again = kb(*_run_args(out, runs, *JOBLIB), cwd=tmp_path)
+    assert f"2 of 2 cells: {len(kept)} extended from kept runs" in again.stdout
+    whole = tmp_path / "whole"
+    kb(*_run_args(whole, runs, "-m", "seed=1,2"), cwd=tmp_path)  # the basic launcher
+    rerun, uninterrupted = read_results(out), read_results(whole)
+    for seed in (1, 2):
+        assert_same_rows(rerun[rerun["seed"] == seed], uninterrupted[uninterrupted["seed"] == seed])
 
 
 def _downstream() -> dict:
