@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from kernelbench.errors import KernelbenchError
+from kernelbench.figspec import FigureSpec, build
 from kernelbench.report.command import report
 from kernelbench.report.common import ROOT, Claim, Section, Summary
 from kernelbench.site import build as site_build
 from kernelbench.site.build import build_site, results_page
-from kernelbench.errors import KernelbenchError
-from kernelbench.figspec import FigureSpec, build
 from kernelbench.site.figures import plotly_figure, ratio_table
 from kernelbench.site.pages import PAGES
 from tests.test_plot import make_results, write_shards
@@ -87,14 +87,23 @@ def test_fig1_is_kernels_by_datasets_one_kernel_per_panel_with_the_papers_values
         assert len(shown) <= 20
     papers = [t for t in traces if t["meta"]["kind"] == "paper"]
     assert papers and all(t["line"]["dash"] == "dash" for t in papers)
-    assert {t["meta"]["method"] for t in papers} == {"rff", "orf_tallqr", "sorf", "qmc", "gq", "sr33"}
+    assert {t["meta"]["method"] for t in papers} == {
+        "rff",
+        "orf_tallqr",
+        "sorf",
+        "qmc",
+        "gq",
+        "sr33",
+    }
     # the paper's value of a point is the reference table's
     s = next(s for s in f.panels[("rbf", "letter")].series if s.label == "rff")
     ref = pd.read_csv(ROOT / "results" / "reference" / "munkhoeva2018_fig1_kernel_error.csv")
     want = ref[(ref.dataset == "letter") & (ref.kernel == "rbf") & (ref.method == "rff")]
     assert s.paper == pytest.approx(want.sort_values("n")["mean"].tolist())
     # log axes: ticks at powers of ten; the x axis says how n sets D
-    assert all(fig["layout"][k]["exponentformat"] == "power" for k in fig["layout"] if k[:5] == "yaxis")
+    assert all(
+        fig["layout"][k]["exponentformat"] == "power" for k in fig["layout"] if k[:5] == "yaxis"
+    )
     assert fig["layout"]["xaxis13"]["title"]["text"] == "n (D = 2n(d + 1))"
 
 
@@ -110,7 +119,9 @@ def test_means_far_below_a_panel_are_edge_markers_and_noted():
     k = f.rows.index("rbf") * len(f.cols) + f.cols.index("usps") + 1
     assert fig["layout"][f"yaxis{k}"]["range"][0] == pytest.approx(math.log10(panel.bottom))
     edge = [t for t in fig["data"] if t["meta"]["kind"] == "below"]
-    ours = [t for t in fig["data"] if t["meta"]["kind"] == "ours" and t["meta"]["method"] == "nystrom"]
+    ours = [
+        t for t in fig["data"] if t["meta"]["kind"] == "ours" and t["meta"]["method"] == "nystrom"
+    ]
     assert edge and all(t["marker"]["symbol"] == "triangle-down" for t in edge)
     assert all(v is None or v >= 1e-7 for t in ours for v in t["y"])  # none drawn below
     assert any("nystrom at x = 1 is" in n for n in f.clip_notes())
@@ -123,7 +134,9 @@ def test_a_series_with_two_values_at_one_x_is_refused_naming_it():
     assert set(table["metric"]) == {"fro", "mse"}
     (spec,) = [s for s in PAGES["yu2016"] if s.table == "yu2016_fig4.csv"]
     unselected = FigureSpec(spec.table, title="Fig. 4", logy=True)
-    with pytest.raises(KernelbenchError, match=r"series 'rff' of panel LETTER has two values at n = 1"):
+    with pytest.raises(
+        KernelbenchError, match=r"series 'rff' of panel LETTER has two values at n = 1"
+    ):
         build(table, unselected, "f")
     figs = build(table, spec, "f")
     assert {v for f in figs for s in f.series for v in s.y} <= set(
