@@ -140,6 +140,7 @@ def mismatches(driver, page: Path, tables: Path = BASELINE) -> list[str]:
         table = pd.read_csv(tables / spec.table)
         traces = driver.execute_script(TRACES, plot_id)
         drawn = 0
+        below = {r for t in traces if t["meta"]["kind"] == "below" for r in t["meta"]["rows"]}
         for t in traces:
             meta = t["meta"]
             if meta["kind"] == "paper":
@@ -155,7 +156,9 @@ def mismatches(driver, page: Path, tables: Path = BASELINE) -> list[str]:
                 if any(r[c] != v for c, v in spec.where):
                     out.append(f"{where}: {dict(spec.where)} but row has {r.to_dict()}")
                 value = float(r[spec.y])
-                if meta["kind"] == "ours" and t["y"][j] != value:
+                if meta["kind"] == "ours" and t["y"][j] is None and row not in below:
+                    out.append(f"{where}: not drawn, {value} in {spec.table}")
+                elif meta["kind"] == "ours" and t["y"][j] not in (None, value):
                     out.append(f"{where}: value {t['y'][j]} drawn, {value} in {spec.table}")
                 if meta["kind"] == "below" and t["custom"][j] != f"{value:.4g}":
                     out.append(f"{where}: {t['custom'][j]} said, {value} in {spec.table}")

@@ -114,8 +114,7 @@ def plotly_figure(fig: SpecFigure) -> dict:
                 if spec.logy and panel.bottom is not None and panel.top is not None:
                     lo, hi = math.log10(panel.bottom), math.log10(panel.top)
                     yaxis["range"] = [lo, hi]
-                    if hi - lo >= 1.5:
-                        yaxis["dtick"] = 1
+                    yaxis["dtick"] = 1 if hi - lo >= 1.5 else "D2"  # 10^k, or 1, 2, 5 x 10^k
                 data += _panel_traces(panel, ax, legend, xname, shown)
             layout[f"xaxis{ax}"] = xaxis
             layout[f"yaxis{ax}"] = yaxis
@@ -280,6 +279,8 @@ def ratio_table(df: pd.DataFrame, spec: FigureSpec, base: str = BASE_METHOD) -> 
     out["ratio"] = ratio
     out["ratio_low"] = ratio * np.exp(-half)
     out["ratio_high"] = ratio * np.exp(half)
+    x = spec.xlabel.split(" (")[0].split(" =")[0]  # the x as the figure names it: s/d, D/d
+    out = out.rename(columns={spec.x: x}) if x and x not in out else out
     return out[np.isfinite(out["ratio"])].reset_index(drop=True)
 
 
