@@ -19,7 +19,6 @@ from kernelbench.reporting import (
     FigureOptions,
     FigureOutput,
     Reporting,
-    kernel_panels,
     register,
 )
 
@@ -125,7 +124,14 @@ def fig1_summary_panels(
 ) -> tuple[Panels, list[str]]:
     """Fig. 1 from a :func:`kernelbench.drawing.summarise` summary (e.g. one rebuilt
     from a baseline table): (panels, notes)."""
-    from kernelbench.drawing import dataset_name, dataset_order, runs_caption
+    from kernelbench.drawing import (
+        dataset_name,
+        dataset_order,
+        draw_panels,
+        kernel_name,
+        kernel_rank,
+        runs_caption,
+    )
 
     metric = KERNEL_APPROX.metric(metric_id)
     shown = summary[summary["metric"] == metric_id]
@@ -143,10 +149,17 @@ def fig1_summary_panels(
         d = dims.get(ds)
         return f"{dataset_name(ds)} (d = {int(d)})" if pd.notna(d) else dataset_name(ds)
 
-    panels = kernel_panels(
+    # the layout of the figure's spec (FIG1: kernels x datasets against n), as the site's
+    panels = draw_panels(
         shown,
-        datasets,
-        title,
+        row=FIG1.rows,
+        col=FIG1.cols,
+        x=FIG1.x,
+        rows=sorted(shown[FIG1.rows].unique(), key=kernel_rank),
+        cols=datasets,
+        row_name=kernel_name,
+        col_name=dataset_name,
+        col_title=title,
         ylabel=metric.label,
         xlabel=FIG1.xlabel,
         log=log,
