@@ -124,6 +124,22 @@ def z_score(diff: float, se: float, scale: float) -> float:
     return diff / se
 
 
+#: |z| from which a z-score is read as "the standard errors are 0": :func:`z_score`
+#: floors the error at BLAS_SPREAD x the mean, so two constant samples give
+#: |z| = |ratio - 1| / BLAS_SPREAD, beyond this for any ratio off by 1e-6 or more.
+STD0_Z = 1e6
+
+
+def z_text(z: float | None, spec: str = "+.2f") -> str:
+    """A z-score for people: ``spec``, or ±∞ where the standard errors are 0 (an infinite
+    z, or one at the floor of :func:`z_score`: ``+∞ (std 0)``)."""
+    if z is None or z != z:
+        return "–"
+    if math.isinf(z) or abs(z) >= STD0_Z:
+        return ("+∞" if z > 0 else "−∞") + " (std 0)"
+    return format(z, spec)
+
+
 def pooled_z(
     rel_diff: Sequence[float],
     independent: Sequence[tuple[float, float]],

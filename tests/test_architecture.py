@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "theory": 1,
     "qmc": 1,
     "drawing": 1,
+    "figspec": 1,
     "timing": 1,
     "tolerance": 1,
     "features": 2,

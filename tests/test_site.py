@@ -11,11 +11,13 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from kernelbench.errors import KernelbenchError
+from kernelbench.figspec import FigureSpec, build
 from kernelbench.report.command import report
 from kernelbench.report.common import ROOT, Claim, Section, Summary
 from kernelbench.site import build as site_build
 from kernelbench.site.build import build_site, results_page
-from kernelbench.site.figures import FigureSpec, build_figures, plotly_figure, ratio_table
+from kernelbench.site.figures import plotly_figure, ratio_table
 from kernelbench.site.pages import PAGES
 from tests.test_plot import make_results, write_shards
 
@@ -65,29 +67,111 @@ def _with_toy(df: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([df, toy], ignore_index=True)
 
 
-def test_figures_carry_every_method_the_papers_values_and_the_runs():
+def test_fig1_is_kernels_by_datasets_one_kernel_per_panel_with_the_papers_values():
     df = _with_toy(pd.read_csv(FIG1))
-    spec = PAGES["fig1"][0]
-    figs = build_figures(df, spec, "f")
-    assert len(figs) == df["dataset"].nunique()
-    assert {f.title.split(": ")[1] for f in figs} >= {"LETTER", "USPS"}
-    for f in figs:
-        assert "toy_rff" in f.methods and f.methods[0] == "rff"
-        assert "runs" in f.settings and "kernel" in f.settings
-        fig = plotly_figure(f)
-        json.dumps(fig, allow_nan=False)  # NaN would not be JSON
-        traces = fig["data"]
-        assert {t["meta"]["method"] for t in traces} == set(f.methods)
-        rff = next(t for t in traces if t["meta"]["method"] == "rff" and "error_y" in t)
-        assert "paper" in rff["hovertemplate"] and "runs" in rff["hovertemplate"]
-        papers = [t for t in traces if t["meta"].get("paper")]
-        assert papers and all(t["meta"]["method"] != "toy_rff" for t in papers)
+    (f,) = build(df, PAGES["fig1"][0], "f")
+    assert f.rows == ["rbf", "arccos0", "arccos1"]
+    assert f.cols == ["powerplant", "letter", "usps", "mnist", "cifar100", "leukemia"]
+    assert "toy_rff" in f.methods and f.methods[0] == "rff"
+    legend = f.legend()
+    assert legend["sr33"] == "sr33 (B)" and legend["toy_rff"] == "toy_rff"
+    assert legend["orf_tallqr"] == "orf_tallqr (Gort, QR, published)"  # orf shares Gort
+    fig = plotly_figure(f)
+    json.dumps(fig, allow_nan=False)  # NaN would not be JSON
+    traces = fig["data"]
+    assert {t["meta"]["method"] for t in traces} == set(f.methods)
+    for panel in f.panels.values():
+        axis = {t["xaxis"] for t in traces if t["meta"]["panel"] == [panel.row, panel.col]}
+        assert len(axis) == 1  # a panel is one kernel and one dataset
+        shown = [t for t in traces if t["meta"]["panel"] == [panel.row, panel.col]]
+        assert len(shown) <= 20
+    papers = [t for t in traces if t["meta"]["kind"] == "paper"]
+    assert papers and all(t["line"]["dash"] == "dash" for t in papers)
+    assert {t["meta"]["method"] for t in papers} == {
+        "rff",
+        "orf_tallqr",
+        "sorf",
+        "qmc",
+        "gq",
+        "sr33",
+    }
     # the paper's value of a point is the reference table's
-    letter = next(f for f in figs if f.title.endswith("LETTER"))
-    s = next(s for s in letter.series if s.method == "rff" and s.kernel == "rbf")
+    s = next(s for s in f.panels[("rbf", "letter")].series if s.label == "rff")
     ref = pd.read_csv(ROOT / "results" / "reference" / "munkhoeva2018_fig1_kernel_error.csv")
     want = ref[(ref.dataset == "letter") & (ref.kernel == "rbf") & (ref.method == "rff")]
     assert s.paper == pytest.approx(want.sort_values("n")["mean"].tolist())
+    # log axes: ticks at powers of ten; the x axis says how n sets D
+    assert all(
+        fig["layout"][k]["exponentformat"] == "power" for k in fig["layout"] if k[:5] == "yaxis"
+    )
+    assert fig["layout"]["xaxis13"]["title"]["text"] == "n (D = 2n(d + 1))"
+
+
+def test_means_far_below_a_panel_are_edge_markers_and_noted():
+    """Nystroem at rounding level (1e-15) does not set the axis: the panel's range is
+    set by the informative values, its means below drawn as triangles on the edge."""
+    (f,) = build(pd.read_csv(FIG1), PAGES["fig1"][0], "f")
+    panel = f.panels[("rbf", "usps")]
+    assert panel.bottom > 1e-6
+    below = {(lab, x) for lab, x, _ in panel.clipped}
+    assert below == {("nystrom", float(n)) for n in range(1, 6)}
+    fig = plotly_figure(f)
+    k = f.rows.index("rbf") * len(f.cols) + f.cols.index("usps") + 1
+    assert fig["layout"][f"yaxis{k}"]["range"][0] == pytest.approx(math.log10(panel.bottom))
+    edge = [t for t in fig["data"] if t["meta"]["kind"] == "below"]
+    ours = [
+        t for t in fig["data"] if t["meta"]["kind"] == "ours" and t["meta"]["method"] == "nystrom"
+    ]
+    assert edge and all(t["marker"]["symbol"] == "triangle-down" for t in edge)
+    assert all(v is None or v >= 1e-7 for t in ours for v in t["y"])  # none drawn below
+    assert any("nystrom at x = 1 is" in n for n in f.clip_notes())
+
+
+def test_a_series_with_two_values_at_one_x_is_refused_naming_it():
+    """Yu et al. Fig. 4's table holds two metrics (fro, mse): a spec that does not
+    select one is refused at build time, naming the series; the page's spec selects."""
+    table = pd.read_csv(ROOT / "results" / "baseline" / "yu2016_fig4.csv")
+    assert set(table["metric"]) == {"fro", "mse"}
+    (spec,) = [s for s in PAGES["yu2016"] if s.table == "yu2016_fig4.csv"]
+    unselected = FigureSpec(spec.table, title="Fig. 4", logy=True)
+    with pytest.raises(
+        KernelbenchError, match=r"series 'rff' of panel LETTER has two values at n = 1"
+    ):
+        build(table, unselected, "f")
+    figs = build(table, spec, "f")
+    assert {v for f in figs for s in f.series for v in s.y} <= set(
+        table.loc[table.metric == "mse", "mean"]
+    )
+
+
+def test_every_spec_of_the_site_builds_from_its_committed_table():
+    """Each page's figures: each series' x values distinct (the check passes), the
+    Yang Fig. 2 spec on its spectral error only."""
+    for specs in PAGES.values():
+        for spec in specs:
+            df = pd.read_csv(ROOT / "results" / "baseline" / spec.table)
+            figs = build(df, spec, "f")
+            assert figs, spec.table
+            for f in figs:
+                for s in f.series:
+                    assert len(set(s.x)) == len(s.x)
+    yang = next(s for s in PAGES["yang2014"] if "fig2" in s.table)
+    assert dict(yang.where) == {"metric": "spec"} and "‖₂" in yang.ylabel
+
+
+def test_numbers_for_people_and_z_at_the_floor():
+    from kernelbench.site.build import _cell, header
+    from kernelbench.stats import BLAS_SPREAD, z_score, z_text
+
+    z = z_score(89.82 - 87.20, 0.0, 87.20)  # two constant samples: z at the floor
+    assert z_text(z) == "+∞ (std 0)" and z_text(-z) == "−∞ (std 0)"
+    assert z_text(math.inf) == "+∞ (std 0)" and z_text(1.234) == "+1.23"
+    assert abs(z) == pytest.approx((89.82 / 87.20 - 1) / BLAS_SPREAD)
+    assert _cell(z, "z")[0] == "+∞ (std 0)"
+    assert _cell(271617.0)[0] == "271,617" and _cell(0.012345678)[0] == "0.01235"
+    assert _cell(1.5e-15)[0] == "1.5e-15" and _cell(math.inf)[0] == "∞"
+    assert header("method_label") == "method" and header("ratio_low") == "ratio, 95% low"
+    assert header("some_column") == "some column"
 
 
 def test_results_page_from_a_dataframe_shows_a_new_method(tmp_path):
@@ -95,11 +179,11 @@ def test_results_page_from_a_dataframe_shows_a_new_method(tmp_path):
     page = results_page("board", "A leaderboard", [(PAGES["fig1"][0], df)], tmp_path)
     text = page.read_text()
     assert 'data-kind="method" value="toy_rff"' in text
-    assert text.count('class="kb-plot"') == df["dataset"].nunique() + 1  # + the box plot
+    assert text.count('class="kb-plot"') == 2  # Fig. 1's small multiples and the box plot
     assert "ratio-table" in text and "toy_rff" in text
     pngs = sorted((tmp_path / "figures" / "board").glob("*.png"))
     pdfs = sorted((tmp_path / "figures" / "board").glob("*.pdf"))
-    assert len(pngs) == len(pdfs) == df["dataset"].nunique()
+    assert len(pngs) == len(pdfs) == 1
     assert pdfs[0].read_bytes().startswith(b"%PDF")
     assert b"kernelbench" in pdfs[0].read_bytes()  # the settings are its Subject
 
@@ -155,11 +239,16 @@ def test_command_errors(tmp_path, monkeypatch):
 
 
 def test_static_drawing_in_worker_processes_matches_serial(tmp_path):
-    figs = build_figures(pd.read_csv(FIG1), PAGES["fig1"][0], "f")[:4]
+    figs = [
+        f
+        for spec in (*PAGES["yang2014"], *PAGES["yu2016"])
+        for f in build(pd.read_csv(ROOT / "results" / "baseline" / spec.table), spec, "f")
+    ]
+    figs = [f.__class__(**{**f.__dict__, "key": f"f{i}"}) for i, f in enumerate(figs[:4])]
     site_build.draw_static([(f, tmp_path / "a") for f in figs], workers=1)
     site_build.draw_static([(f, tmp_path / "b") for f in figs], workers=2)
     a = sorted(p.name for p in (tmp_path / "a").iterdir())
-    assert a == sorted(p.name for p in (tmp_path / "b").iterdir()) and len(a) == 8
+    assert a == sorted(p.name for p in (tmp_path / "b").iterdir()) and len(a) == 2 * len(figs)
     for name in a:
         if name.endswith(".png"):
             assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()

@@ -24,18 +24,17 @@ def table_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def draw_figure(df: pd.DataFrame, table: pd.DataFrame, out: Path, echo: Callable) -> None:
-    """``fig1_kernel_error_fro.png``: the table drawn as ``kernelbench plot --reference``."""
+    """``fig1_kernel_error_fro.png``: the table drawn by its figure spec
+    (:data:`kernelbench.reporting.kernel_approx.FIG1`, as the site draws it)."""
     import matplotlib
 
     matplotlib.use("Agg")
     from kernelbench.drawing import save_figure
-    from kernelbench.reference import load_reference
-    from kernelbench.reporting.kernel_approx import FIG1_REFERENCE, fig1_summary_panels
+    from kernelbench.figspec import build, draw
+    from kernelbench.reporting.kernel_approx import FIG1
 
-    panels, notes = fig1_summary_panels(
-        table_summary(table), "fro", load_reference(FIG1_REFERENCE), log=True
-    )
-    for note in notes:
+    (fig,) = build(table, FIG1, "fig1")
+    for note in fig.clip_notes():
         echo(f"note: {note}")
-    for path in save_figure(panels.figure, out, "fig1_kernel_error_fro", ["png"]):
+    for path in save_figure(draw(fig), out, "fig1_kernel_error_fro", ["png"]):
         echo(f"wrote {path}")

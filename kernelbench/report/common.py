@@ -37,6 +37,8 @@ class Summary:
     claims: int = 0
     claims_hold: int = 0
     note: str = ""
+    #: the claims ``claims`` counts, where the body also lists others (re-checks)
+    counted: tuple[Claim, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -138,6 +138,7 @@ def findings(t: pd.DataFrame, pooled: pd.DataFrame) -> dict:
     known = t["verdict"].str.startswith(KNOWN)
     out["within"] = len(t[known & (t["within_tolerance"] == True)])  # noqa: E712
     out["n_known_all"] = int(known.sum())
+    out["n_known_cells"] = int((known & (t["method_label"] != "orf")).sum())
     return out
 
 

@@ -25,6 +25,7 @@ from kernelbench.report.common import (
 )
 from kernelbench.reporting import get_reporting
 from kernelbench.reporting.krr import PAPER_DATASETS
+from kernelbench.stats import z_text
 from kernelbench.verify import DEVIATES, KNOWN, load_config, verify_table
 
 CONFIG = "liu2020_table3"
@@ -90,7 +91,7 @@ def md(df: pd.DataFrame, cols: list[tuple[str, str]]) -> str:
             elif key in ("ratio",):
                 v = fmt(v, ".3f")
             elif key == "z":
-                v = fmt(v, "+.1f")
+                v = z_text(v, "+.1f")
             elif key in ("n", "s"):
                 v = fmt(float(v), ".0f") if v not in ("", None) else ""
             elif isinstance(v, bool | np.bool_):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
+from kernelbench.figspec import FigureSpec
 from kernelbench.reporting import (
     REL_FRO,
     REL_SPEC,
@@ -18,7 +19,6 @@ from kernelbench.reporting import (
     FigureOptions,
     FigureOutput,
     Reporting,
-    kernel_panels,
     register,
 )
 
@@ -36,6 +36,39 @@ FIG1_REFERENCE = "munkhoeva2018_fig1_kernel_error"
 #: The method label that implements the paper's construction of a reference method,
 #: where it is not the method itself: the paper's Gort is the published tall-QR code.
 PAPER_CONSTRUCTION: dict[str, str] = {"orf": "orf_tallqr"}
+
+
+def fig1_paper(df: pd.DataFrame) -> pd.Series:
+    """Munkhoeva et al. (2018) Fig. 1: the paper's mean error of each row's cell, on the
+    label that implements the paper's construction (:data:`PAPER_CONSTRUCTION`; where
+    that label is absent, the method's own)."""
+    from kernelbench.reference import load_reference
+
+    ref = load_reference(FIG1_REFERENCE)
+    labels = set(df["method_label"])
+    ref = ref.assign(
+        method_label=[
+            PAPER_CONSTRUCTION[m] if PAPER_CONSTRUCTION.get(m) in labels else m
+            for m in ref["method"]
+        ],
+        n=ref["n"].astype(float),
+        dataset=ref["dataset"].astype(str).str.lower(),
+    )[["dataset", "kernel", "method_label", "n", "mean"]].rename(columns={"mean": "paper"})
+    keys = df[["dataset", "kernel", "method_label", "n"]].assign(n=df["n"].astype(float))
+    return keys.merge(ref, on=["dataset", "kernel", "method_label", "n"], how="left")["paper"]
+
+
+#: Fig. 1, declared once: kernels x datasets, the relative Frobenius error against n, the
+#: paper's means dashed; drawn by the site (Plotly) and the baseline PNG (matplotlib).
+FIG1 = FigureSpec(
+    "fig1_baseline.csv",
+    title="Fig. 1",
+    rows="kernel",
+    cols="dataset",
+    ylabel="Frobenius error ‖K − K̂‖ / ‖K‖",
+    logy=True,
+    paper=fig1_paper,
+)
 
 
 def _reference_lines(summary: pd.DataFrame, ref: pd.DataFrame) -> pd.DataFrame:
@@ -91,7 +124,14 @@ def fig1_summary_panels(
 ) -> tuple[Panels, list[str]]:
     """Fig. 1 from a :func:`kernelbench.drawing.summarise` summary (e.g. one rebuilt
     from a baseline table): (panels, notes)."""
-    from kernelbench.drawing import dataset_name, dataset_order, runs_caption
+    from kernelbench.drawing import (
+        dataset_name,
+        dataset_order,
+        draw_panels,
+        kernel_name,
+        kernel_rank,
+        runs_caption,
+    )
 
     metric = KERNEL_APPROX.metric(metric_id)
     shown = summary[summary["metric"] == metric_id]
@@ -109,12 +149,19 @@ def fig1_summary_panels(
         d = dims.get(ds)
         return f"{dataset_name(ds)} (d = {int(d)})" if pd.notna(d) else dataset_name(ds)
 
-    panels = kernel_panels(
+    # the layout of the figure's spec (FIG1: kernels x datasets against n), as the site's
+    panels = draw_panels(
         shown,
-        datasets,
-        title,
+        row=FIG1.rows,
+        col=FIG1.cols,
+        x=FIG1.x,
+        rows=sorted(shown[FIG1.rows].unique(), key=kernel_rank),
+        cols=datasets,
+        row_name=kernel_name,
+        col_name=dataset_name,
+        col_title=title,
         ylabel=metric.label,
-        xlabel="n",
+        xlabel=FIG1.xlabel,
         log=log,
         reference=lines,
         caption=runs_caption(shown),

@@ -24,20 +24,13 @@ from threadpoolctl import threadpool_info
 
 from kernelbench.drawing import kernel_name
 from kernelbench.errors import KernelbenchError
+from kernelbench.figspec import FigureSpec, SpecFigure, build
 from kernelbench.leaderboard import default_baseline_dir, grid_table, grids, rank_grid
 from kernelbench.plot_command import experiment_protocol, split_variants
 from kernelbench.report.common import ROOT, Claim, Section, first_file, load_sections, rel
 from kernelbench.reporting import get_reporting
 from kernelbench.results import _cpu_model, _git_commit, read_results, shard_files
-from kernelbench.site.figures import (
-    FigureData,
-    FigureSpec,
-    build_figures,
-    draw,
-    plotly_figure,
-    ratio_box,
-    ratio_table,
-)
+from kernelbench.site.figures import draw, plotly_figure, ratio_box, ratio_table
 from kernelbench.site.pages import PAGES
 from kernelbench.stats import aggregate
 
@@ -71,52 +64,157 @@ def verdict_class(verdict: str) -> str:
     return next((c for c, p in VERDICT_CLASS.items() if str(verdict).startswith(p)), "v-none")
 
 
+#: Table headers as words (a column not listed: its name with spaces).
+HEADERS = {
+    "method_label": "method",
+    "paper_label": "paper's label",
+    "ours_mean": "our mean",
+    "paper_mean": "paper's mean",
+    "ratio_low": "ratio, 95% low",
+    "ratio_high": "ratio, 95% high",
+    "mean_rank": "mean rank",
+    "ci_low": "95% low",
+    "ci_high": "95% high",
+    "q025": "2.5% quantile",
+    "q975": "97.5% quantile",
+    "q25": "25% quantile",
+    "q75": "75% quantile",
+    "sem": "std error",
+    "std": "std",
+    "n": "n",
+    "d": "d",
+    "z": "z",
+    "runs": "runs",
+    "values": "timed calls",
+    "paper": "paper",
+    "ours": "ours",
+    "table": "table",
+    "cells": "cells",
+    "verdict": "verdict",
+    "measured": "measured",
+    "counted": "in the count",
+    "feature_seconds": "feature time (s)",
+    "peak_memory_mb": "peak memory (MB)",
+    "rel_spec_error": "spectral error",
+    "feature_time_vs_rff": "feature time / rff's",
+    "exact_score": "exact kernel's score",
+    "fit_seconds": "fit (s)",
+    "transform_seconds": "transform (s)",
+    "train_seconds": "train (s)",
+    "predict_seconds": "predict (s)",
+}
+#: Columns of a results table the "every cell" view leaves out (provenance, repeats).
+HIDDEN = ("data_source", "experiment", "seed", "method", "grid", "paper_label")
+#: Columns a long table can be narrowed by (a select each).
+SELECTS = ("dataset", "kernel", "metric", "learner", "table", "ours", "method_label")
+#: Tables with more rows than this are filled in the browser when opened (page weight).
+LAZY_ROWS = 60
+
+
+def _hidden(spec: FigureSpec, df: pd.DataFrame) -> list[str]:
+    """The columns of ``df`` its "every cell" view leaves out (:data:`HIDDEN`, and the
+    quantiles the figure does not draw: the committed file, linked, has them)."""
+    drawn = {spec.y, spec.lo, spec.hi}
+    cols = [*HIDDEN, *(c for c in ("median", "q025", "q975") if c not in drawn)]
+    return [c for c in cols if c in df]
+
+
+def header(column: str) -> str:
+    """A column's header in words (``method_label`` -> ``method``)."""
+    return HEADERS.get(column, column.replace("_", " "))
+
+
 @dataclass
 class Table:
-    """A table for the template: its id, header and rows of (text, sort key, class)."""
+    """A table for the template: its id, header, rows of (text, sort key, class), the
+    columns it can be narrowed by (index, header, values) and whether the browser fills
+    it when opened (its rows then in a JSON script)."""
 
     key: str
     columns: list[str]
     rows: list[list[tuple[str, str, str]]]
+    selects: list[tuple[int, str, list[str]]] = field(default_factory=list)
+    lazy: bool = False
+
+    def rows_json(self) -> str:
+        """The rows as compact JSON: a cell is its text, or [text, sort key, class]."""
+        out = [
+            [t if (k in ("", t) and not c) else [t, k, c] for t, k, c in row] for row in self.rows
+        ]
+        return _script_json(out)
 
 
-def _cell(v: object) -> tuple[str, str]:
-    """(text, sort key) of one value: numbers sort as numbers."""
-    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+def human(v: float) -> str:
+    """A number for people: integers with thousands separators, else 4 significant
+    digits, scientific only below 1e-3 or from 1e6 (1.2e-05)."""
+    if v.is_integer() and abs(v) < 1e15:
+        return f"{int(v):,}" if abs(v) >= 1e4 else str(int(v))
+    a = abs(v)
+    return f"{v:.3g}" if a < 1e-3 or a >= 1e6 else f"{v:.4g}"
+
+
+def _cell(v: object, column: str = "") -> tuple[str, str]:
+    """(text, sort key) of one value: numbers for people, sorting as numbers; a z-score
+    at the standard-error floor is ±∞ (std 0) (:func:`kernelbench.stats.z_text`)."""
+    from kernelbench.stats import z_text
+
+    if v is None or (isinstance(v, float) and np.isnan(v)):
         return "–", ""
     if isinstance(v, bool | np.bool_):
-        return str(bool(v)), str(int(bool(v)))
+        return ("yes" if v else "no"), str(int(bool(v)))
+    if isinstance(v, int | np.integer) and not isinstance(v, bool):
+        v = float(v)
     if isinstance(v, float | np.floating):
         f = float(v)
-        return (str(int(f)) if f.is_integer() and abs(f) < 1e12 else f"{f:.4g}"), repr(f)
-    return str(v), str(v)
+        if column == "z":
+            return z_text(f), f"{f:.6g}" if np.isfinite(f) else ("1e308" if f > 0 else "-1e308")
+        if not np.isfinite(f):
+            return ("∞" if f > 0 else "−∞"), ("1e308" if f > 0 else "-1e308")
+        text = human(f)
+        return text, "" if text == f"{f:g}" else f"{f:.6g}"
+    return str(v), ""
 
 
-def make_table(key: str, df: pd.DataFrame) -> Table:
-    """A sortable table of ``df`` (its ``verdict`` column coloured)."""
+def make_table(key: str, df: pd.DataFrame, lazy: bool | None = None) -> Table:
+    """A sortable table of ``df``, headers in words (its ``verdict`` column coloured);
+    long ones narrowed by :data:`SELECTS` and filled in the browser when opened."""
     rows = []
     for rec in df.itertuples(index=False):
         row = []
         for col, v in zip(df.columns, rec, strict=True):
-            text, sort = _cell(v)
+            text, sort = _cell(v, str(col))
             row.append((text, sort, verdict_class(text) if col == "verdict" else ""))
         rows.append(row)
-    return Table(key, [str(c) for c in df.columns], rows)
+    long = len(rows) > LAZY_ROWS
+    selects = [
+        (i, header(str(c)), sorted({r[i][0] for r in rows}, key=_natural))
+        for i, c in enumerate(df.columns)
+        if long and c in SELECTS and 1 < df[c].nunique() <= 40
+    ]
+    columns = [header(str(c)) for c in df.columns]
+    return Table(key, columns, rows, selects, long if lazy is None else lazy)
 
 
-def body_html(section: Section, out: Path) -> str:
+def _natural(text: str) -> tuple:
+    try:
+        return (0, float(text.replace(",", "")), "")
+    except ValueError:
+        return (1, 0.0, text)
+
+
+def body_html(section: Section, out: Path, pages: Sequence[tuple[str, str]] = ()) -> str:
     """The section's body as HTML: its Markdown as in REPRODUCTION.md, each
-    :class:`Claim` in a box coloured by its verdict; images copied under ``img/``."""
-    from markdown_it import MarkdownIt
-
-    md = MarkdownIt("commonmark", {"html": True}).enable("table")
+    :class:`Claim` in a box coloured by its verdict; images copied under ``img/`` and
+    folded (the page's figures draw the same tables); links made to point inside the
+    site (:func:`site_links`)."""
     parts = []
     for claims, items in groupby(section.body, key=lambda item: isinstance(item, Claim)):
         if not claims:
-            parts.append(md.render("\n".join(items)))
+            parts.append(_markdown().render("\n".join(items)))
             continue
         for c in items:
-            parts.append(f'<div class="claim {verdict_class(c.verdict)}">{md.render(str(c))}</div>')
+            text = _markdown().render(str(c))
+            parts.append(f'<div class="claim {verdict_class(c.verdict)}">{text}</div>')
     text = "\n".join(parts)
     for src in sorted(set(re.findall(r'<img src="([^"]*)"', text))):
         path = ROOT / src
@@ -124,7 +222,100 @@ def body_html(section: Section, out: Path) -> str:
             (out / "img").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, out / "img" / path.name)
             text = text.replace(f'src="{src}"', f'src="img/{path.name}"')
-    return text
+    text = re.sub(
+        r'<p>(<img src="[^"]*" alt="([^"]*)"[^>]*>)</p>',
+        r'<details class="png"><summary>static figure: \2</summary>\1</details>',
+        text,
+    )
+    return site_links(text, out, ROOT, own={f"{section.key}-cells": "#verdicts"}, pages=pages)
+
+
+def _markdown():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).enable("table")
+
+
+def slug(text: str) -> str:
+    """A heading's anchor as GitHub writes it (lower case, punctuation dropped, spaces
+    to hyphens)."""
+    text = re.sub(r"<[^>]+>", "", text).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def heading_ids(html: str) -> str:
+    """Each heading of rendered Markdown with its GitHub anchor as its id."""
+    return re.sub(
+        r"<h([1-6])>(.*?)</h\1>", lambda m: f'<h{m[1]} id="{slug(m[2])}">{m[2]}</h{m[1]}>', html
+    )
+
+
+#: The repository's Markdown files the site renders as pages when linked: file -> page.
+DOC_PAGES = {"REPRODUCTION.md": "reproduction.html"}
+
+
+def doc_page(path: Path, out: Path, pages: Sequence[tuple[str, str]] = ()) -> str:
+    """Render a repository Markdown file as a site page (once); its file name."""
+    rel_path = path.resolve().relative_to(ROOT).as_posix()
+    name = DOC_PAGES.get(rel_path) or "doc-" + rel_path.removesuffix(".md").replace("/", "-")
+    name = name if name.endswith(".html") else name + ".html"
+    target = out / name
+    if target.exists():
+        return name
+    target.write_text("")  # a link back to this page resolves while it is rendered
+    html = heading_ids(_markdown().render(path.read_text()))
+    html = site_links(html, out, path.parent, own={}, pages=pages)
+    title = next(iter(re.findall(r"<h1[^>]*>(.*?)</h1>", html)), rel_path)
+    title = re.sub(r"<[^>]+>", "", title)
+    target.write_text(
+        _render("doc.html.j2", title=title, body=html, source=rel_path, pages=pages, current="")
+    )
+    return name
+
+
+def site_links(
+    html: str,
+    out: Path,
+    base: Path,
+    own: dict[str, str],
+    pages: Sequence[tuple[str, str]] = (),
+) -> str:
+    """``html``'s links made to point inside the site or to an absolute URL: ``own``
+    anchors as mapped; a report section's anchor to its page; another anchor of
+    REPRODUCTION.md to its rendered page; a repository Markdown file to its rendered
+    page (:func:`doc_page`); any other repository file copied under ``files/``."""
+    keys = {k for k, _ in pages}
+
+    def fix(m: re.Match) -> str:
+        attr, href = m[1], m[2]
+        if href.startswith(("http:", "https:", "mailto:", "data:", "img/")):
+            return m[0]
+        path, _, frag = href.partition("#")
+        if not path:
+            if frag in own:
+                return f'href="{own[frag]}"'
+            if frag in keys:
+                return f'href="{frag}.html"'
+            if base == ROOT and own:  # an anchor of REPRODUCTION.md outside this section
+                return f'href="{doc_page(ROOT / "REPRODUCTION.md", out, pages)}#{frag}"'
+            return m[0]
+        file = (base / path).resolve()
+        if not file.is_file() or not file.is_relative_to(ROOT):
+            return m[0]
+        if file.suffix == ".md" and attr == "href":
+            return f'href="{doc_page(file, out, pages)}' + (f"#{frag}" if frag else "") + '"'
+        return f'{attr}="{site_file(file, out)}"'
+
+    return re.sub(r'(href|src)="([^"]*)"', fix, html)
+
+
+def site_file(file: Path, out: Path) -> str:
+    """A repository file copied under ``out/files/`` (its path kept); its link."""
+    file = file.resolve()
+    copy = out / "files" / (file.relative_to(ROOT) if file.is_relative_to(ROOT) else file.name)
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(file, copy)
+    return copy.relative_to(out).as_posix()
 
 
 @dataclass
@@ -134,7 +325,7 @@ class Page:
     key: str
     title: str
     intro: str = ""
-    figures: list[tuple[FigureData, str]] = field(default_factory=list)
+    figures: list[tuple[SpecFigure, str]] = field(default_factory=list)
     methods: list[str] = field(default_factory=list)
     kernels: list[str] = field(default_factory=list)
     verdicts: Table | None = None
@@ -144,7 +335,9 @@ class Page:
     ratios: Table | None = None
     explorer: list[tuple[str, Table]] = field(default_factory=list)
     counts: dict[str, str] = field(default_factory=dict)
+    verdict_note: str = ""
     standings: list[tuple[str, Table]] = field(default_factory=list)
+    files: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _script_json(obj: object) -> str:
@@ -161,13 +354,14 @@ def results_page(
     section: Section | None = None,
     intro: str = "",
     pages: Sequence[tuple[str, str]] = (),
-    jobs: list[tuple[FigureData, Path]] | None = None,
+    jobs: list[tuple[SpecFigure, Path]] | None = None,
     standings: Sequence[tuple[str, pd.DataFrame]] = (),
+    files: Sequence[tuple[str, str]] = (),
 ) -> Path:
     """Write ``<out>/<key>.html``: the figures of each (spec, table), the view relative to
     rff, every cell and, with a report ``section``, its verdicts, claims and text. ``pages``
     (key, title) is the navigation; static figures are drawn now or queued on ``jobs``."""
-    figs = [f for i, (spec, df) in enumerate(tables) for f in build_figures(df, spec, f"{key}-{i}")]
+    figs = [f for i, (spec, df) in enumerate(tables) for f in build(df, spec, f"{key}-{i}")]
     todo = [(f, out / "figures" / key) for f in figs]
     if jobs is None:
         draw_static(todo, workers=1)
@@ -179,8 +373,11 @@ def results_page(
         intro,
         figures=[(f, _script_json(plotly_figure(f))) for f in figs],
         methods=list(dict.fromkeys(m for f in figs for m in f.methods)),
-        kernels=list(dict.fromkeys(k for f in figs for k in f.kernels)),
-        explorer=[(s.table, make_table(f"explorer-{i}", df)) for i, (s, df) in enumerate(tables)],
+        files=list(files),
+        explorer=[
+            (s.table, make_table(f"explorer-{i}", df.drop(columns=_hidden(s, df))))
+            for i, (s, df) in enumerate(tables)
+        ],
         standings=[
             (name, make_table(f"standings-{i}", t)) for i, (name, t) in enumerate(standings)
         ],
@@ -194,20 +391,37 @@ def results_page(
         page.box = _script_json(ratio_box(r.drop(columns="table"), f"{key}-box", what))
         page.ratios = make_table("ratio-table", r[["table", *r.columns.drop("table")]])
     if section is not None:
+        m = section.summary
         if section.cells is not None:
             page.verdicts = make_table("verdict-table", section.cells)
+            extra = len(section.cells) - m.cells
+            page.verdict_note = f"{len(section.cells)} rows: the {m.cells} paper cells" + (
+                f", and {extra} rows of a second construction compared with the same paper "
+                "numbers (REPRODUCTION.md's appendix; not in the counts above)"
+                if extra > 0
+                else ""
+            )
         if section.claims:
-            rows = [(c.text, c.verdict, c.evidence) for c in section.claims]
-            claims = pd.DataFrame(rows, columns=["claim", "verdict", "measured"])
-            page.claims = make_table("claim-table", claims)
-        page.body = body_html(section, out)
-        m = section.summary
+            counted = m.counted or tuple(section.claims)
+            rows = [
+                (c.text, c.verdict, c.evidence, any(c is x for x in counted))
+                for c in section.claims
+            ]
+            claims = pd.DataFrame(rows, columns=["claim", "verdict", "measured", "counted"])
+            if claims["counted"].all():
+                claims = claims.drop(columns="counted")
+            page.claims = make_table("claim-table", claims, lazy=False)
+        page.body = body_html(section, out, pages)
         if m.cells:
-            names = ["paper cells", "reproduced", "known deviations", "deviate", "not run"]
+            names = ["paper cells compared", "reproduced", "known deviations", "deviate", "not run"]
             values = [m.cells, m.reproduced, m.known, m.deviate, m.not_run]
             page.counts = {k: str(v) for k, v in zip(names, values, strict=True)}
         if m.claims:
-            page.counts["claims that hold"] = f"{m.claims_hold} of {m.claims}"
+            extra = len(section.claims) - m.claims
+            what = f"of {m.claims} claims hold" + (
+                f" (the table also lists {extra} re-checks, not counted)" if extra > 0 else ""
+            )
+            page.counts[what] = str(m.claims_hold)
     path = out / f"{key}.html"
     path.write_text(_render("page.html.j2", page=page, pages=pages, current=key))
     return path
@@ -293,20 +507,22 @@ def build_site(
                 continue
             tables.append((spec, pd.read_csv(path)))
             paths.append(path)
-        intro = "Tables: " + ", ".join(rel(p) for p in paths)
-        page = {"title": s.title, "tables": tables, "section": s, "intro": intro}
+        files = [(rel(p), site_file(p, out)) for p in paths]
+        page = {"title": s.title, "tables": tables, "section": s, "files": files}
         pages.append((s.key, SHORT.get(s.key, s.title), page))
     for i, (path, df) in enumerate(runs):
         for exp, g in df.groupby("experiment", sort=True):
             logy = bool((g["mean"] > 0).all())
-            spec = FigureSpec(str(exp), ylabel=str(g["metric"].iloc[0]), logy=logy, title=str(exp))
+            spec = FigureSpec(
+                str(exp), title=str(exp), rows="kernel", ylabel=str(g["metric"].iloc[0]), logy=logy
+            )
             intro = f"Aggregated from the shards under {path}."
             page = {"title": f"{exp}: {path}", "tables": [(spec, g)], "intro": intro}
             pages.append((f"runs-{i}-{exp}", f"{exp} ({path.name})", page))
     board = _leaderboard([p for p, _ in runs] or [ROOT / "results" / "runs"])
     pages.append((LEADERBOARD, "Leaderboard", board))
     nav = [(key, name) for key, name, _ in pages]
-    jobs: list[tuple[FigureData, Path]] = []
+    jobs: list[tuple[SpecFigure, Path]] = []
     for key, _, page in pages:
         if page is not None:
             report.pages.append(results_page(key, out=out, pages=nav, jobs=jobs, **page))
@@ -335,7 +551,9 @@ def _leaderboard(runs: Sequence[Path]) -> dict | None:
         page_df = t.rename(columns={"mean": "score"}).assign(mean=t["error"])
         spec = FigureSpec(
             table=g.grid,
-            facets=("dataset", *g.keys),
+            rows="kernel",
+            cols="dataset",
+            pages=tuple(g.keys),
             ylabel="error (lower is better)",
             logy=bool((page_df["mean"] > 0).all()),
             title=g.title,
@@ -350,7 +568,7 @@ def _leaderboard(runs: Sequence[Path]) -> dict | None:
     return {"title": "Leaderboard", "tables": tables, "intro": intro, "standings": standings}
 
 
-def draw_static(jobs: Sequence[tuple[FigureData, Path]], workers: int | None = None) -> None:
+def draw_static(jobs: Sequence[tuple[SpecFigure, Path]], workers: int | None = None) -> None:
     """The static figures of ``jobs`` (PNG, PDF) on up to ``workers`` processes (default:
     the usable cores, at most 4)."""
     if workers is None:

@@ -1,28 +1,21 @@
-"""The site's figures as data: one per facet value of a results table, a series per
-method and kernel; drawn with Plotly (:func:`plotly_figure`, the page's interactive
-figure) and with matplotlib (:func:`draw`: the PNG fallback and the PDF download)."""
+"""The site's Plotly renderer of :mod:`kernelbench.figspec` figures (:func:`plotly_figure`:
+the page's interactive small multiples; :func:`draw`: the PNG fallback and the PDF
+download, by the matplotlib renderer :func:`kernelbench.figspec.draw`), and the view
+relative to rff (:func:`ratio_table`, :func:`ratio_box`)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import (
-    dataset_name,
-    dataset_order,
-    kernel_name,
-    kernel_rank,
-    label_rank,
-    method_style,
-)
+from kernelbench.drawing import label_rank, method_style
+from kernelbench.figspec import FigureSpec, Panel, SpecFigure, facet_label, row_title
 
-#: Line style of each kernel (Plotly dash name, matplotlib linestyle).
-DASHES = {"rbf": ("solid", "-"), "arccos0": ("dash", "--"), "arccos1": ("dot", ":")}
+__all__ = ["FigureSpec", "SpecFigure", "draw", "plotly_figure", "ratio_box", "ratio_table"]
+
 #: The method every ratio is taken against.
 BASE_METHOD = "rff"
 #: Two-sided normal quantile of the drawn intervals (95%).
@@ -30,8 +23,18 @@ Z95 = 1.959963984540054
 #: The layout both Plotly figures end with.
 STYLE = {"template": "plotly_white", "font": {"family": "Helvetica, Arial, sans-serif"}}
 MARGIN = {"l": 70, "r": 20, "t": 70, "b": 55}
-#: How :func:`draw` draws a series (its colour and line style: the method's and kernel's).
-ERRORBAR = {"marker": "o", "ms": 3, "lw": 1.4, "capsize": 2}
+#: matplotlib marker -> Plotly symbol (a method's marker is the same on the PNG).
+PLOTLY_SYMBOLS = {
+    "o": "circle", "s": "square", "D": "diamond", "^": "triangle-up", "v": "triangle-down",
+    "P": "cross", "X": "x", "*": "star", "<": "triangle-left", ">": "triangle-right",
+    "h": "hexagon", "p": "pentagon", "8": "octagon", "d": "diamond-tall", "H": "hexagon2",
+    "+": "cross-thin-open", "1": "y-down", "2": "y-up", "3": "y-left", "4": "y-right",
+}  # fmt: skip
+
+
+def method_symbol(method: str) -> str:
+    """A method's marker as Plotly names it (matplotlib's, where Plotly has it)."""
+    return PLOTLY_SYMBOLS.get(method_style(method.split()[0])[1], "circle")
 
 
 def method_color(method: str) -> str:
@@ -41,244 +44,219 @@ def method_color(method: str) -> str:
     return to_hex(method_style(method.split()[0])[0])
 
 
-def kernel_dash(kernel: str) -> tuple[str, str]:
-    return DASHES.get(kernel, ("dashdot", "-."))
-
-
-def label(column: str, value: object) -> str:
-    """A facet value as a reader knows it (LETTER, Gaussian, ...)."""
-    if column == "dataset":
-        return dataset_name(value)
-    if column == "kernel":
-        return kernel_name(str(value))
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return f"{column} {value}"
-
-
-@dataclass(frozen=True)
-class FigureSpec:
-    """How a results table is drawn: x against y, one figure per facet value, one series
-    per method (and kernel). ``lo``/``hi`` name interval columns (else mean ± 1.96 sem);
-    ``paper`` adds the paper's value of each point (a ``paper`` column)."""
-
-    table: str
-    x: str = "n"
-    y: str = "mean"
-    facets: tuple[str, ...] = ("dataset",)
-    where: tuple[tuple[str, object], ...] = ()
-    xlabel: str = "n (D = n (d + 1) or as the paper)"
-    ylabel: str = "mean"
-    logx: bool = False
-    logy: bool = False
-    lo: str | None = None
-    hi: str | None = None
-    runs: str = "runs"
-    paper: Callable[[pd.DataFrame], pd.Series] | None = None
-    title: str = ""
-
-    def select(self, df: pd.DataFrame) -> pd.DataFrame:
-        """The rows of ``df`` that ``where`` keeps."""
-        for col, val in self.where:
-            if col in df:
-                df = df[df[col] == val]
-        return df
-
-
-@dataclass
-class Series:
-    """One line: a method (and kernel), its points, interval, runs and the paper's values."""
-
-    method: str
-    kernel: str
-    x: list[float]
-    y: list[float]
-    lo: list[float]
-    hi: list[float]
-    runs: list[float]
-    paper: list[float]
-
-
-@dataclass
-class FigureData:
-    """One figure: its id, title, the settings written on it, its spec (axes) and series."""
-
-    key: str
-    title: str
-    settings: str
-    spec: FigureSpec
-    series: list[Series] = field(default_factory=list)
-
-    @property
-    def methods(self) -> list[str]:
-        return list(dict.fromkeys(s.method for s in self.series))
-
-    @property
-    def kernels(self) -> list[str]:
-        return list(dict.fromkeys(s.kernel for s in self.series if s.kernel))
-
-
-def _runs_text(runs: pd.Series) -> str:
-    vals = sorted({int(r) for r in runs.dropna()})
-    if not vals:
-        return "runs ?"
-    return f"runs {vals[0]}" if len(vals) == 1 else f"runs {vals[0]}-{vals[-1]}"
-
-
-def build_figures(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[FigureData]:
-    """The figures of ``df`` (a results table: one row per cell) under ``spec``."""
-    df = spec.select(df)
-    if df.empty or spec.x not in df or spec.y not in df:
-        return []
-    if spec.paper is not None:
-        df = df.assign(paper=spec.paper(df).to_numpy())
-    nan = pd.Series(np.nan, index=df.index)
-    y = df[spec.y].astype(float)
-    if spec.lo and spec.hi and spec.lo in df and spec.hi in df:
-        lo, hi = df[spec.lo].astype(float), df[spec.hi].astype(float)
-    elif "sem" in df:
-        lo, hi = y - Z95 * df["sem"], y + Z95 * df["sem"]
-    else:
-        lo = hi = nan
-    df = df.assign(
-        _y=y,
-        _lo=lo,
-        _hi=hi,
-        _runs=df[spec.runs] if spec.runs in df else nan,
-        _paper=df["paper"] if "paper" in df else nan,
-        _kernel=df["kernel"].fillna("").astype(str) if "kernel" in df else "",
-    )
-    columns = [spec.x, "_y", "_lo", "_hi", "_runs", "_paper"]
-    facets = [f for f in spec.facets if f in df]
-    groups = list(df.groupby(facets, sort=True)) if facets else [((), df)]
-    if "dataset" in facets and "d" in df:
-        rank = {ds: i for i, ds in enumerate(dataset_order(df))}
-        at = facets.index("dataset")
-        groups.sort(key=lambda kg: (*kg[0][:at], rank.get(kg[0][at], len(rank)), *kg[0][at + 1 :]))
-    out = []
-    for i, (key, g) in enumerate(groups):
-        parts = [label(c, v) for c, v in zip(facets, key, strict=True)]
-        kernels = sorted(g["kernel"].dropna().unique(), key=kernel_rank) if "kernel" in g else []
-        kernel = ["kernel " + ", ".join(kernel_name(k) for k in kernels)] if kernels else []
-        fig = FigureData(
-            key=f"{prefix}-{i}",
-            title=(spec.title + ": " if spec.title else "") + " · ".join(parts),
-            settings=" · ".join([*parts, *kernel, _runs_text(g["_runs"])]),
-            spec=spec,
-        )
-        lines = g.groupby(["method_label", "_kernel"])
-        for (method, kern), s in sorted(
-            lines, key=lambda mk: (label_rank(mk[0][0]), kernel_rank(mk[0][1]))
-        ):
-            s = s.sort_values(spec.x)
-            values = [s[c].astype(float).tolist() for c in columns]
-            fig.series.append(Series(str(method), kern, *values))
-        out.append(fig)
-    return out
-
-
-def _json_num(v: float) -> float | None:
+def _json_num(v: float | None) -> float | None:
     return None if v is None or not math.isfinite(v) else v
 
 
-def plotly_figure(fig: FigureData) -> dict:
-    """The Plotly JSON of a figure: hover gives the value, its interval, the paper's value
-    and the runs; every trace carries ``meta`` {method, kernel} for the page's toggles."""
+def _short(v: float | None) -> float | None:
+    """A drawn length (an error bar) to 4 significant digits: a lighter page."""
+    return None if v is None or not math.isfinite(v) else float(f"{v:.4g}")
+
+
+def _fmt(v: float | None) -> str:
+    return "–" if v is None or not math.isfinite(v) else f"{v:.4g}"
+
+
+#: Gaps between panels, as fractions of the figure's width and height.
+HGAP, VGAP = 0.035, 0.07
+#: Height of one row of panels and of the figure's frame (title, legend, notes), px.
+ROW_PX, FRAME_PX = 200, 200
+
+
+def plotly_figure(fig: SpecFigure) -> dict:
+    """The Plotly JSON of a figure: its panels as small multiples (one shared legend,
+    ours beside the paper's label), the paper's values dashed, values below a log
+    panel's informative range as triangles on its bottom edge (noted), log axes with
+    ticks at powers of ten. Hover gives the value, its interval, the paper's value and
+    the runs; each trace's ``meta`` holds {method, panel, kind, rows} for the page's
+    toggles and the browser test (``rows``: the source table's row of each point)."""
+    spec = fig.spec
+    nr, nc = len(fig.rows), len(fig.cols)
+    legend = fig.legend()
+    xname = spec.xlabel.split(" (")[0]
     data: list[dict] = []
-    kernels = fig.kernels
-    for s in fig.series:
-        color = method_color(s.method)
-        name = f"{s.method} · {kernel_name(s.kernel)}" if len(kernels) > 1 else s.method
-        x, paper = [_json_num(v) for v in s.x], [_json_num(v) for v in s.paper]
-        custom = [
-            [_json_num(lo), _json_num(hi), _json_num(r), "–" if p is None else f"{p:.4g}"]
-            for lo, hi, r, p in zip(s.lo, s.hi, s.runs, paper, strict=True)
-        ]
-        err_plus = [_json_num(h - y) for y, h in zip(s.y, s.hi, strict=True)]
-        # one legend entry per method (its kernels: line styles, named on the figure)
-        trace = {
-            "type": "scatter",
-            "mode": "lines+markers",
-            "name": s.method,
-            "legendgroup": s.method,
-            "showlegend": all(t["legendgroup"] != s.method for t in data),
-            "x": x,
-            "y": [_json_num(v) for v in s.y],
-            "customdata": custom,
-            "meta": {"method": s.method, "kernel": s.kernel},
-            "line": {"color": color, "dash": kernel_dash(s.kernel)[0], "width": 2},
-            "marker": {"color": color, "size": 6},
-            "hovertemplate": (
-                f"<b>{name}</b><br>{fig.spec.xlabel.split(' (')[0]} = %{{x}}<br>"
-                "ours = %{y:.4g} [%{customdata[0]:.4g}, %{customdata[1]:.4g}]<br>"
-                "paper = %{customdata[3]}<br>runs = %{customdata[2]}<extra></extra>"
-            ),
+    layout: dict = {}
+    annotations: list[dict] = []
+    shown: set[str] = set()
+    width = (1 - HGAP * (nc - 1)) / nc
+    height = (1 - VGAP * (nr - 1)) / nr
+    for i, r in enumerate(fig.rows):
+        for j, c in enumerate(fig.cols):
+            k = i * nc + j + 1
+            ax = "" if k == 1 else str(k)
+            x0 = j * (width + HGAP)
+            y1 = 1 - i * (height + VGAP)
+            panel = fig.panels.get((r, c))
+            xaxis: dict = {
+                "domain": [x0, x0 + width],
+                "anchor": f"y{ax}",
+                "type": "log" if spec.logx else "linear",
+            }
+            yaxis: dict = {
+                "domain": [y1 - height, y1],
+                "anchor": f"x{ax}",
+                "type": "log" if spec.logy else "linear",
+                "exponentformat": "power",
+            }
+            if i == nr - 1:
+                xaxis["title"] = {"text": spec.xlabel, "font": {"size": 11}}
+            if j == 0:
+                row = row_title(spec, r)
+                text = f"{row}<br>{spec.ylabel}" if row else spec.ylabel
+                yaxis["title"] = {"text": text, "font": {"size": 11}}
+            if spec.logx:
+                xaxis |= {"dtick": 1, "exponentformat": "power"}
+            if panel is not None:
+                xs = sorted({v for s in panel.series for v in s.x if math.isfinite(v)})
+                ints = bool(xs) and all(float(v).is_integer() for v in xs)
+                if not spec.logx and ints and len(xs) <= 12:
+                    xaxis |= {"tickmode": "array", "tickvals": xs}
+                if spec.logy and panel.bottom is not None and panel.top is not None:
+                    lo, hi = math.log10(panel.bottom), math.log10(panel.top)
+                    yaxis["range"] = [lo, hi]
+                    yaxis["dtick"] = 1 if hi - lo >= 1.5 else "D2"  # 10^k, or 1, 2, 5 x 10^k
+                data += _panel_traces(panel, ax, legend, xname, shown)
+            layout[f"xaxis{ax}"] = xaxis
+            layout[f"yaxis{ax}"] = yaxis
+            if i == 0 and fig.col_titles.get(c):
+                annotations.append(
+                    {
+                        "text": f"<b>{fig.col_titles[c]}</b>",
+                        "xref": "paper",
+                        "yref": "paper",
+                        "x": x0 + width / 2,
+                        "y": 1.0,
+                        "xanchor": "center",
+                        "yanchor": "bottom",
+                        "showarrow": False,
+                        "font": {"size": 12},
+                    }
+                )
+    notes = ["bars: 95% t-intervals"]
+    if any(math.isfinite(p) for s in fig.series for p in s.paper):
+        notes.insert(0, "dashed: the paper's values")
+    clipped = fig.clip_notes()
+    if clipped:
+        notes.append(f"▼ on a panel's bottom edge: a mean far below its axis ({len(clipped)})")
+    plot_px = nr * ROW_PX
+    annotations.append(
+        {
+            "text": "; ".join(notes),
+            "xref": "paper",
+            "yref": "paper",
+            "x": 1,
+            "y": 1 + 28 / plot_px,
+            "xanchor": "right",
+            "yanchor": "bottom",
+            "showarrow": False,
+            "font": {"size": 11, "color": "#444"},
         }
-        if any(v is not None for v in err_plus):
-            trace["error_y"] = {
-                "type": "data",
-                "symmetric": False,
-                "array": err_plus,
-                "arrayminus": [_json_num(y - lo) for y, lo in zip(s.y, s.lo, strict=True)],
-                "color": color,
-                "thickness": 1,
-                "width": 3,
-            }
-        data.append(trace)
-        if any(p is not None for p in paper):
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "markers",
-                    "name": f"paper · {name}",
-                    "legendgroup": s.method,
-                    "showlegend": False,
-                    "x": x,
-                    "y": paper,
-                    "meta": {"method": s.method, "kernel": s.kernel, "paper": True},
-                    "marker": {
-                        "color": color,
-                        "symbol": "x-thin-open",
-                        "size": 10,
-                        "line": {"color": color, "width": 2},
-                    },
-                    "hovertemplate": f"<b>paper · {name}</b><br>x = %{{x}}<br>paper = %{{y:.4g}}"
-                    "<extra></extra>",
-                }
-            )
-    has_paper = any(math.isfinite(p) for s in fig.series for p in s.paper)
-    note = "× the paper's value; bars: 95% intervals" if has_paper else "bars: 95% intervals"
-    if len(kernels) > 1:
-        words = {"solid": "solid", "dash": "dashed", "dot": "dotted", "dashdot": "dash-dot"}
-        styles = ", ".join(f"{words[kernel_dash(k)[0]]} {kernel_name(k)}" for k in kernels)
-        note = f"{styles}; {note}"
-    xs = sorted({v for s in fig.series for v in s.x if math.isfinite(v)})
-    xaxis: dict = {"title": {"text": fig.spec.xlabel}, "type": "log" if fig.spec.logx else "linear"}
-    if not fig.spec.logx and xs and len(xs) <= 12 and all(float(v).is_integer() for v in xs):
-        xaxis |= {"tickmode": "array", "tickvals": xs}
-    layout = {
-        "title": {"text": f"{fig.title}<br><sup>{fig.settings}</sup>", "x": 0.02},
-        "annotations": [
-            {
-                "text": note,
-                "xref": "paper",
-                "yref": "paper",
-                "x": 1,
-                "y": 1.02,
-                "xanchor": "right",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 11, "color": "#555"},
-            }
-        ],
-        "xaxis": xaxis,
-        "yaxis": {"title": {"text": fig.spec.ylabel}, "type": "log" if fig.spec.logy else "linear"},
-        "legend": {"font": {"size": 11}},
-        "margin": MARGIN,
-        "height": 430,
+    )
+    layout |= {
+        "title": {"text": f"{fig.title}<br><sup>{fig.settings}</sup>", "x": 0.01},
+        "annotations": annotations,
+        "legend": {
+            "orientation": "h",
+            "y": -60 / plot_px,
+            "yanchor": "top",
+            "x": 0,
+            "font": {"size": 11},
+        },
+        "margin": {"l": 80, "r": 20, "t": 100, "b": 30},
+        "height": plot_px + FRAME_PX,
+        "hovermode": "closest",
         **STYLE,
     }
     return {"data": data, "layout": layout}
+
+
+def _panel_traces(
+    panel: Panel, ax: str, legend: dict[str, str], xname: str, shown: set[str]
+) -> list[dict]:
+    """One panel's traces: per series ours (with error bars), the paper's (dashed) and
+    the points below the axis (triangles on the bottom edge)."""
+    out = []
+    where = {"xaxis": f"x{ax}", "yaxis": f"y{ax}"}
+    bottom = panel.bottom
+    for s in panel.series:
+        color = method_color(s.label)
+        name = legend[s.label]
+        low = [bottom is not None and math.isfinite(y) and y < bottom for y in s.y]
+        x = [_json_num(v) for v in s.x]
+        custom = [
+            [_fmt(lo), _fmt(hi), _fmt(r), _fmt(p)]
+            for lo, hi, r, p in zip(s.lo, s.hi, s.runs, s.paper, strict=True)
+        ]
+        meta = {"method": s.label, "panel": [str(panel.row), str(panel.col)]}
+        trace = {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": name,
+            "legendgroup": s.label,
+            "showlegend": s.label not in shown,
+            "x": x,
+            "y": [None if b else _json_num(v) for v, b in zip(s.y, low, strict=True)],
+            "customdata": custom,
+            "meta": meta | {"kind": "ours", "rows": s.source},
+            "line": {"color": color, "width": 1.8},
+            "marker": {"color": color, "size": 6, "symbol": method_symbol(s.label)},
+            "hovertemplate": f"<b>{name}</b><br>{xname} = %{{x}}<br>ours = %{{y:.4g}}"
+            " [%{customdata[0]}, %{customdata[1]}]<br>paper = %{customdata[3]}<br>"
+            "runs = %{customdata[2]}<extra></extra>",
+            **where,
+        }
+        shown.add(s.label)
+        plus = [_short(h - v) for v, h in zip(s.y, s.hi, strict=True)]
+        if any(v is not None for v in plus):
+            trace["error_y"] = {
+                "type": "data",
+                "symmetric": False,
+                "array": plus,
+                "arrayminus": [_short(v - lo) for v, lo in zip(s.y, s.lo, strict=True)],
+                "color": color,
+                "thickness": 1,
+                "width": 2,
+            }
+        out.append(trace)
+        if any(low):
+            keep = [i for i, b in enumerate(low) if b]
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": f"{name}, below the axis",
+                    "legendgroup": s.label,
+                    "showlegend": False,
+                    "x": [x[i] for i in keep],
+                    "y": [bottom] * len(keep),
+                    "customdata": [_fmt(s.y[i]) for i in keep],
+                    "meta": meta | {"kind": "below", "rows": [s.source[i] for i in keep]},
+                    "cliponaxis": False,
+                    "marker": {"color": color, "size": 10, "symbol": "triangle-down"},
+                    "hovertemplate": f"<b>{name}</b><br>{xname} = %{{x}}<br>ours = "
+                    "%{customdata} (below the axis)<extra></extra>",
+                    **where,
+                }
+            )
+        paper = [_json_num(v) for v in s.paper]
+        if any(v is not None for v in paper):
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": f"paper · {name}",
+                    "legendgroup": s.label,
+                    "showlegend": False,
+                    "x": x,
+                    "y": paper,
+                    "meta": meta | {"kind": "paper", "rows": s.source},
+                    "line": {"color": color, "width": 1.4, "dash": "dash"},
+                    "hovertemplate": f"<b>paper · {name}</b><br>{xname} = %{{x}}"
+                    "<br>paper = %{y:.4g}<extra></extra>",
+                    **where,
+                }
+            )
+    return out
 
 
 def ratio_table(df: pd.DataFrame, spec: FigureSpec, base: str = BASE_METHOD) -> pd.DataFrame:
@@ -288,7 +266,8 @@ def ratio_table(df: pd.DataFrame, spec: FigureSpec, base: str = BASE_METHOD) -> 
     df = spec.select(df)
     if df.empty or base not in set(df["method_label"]) or spec.y not in df:
         return pd.DataFrame()
-    keys = [c for c in (*spec.facets, "kernel", spec.x) if c in df]
+    keys = [c for c in (*spec.pages, spec.rows, spec.cols, "kernel", spec.x) if c and c in df]
+    keys = list(dict.fromkeys(keys))
     sem = df["sem"] if "sem" in df else pd.Series(np.nan, index=df.index)
     t = df.assign(_sem=sem)[[*keys, "method_label", spec.y, "_sem"]]
     b = t[t["method_label"] == base].drop(columns="method_label")
@@ -300,6 +279,8 @@ def ratio_table(df: pd.DataFrame, spec: FigureSpec, base: str = BASE_METHOD) -> 
     out["ratio"] = ratio
     out["ratio_low"] = ratio * np.exp(-half)
     out["ratio_high"] = ratio * np.exp(half)
+    x = spec.xlabel.split(" (")[0].split(" =")[0]  # the x as the figure names it: s/d, D/d
+    out = out.rename(columns={spec.x: x}) if x and x not in out else out
     return out[np.isfinite(out["ratio"])].reset_index(drop=True)
 
 
@@ -310,10 +291,7 @@ def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD
     for method, r in sorted(ratios.groupby("method_label"), key=lambda mr: label_rank(mr[0])):
         cells = r[[*keys, "ratio", "ratio_low", "ratio_high"]].itertuples(index=False)
         text = [
-            " · ".join(
-                label(c, v) if c in ("dataset", "kernel") else f"{c} {v}"
-                for c, v in zip(keys, row, strict=True)
-            )
+            " · ".join(facet_label(c, v) for c, v in zip(keys, row, strict=True))
             + f"<br>ratio {q:.3g} [{lo:.3g}, {hi:.3g}]"
             for *row, q, lo, hi in cells
         ]
@@ -338,7 +316,11 @@ def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD
             f"mean / {base}'s mean; 1 = as {base}</sup>",
             "x": 0.02,
         },
-        "yaxis": {"title": {"text": f"mean / mean of {base}"}, "type": "log"},
+        "yaxis": {
+            "title": {"text": f"mean / mean of {base}"},
+            "type": "log",
+            "exponentformat": "power",
+        },
         "shapes": [
             {
                 "type": "line",
@@ -358,44 +340,19 @@ def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD
     return {"data": data, "layout": layout, "key": key}
 
 
-def draw(fig: FigureData, out_dir: Path) -> None:
-    """Write ``<out_dir>/<fig.key>.png`` and ``.pdf``."""
+def draw(fig: SpecFigure, out_dir: Path) -> None:
+    """Write ``<out_dir>/<fig.key>.png`` and ``.pdf`` (:func:`kernelbench.figspec.draw`)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from kernelbench.figspec import draw as draw_matplotlib
+
     out_dir.mkdir(parents=True, exist_ok=True)
-    f, ax = plt.subplots(figsize=(9.0, 4.4))
-    # fixed margins, the legend right of the axes (a layout engine costs more than the drawing)
-    f.subplots_adjust(left=0.09, right=0.70, top=0.84, bottom=0.12)
-    seen: set[str] = set()
-    for s in fig.series:
-        color, style = method_color(s.method), kernel_dash(s.kernel)[1]
-        lo = [y - v if math.isfinite(v) else 0.0 for y, v in zip(s.y, s.lo, strict=True)]
-        hi = [v - y if math.isfinite(v) else 0.0 for y, v in zip(s.y, s.hi, strict=True)]
-        name = s.method if s.method not in seen else "_nolegend_"
-        seen.add(s.method)
-        ax.errorbar(s.x, s.y, yerr=[lo, hi], color=color, ls=style, **ERRORBAR, label=name)
-        if any(math.isfinite(p) for p in s.paper):
-            ax.plot(s.x, s.paper, ls="none", marker="x", ms=6, color=color)
-    # the kernels' line styles and the paper's marker, in grey, after the methods
-    if len(fig.kernels) > 1:
-        for k in fig.kernels:
-            ax.plot([], [], color="0.4", ls=kernel_dash(k)[1], label=kernel_name(k))
-    if any(math.isfinite(p) for s in fig.series for p in s.paper):
-        ax.plot([], [], color="0.4", ls="none", marker="x", label="the paper's value")
-    if fig.spec.logx:
-        ax.set_xscale("log")
-    if fig.spec.logy:
-        ax.set_yscale("log")
-    ax.set_xlabel(fig.spec.xlabel)
-    ax.set_ylabel(fig.spec.ylabel)
-    ax.set_title(f"{fig.title}\n{fig.settings}", fontsize=9, loc="left")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    f = draw_matplotlib(fig)
     title = {"Title": fig.title}
-    f.savefig(out_dir / f"{fig.key}.png", dpi=90, metadata={**title, "Software": "kernelbench"})
+    f.savefig(out_dir / f"{fig.key}.png", dpi=80, metadata={**title, "Software": "kernelbench"})
     pdf = {**title, "Subject": fig.settings, "Creator": "kernelbench", "CreationDate": None}
     f.savefig(out_dir / f"{fig.key}.pdf", metadata=pdf)
     plt.close(f)

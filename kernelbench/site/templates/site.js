@@ -1,9 +1,15 @@
 // kernelbench results site: draws the Plotly figures of a page from their JSON, and wires
-// the method/kernel toggles, SVG downloads, sortable and filterable tables. No network.
+// the method toggles, SVG downloads, sortable (mouse and keyboard), filterable and
+// selectable tables, long ones filled from their JSON when opened. No network.
 "use strict";
 
 function kbPlots() {
   return Array.from(document.querySelectorAll(".kb-plot")).filter((el) => el.data);
+}
+
+function kbUntab(gd) {
+  // the toolbar's buttons stay usable with the mouse but out of the Tab order
+  gd.querySelectorAll(".modebar-btn, .modebar a").forEach((b) => b.setAttribute("tabindex", "-1"));
 }
 
 function kbDraw() {
@@ -16,32 +22,32 @@ function kbDraw() {
       responsive: true,
       displaylogo: false,
       toImageButtonOptions: { format: "svg", filename: name },
-    });
+    }).then(kbUntab);
+    target.addEventListener("mouseover", () => kbUntab(target));
   });
 }
 
 function kbApplyToggles() {
-  const off = { method: new Set(), kernel: new Set() };
+  const off = new Set();
   document.querySelectorAll("input.kb-toggle").forEach((box) => {
-    if (!box.checked) off[box.dataset.kind].add(box.value);
+    if (!box.checked) off.add(box.value);
   });
   kbPlots().forEach((gd) => {
-    const visible = gd.data.map((t) => {
-      const meta = t.meta || {};
-      return !(off.method.has(meta.method) || (meta.kernel && off.kernel.has(meta.kernel)));
-    });
+    const visible = gd.data.map((t) => !off.has((t.meta || {}).method));
     Plotly.restyle(gd, { visible: visible });
+    kbUntab(gd);
   });
 }
 
 function kbSortKey(td) {
-  const v = td.dataset.v;
+  const v = td.dataset.v !== undefined ? td.dataset.v : td.textContent;
   const x = Number(v);
-  return v !== "" && v !== undefined && !Number.isNaN(x) ? { n: x } : { s: td.textContent };
+  return v !== "" && !Number.isNaN(x) ? { n: x } : { s: td.textContent };
 }
 
 function kbSort(th) {
   const table = th.closest("table");
+  kbFill(table);
   const col = th.cellIndex;
   const asc = th.getAttribute("aria-sort") !== "ascending";
   table.querySelectorAll("thead th").forEach((h) => h.removeAttribute("aria-sort"));
@@ -60,17 +66,46 @@ function kbSort(th) {
   rows.forEach((r) => body.appendChild(r));
 }
 
-function kbFilter(input) {
-  const table = document.getElementById(input.dataset.table);
-  const words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+function kbFill(table) {
+  // a long table's rows: from its JSON script, the first time it is needed
+  if (!table || table.dataset.lazy !== "1") return;
+  const script = document.querySelector(`script.kb-rows[data-table="${table.id}"]`);
+  const body = table.tBodies[0];
+  const frag = document.createDocumentFragment();
+  JSON.parse(script.textContent).forEach((row) => {
+    const tr = document.createElement("tr");
+    row.forEach((cell) => {
+      const td = document.createElement("td");
+      const [text, sort, cls] = Array.isArray(cell) ? cell : [cell, "", ""];
+      td.textContent = text;
+      if (sort) td.dataset.v = sort;
+      if (cls) td.className = cls;
+      tr.appendChild(td);
+    });
+    frag.appendChild(tr);
+  });
+  body.appendChild(frag);
+  table.dataset.lazy = "0";
+}
+
+function kbFilter(key) {
+  const table = document.getElementById(key);
+  kbFill(table);
+  const input = document.querySelector(`input.kb-filter[data-table="${key}"]`);
+  const words = input ? input.value.toLowerCase().split(/\s+/).filter(Boolean) : [];
+  const picks = Array.from(document.querySelectorAll(`select.kb-select[data-table="${key}"]`))
+    .filter((s) => s.value !== "")
+    .map((s) => [Number(s.dataset.col), s.value]);
   let shown = 0;
   Array.from(table.tBodies[0].rows).forEach((row) => {
     const text = row.textContent.toLowerCase();
-    const ok = words.every((w) => text.includes(w));
+    const ok =
+      words.every((w) => text.includes(w)) &&
+      picks.every(([col, v]) => row.cells[col].textContent === v);
     row.hidden = !ok;
     if (ok) shown += 1;
   });
-  const count = document.querySelector(`.kb-count[data-table="${input.dataset.table}"]`);
+  const count = document.querySelector(`.kb-count[data-table="${key}"]`);
   if (count) count.textContent = `${shown} rows`;
 }
 
@@ -86,10 +121,24 @@ document.addEventListener("DOMContentLoaded", () => {
       Plotly.downloadImage(gd, { format: "svg", filename: a.dataset.target });
     });
   });
-  document.querySelectorAll("table.kb-table thead th").forEach((th) => {
+  document.querySelectorAll("table.kb-table thead th[tabindex]").forEach((th) => {
     th.addEventListener("click", () => kbSort(th));
+    th.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        kbSort(th);
+      }
+    });
+  });
+  document.querySelectorAll("details.kb-box").forEach((box) => {
+    box.addEventListener("toggle", () => {
+      if (box.open) kbFill(document.getElementById(box.dataset.table));
+    });
   });
   document.querySelectorAll("input.kb-filter").forEach((input) => {
-    input.addEventListener("input", () => kbFilter(input));
+    input.addEventListener("input", () => kbFilter(input.dataset.table));
+  });
+  document.querySelectorAll("select.kb-select").forEach((select) => {
+    select.addEventListener("change", () => kbFilter(select.dataset.table));
   });
 });
