@@ -33,6 +33,7 @@ from kernelbench.datasets.cli import datasets as datasets_cli
 from kernelbench.datasets.convert import label_codes, read_xlsx
 from kernelbench.errors import DataUnavailableError, KernelbenchError
 from kernelbench.seeding import derive_rng
+from tests.conftest import need_mirror
 
 PAPER_DATASETS = [
     "powerplant",
@@ -69,13 +70,7 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def mirror_dir() -> Path:
-    value = os.environ.get("KERNELBENCH_DATA")
-    if not value:
-        pytest.skip("KERNELBENCH_DATA is not set: no dataset mirror")
-    path = Path(value).resolve()
-    if not (path / "MANIFEST.json").is_file():
-        pytest.skip(f"no MANIFEST.json in the mirror {path}")
-    return path
+    return need_mirror("MANIFEST.json")
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from kernelbench.qmc import (
     box_discrepancy_sq,
     mean_squared_error,
 )
+from tests.conftest import need_mirror
 
 B = np.array([0.7, 1.5, 2.2])
 SIGMA = np.array([1.0, 0.8, 1.6])
@@ -538,16 +539,13 @@ def test_default_qmc_rows_are_the_fig1_baseline(tmp_path):
     options may change numbers, the default Halton may not). Equal to the last bit before
     the fused float64 cos/sin (kernelbench/trig.py), which rounds differently (2 ulp per
     value at most): the bound is the trig's 1e-12 relative, far below any draw change."""
-    import os
     import subprocess
     import sys
     from pathlib import Path
 
     import pandas as pd
 
-    mirror = os.environ.get("KERNELBENCH_DATA")
-    if not mirror or not (Path(mirror) / "letter.npz").is_file():
-        pytest.skip("KERNELBENCH_DATA with letter.npz is not set")
+    need_mirror("letter.npz")
     args = ["run", "dataset=letter", "kernel=rbf", "method=qmc", "n=1", f"output_dir={tmp_path}"]
     subprocess.run([sys.executable, "-m", "kernelbench.cli", *args], check=True, timeout=300)
     rows = pd.read_parquet(tmp_path / "kernel_approx" / "letter" / "rbf" / "qmc" / "n=1.parquet")

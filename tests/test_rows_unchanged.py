@@ -51,6 +51,7 @@ import numpy as np
 import pytest
 
 from kernelbench.tolerance import disagreements, tolerance
+from tests.conftest import need_mirror
 
 GOLDEN = Path(__file__).parent / "data" / "rows_golden.json"
 
@@ -192,8 +193,8 @@ def golden() -> dict:
 def test_rows_unchanged(name, golden, tmp_path):
     from kernelbench.results import SCHEMA_VERSION
 
-    if name in NEEDS_MIRROR and not os.environ.get("KERNELBENCH_DATA"):
-        pytest.skip("KERNELBENCH_DATA is not set: no dataset mirror")
+    if name in NEEDS_MIRROR:
+        need_mirror("eeg.npz")
     want = golden["cells"][name]
     have = run_rows(name, tmp_path / "out")
     assert sorted(have) == sorted(want), "shard paths changed"

@@ -9,13 +9,13 @@ missing browser fails the test.
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from kernelbench.site.build import build_site
+from tests.conftest import missing_ground
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 DRIVERS = ("chromedriver",)
@@ -26,9 +26,10 @@ def _which(names: tuple[str, ...]) -> str | None:
 
 
 def _missing(what: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} missing under CI: .ci/run installs chromium and chromium-driver")
-    pytest.skip(f"{what} not installed (apt-get install chromium chromium-driver)")
+    missing_ground(
+        f"{what} not installed (apt-get install chromium chromium-driver)",
+        ".ci/run installs chromium and chromium-driver",
+    )
 
 
 @pytest.fixture(scope="module")
