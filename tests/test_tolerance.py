@@ -61,6 +61,8 @@ def test_the_golden_rows_see_a_change_far_below_any_paper_effect(rel):
                 step = rel * (1000 if protocol == "qmc_adaptive" else 1)
                 moved = [values[0] * (1 + step), *values[1:]]
                 assert disagreements(protocol, column, moved, values) == [0], (shard, column)
-                assert disagreements(protocol, column, values, values) == []
+                # a move the size of another BLAS kernel's (1e-13) is not flagged
+                noise = [values[0] * (1 + 1e-13), *values[1:]]
+                assert disagreements(protocol, column, noise, values) == [], (shard, column)
                 checked += 1
     assert checked > 100
