@@ -38,7 +38,6 @@ LAYERS: dict[str, int] = {
     "qmc": 1,
     "drawing": 1,
     "timing": 1,
-    "tolerance": 1,
     "features": 2,
     "datasets": 2,
     "learners": 2,
