@@ -559,3 +559,31 @@ def test_default_qmc_rows_are_the_fig1_baseline(tmp_path):
     assert len(rows) == int(ref["runs"].iloc[0]) == 500
     assert rows["rel_fro_error"].mean() == pytest.approx(ref["mean"].iloc[0], rel=1e-12, abs=0)
     assert rows["method_params"].iloc[0] == '{"scramble":true,"sequence":"halton"}'
+
+
+def test_qmcpy_notes_on_its_matrices_are_silenced_and_other_warnings_are_not(monkeypatch):
+    """qmcpy's expected notes (t-bit truncation, interlacing) are filtered by message and
+    class; any other warning of qmcpy is shown."""
+    import warnings
+
+    import qmcpy
+    from qmcpy.util.exceptions_warnings import ParameterWarning
+
+    real = qmcpy.DigitalNetB2
+
+    def noisy(note, category):
+        def make(*args, **kwargs):
+            warnings.warn(note, category, stacklevel=2)
+            return real(*args, **kwargs)
+
+        return make
+
+    expected = "Truncating ints in generating matrix to have t = 63 bits."
+    monkeypatch.setattr(qmcpy, "DigitalNetB2", noisy(expected, ParameterWarning))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        qmcpy_points("joe_kuo", "lms_ds", 8, 3, 7)
+    for note, category in [("something else", ParameterWarning), (expected, UserWarning)]:
+        monkeypatch.setattr(qmcpy, "DigitalNetB2", noisy(note, category))
+        with pytest.warns(category, match=note):
+            qmcpy_points("joe_kuo", "lms_ds", 8, 3, 7)
