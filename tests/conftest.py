@@ -34,9 +34,3 @@ def need_mirror(*files: str) -> Path:
     if lacking:
         missing_ground(f"the dataset mirror {path} holds no {', '.join(lacking)}", fix)
     return path
-
-
-@pytest.fixture(scope="session")
-def mirror() -> Path:
-    """The dataset mirror with its MANIFEST.json (:func:`need_mirror`)."""
-    return need_mirror("MANIFEST.json")
