@@ -490,6 +490,13 @@ def _identity_hash(cell: Cell) -> str:
 _MAX_VARIANT = 120
 
 
+def cell_folder(cell: Cell, output_dir: str | Path) -> Path:
+    """The folder of a cell's method label and protocol parts, which holds its shard
+    (default cell) or the variant folder of its shard."""
+    names = (cell.experiment, cell.dataset["name"], cell.kernel["name"], cell.method_label)
+    return Path(output_dir).joinpath(*names, *cell.path_parts)
+
+
 def cell_shard_path(cell: Cell | Mapping[str, Any], output_dir: str | Path) -> Path:
     """Where a cell's shard lives (:mod:`kernelbench.results`): its variant comma-joined
     as the last directory."""
@@ -497,8 +504,7 @@ def cell_shard_path(cell: Cell | Mapping[str, Any], output_dir: str | Path) -> P
     variant = ",".join(cell.variant)
     if len(variant) > _MAX_VARIANT:
         variant = _identity_hash(cell)
-    names = (cell.experiment, cell.dataset["name"], cell.kernel["name"], cell.method_label)
-    folder = Path(output_dir).joinpath(*names, *cell.path_parts, *([variant] if variant else []))
+    folder = cell_folder(cell, output_dir) / variant if variant else cell_folder(cell, output_dir)
     return folder / f"n={format_n(cell.n)}.parquet"
 
 

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kernelbench.errors import choices_error
+from kernelbench.errors import KernelbenchError, choices_error
 
 
 @cache
@@ -135,15 +135,21 @@ def _stored(group: str, name: str) -> Any:
     """The structured config ``<group>/<name>`` of Hydra's ConfigStore (the plug-in
     modules, which register them, are imported first)."""
     from hydra.core.config_store import ConfigStore
+    from hydra.plugins.config_source import ConfigLoadError
 
     from kernelbench.plugins import load
 
     key = f"{group}/{name}.yaml"
     try:
         return ConfigStore.instance().load(key).node
-    except Exception:  # not registered yet: import the plug-ins
+    except ConfigLoadError:  # not registered yet: import the plug-ins
         load()
-    return ConfigStore.instance().load(key).node
+    try:
+        return ConfigStore.instance().load(key).node
+    except ConfigLoadError as err:
+        raise KernelbenchError(
+            f"defaults names {group}/{name}: no config file or registered structured config {key}"
+        ) from err
 
 
 def experiment_sweep(name: str) -> tuple[dict[str, Any], dict[str, list[str]]]:

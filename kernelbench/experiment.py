@@ -20,6 +20,7 @@ from kernelbench.cell import (
     Measurement,
     base_config,
     build_cell,
+    cell_folder,
     cell_shard_path,
     row_keys,
     shard_schema,
@@ -191,6 +192,8 @@ def run_and_store(
                 say(f"corrupt shard {path} (unreadable), recomputing")
             else:
                 say("config changed, recomputing")
+        if done is None and (moved := moved_by_default(cell, path, output_dir)):
+            say(moved)
     t0 = time.perf_counter()
     keep = None
     if path is not None and cell.protocol.spec.extendable:
@@ -245,6 +248,26 @@ class _Checkpoint:
         df["config_hash"] = fewer.config_hash
         write_shard(df, self.path, shard_schema(self.cell.protocol))
         self.kept, self.last = k, time.monotonic()
+
+
+def moved_by_default(cell: Cell, path: Path, output_dir: str | Path) -> str | None:
+    """One line where this very cell (its config hash) is stored beside ``path``, in
+    another variant folder of its method label: a path names what differs from the
+    defaults when it is written, so a default changed since (the setting named by the
+    folders' difference) and moved the cell out of that shard's reach."""
+    folder = cell_folder(cell, output_dir)
+    for other in sorted([folder / path.name, *folder.glob(f"*/{path.name}")]):
+        if other == path or not other.is_file() or shard_config_hash(other) != cell.config_hash:
+            continue
+        old = set(other.parent.name.split(",")) if other.parent != folder else set()
+        new = set(path.parent.name.split(",")) if path.parent != folder else set()
+        names = sorted({p.split("=", 1)[0] for p in old ^ new} - {"h"}) or ["a setting"]
+        return (
+            f"the default of {', '.join(names)} changed since this same cell was stored in "
+            f"{other}; computing it anew here (to reuse the old shard: mv {other} {path}, "
+            "then rerun)"
+        )
+    return None
 
 
 def _fewer_runs(path: Path, cell: Cell, stored: str | None) -> pd.DataFrame | None:

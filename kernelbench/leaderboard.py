@@ -155,17 +155,16 @@ def format_standings(table: pd.DataFrame, highlight: str | None = None) -> str:
 def part_args(args: list[str]) -> list[list[str]] | None:
     """One ``kernelbench run`` argument list per grid of the leaderboard experiment
     named in ``args``, or None when it names none."""
-    from kernelbench.config import experiment_sweep
+    from kernelbench.config import experiment_sweep, group_options
 
     name, rest = None, []
+    experiments = set(group_options("experiment"))
     for a in args:
         value = a.split("=", 1)[1] if a.startswith("experiment=") else None
-        try:
-            if value is not None and experiment_sweep(value)[0].get("parts"):
-                name = value
-                continue
-        except Exception:  # not a readable experiment: the run's own checks say so
-            pass
+        # an unknown name (or a sweep of names) is left to the run's own one-line check
+        if value in experiments and experiment_sweep(value)[0].get("parts"):
+            name = value
+            continue
         rest.append(a)
     if name is None:
         return None

@@ -19,7 +19,7 @@ from kernelbench.errors import KernelbenchError
 @dataclass
 class ProtocolSettings:
     """What every protocol has: its ``name`` and ``data``, the entry of the dataset's
-    ``protocols`` (data recipes) it reads (None: the protocol's name)."""
+    ``splits`` (data recipes) it reads (None: the protocol's name)."""
 
     name: str = ""
     data: str | None = None

@@ -39,7 +39,6 @@ LAYERS: dict[str, int] = {
     "drawing": 1,
     "figspec": 1,
     "timing": 1,
-    "tolerance": 1,
     "features": 2,
     "datasets": 2,
     "learners": 2,

@@ -88,3 +88,13 @@ def test_a_job_builds_its_cell_once(protocol, tmp_path, monkeypatch):
         _job(OmegaConf.create(config))
     assert built == ["rff", "rff"]
     assert len(list(tmp_path.rglob("*.parquet"))) == 1
+
+
+def test_a_defaults_entry_naming_no_config_is_one_line():
+    """A config file's ``defaults`` naming a structured config that neither a file nor a
+    plug-in registers: one line naming it, after the plug-ins were loaded."""
+    from kernelbench.config import _stored
+
+    with pytest.raises(KernelbenchError, match="defaults names protocol/no_such_settings"):
+        _stored("protocol", "no_such_settings")
+    assert _stored("protocol", "kernel_approx_settings") is not None

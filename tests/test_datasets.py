@@ -33,6 +33,7 @@ from kernelbench.datasets.cli import datasets as datasets_cli
 from kernelbench.datasets.convert import label_codes, read_xlsx
 from kernelbench.errors import DataUnavailableError, KernelbenchError
 from kernelbench.seeding import derive_rng
+from tests.conftest import need_mirror
 
 PAPER_DATASETS = [
     "powerplant",
@@ -69,13 +70,7 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def mirror_dir() -> Path:
-    value = os.environ.get("KERNELBENCH_DATA")
-    if not value:
-        pytest.skip("KERNELBENCH_DATA is not set: no dataset mirror")
-    path = Path(value).resolve()
-    if not (path / "MANIFEST.json").is_file():
-        pytest.skip(f"no MANIFEST.json in the mirror {path}")
-    return path
+    return need_mirror("MANIFEST.json")
 
 
 @pytest.fixture(scope="module")
@@ -688,3 +683,30 @@ def test_cli_fetch_offline_is_one_line(tmp_path: Path, monkeypatch: pytest.Monke
     assert str(result.exception) == "could not fetch eeg, magic04 (see the lines above)"
     assert "eeg: could not download dataset 'eeg'" in result.output
     assert "Traceback" not in result.output
+
+
+def test_unreadable_main_config_is_one_line_and_no_config_falls_back(monkeypatch, tmp_path):
+    """``datasets`` reads data.mirror/data.cache from the main config: a config it cannot
+    parse is one line naming the file (exit 2); no config directory at all leaves the
+    environment to decide."""
+    import kernelbench.config as config
+    from kernelbench.datasets import cli as dcli
+
+    (tmp_path / "config.yaml").write_text("data: {mirror: [unclosed\n")
+    monkeypatch.setattr(config, "config_dir", lambda: tmp_path)
+    dcli._config_data.cache_clear()
+    try:
+        with pytest.raises(KernelbenchError, match=r"cannot read the data settings of .*config"):
+            dcli._config_data()
+        dcli._config_data.cache_clear()
+        (tmp_path / "config.yaml").write_text("data:\n  mirror: /m\n  cache: null\n")
+        assert dcli._config_data() == {"mirror": "/m", "cache": None}
+        dcli._config_data.cache_clear()
+
+        def missing():
+            raise FileNotFoundError("kernelbench configs not found")
+
+        monkeypatch.setattr(config, "config_dir", missing)
+        assert dcli._config_data() == {}
+    finally:
+        dcli._config_data.cache_clear()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +16,7 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.features.gq import gauss_hermite
 from kernelbench.features.sr import SR33
 from kernelbench.kernels import KERNELS, get_kernel
+from tests.conftest import need_mirror
 
 METHODS = ["rff", "orf", "sorf", "qmc", "gq", "sr33", "sr11", "sr13"]
 KERNEL_NAMES = ["rbf", "arccos0", "arccos1"]
@@ -591,9 +590,7 @@ def test_sr13_haar_blocks_have_orthogonal_rows_and_chi_norms():
 
 # ----------------------------------------------------------- LETTER, from the mirror
 def test_letter_rbf_n1_error_order_sr33_sorf_rff():
-    mirror = os.environ.get("KERNELBENCH_DATA")
-    if not mirror or not (Path(mirror) / "letter.npz").is_file():
-        pytest.skip("KERNELBENCH_DATA with letter.npz is not set")
+    need_mirror("letter.npz")
     from kernelbench.config import load_group
     from kernelbench.datasets import kernel_approx_pair
 

@@ -19,6 +19,7 @@ from kernelbench.errors import Interrupted
 from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.protocols import get_protocol
 from kernelbench.results import is_stable, read_results, shard_config_hash
+from tests.conftest import need_mirror
 from tests.test_cli import kb
 
 
@@ -272,8 +273,8 @@ def test_protocols_with_shared_state_resume_bit_identically(tmp_path, monkeypatc
     """downstream (one split and exact-kernel score per cell) and krr (per-run splits and
     folds; rff, lev_rff, slw_rff of one run share a draw) measure runs one at a time:
     an interrupt at run 2 keeps runs 0-1, and the rerun ends with the uninterrupted rows."""
-    if make is _krr and not os.environ.get("KERNELBENCH_DATA"):
-        pytest.skip("KERNELBENCH_DATA is not set: no dataset mirror")
+    if make is _krr:
+        need_mirror("eeg.npz")
     monkeypatch.setenv("KERNELBENCH_CHECKPOINT", "3600")
     cell = make()
     protocol = cell["protocol"]["name"]

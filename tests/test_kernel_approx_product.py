@@ -7,8 +7,6 @@ its settings and config hash (no ``product`` key)."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -16,6 +14,7 @@ from kernelbench.cell import build_cell
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_cell
 from kernelbench.protocols import get_protocol
+from tests.conftest import need_mirror
 
 
 def test_default_product_keeps_the_settings_and_hash() -> None:
@@ -30,7 +29,6 @@ def test_default_product_keeps_the_settings_and_hash() -> None:
         )
 
 
-@pytest.mark.skipif(not os.environ.get("KERNELBENCH_DATA"), reason="no dataset mirror")
 @pytest.mark.parametrize("dataset", ["letter", "usps"])
 @pytest.mark.parametrize("kernel", ["rbf", "arccos0", "arccos1"])
 @pytest.mark.parametrize("method", ["rff", "sr33"])
@@ -38,6 +36,7 @@ def test_float32_product_shifts_errors_far_inside_the_tolerance(dataset, kernel,
     """|err32 - err64| / err64 <= 2e-5 per run. verify's tolerance on these cells is a few
     standard errors of the mean over 500 runs, >= 1e-3 of the mean (docs/verification.md):
     the shift is at least 50 times smaller."""
+    need_mirror(f"{dataset}.npz")
     cells = {}
     for product in ("float64", "float32"):
         cell = make_cell(method, kernel=kernel, dataset=dataset, n=2, runs=4)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -16,6 +14,7 @@ from kernelbench.experiment import make_cell, run_cell
 from kernelbench.learners.ridge import ChunkedRidge
 from kernelbench.protocols import get_protocol
 from kernelbench.reporting import get_reporting
+from tests.conftest import need_mirror
 
 
 def _features(n: int = 157, s: int = 9, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -147,8 +146,7 @@ def test_dataset_without_liu_settings_is_one_line() -> None:
 
 @pytest.fixture(scope="module")
 def eeg_rows():
-    if not os.environ.get("KERNELBENCH_DATA"):
-        pytest.skip("KERNELBENCH_DATA is not set: no dataset mirror")
+    need_mirror("eeg.npz")
     cell = make_cell("slw_rff", dataset="eeg", n=1, runs=2, protocol="krr")
     cell["protocol"].update(spectral_points=200, cv_folds=3)
     return cell, run_cell(cell)

@@ -129,3 +129,19 @@ def test_command_prints_the_standings(tmp_path):
     assert "Fig. 1 (relative Frobenius error) [fig1_reduced]" in res.output
     assert any(line.startswith("*") and "sr33" in line for line in res.output.splitlines())
     assert len(pd.read_csv(tmp_path / "s.csv")) > 0
+
+
+def test_part_args_leave_unknown_names_to_the_run_and_let_other_errors_through(monkeypatch):
+    """An unknown experiment (or a sweep of names) is not a leaderboard: the run's own
+    check names the valid ones. Any other failure reading a known experiment surfaces."""
+    import kernelbench.config as config
+
+    assert part_args(["experiment=no_such_experiment", "method=sr33"]) is None
+    assert part_args(["experiment=leaderboard,fig1", "method=sr33"]) is None
+
+    def broken(name):
+        raise RuntimeError(f"cannot read {name}")
+
+    monkeypatch.setattr(config, "experiment_sweep", broken)
+    with pytest.raises(RuntimeError, match="cannot read leaderboard"):
+        part_args(["experiment=leaderboard", "method=sr33"])

@@ -106,6 +106,8 @@ def test_deterministic_and_float32() -> None:
     a = make_feature_map("slw_rff", n=1, random_state=5).fit(X, y).transform(X)
     b = make_feature_map("slw_rff", n=1, random_state=5).fit(X, y).transform(X)
     np.testing.assert_array_equal(a, b)
+    other = make_feature_map("slw_rff", n=1, random_state=6).fit(X, y).transform(X)
+    assert not np.array_equal(a, other)  # the seed is what fixes them, not a constant
     c = make_feature_map("slw_rff", n=1, random_state=5).fit(X.astype(np.float32), y)
     assert c.transform(X.astype(np.float32)).dtype == np.float32
 

@@ -5,7 +5,6 @@ centred labels, 3 folds, a fresh split per run) and the paper's (``reading=paper
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import numpy as np
 import pandas as pd
@@ -18,11 +17,14 @@ from kernelbench.experiment import make_cell, run_cell
 from kernelbench.features import make_feature_map
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.krr import READINGS
+from tests.conftest import need_mirror
 
 METHODS = ("lev_rff", "slw_rff")
-needs_mirror = pytest.mark.skipif(
-    not os.environ.get("KERNELBENCH_DATA"), reason="KERNELBENCH_DATA is not set: no mirror"
-)
+
+
+@pytest.fixture
+def needs_mirror() -> None:
+    need_mirror("eeg.npz", "codrna.npz")
 
 
 def _data(n: int = 60, d: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -172,7 +174,7 @@ def test_sampler_reaches_the_map(reading: str, mode: str) -> None:
     assert get_protocol("krr").feature_map(cell, 0, d=14).mode == "resample"
 
 
-@needs_mirror
+@pytest.mark.usefixtures("needs_mirror")
 def test_code_reading_splits_every_run_and_scales_rows() -> None:
     proto = get_protocol("krr")
     cell = build_cell(make_cell("rff", dataset="eeg", n=1, protocol="krr", runs=2))
@@ -188,7 +190,7 @@ def test_code_reading_splits_every_run_and_scales_rows() -> None:
     assert proto.run_split(cod, ctx, 3) is ctx  # a given partition is not re-split
 
 
-@needs_mirror
+@pytest.mark.usefixtures("needs_mirror")
 def test_paper_reading_rows_are_the_former_protocol() -> None:
     """reading=paper keeps the behaviour before the readings existed: its EEG rff cell
     equals the committed paper-reading baseline (10 runs, 6 significant digits)."""

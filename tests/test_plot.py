@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import matplotlib
@@ -216,9 +217,19 @@ def test_reference_not_overlaid_on_spectral_metric() -> None:
 
 
 def test_method_styles_are_stable_and_distinct() -> None:
+    """Known labels get distinct styles; a new label's style is the same in another
+    process with another string-hash seed (Python's hash() would not be)."""
+    import subprocess
+    import sys
+
     known = ["rff", "orf", "orf_tallqr", "sorf", "qmc", "gq", "sr33", "sr33_haar"]
     assert len({method_style(m) for m in known}) == len(known)
-    assert method_style("brand_new") == method_style("brand_new")
+    new = ["brand_new", "my_map", "rff_variant"]
+    code = f"from kernelbench.drawing import method_style; print([method_style(m) for m in {new}])"
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert out.stdout.strip() == str([method_style(m) for m in new]), out.stderr
 
 
 # --------------------------------------------------------------------------- partial data

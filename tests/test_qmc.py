@@ -29,6 +29,7 @@ from kernelbench.qmc import (
     box_discrepancy_sq,
     mean_squared_error,
 )
+from tests.conftest import need_mirror
 
 B = np.array([0.7, 1.5, 2.2])
 SIGMA = np.array([1.0, 0.8, 1.6])
@@ -538,16 +539,13 @@ def test_default_qmc_rows_are_the_fig1_baseline(tmp_path):
     options may change numbers, the default Halton may not). Equal to the last bit before
     the fused float64 cos/sin (kernelbench/trig.py), which rounds differently (2 ulp per
     value at most): the bound is the trig's 1e-12 relative, far below any draw change."""
-    import os
     import subprocess
     import sys
     from pathlib import Path
 
     import pandas as pd
 
-    mirror = os.environ.get("KERNELBENCH_DATA")
-    if not mirror or not (Path(mirror) / "letter.npz").is_file():
-        pytest.skip("KERNELBENCH_DATA with letter.npz is not set")
+    need_mirror("letter.npz")
     args = ["run", "dataset=letter", "kernel=rbf", "method=qmc", "n=1", f"output_dir={tmp_path}"]
     subprocess.run([sys.executable, "-m", "kernelbench.cli", *args], check=True, timeout=300)
     rows = pd.read_parquet(tmp_path / "kernel_approx" / "letter" / "rbf" / "qmc" / "n=1.parquet")
@@ -561,3 +559,31 @@ def test_default_qmc_rows_are_the_fig1_baseline(tmp_path):
     assert len(rows) == int(ref["runs"].iloc[0]) == 500
     assert rows["rel_fro_error"].mean() == pytest.approx(ref["mean"].iloc[0], rel=1e-12, abs=0)
     assert rows["method_params"].iloc[0] == '{"scramble":true,"sequence":"halton"}'
+
+
+def test_qmcpy_notes_on_its_matrices_are_silenced_and_other_warnings_are_not(monkeypatch):
+    """qmcpy's expected notes (t-bit truncation, interlacing) are filtered by message and
+    class; any other warning of qmcpy is shown."""
+    import warnings
+
+    import qmcpy
+    from qmcpy.util.exceptions_warnings import ParameterWarning
+
+    real = qmcpy.DigitalNetB2
+
+    def noisy(note, category):
+        def make(*args, **kwargs):
+            warnings.warn(note, category, stacklevel=2)
+            return real(*args, **kwargs)
+
+        return make
+
+    expected = "Truncating ints in generating matrix to have t = 63 bits."
+    monkeypatch.setattr(qmcpy, "DigitalNetB2", noisy(expected, ParameterWarning))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        qmcpy_points("joe_kuo", "lms_ds", 8, 3, 7)
+    for note, category in [("something else", ParameterWarning), (expected, UserWarning)]:
+        monkeypatch.setattr(qmcpy, "DigitalNetB2", noisy(note, category))
+        with pytest.warns(category, match=note):
+            qmcpy_points("joe_kuo", "lms_ds", 8, 3, 7)

@@ -234,3 +234,46 @@ def test_plot_and_verify_do_not_pool_cells_of_another_seed(tmp_path):
     assert set(kept["seed"]) == {1} and len(kept) == 2
     alone = df[df["seed"] == 0]  # one cell under the key: kept as before
     assert len(grid_rows(alone, proto, [build_cell(_small(seed=1))])) == 2
+
+
+# -- a changed default that moves a stored cell out of reach -------------------------
+
+
+def test_a_changed_default_that_orphans_a_shard_is_one_line_naming_it(tmp_path, monkeypatch):
+    """A shard's path names what differs from the defaults when it is written: sorf with
+    n_blocks=2 (the default 3) lands in ``n_blocks=2/``. After the default becomes 2 the
+    same cell has no variant; its run names the setting and the stored shard, in one
+    line, and the shard of another cell beside it (n_blocks=1) is not mistaken for it."""
+    import kernelbench.cell as cell_mod
+
+    def sorf(n_blocks):
+        cell = make_cell("sorf", "rbf", "digits", runs=2)
+        cell["method"]["params"]["n_blocks"] = n_blocks
+        return cell
+
+    lines: list[str] = []
+    run_and_store(sorf(2), tmp_path, echo=lines.append)
+    run_and_store(sorf(1), tmp_path, echo=lines.append)
+    old = cell_shard_path(sorf(2), tmp_path)
+    assert old.parent.name == "n_blocks=2" and not any("default" in x for x in lines)
+
+    group_file = cell_mod._group_file
+
+    def edited(group, name):  # configs/method/sorf.yaml with params: {n_blocks: 2}
+        found = group_file(group, name)
+        if group == "method" and name == "sorf":
+            found = {**found, "params": {**found["params"], "n_blocks": 2}}
+        return found
+
+    monkeypatch.setattr(cell_mod, "_group_file", edited)  # the cell now takes the default
+    new = cell_shard_path(sorf(2), tmp_path)
+    assert new == old.parent.parent / "n=1.parquet"
+    lines.clear()
+    run_and_store(sorf(2), tmp_path, echo=lines.append)
+    moved = [x for x in lines if "default" in x]
+    assert len(moved) == 1 and "\n" not in moved[0], lines
+    assert "the default of n_blocks changed" in moved[0]
+    assert f"mv {old} {new}, then rerun" in moved[0]
+    lines.clear()
+    run_and_store(sorf(2), tmp_path, echo=lines.append)  # now stored here: skipped
+    assert lines == [f"{build_cell(sorf(2)).name}: skipped (done)"]

@@ -9,7 +9,6 @@ missing browser fails the test.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from kernelbench.site.build import BASELINE_DIR as BASELINE
 from kernelbench.site.build import build_site
 from kernelbench.site.pages import PAGES
+from tests.conftest import missing_ground
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 DRIVERS = ("chromedriver",)
@@ -30,9 +30,10 @@ def _which(names: tuple[str, ...]) -> str | None:
 
 
 def _missing(what: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} missing under CI: .ci/run installs chromium and chromium-driver")
-    pytest.skip(f"{what} not installed (apt-get install chromium chromium-driver)")
+    missing_ground(
+        f"{what} not installed (apt-get install chromium chromium-driver)",
+        ".ci/run installs chromium and chromium-driver",
+    )
 
 
 @pytest.fixture(scope="module")

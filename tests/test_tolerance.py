@@ -1,4 +1,5 @@
-"""The cross-machine tolerance of stored rows (:mod:`kernelbench.tolerance`)."""
+"""The cross-machine tolerance of stored rows and the columns compared
+(:mod:`tests.rows_tolerance`, beside the golden rows), and the schema check."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelbench.tolerance import DEFAULT, disagreements, tolerance
+from tests.rows_tolerance import DEFAULT, compared, disagreements, tolerance
 
 GOLDEN = Path(__file__).parent / "data" / "rows_golden.json"
 
@@ -61,6 +62,39 @@ def test_the_golden_rows_see_a_change_far_below_any_paper_effect(rel):
                 step = rel * (1000 if protocol == "qmc_adaptive" else 1)
                 moved = [values[0] * (1 + step), *values[1:]]
                 assert disagreements(protocol, column, moved, values) == [0], (shard, column)
-                assert disagreements(protocol, column, values, values) == []
+                # a move the size of another BLAS kernel's (1e-13) is not flagged
+                noise = [values[0] * (1 + 1e-13), *values[1:]]
+                assert disagreements(protocol, column, noise, values) == [], (shard, column)
                 checked += 1
     assert checked > 100
+
+
+def test_every_stored_column_is_compared_and_provenance_is_not():
+    """The golden rows hold exactly the compared columns: a column the table stopped
+    comparing (or a result column named like a timing) fails here."""
+    cells = json.loads(GOLDEN.read_text())["cells"]
+    stored = {c for shards in cells.values() for rows in shards.values() for c in rows["columns"]}
+    assert {"rel_fro_error", "score", "discrepancy", "ratio", "D", "run"} <= stored
+    assert all(compared(c) for c in stored), sorted(c for c in stored if not compared(c))
+    for volatile in ("config_hash", "started_at", "hostname", "fit_seconds", "peak_memory_mb"):
+        assert not compared(volatile)
+
+
+def test_a_schema_change_fails_until_the_goldens_are_regenerated_and_shows_the_hashes():
+    from tests.test_rows_unchanged import check_schema, hash_diff
+
+    golden = json.loads(GOLDEN.read_text())
+    check_schema(golden, golden["schema_version"])
+    with pytest.raises(AssertionError, match="regenerate them in the same commit"):
+        check_schema(golden, golden["schema_version"] + 1)
+    new = json.loads(GOLDEN.read_text())
+    new["schema_version"] += 1
+    name, shards = next(iter(new["cells"].items()))
+    shard = next(iter(shards))
+    old_hash = shards[shard]["config_hash"][0]
+    shards[shard]["config_hash"] = ["f" * len(old_hash)]
+    lines = hash_diff(golden, new)
+    assert lines == [
+        f"schema_version {golden['schema_version']} -> {new['schema_version']}",
+        f"{shard}: {old_hash} -> {'f' * len(old_hash)}",
+    ]

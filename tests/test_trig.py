@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 from kernelbench import trig
 from kernelbench.experiment import make_cell, run_cell
 from kernelbench.trig import scaled_cos_sin, scaled_cos_sin_split
+from tests.conftest import need_mirror
 
 ULP = np.finfo(np.float64).eps
 
@@ -97,8 +96,7 @@ def test_split_columns_fall_back_to_numpy_and_reject_odd_widths():
 
 # --------------------------------------------------- one Gaussian cell of each protocol
 def _krr_cell():
-    if not os.environ.get("KERNELBENCH_DATA"):
-        pytest.skip("KERNELBENCH_DATA is not set: no dataset mirror")
+    need_mirror("eeg.npz")
     cell = make_cell("slw_rff", dataset="eeg", n=1, runs=2, protocol="krr")
     cell["protocol"].update(spectral_points=200, cv_folds=3)
     return cell

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -21,8 +22,6 @@ from kernelbench.reference import load_reference
 from kernelbench.results import format_n, write_shard
 from kernelbench.stats import (
     BLAS_SPREAD,
-    SAME_DRAWS_ATOL,
-    SAME_DRAWS_RTOL,
     aggregate,
     same_draws_tolerance,
     sidak_rate,
@@ -192,9 +191,59 @@ def test_sample_variation_widens_the_tolerance():
     se = math.sqrt(0.01**2 / 30 + 0.01**2 / 500 + 2 * 0.01**2)
     assert t["z"].iloc[0] == pytest.approx(0.02 / se)
     assert t["verdict"].iloc[0] == REPRODUCED
-    # an unmeasured pair falls back to the largest measured cv
-    assert tau_cv(tau, "mnist", "rbf") == (0.1, "fallback")
     assert tau_cv(None, "letter", "rbf") == (0.0, "none")
+
+
+def test_an_unmeasured_pair_gets_the_declared_default_not_the_largest_measured(tmp_path):
+    """A pair the table does not measure is held to the config's declared default
+    (without one: cv 0, no sample allowance), flagged as such, with no borrowed df; a
+    verdict that the widest measured cv would change is listed."""
+    from kernelbench.verify.compare import DEFAULT_TAU, default_sensitivity, verify_table
+    from kernelbench.verify.config import UNMEASURED, SampleVariationDefault
+
+    tau = pd.DataFrame({"dataset": ["letter"], "kernel": ["rbf"], "cv": [0.1], "df": [56]})
+    ours = [ours_row(mean=0.12), ours_row(dataset="mnist", mean=0.12)]
+    ref = [ref_row(mean=0.1), ref_row(dataset="mnist", mean=0.1)]
+    t, _, _ = judged(ours, ref, cfg_with(), tau=tau)
+    assert list(t["tau_source"]) == ["measured", DEFAULT_TAU]
+    assert list(t["tau"]) == [pytest.approx(0.01), 0.0]  # the unmeasured pair: cv 0
+    assert list(t["verdict"]) == [REPRODUCED, DEVIATES]
+    assert UNMEASURED.cv == 0.0 and "no sample-to-sample allowance" in UNMEASURED.reason
+    declared = SampleVariationDefault(0.1, "a stated reason")
+    cfg = dataclasses.replace(cfg_with(), sample_variation_default=declared)
+    t, _, _ = judged(ours, ref, cfg, tau=tau)
+    assert list(t["verdict"]) == [REPRODUCED, REPRODUCED]
+    # the verdict the default changes, against the widest measured cv
+    path = tmp_path / "tau.csv"
+    tau.to_csv(path, index=False)
+    cfg = dataclasses.replace(cfg_with(), sample_variation=path)
+    frame, refs = pd.DataFrame(ours), pd.DataFrame(ref)
+    ver = verify_table(frame, cfg, ref=refs)
+    flips = default_sensitivity(frame, cfg, ver, ref=refs)
+    assert flips[["dataset", "verdict", "verdict_widest"]].values.tolist() == [
+        ["mnist", DEVIATES, REPRODUCED]
+    ]
+    ver = verify_table(frame[:1], cfg, ref=refs)
+    assert default_sensitivity(frame[:1], cfg, ver, ref=refs).empty  # every pair measured
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"cv": 0.1},
+        {"cv": -0.1, "reason": "r"},
+        {"cv": "big", "reason": "r"},
+        {"cv": 0.1, "reason": " "},
+    ],
+)
+def test_a_default_without_a_value_and_a_reason_is_one_line(tmp_path, entry):
+    from kernelbench.verify.config import load_config
+
+    path = tmp_path / "v.yaml"
+    path.write_text(yaml.safe_dump({"reference": "munkhoeva2018_fig1_kernel_error",
+                                    "sample_variation_default": entry}))  # fmt: skip
+    with pytest.raises(KernelbenchError, match="sample_variation_default needs cv"):
+        load_config(str(path))
 
 
 def test_known_deviation_from_the_data_does_not_fail():
@@ -246,7 +295,8 @@ def test_baseline_same_draws_is_a_relative_tolerance():
     # BLAS kernel): within SAME_DRAWS_RTOL they agree, beyond it they drift, and base_z
     # is the difference in units of the tolerance (finite), against base_z_crit = 1
     tol = same_draws_tolerance(0.1)
-    assert tol == SAME_DRAWS_RTOL * 0.1 + SAME_DRAWS_ATOL
+    # wider than the BLAS kernels' spread, far below a change in the draws (1e-6 relative)
+    assert 0.1 * BLAS_SPREAD < tol < 0.1 * 1e-6
     ours = [ours_row(mean=0.1), ours_row(label="gq", mean=0.1), ours_row(label="sorf", mean=0.1)]
     base = [
         ours_row(mean=0.1),
@@ -743,3 +793,23 @@ def test_pooled_families_known_and_single_cells():
     assert m == 3 + 1  # rff's 2 cells, gq's 1, rff's family
     c = counts(t, p)
     assert (c["pooled"], c["pooled_reproduced"], c["pooled_known"]) == (2, 1, 1)
+
+
+def test_unmeasured_cells_are_marked_in_the_table_and_the_legend():
+    from kernelbench.verify.config import SampleVariationDefault
+    from kernelbench.verify.report import display_frame, unmeasured_line
+
+    tau = pd.DataFrame({"dataset": ["letter"], "kernel": ["rbf"], "cv": [0.1], "df": [56]})
+    ours = [ours_row(mean=0.1), ours_row(dataset="mnist", mean=0.1)]
+    ref = [ref_row(mean=0.1), ref_row(dataset="mnist", mean=0.1)]
+    declared = SampleVariationDefault(0.05, "a stated reason")
+    cfg = dataclasses.replace(cfg_with(), sample_variation_default=declared)
+    t, _, _ = judged(ours, ref, cfg, tau=tau)
+    z = list(display_frame(t, wide=False)["z"])
+    assert not z[0].endswith("u") and z[1].endswith(" u")
+    line = unmeasured_line(t, declared)
+    assert line == (
+        "u: 1 cells of (dataset, kernel) pairs whose sample variation is not measured take "
+        "the declared tau / mean = 0.05 (a stated reason)."
+    )
+    assert unmeasured_line(t[:1], declared) is None

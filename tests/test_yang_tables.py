@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import os
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.learners import check_task, rel_error, score
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.common import feature_map, map_n
+from tests.conftest import need_mirror
 from tests.test_cli import kb
 
 #: experiment file -> (experiment name, dataset, s values, methods), from the paper
@@ -195,10 +195,7 @@ def test_offline_run_is_one_line_exit_2(tmp_path, exp):
 
 @pytest.fixture(scope="module")
 def mirror() -> Path:
-    value = os.environ.get("KERNELBENCH_DATA")
-    if not value or not (Path(value) / "powerplant.npz").is_file():
-        pytest.skip("KERNELBENCH_DATA holds no powerplant.npz")
-    return Path(value)
+    return need_mirror("powerplant.npz")
 
 
 def _powerplant(metric: str, mirror: Path) -> dict:

@@ -24,15 +24,22 @@ from kernelbench.errors import KernelbenchError
 @cache
 def _config_data() -> dict[str, Any]:
     """The ``data`` node of the main config (mirror, cache), {} when there is none."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+    from yaml import YAMLError
+
+    from kernelbench.config import config_dir
+
     try:
-        from omegaconf import OmegaConf
-
-        from kernelbench.config import config_dir
-
-        node = OmegaConf.load(config_dir() / "config.yaml").get("data")
-        return dict(OmegaConf.to_container(node, resolve=True)) if node else {}  # type: ignore[arg-type]
-    except Exception:  # no main config (yet), or no data node: fall back to the environment
+        path = config_dir() / "config.yaml"
+    except FileNotFoundError:  # no main config: the environment decides
         return {}
+    try:
+        node = OmegaConf.load(path).get("data")
+        return dict(OmegaConf.to_container(node, resolve=True)) if node else {}  # type: ignore[arg-type]
+    except (OSError, YAMLError, OmegaConfBaseException, ValueError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise KernelbenchError(f"cannot read the data settings of {path}: {first}") from err
 
 
 def _location_option(name: str, help: str) -> Any:

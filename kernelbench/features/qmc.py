@@ -174,8 +174,13 @@ def qmcpy_points(generator: str, randomize: str, n_points: int, d: int, seed: in
     import qmcpy
 
     cls, kwargs = QMCPY_GENERATORS[generator]
+    from qmcpy.util.exceptions_warnings import ParameterWarning
+
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # qmcpy's notes on t-bit truncation
+        # qmcpy's notes on its generating matrices (t-bit truncation, interlacing for
+        # alpha = 2): expected for the files above; any other warning is shown
+        for note in ("Truncating ints in generating matrix", "Digital interlacing"):
+            warnings.filterwarnings("ignore", message=note, category=ParameterWarning)
         dist = getattr(qmcpy, cls)(d, seed=seed, randomize=QMCPY_RANDOMIZE[randomize], **kwargs)
         total = 1 << max(0, int(n_points - 1).bit_length())
         pts = np.asarray(dist.gen_samples(total, warn=False), dtype=np.float64)

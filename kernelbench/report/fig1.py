@@ -24,10 +24,12 @@ from kernelbench.report.common import (
     with_sem,
 )
 from kernelbench.verify import (
+    DEFAULT_TAU,
     DEVIATES,
     KNOWN,
     NO_REFERENCE,
     REPRODUCED,
+    default_sensitivity,
     load_config,
     load_sample_variation,
     verify_table,
@@ -207,6 +209,7 @@ def build() -> Section:
     ref = load_reference(cfg.reference)
     ver = verify_table(ours, cfg, ref=ref)
     t, pooled = ver.table, ver.pooled
+    flips = default_sensitivity(ours, cfg, ver, ref=ref)
     cells = cell_table(t, ref)
     tau = load_sample_variation(cfg.sample_variation)
     per_cell = paper_cell_verdicts(cells)
@@ -239,6 +242,12 @@ def build() -> Section:
             for r in dev.itertuples()
         ],
         pooled_table=per_dataset,
+        n_default=int((t["tau_source"] == DEFAULT_TAU).sum()),
+        flips=[
+            f"{dataset_name(r.dataset)} {kernel_name(r.kernel)} `{r.method_label}` n = "
+            f"{r.n:g}: {r.verdict} (would be {r.verdict_widest})"
+            for r in flips.itertuples()
+        ],
         tau=None
         if tau is None
         else table(["dataset", "kernel", "tau / mean", "cells", "seeds", "runs"], tau_rows),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from kernelbench.verify.compare import (
     AGREES,
     CELL,
+    DEFAULT_TAU,
     DEVIATES,
     DRIFTS,
     KNOWN,
@@ -14,6 +15,7 @@ from kernelbench.verify.compare import (
     compare_baseline,
     compare_reference,
     counts,
+    default_sensitivity,
     failed,
     judge,
     load_sample_variation,
@@ -30,4 +32,4 @@ __all__ = ["AGREES", "CELL", "DEVIATES", "DRIFTS", "KNOWN", "NO_REFERENCE", "REP
 __all__ += ["WIDTH", "VerifyConfig", "compare_baseline", "compare_reference", "config_path"]
 __all__ += ["counts", "failed", "grid_cells", "grid_experiments", "judge", "load_config"]
 __all__ += ["load_sample_variation", "parse_known", "pooled_bias", "run_cells", "sort_cells"]
-__all__ += ["tau_cv", "verdict_line", "verify_table"]
+__all__ += ["tau_cv", "verdict_line", "verify_table", "DEFAULT_TAU", "default_sensitivity"]

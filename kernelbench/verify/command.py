@@ -20,7 +20,7 @@ from kernelbench.protocols import Protocol, get_protocol
 from kernelbench.reporting import get_reporting
 from kernelbench.results import dumps
 from kernelbench.stats import SAME_DRAWS_ATOL, SAME_DRAWS_RTOL, aggregate
-from kernelbench.verify.compare import counts, failed, verify_table
+from kernelbench.verify.compare import counts, default_sensitivity, failed, verify_table
 from kernelbench.verify.config import DEFAULT_CONFIG, load_config
 from kernelbench.verify.grid import grid_cells, grid_experiments, run_cells
 from kernelbench.verify.report import (
@@ -29,6 +29,7 @@ from kernelbench.verify.report import (
     format_text,
     known_notes,
     pooled_frame,
+    unmeasured_line,
     verdict_line,
     wrap,
     write_table,
@@ -216,6 +217,14 @@ def verify(
             "/ paper over n, over its standard error (both sides' run noise and the sample "
             "effect 2 cv^2 the family shares, each bounded for any correlation; "
             "docs/verification.md), in the same Sidak family."
+        )
+    if unmeasured := unmeasured_line(t, cfg.sample_variation_default):
+        legend.append(unmeasured)
+        flips = default_sensitivity(ours, cfg, v, baseline=base)
+        changed = [f"{' '.join(map(str, r[:-2]))}: {r[-2]}" for r in flips.itertuples(False)]
+        legend.append(
+            f"With the largest measured tau / mean instead, {len(flips)} of them would be "
+            "judged otherwise" + (f" ({'; '.join(changed)})." if changed else ".")
         )
     if c["no_reference"]:
         legend.append(f"{c['no_reference']} cells have no paper number (shown, not judged).")

@@ -3,6 +3,7 @@ paper, :func:`pooled_bias` per family and :func:`compare_baseline` (drift from o
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from kernelbench.stats import (
     welch_df,
     z_score,
 )
-from kernelbench.verify.config import VerifyConfig
+from kernelbench.verify.config import UNMEASURED, SampleVariationDefault, VerifyConfig
 
 #: The cell keys of the kernel_approx protocol (the default of the functions below).
 CELL = ["dataset", "kernel", "method_label", "n"]
@@ -54,23 +55,34 @@ def load_sample_variation(path: Path | None) -> pd.DataFrame | None:
     return read_checked(path, "sample-variation table", hint, ["dataset", "kernel", "cv"])
 
 
-def tau_cv(tab: pd.DataFrame | None, dataset: str, kernel: str) -> tuple[float, str]:
-    """tau / mean for (dataset, kernel) and its source; unmeasured pairs get the
-    largest measured value ("fallback")."""
+#: tau_source of a cell whose pair the table does not measure (flagged in the report).
+DEFAULT_TAU = "default"
+
+
+def tau_cv(
+    tab: pd.DataFrame | None,
+    dataset: str,
+    kernel: str,
+    default: SampleVariationDefault = UNMEASURED,
+) -> tuple[float, str]:
+    """tau / mean for (dataset, kernel) and its source: "measured"; the config's declared
+    ``default`` for a pair the table does not measure (:data:`DEFAULT_TAU`); "none"
+    without a table (tau = 0)."""
     if tab is None or tab.empty:
         return 0.0, "none"
     hit = tab[(tab["dataset"] == dataset) & (tab["kernel"] == kernel)]
     if len(hit):
         return float(hit["cv"].iloc[0]), "measured"
-    return float(tab["cv"].max()), "fallback"
+    return default.cv, DEFAULT_TAU
 
 
 def tau_df(tab: pd.DataFrame | None, dataset: str, kernel: str) -> float:
-    """Degrees of freedom of the tau^2 estimate (column ``df``; inf when absent)."""
+    """Degrees of freedom of the tau^2 estimate (column ``df``; inf when absent, and for
+    a declared default, which is not an estimate)."""
     if tab is None or tab.empty or "df" not in tab.columns:
         return math.inf
     hit = tab[(tab["dataset"] == dataset) & (tab["kernel"] == kernel)]
-    return float(hit["df"].iloc[0]) if len(hit) else float(tab["df"].min())
+    return float(hit["df"].iloc[0]) if len(hit) else math.inf
 
 
 def compare_reference(
@@ -96,7 +108,9 @@ def compare_reference(
             out.update(dict.fromkeys([*cols, "tau_source", "se_diff", "z"], np.nan), tau_source="")
             rows.append(out)
             continue
-        cv, source = tau_cv(tau_table, cell["dataset"], cell.get("kernel", ""))
+        cv, source = tau_cv(
+            tau_table, cell["dataset"], cell.get("kernel", ""), cfg.sample_variation_default
+        )
         r_mean, r_std, r_runs = float(r["mean"]), float(r["std"]), float(r["runs"])
         tau = cv * r_mean
         paper_sem = r_std / math.sqrt(r_runs)
@@ -308,6 +322,32 @@ def verify_table(
         t = t.merge(compare_baseline(ours, baseline, keys), on=keys, how="left")
     t, rate, m = judge(t, cfg.alpha, baseline is not None, pooled)
     return Verification(sort_cells(t, keys), pooled, rate, m)
+
+
+def default_sensitivity(
+    ours: pd.DataFrame,
+    cfg: VerifyConfig,
+    ver: Verification,
+    ref: pd.DataFrame | None = None,
+    baseline: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """The cells judged with the declared default tau (:data:`DEFAULT_TAU`) whose verdict
+    changes when the largest measured cv is used instead (the widest tolerance, the rule
+    before the default): the keys, ``verdict`` and ``verdict_widest``. Empty when no
+    cell uses the default."""
+    t = ver.table
+    keys = [k for k in get_reporting(cfg.protocol).cell_keys if k in t]
+    used = t[t["tau_source"] == DEFAULT_TAU] if "tau_source" in t else t.iloc[:0]
+    tau = load_sample_variation(cfg.sample_variation)
+    if used.empty or tau is None or tau.empty:
+        return pd.DataFrame(columns=[*keys, "verdict", "verdict_widest"])
+    widest = SampleVariationDefault(float(tau["cv"].max()), "the largest measured")
+    cfg_w = dataclasses.replace(cfg, sample_variation_default=widest)
+    other = verify_table(ours, cfg_w, ref=ref, baseline=baseline).table
+    merged = used[[*keys, "verdict"]].merge(
+        other[[*keys, "verdict"]].rename(columns={"verdict": "verdict_widest"}), on=keys
+    )
+    return merged[merged["verdict"] != merged["verdict_widest"]].reset_index(drop=True)
 
 
 def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:

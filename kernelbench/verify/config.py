@@ -61,6 +61,24 @@ class KnownDeviation:
         return True
 
 
+@dataclass(frozen=True)
+class SampleVariationDefault:
+    """The tau / mean of a (dataset, kernel) pair the sample-variation table does not
+    measure, and why that value (``sample_variation_default: {cv, reason}``)."""
+
+    cv: float
+    reason: str
+
+
+#: Without a declared default: no sample-to-sample allowance. An unmeasured pair is held
+#: to both sides' run noise alone, the strictest test, never a borrowed wider one.
+UNMEASURED = SampleVariationDefault(
+    0.0,
+    "not measured, so no sample-to-sample allowance: held to both sides' run noise "
+    "alone (scripts/measure_sample_variation.py measures it)",
+)
+
+
 @dataclass
 class VerifyConfig:
     """The contents of ``configs/verify/<name>.yaml`` (paths resolved)."""
@@ -78,6 +96,8 @@ class VerifyConfig:
     seed: int = 0
     alpha: float = 0.01
     sample_variation: Path | None = None
+    #: tau / mean of a pair the table does not measure (flagged in the report)
+    sample_variation_default: SampleVariationDefault = UNMEASURED
     baseline: Path | None = None
     compare: dict[str, str] = field(default_factory=dict)
     #: run r of every cell shares random draws (a split) with run r of the other cells of
@@ -90,6 +110,22 @@ class VerifyConfig:
 
     def known(self, row: Mapping[str, Any]) -> list[KnownDeviation]:
         return [k for k in self.known_deviations if k.matches(row)]
+
+
+def _default_cv(raw: Any, path: Path) -> SampleVariationDefault:
+    """``sample_variation_default: {cv: <float >= 0>, reason: <text>}``; absent:
+    :data:`UNMEASURED`."""
+    if raw is None:
+        return UNMEASURED
+    bad = f"{path}: sample_variation_default needs cv (a number >= 0) and reason (text)"
+    if not isinstance(raw, Mapping) or set(raw) != {"cv", "reason"}:
+        raise KernelbenchError(bad)
+    cv, reason = raw["cv"], raw["reason"]
+    if isinstance(cv, bool) or not isinstance(cv, int | float) or not cv >= 0:
+        raise KernelbenchError(bad)
+    if not isinstance(reason, str) or not reason.strip():
+        raise KernelbenchError(bad)
+    return SampleVariationDefault(float(cv), " ".join(reason.split()))
 
 
 def _tuple(value: Any, key: str) -> tuple[str, ...] | None:
@@ -206,6 +242,7 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         seed=int(raw.get("seed", 0)),
         alpha=alpha,
         sample_variation=resolve(raw.get("sample_variation")),
+        sample_variation_default=_default_cv(raw.get("sample_variation_default"), path),
         baseline=resolve(raw.get("baseline")),
         compare=compare,
         shared_runs=bool(raw.get("shared_runs", False)),

@@ -13,8 +13,10 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.results import format_n
-from kernelbench.verify.compare import CELL, KNOWN
+from kernelbench.verify.compare import CELL, DEFAULT_TAU, KNOWN
 
+#: After z where the cell's tau is the config's declared default (its pair not measured).
+UNMEASURED_MARK = " u"
 #: The widest line ``verify`` prints without ``--wide``.
 WIDTH = 120
 #: Right-aligned (numeric) columns of the printed tables.
@@ -76,6 +78,9 @@ def display_frame(
             cols[name] = t[mean].map(_num)
     cols["ratio"] = t["ratio"].map(lambda x: _num(x, ".3f"))
     cols["z"] = t["z"].map(lambda x: _num(x, "+.2f"))
+    if "tau_source" in t:  # a pair whose tau is the config's default, not measured
+        mark = np.where(t["tau_source"] == DEFAULT_TAU, UNMEASURED_MARK, "")
+        cols["z"] = cols["z"] + mark
     if wide:
         cols["z_crit"] = t["z_crit"].map(lambda x: _num(x, ".2f"))
     if "base_verdict" in t:
@@ -126,6 +131,18 @@ def wrap(text: str, indent: str = "") -> str:
 def format_notes(notes: Mapping[str, int]) -> str:
     """The narrow tables' notes: ``[i] known deviation: reason``, wrapped."""
     return "\n".join(wrap(f"[{i}] {KNOWN}: {r}", indent="    ") for r, i in notes.items())
+
+
+def unmeasured_line(t: pd.DataFrame, default: Any) -> str | None:
+    """The legend line of the cells marked :data:`UNMEASURED_MARK` (None: no such cell)."""
+    n = int((t["tau_source"] == DEFAULT_TAU).sum()) if "tau_source" in t else 0
+    if not n:
+        return None
+    return (
+        f"{UNMEASURED_MARK.strip()}: {n} cells of (dataset, kernel) pairs whose sample "
+        f"variation is not measured take the declared tau / mean = {default.cv:g} "
+        f"({default.reason})."
+    )
 
 
 def summary_line(c: Mapping[str, int]) -> str:

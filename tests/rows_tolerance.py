@@ -1,19 +1,17 @@
-"""How far a stored row's numbers may move on another machine (docs/verification.md,
-"Golden rows across machines"): a float ``new`` agrees with a stored ``ref`` when
-
-    |new - ref| <= rtol * max(|new|, |ref|) + floor * scale,
-
-``scale`` the column's median |ref|, so a value cancelling to near zero is held to its
-column's size. Integers, strings, hashes and types must match exactly. The tolerances are
-a small multiple of the spread measured across four BLAS/SIMD set-ups.
-"""
+"""How the golden rows are compared (``tests/data/rows_tolerance.toml``, beside them):
+which columns, and how far a float may move on another machine
+(docs/verification.md, "Golden rows across machines")."""
 
 from __future__ import annotations
 
 import math
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+TABLE = tomllib.loads((Path(__file__).parent / "data" / "rows_tolerance.toml").read_text())
 
 
 @dataclass(frozen=True)
@@ -30,18 +28,20 @@ class Tolerance:
         return abs(new - ref) <= bound
 
 
-#: Any float column not listed in :data:`TOLERANCES`: 50x the largest spread measured
-#: (2.0e-14 relative, krr's rel_spec_error and variance_ratio's ratio).
-DEFAULT = Tolerance(rtol=1e-12, floor=1e-12)
+#: Any float column without its own tolerance.
+DEFAULT = Tolerance(**TABLE["default"])
 #: protocol -> column -> tolerance ("*": every float column of the protocol).
 TOLERANCES: dict[str, dict[str, Tolerance]] = {
-    # D(S)^2 = (2 pairs + s) / s^2 + const - 2/s sum prod g: O(1) terms cancelling to
-    # ~1e-3; measured abs 3.6e-15 at a median of 2.8e-3 (1.3e-12 of it): floor 8x.
-    "qmc_discrepancy": {"discrepancy": Tolerance(rtol=1e-12, floor=1e-11)},
-    # the same objective, minimised for 6 CG iterations: a start 3e-12 apart ends 1.5e-9
-    # apart in every column (discrepancy, errors): 7x.
-    "qmc_adaptive": {"*": Tolerance(rtol=1e-8, floor=1e-8)},
+    protocol: {column: Tolerance(**tol) for column, tol in columns.items()}
+    for protocol, columns in TABLE["protocols"].items()
 }
+
+
+def compared(column: str) -> bool:
+    """Whether a golden column is compared (not provenance, the config hash, a timing or
+    a memory peak)."""
+    skip = TABLE["not_compared"]
+    return column not in skip["columns"] and not any(s in column for s in skip["containing"])
 
 
 def tolerance(protocol: str, column: str) -> Tolerance:
