@@ -115,7 +115,13 @@ def test_a_runs_folder_and_a_table_folder_feed_the_site(tmp_path):
     out = tmp_path / "site"
     rep = build_site(out, [runs, tables], only=["fig3"])
     names = {p.name for p in rep.pages}
-    assert names == {"index.html", "fig3.html", "runs-0-board.html", "leaderboard.html"}
+    assert names == {
+        "index.html",
+        "fig3.html",
+        "runs-0-board.html",
+        "leaderboard.html",
+        "plugins.html",  # the plug-in guide of the leaderboard's "Add your method"
+    }
     board = (out / "runs-0-board.html").read_text()
     assert 'value="toy_rff"' in board and "rel_fro_error" in board
     assert 'value="nystrom"' in (out / "fig3.html").read_text()
