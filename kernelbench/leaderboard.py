@@ -1,5 +1,7 @@
-"""The leaderboard: where a method stands against every published method, grid by grid,
-by its geometric mean error ratio to rff and its average rank (docs/leaderboard.md)."""
+"""The leaderboard: where a method stands against every published method, grid by grid
+and track by track (data-independent, data-dependent maps), by its average rank over
+independent blocks with Friedman's test and Nemenyi's critical difference (Demšar 2006),
+beside its geometric mean error ratio to rff and its map time (docs/leaderboard.md)."""
 
 from __future__ import annotations
 
@@ -381,8 +383,10 @@ def part_args(args: list[str]) -> list[list[str]] | None:
 def leaderboard(
     results: Path, baseline_dir: Path | None, method: str | None, csv_out: Path | None
 ) -> None:
-    """Rank every method of the leaderboard's grids: geometric mean error ratio to rff
-    with its 95% interval over cells, and the average rank (docs/leaderboard.md)."""
+    """Rank every method of the leaderboard's grids, data-independent and data-dependent
+    maps apart: the average rank over independent blocks with its Friedman/Nemenyi test
+    (ranks shared where it cannot separate methods), the geometric mean error ratio to
+    rff with its 95% interval over cells, and the map time (docs/leaderboard.md)."""
     table = standings(baseline_dir or default_baseline_dir(), results if results.is_dir() else None)
     click.echo(format_standings(table, method), nl=False)
     if csv_out is not None:

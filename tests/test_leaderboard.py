@@ -375,3 +375,10 @@ def test_a_plugin_colour_is_none_of_the_built_in_ones():
     for name in ["toy_rff", "my_map", "brand_new", "x"]:
         assert method_style(name)[0] not in fixed
         assert method_style(name) == method_style(name)
+
+
+def test_report_method_needs_html():
+    from kernelbench.report.command import report
+
+    res = CliRunner().invoke(report, ["--method", "toy_rff"])
+    assert res.exit_code == 2 and "--method needs --html" in res.output
