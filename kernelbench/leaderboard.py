@@ -237,19 +237,21 @@ def map_times(
     baseline_dir: Path, results: Path | None = None, name: str = EXPERIMENT
 ) -> pd.DataFrame:
     """Per method label: median map time (s) on the map-time part's fixed shape and
-    its ratio to rff's from the same table or run (``source``: the committed table, or
-    ``results`` for the methods measured there, each against that run's rff)."""
+    its ratio to rff's (``rff_seconds``) from the same table or run (``source``: the
+    committed table, or ``results`` for the methods measured there, each against that
+    run's rff)."""
     from kernelbench.reporting.walltime import median_summary
 
     part = map_time_part(name)
-    cols = ["method_label", "points", "d", "map_seconds", "vs_rff", "source"]
+    cols = ["method_label", "points", "d", "map_seconds", "vs_rff", "rff_seconds", "source"]
     if part is None:
         return pd.DataFrame(columns=cols)
 
     def with_ratio(summary: pd.DataFrame, source: str) -> pd.DataFrame:
         s = summary[summary["metric"] == "map"].rename(columns={"median": "map_seconds"})
         ref = s.loc[s["method_label"] == REFERENCE, "map_seconds"]
-        s = s.assign(vs_rff=s["map_seconds"] / ref.iloc[0] if len(ref) else math.nan)
+        rff = float(ref.iloc[0]) if len(ref) else math.nan
+        s = s.assign(vs_rff=s["map_seconds"] / rff, rff_seconds=rff)
         return s.assign(source=source)[cols]
 
     path = Path(baseline_dir) / part.baseline

@@ -87,6 +87,9 @@ def track_rows(g: pd.DataFrame, highlight: Sequence[str]) -> list[dict]:
             rank = "–" if pd.isna(r.rank) else str(int(r.rank))
             note = "the reference" if r.method_label == REFERENCE else ""
         t = getattr(r, "map_seconds", math.nan)
+        if t == t and r.method_label != REFERENCE and not str(r.source).endswith(".csv"):
+            timed = f"map time from {r.source}, where rff took {1e3 * r.rff_seconds:.3g} ms"
+            note = f"{note}; {timed}" if note else timed
         rows.append(
             {
                 "rank": rank,
@@ -191,7 +194,8 @@ def board(runs: Sequence[Path], baseline_dir: Path, method: str | None = None):
     else:
         ours = pd.concat([t[t["source"] == "results"] for _, t in tables])
         highlight = sorted(set(ours["method_label"]))
-    times = map_times(baseline_dir, found)[["method_label", "map_seconds", "vs_rff"]]
+    times = map_times(baseline_dir, found)
+    times = times[["method_label", "map_seconds", "vs_rff", "rff_seconds", "source"]]
     out = Board(PRIMARY, highlight)
     for (g, _), r in zip(tables, ranked, strict=True):
         r = r.merge(times, on="method_label", how="left")
