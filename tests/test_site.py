@@ -115,13 +115,7 @@ def test_a_runs_folder_and_a_table_folder_feed_the_site(tmp_path):
     out = tmp_path / "site"
     rep = build_site(out, [runs, tables], only=["fig3"])
     names = {p.name for p in rep.pages}
-    assert names == {
-        "index.html",
-        "fig3.html",
-        "runs-0-board.html",
-        "leaderboard.html",
-        "plugins.html",  # the plug-in guide of the leaderboard's "Add your method"
-    }
+    assert names == {"index.html", "fig3.html", "runs-0-board.html", "leaderboard.html"}
     board = (out / "runs-0-board.html").read_text()
     assert 'value="toy_rff"' in board and "rel_fro_error" in board
     assert 'value="nystrom"' in (out / "fig3.html").read_text()
@@ -209,9 +203,9 @@ def test_the_leaderboard_page_ranks_a_new_method(tmp_path):
     assert text.count('class="kb-mine"') == 1  # one grid run, one row
     assert f'style="color: {method_style("half_rff")[0]}"' in text
     assert "Primary statistic: the average rank over independent blocks" in text
-    assert 'id="add-your-method"' in text and 'href="plugins.html"' in text
+    assert 'id="add-your-method"' in text and 'href="#plugin-guide"' in text
     assert "kernelbench run experiment=leaderboard method=half_rff" in text
-    assert (out / "plugins.html").is_file() and "entry point" in (out / "plugins.html").read_text()
+    assert '<details id="plugin-guide">' in text and "entry point" in text
 
 
 def test_the_leaderboard_highlights_the_method_option(tmp_path):

@@ -32,8 +32,8 @@ PRIMARY = "average rank over independent blocks (lower is better)"
 #: A text glyph per matplotlib marker, for the legend swatch beside a method's name.
 GLYPHS = {"o": "●", "s": "■", "D": "◆", "d": "◆", "^": "▲", "v": "▼", "<": "◀", ">": "▶",
           "P": "✚", "X": "✖", "*": "★", "h": "⬢", "H": "⬣", "p": "⬟", "8": "◉"}  # fmt: skip
-#: The page of the plug-in guide (docs/plugins.md rendered into the site).
-GUIDE = "plugins.html"
+#: The anchor of the plug-in guide (docs/plugins.md) on the page.
+GUIDE = "#plugin-guide"
 
 
 @dataclass
@@ -56,6 +56,7 @@ class Board:
     map_note: str = ""
     commands: list[str] = field(default_factory=list)
     guide: str = GUIDE
+    guide_html: str = ""
     alpha: float = ALPHA
     min_blocks: int = MIN_BLOCKS
 
@@ -196,7 +197,7 @@ def board(runs: Sequence[Path], baseline_dir: Path, method: str | None = None):
         highlight = sorted(set(ours["method_label"]))
     times = map_times(baseline_dir, found)
     times = times[["method_label", "map_seconds", "vs_rff", "rff_seconds", "source"]]
-    out = Board(PRIMARY, highlight)
+    out = Board(PRIMARY, highlight, guide_html=guide_html())
     for (g, _), r in zip(tables, ranked, strict=True):
         r = r.merge(times, on="method_label", how="left")
         tracks = []
@@ -227,9 +228,9 @@ def board(runs: Sequence[Path], baseline_dir: Path, method: str | None = None):
     return tables, out, found
 
 
-def write_guide(out: Path, pages: Sequence[tuple[str, str]], render) -> Path:
-    """docs/plugins.md as ``<out>/plugins.html`` (links to files outside the site kept as
-    text), for the page's "Add your method" box."""
+def guide_html() -> str:
+    """docs/plugins.md as HTML for the page's "Add your method" box (links to files
+    outside the site, and its in-page anchors, kept as text)."""
     import re
 
     from markdown_it import MarkdownIt
@@ -238,7 +239,4 @@ def write_guide(out: Path, pages: Sequence[tuple[str, str]], render) -> Path:
 
     text = (config_dir().parent / "docs" / "plugins.md").read_text()
     html = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
-    html = re.sub(r'<a href="(?!https?:)[^"]*">(.*?)</a>', r"\1", html)
-    path = out / GUIDE
-    path.write_text(render("guide.html.j2", body=html, pages=pages, current="leaderboard"))
-    return path
+    return re.sub(r'<a href="(?!https?:)[^"]*">(.*?)</a>', r"\1", html)

@@ -314,10 +314,6 @@ def build_site(
     for key, _, page in pages:
         if page is not None:
             report.pages.append(results_page(key, out=out, pages=nav, jobs=jobs, **page))
-    if board is not None:
-        from kernelbench.site.board import write_guide
-
-        report.pages.append(write_guide(out, nav, _render))
     draw_static(jobs)
     index = out / "index.html"
     context = {"sections": sections, "pages": nav, "current": "index", "notes": report.notes}
