@@ -1,5 +1,7 @@
-"""The leaderboard: where a method stands against every published method, grid by grid,
-by its geometric mean error ratio to rff and its average rank (docs/leaderboard.md)."""
+"""The leaderboard: where a method stands against every published method, grid by grid
+and track by track (data-independent, data-dependent maps), by its average rank over
+independent blocks with Friedman's test and Nemenyi's critical difference (Demšar 2006),
+beside its geometric mean error ratio to rff and its map time (docs/leaderboard.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.stats import t_interval
+from kernelbench.stats import rank_test, t_interval
 
 #: The experiment file that declares the leaderboard's grids.
 EXPERIMENT = "leaderboard"
@@ -30,6 +32,8 @@ class Grid:
     metric: str  # the results column aggregated per cell
     top: float | None = None  # None: the metric is an error; else error = top - metric
     keys: tuple[str, ...] = field(default=())  # cell keys beside dataset, kernel, n
+    blocks: tuple[str, ...] = ("dataset", "kernel")  # the rank test's independent blocks
+    exact_below: float | None = None  # an error below it: the map is exact (rounding level)
 
     @property
     def cell_keys(self) -> list[str]:
@@ -40,15 +44,57 @@ class Grid:
         return mean if self.top is None else self.top - mean
 
 
-def grids(name: str = EXPERIMENT) -> list[Grid]:
-    """The grids of a leaderboard experiment file (its ``parts``)."""
+@dataclass(frozen=True)
+class MapTime:
+    """The map-time part: a ``walltime`` experiment on one fixed shape, run for the new
+    method beside rff; the published methods' times are its committed table."""
+
+    grid: str
+    baseline: str
+
+
+def _leaderboard_file(name: str) -> dict:
     from kernelbench.config import experiment_sweep
 
     top, _ = experiment_sweep(name)
-    parts = top.get("parts")
-    if not parts:
+    if not top.get("parts"):
         raise KernelbenchError(f"experiment {name!r} has no parts: not a leaderboard")
-    return [Grid(**{**p, "keys": tuple(p.get("keys") or ())}) for p in parts]
+    return top
+
+
+def grids(name: str = EXPERIMENT) -> list[Grid]:
+    """The grids of a leaderboard experiment file (its ``parts``)."""
+    tuples = ("keys", "blocks")
+    return [
+        Grid(**{**p, **{k: tuple(p[k]) for k in tuples if p.get(k)}})
+        for p in _leaderboard_file(name)["parts"]
+    ]
+
+
+def map_time_part(name: str = EXPERIMENT) -> MapTime | None:
+    """The leaderboard's map-time part (its ``map_time``), if it declares one."""
+    part = _leaderboard_file(name).get("map_time")
+    return MapTime(**part) if part else None
+
+
+def data_dependent(label: str) -> bool:
+    """Whether a method label's map is drawn from the data (the map class's
+    ``data_dependent``: Nystrom, lev_rff, slw_rff); labels of no known map: False."""
+    from kernelbench.config import config_dir
+    from kernelbench.features import FEATURE_MAPS
+    from kernelbench.plugins import load
+
+    load()
+    name = label
+    if label not in FEATURE_MAPS:
+        path = config_dir() / "method" / f"{label}.yaml"
+        if path.is_file():
+            import yaml
+
+            name = str((yaml.safe_load(path.read_text()) or {}).get("name", label))
+    if name not in FEATURE_MAPS:
+        return False
+    return bool(getattr(FEATURE_MAPS.get(name), "data_dependent", False))
 
 
 def _grid_cells(grid: Grid) -> pd.DataFrame:
@@ -65,14 +111,14 @@ def _grid_cells(grid: Grid) -> pd.DataFrame:
 
 def grid_table(grid: Grid, baseline_dir: Path, results: Path | None = None) -> pd.DataFrame:
     """Per (cell, method_label): mean, runs and error of the grid's metric, from the
-    baseline, or from ``results`` for the methods found there."""
+    baseline, or from ``results`` for the methods found there (``source``)."""
     from kernelbench.baseline.format import cell_table, read_table
 
     keys = [*grid.cell_keys, "method_label"]
     base = read_table(Path(baseline_dir) / grid.baseline, keys)
     base["n"] = base["n"].astype(float)
     cells = _grid_cells(grid)
-    table = base.merge(cells, on=grid.cell_keys, how="inner")
+    table = base.merge(cells, on=grid.cell_keys, how="inner").assign(source="baseline")
     if results is not None:
         from kernelbench.config import experiment_sweep
         from kernelbench.results import read_results
@@ -85,68 +131,198 @@ def grid_table(grid: Grid, baseline_dir: Path, results: Path | None = None) -> p
         if not df.empty:
             ours = cell_table(df, grid.metric, keys)
             ours["n"] = ours["n"].astype(float)
-            ours = ours.merge(cells, on=grid.cell_keys, how="inner")
+            ours = ours.merge(cells, on=grid.cell_keys, how="inner").assign(source="results")
             # a method found in the results replaces its baseline cells on this grid
             table = table[~table["method_label"].isin(set(ours["method_label"]))]
             table = pd.concat([table, ours], ignore_index=True)
-    table = table[[*keys, "runs", "mean", "sem"]].copy()
+    table = table[[*keys, "runs", "mean", "sem", "source"]].copy()
     table["error"] = grid.error(table["mean"]).astype(float)
     table["grid"] = grid.grid
     return table.sort_values(keys, kind="stable").reset_index(drop=True)
 
 
-def rank_grid(table: pd.DataFrame, grid: Grid) -> pd.DataFrame:
-    """One grid's standings: per method, cells, the geometric mean error ratio to rff
-    with its 95% interval, average rank and rank."""
+#: The two tracks, ranked apart: maps drawn independently of the data, and maps
+#: drawn from it (rff, the reference, stands in both).
+TRACKS = ("data-independent", "data-dependent")
+#: Significance level of the rank tests.
+ALPHA = 0.05
+#: Fewest independent blocks a track's test is run on: below 6 pairs Wilcoxon's
+#: signed-rank test cannot reach p < 0.05 (two-sided), and Friedman's chi-square
+#: approximation is poor (Demšar 2006, Sec. 3.2.2).
+MIN_BLOCKS = 6
+
+
+def _log_ratios(table: pd.DataFrame, grid: Grid) -> pd.DataFrame:
+    """Per cell (rows) and method (columns): log(error / rff's error)."""
     wide = table.pivot_table(
         index=grid.cell_keys, columns="method_label", values="error", aggfunc="first"
     )
     if REFERENCE not in wide.columns:
         raise KernelbenchError(f"grid {grid.grid}: no {REFERENCE} cells to compare with")
     tiny = np.finfo(float).tiny
-    logs = np.log(np.maximum(wide, tiny)).sub(np.log(np.maximum(wide[REFERENCE], tiny)), axis=0)
-    complete = wide.dropna(axis=1, thresh=len(wide)).dropna(axis=0)
-    ranks = complete.rank(axis=1).mean(axis=0) if len(complete) else pd.Series(dtype=float)
-    rows = []
-    for method in wide.columns:
-        r = logs[method].dropna().to_numpy()
-        mean, _, _, half = t_interval(r)
-        rows.append(
-            {
-                "grid": grid.grid,
-                "title": grid.title,
-                "method_label": method,
-                "cells": r.size,
-                "ratio": math.exp(mean),
-                "ratio_low": math.exp(mean - half),
-                "ratio_high": math.exp(mean + half),
-                "mean_rank": float(ranks.get(method, math.nan)),
-            }
-        )
-    out = pd.DataFrame(rows).sort_values(["ratio", "method_label"], kind="stable")
-    out["rank"] = np.arange(1, len(out) + 1)
-    return out.reset_index(drop=True)
+    return np.log(np.maximum(wide, tiny)).sub(np.log(np.maximum(wide[REFERENCE], tiny)), axis=0)
 
 
-def standings(baseline_dir: Path, results: Path | None = None) -> pd.DataFrame:
-    """Every grid's standings, one block per grid (:func:`rank_grid`)."""
-    frames = [rank_grid(grid_table(g, baseline_dir, results), g) for g in grids()]
+def block_values(logs: pd.DataFrame, grid: Grid) -> pd.DataFrame:
+    """Per block (rows) and method: the mean log error ratio to rff over the block's
+    cells (a block's cells share its data sample and kernel; their n differ)."""
+    return logs.groupby(level=list(grid.blocks), sort=True).mean()
+
+
+def rank_grid(table: pd.DataFrame, grid: Grid) -> pd.DataFrame:
+    """One grid's standings, one block of rows per track: per method, cells, the
+    geometric mean error ratio to rff with its 95% interval over cells, the average
+    rank over independent blocks (the primary statistic) and the rank that the rank
+    test supports (methods it cannot separate share a rank); methods in their exact
+    regime (an error below ``grid.exact_below``) are marked, not ranked, and so are
+    methods missing some of the grid's cells."""
+    logs = _log_ratios(table, grid)
+    wide = table.pivot_table(
+        index=grid.cell_keys, columns="method_label", values="error", aggfunc="first"
+    )
+    blocks = block_values(logs, grid)
+    frames = []
+    for track in TRACKS:
+        dep = track == TRACKS[1]
+        members = [m for m in logs.columns if m == REFERENCE or data_dependent(m) == dep]
+        if members == [REFERENCE] and dep:
+            continue
+        rows = []
+        for m in members:
+            r = logs[m].dropna().to_numpy()
+            mean, _, _, half = t_interval(r)
+            exact = 0
+            if grid.exact_below is not None:
+                exact = int((wide[m].dropna() < grid.exact_below).sum())
+            rows.append(
+                {
+                    "grid": grid.grid,
+                    "title": grid.title,
+                    "track": track,
+                    "method_label": m,
+                    "cells": r.size,
+                    "exact_cells": exact,
+                    "ratio": math.exp(mean),
+                    "ratio_low": math.exp(mean - half),
+                    "ratio_high": math.exp(mean + half),
+                }
+            )
+        out = pd.DataFrame(rows)
+        full = out["cells"] == len(logs)  # a method missing cells is not ranked
+        ranked = list(out.loc[full & (out["exact_cells"] == 0), "method_label"])
+        values = blocks[ranked].dropna(axis=0) if len(ranked) >= 2 else pd.DataFrame()
+        test = None
+        if len(ranked) >= 2 and len(values) >= 2:
+            test = rank_test(values.to_numpy(), ALPHA)
+        mean_rank = dict(zip(ranked, test.mean_ranks, strict=True)) if test else {}
+        shared = dict(zip(ranked, test.shared_ranks(), strict=True)) if test else {}
+        out["status"] = [
+            "exact" if e else ("incomplete" if not f else "ranked" if test else "unranked")
+            for e, f in zip(out["exact_cells"], full, strict=True)
+        ]
+        out["mean_rank"] = out["method_label"].map(mean_rank).astype(float)
+        out["rank"] = out["method_label"].map(shared).astype("Int64")
+        out["blocks"] = len(values) if test else 0
+        out["block_keys"] = " x ".join(grid.blocks)
+        out["test"] = test.test if test else ""
+        out["statistic"] = test.statistic if test else math.nan
+        out["p_value"] = test.p_value if test else math.nan
+        out["cd"] = test.cd if test else math.nan
+        out = out.sort_values(["mean_rank", "ratio", "method_label"], kind="stable")
+        frames.append(out)
     return pd.concat(frames, ignore_index=True)
 
 
+def map_times(
+    baseline_dir: Path, results: Path | None = None, name: str = EXPERIMENT
+) -> pd.DataFrame:
+    """Per method label: median map time (s) on the map-time part's fixed shape and
+    its ratio to rff's (``rff_seconds``) from the same table or run (``source``: the
+    committed table, or ``results`` for the methods measured there, each against that
+    run's rff)."""
+    from kernelbench.reporting.walltime import median_summary
+
+    part = map_time_part(name)
+    cols = ["method_label", "points", "d", "map_seconds", "vs_rff", "rff_seconds", "source"]
+    if part is None:
+        return pd.DataFrame(columns=cols)
+
+    def with_ratio(summary: pd.DataFrame, source: str) -> pd.DataFrame:
+        s = summary[summary["metric"] == "map"].rename(columns={"median": "map_seconds"})
+        ref = s.loc[s["method_label"] == REFERENCE, "map_seconds"]
+        rff = float(ref.iloc[0]) if len(ref) else math.nan
+        s = s.assign(vs_rff=s["map_seconds"] / rff, rff_seconds=rff)
+        return s.assign(source=source)[cols]
+
+    path = Path(baseline_dir) / part.baseline
+    table = with_ratio(pd.read_csv(path), str(path)) if path.is_file() else pd.DataFrame()
+    if results is not None:
+        from kernelbench.config import experiment_sweep
+        from kernelbench.results import read_results
+
+        experiment = str(experiment_sweep(part.grid)[0].get("experiment", part.grid))
+        try:
+            df = read_results(results, experiment)
+        except KernelbenchError:
+            df = pd.DataFrame()
+        if not df.empty and "map_seconds" in df:
+            ours = with_ratio(median_summary(df, ["map"]), str(results))
+            ours = ours[ours["method_label"] != REFERENCE]
+            if len(table):
+                table = table[~table["method_label"].isin(set(ours["method_label"]))]
+            table = pd.concat([table, ours], ignore_index=True)
+    return table.reset_index(drop=True) if len(table) else pd.DataFrame(columns=cols)
+
+
+def standings(
+    baseline_dir: Path, results: Path | None = None, name: str = EXPERIMENT
+) -> pd.DataFrame:
+    """Every grid's standings, one block per grid (:func:`rank_grid`), with each
+    method's map time beside it (:func:`map_times`)."""
+    frames = [rank_grid(grid_table(g, baseline_dir, results), g) for g in grids(name)]
+    table = pd.concat(frames, ignore_index=True)
+    times = map_times(baseline_dir, results, name)[["method_label", "map_seconds", "vs_rff"]]
+    return table.merge(times, on="method_label", how="left")
+
+
+def test_line(g: pd.DataFrame) -> str:
+    """The test behind one track's ranks, in words."""
+    first = g.iloc[0]
+    if not first["test"]:
+        return "not ranked: fewer than two methods or blocks to compare"
+    if first["test"] == "Friedman":
+        stat = f"Friedman chi2 = {first['statistic']:.3g}"
+        cd = f", Nemenyi CD = {first['cd']:.2f}"
+    else:
+        stat, cd = f"Wilcoxon W = {first['statistic']:.3g}", ""
+    few = f" (fewer than {MIN_BLOCKS}: weak)" if first["blocks"] < MIN_BLOCKS else ""
+    return (
+        f"{stat}, p = {first['p_value']:.2g} over {first['blocks']} blocks "
+        f"({first['block_keys']}){few}{cd}"
+    )
+
+
 def format_standings(table: pd.DataFrame, highlight: str | None = None) -> str:
-    """The standings as plain text, one block per grid (``*`` marks ``highlight``)."""
+    """The standings as plain text, one block per grid and track (``*`` marks
+    ``highlight``); ranks are shared where the rank test cannot separate methods."""
     lines: list[str] = []
-    head = f"  {'rank':>4}  {'method':<14} {'cells':>5}  {'error / rff (95% CI)':<26} avg rank"
-    for grid, g in table.groupby("grid", sort=False):
-        lines += [f"{g['title'].iloc[0]} [{grid}]", head]
+    head = (
+        f"  {'rank':>4}  {'method':<14} {'avg rank':>8}  {'cells':>5}  "
+        f"{'error / rff (95% CI)':<26} map time"
+    )
+    for (grid, track), g in table.groupby(["grid", "track"], sort=False):
+        lines += [f"{g['title'].iloc[0]} [{grid}], {track} maps", f"  {test_line(g)}", head]
         for r in g.itertuples():
             mark = "*" if r.method_label == highlight else " "
             ci = f"[{r.ratio_low:.3g}, {r.ratio_high:.3g}]" if not math.isnan(r.ratio_low) else ""
             avg = f"{r.mean_rank:.2f}" if not math.isnan(r.mean_rank) else "-"
+            rank = str(r.rank) if not pd.isna(r.rank) else "-"
+            why = {"exact": "  exact regime: not ranked", "incomplete": "  missing cells"}
+            t = getattr(r, "map_seconds", math.nan)
+            t = f"{1e3 * t:.3g} ms ({r.vs_rff:.2g}x rff)" if t == t and t is not None else "-"
             lines.append(
-                f"{mark} {r.rank:>4}  {r.method_label:<14} {r.cells:>5}  "
-                f"{r.ratio:<8.3g} {ci:<17} {avg}"
+                f"{mark} {rank:>4}  {r.method_label:<14} {avg:>8}  {r.cells:>5}  "
+                f"{r.ratio:<8.3g} {ci:<17} {t}{why.get(r.status, '')}"
             )
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
@@ -173,7 +349,13 @@ def part_args(args: list[str]) -> list[list[str]] | None:
         raise KernelbenchError(
             f"experiment={name} ranks one method: add method=NAME (kernelbench list)"
         )
-    return [[f"experiment={grid.grid}", *rest] for grid in grids(name)]
+    parts = [[f"experiment={grid.grid}", *rest] for grid in grids(name)]
+    timed = map_time_part(name)
+    if timed is not None:  # the new method's map time, beside rff's in the same run
+        others = [a for a in rest if not a.startswith("method=")]
+        pair = dict.fromkeys([REFERENCE, methods[0]])
+        parts.append([f"experiment={timed.grid}", f"method={','.join(pair)}", *others])
+    return parts
 
 
 @click.command("leaderboard")
@@ -202,8 +384,10 @@ def part_args(args: list[str]) -> list[list[str]] | None:
 def leaderboard(
     results: Path, baseline_dir: Path | None, method: str | None, csv_out: Path | None
 ) -> None:
-    """Rank every method of the leaderboard's grids: geometric mean error ratio to rff
-    with its 95% interval over cells, and the average rank (docs/leaderboard.md)."""
+    """Rank every method of the leaderboard's grids, data-independent and data-dependent
+    maps apart: the average rank over independent blocks with its Friedman/Nemenyi test
+    (ranks shared where it cannot separate methods), the geometric mean error ratio to
+    rff with its 95% interval over cells, and the map time (docs/leaderboard.md)."""
     table = standings(baseline_dir or default_baseline_dir(), results if results.is_dir() else None)
     click.echo(format_standings(table, method), nl=False)
     if csv_out is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -162,3 +163,71 @@ def pooled_z(
     parts.append((shared_var, shared_df))
     se = math.sqrt(sum(v for v, _ in parts))
     return bias, se, welch_df(parts)
+
+
+def nemenyi_cd(k: int, blocks: int, alpha: float = 0.05) -> float:
+    """Nemenyi's critical difference of average ranks, k methods over ``blocks`` blocks
+    (Demšar 2006, Sec. 3.2.2): CD = q_alpha sqrt(k (k + 1) / (6 N)), where q_alpha is the
+    studentized range's upper alpha quantile for k means and infinite df over sqrt 2."""
+    from scipy import stats
+
+    q = float(stats.studentized_range.ppf(1.0 - alpha, k, np.inf)) / math.sqrt(2.0)
+    return q * math.sqrt(k * (k + 1) / (6.0 * blocks))
+
+
+@dataclass(frozen=True)
+class RankTest:
+    """Average ranks of k methods over N independent blocks and the test of their
+    equality: Friedman's chi-square with Nemenyi's critical difference (k >= 3), or
+    Wilcoxon's signed-rank test (k = 2), as Demšar (2006) recommends."""
+
+    test: str  # "Friedman" or "Wilcoxon"
+    blocks: int
+    mean_ranks: np.ndarray  # per method, rank 1 = lowest value in a block
+    statistic: float
+    p_value: float
+    cd: float  # Nemenyi's critical difference (NaN for Wilcoxon)
+    alpha: float
+
+    def separated(self, i: int, j: int) -> bool:
+        """Whether methods i and j differ significantly (after the omnibus test)."""
+        if not self.p_value < self.alpha:
+            return False
+        if self.test == "Wilcoxon":
+            return True
+        return abs(self.mean_ranks[i] - self.mean_ranks[j]) > self.cd
+
+    def shared_ranks(self) -> np.ndarray:
+        """Rank of each method: 1 + the number of methods significantly better than it,
+        so methods the data cannot separate share ranks."""
+        k = self.mean_ranks.size
+        better = [
+            sum(self.mean_ranks[j] < self.mean_ranks[i] and self.separated(i, j) for j in range(k))
+            for i in range(k)
+        ]
+        return 1 + np.asarray(better, dtype=int)
+
+
+def rank_test(values: np.ndarray, alpha: float = 0.05) -> RankTest:
+    """:class:`RankTest` of a blocks x methods array (lower is better), ties given
+    average ranks; Friedman's statistic is scipy's (tie-corrected)."""
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    n, k = values.shape
+    if k < 2 or n < 2:
+        raise ValueError(f"a rank test needs two methods and two blocks, got {k} and {n}")
+    ranks = stats.rankdata(values, axis=1).mean(axis=0)
+    if k == 2:
+        diff = values[:, 0] - values[:, 1]
+        if not np.any(diff):
+            return RankTest("Wilcoxon", n, ranks, 0.0, 1.0, math.nan, alpha)
+        res = stats.wilcoxon(values[:, 0], values[:, 1])
+        stat, p = float(res.statistic), float(res.pvalue)
+        return RankTest("Wilcoxon", n, ranks, stat, p, math.nan, alpha)
+    if np.all(values == values[:, :1]):
+        stat, p = 0.0, 1.0  # every block ties every method: nothing to rank
+    else:
+        res = stats.friedmanchisquare(*values.T)
+        stat, p = float(res.statistic), float(res.pvalue)
+    return RankTest("Friedman", n, ranks, stat, p, nemenyi_cd(k, n, alpha), alpha)

@@ -280,6 +280,32 @@ def test_the_leaderboard_page_ranks_a_new_method(tmp_path):
     from kernelbench.leaderboard import grid_table, rank_grid
     from kernelbench.site.build import BASELINE_DIR
 
-    ranked = rank_grid(grid_table(grid, BASELINE_DIR, runs), grid).set_index("method_label")
+    ranked = rank_grid(grid_table(grid, BASELINE_DIR, runs), grid)
+    ranked = ranked[ranked["track"] == "data-independent"].set_index("method_label")
     assert ranked.loc["half_rff", "ratio"] == pytest.approx(0.5)
     assert ranked.loc["half_rff", "cells"] == ranked.loc["rff", "cells"] == 27
+    # the run's method is highlighted (learnt from the results), in its own colour,
+    # and the page names its statistic and says how to add a method
+    from kernelbench.drawing import method_style
+
+    assert text.count('<tr class="kb-mine" data-method="half_rff">') == 1
+    assert text.count('class="kb-mine"') == 1  # one grid run, one row
+    assert f'style="color: {method_style("half_rff")[0]}"' in text
+    assert "Primary statistic: the average rank over independent blocks" in text
+    assert 'id="add-your-method"' in text and 'href="#plugin-guide"' in text
+    assert "kernelbench run experiment=leaderboard method=half_rff" in text
+    assert '<details id="plugin-guide">' in text and "entry point" in text
+
+
+def test_the_leaderboard_highlights_the_method_option(tmp_path):
+    """`report --html --method NAME` highlights NAME, a published method, with no run;
+    without it and without a run nothing is highlighted."""
+    from kernelbench.site.board import board
+    from kernelbench.site.build import BASELINE_DIR
+
+    none = tmp_path / "none"
+    _, content, found = board([none], BASELINE_DIR, "sr33")
+    assert found is None and content.highlight == ["sr33"]
+    mine = [r["method"] for _, tracks in content.grids for t in tracks for r in t.rows if r["mine"]]
+    assert set(mine) == {"sr33"} and len(mine) == 3  # Fig. 1, Fig. 2, Liu
+    assert board([none], BASELINE_DIR)[1].highlight == []

@@ -79,6 +79,10 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     #: Whether ``fit`` needs the labels y (a supervised map; only a protocol that fits
     #: with labels, such as krr, can run it).
     needs_labels: ClassVar[bool] = False
+    #: Whether ``fit`` draws the map from the data it is fitted on (Nystrom's landmarks,
+    #: leverage-score resampling), so the map is not independent of the data; the
+    #: leaderboard ranks such maps on their own track (docs/leaderboard.md).
+    data_dependent: ClassVar[bool] = False
 
     kernel: str = "rbf"
     n: float = 1

@@ -89,6 +89,7 @@ class ResampledRFF(DenseFeatureMap):
 
     paper_label = ""
     needs_labels = True
+    data_dependent = True
     #: draws its frequencies as RFF does (a shared draw gives both the same W)
     draw_family = "rff"
 

@@ -30,6 +30,7 @@ class Nystrom(RandomFeatureMap):
     """
 
     paper_label = "Nystrom (no paper)"
+    data_dependent = True
 
     def fit(self, X: Any, y: Any = None) -> Nystrom:
         """Draw m landmarks uniformly without replacement from the rows of X."""

@@ -43,8 +43,18 @@ from kernelbench.report.common import SECTIONS, load_sections, render
     type=click.Choice(SECTIONS),
     help="Build only this section (repeatable).",
 )
+@click.option(
+    "--method",
+    default=None,
+    help="With --html: highlight this method on the leaderboard page [default: the "
+    "method of the experiment=leaderboard run found in --results].",
+)
 def report(
-    out: Path, html_dir: Path | None, results: tuple[Path, ...], only: tuple[str, ...]
+    out: Path,
+    html_dir: Path | None,
+    results: tuple[Path, ...],
+    only: tuple[str, ...],
+    method: str | None,
 ) -> None:
     """Write REPRODUCTION.md: every number of the seed papers kernelbench can compute,
     against ours, from results/reference/ and results/baseline/ (nothing is rerun).
@@ -52,10 +62,12 @@ def report(
     if html_dir is not None:
         from kernelbench.site import build_html
 
-        build_html(html_dir, results, only)
+        build_html(html_dir, results, only, method)
         return
     if results:
         raise click.UsageError("--results needs --html")
+    if method:
+        raise click.UsageError("--method needs --html")
     sections = load_sections(list(only) or None)
     out.write_text("\n".join(render("report", sections=sections)).rstrip() + "\n")
     click.echo(f"wrote {out}: " + "; ".join(f"{s.key}" for s in sections))

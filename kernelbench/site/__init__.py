@@ -10,7 +10,9 @@ from pathlib import Path
 SITE_MODULES = ("plotly", "markdown_it")
 
 
-def build_html(out: Path, results: Sequence[Path] = (), only: Sequence[str] = ()) -> None:
+def build_html(
+    out: Path, results: Sequence[Path] = (), only: Sequence[str] = (), method: str | None = None
+) -> None:
     """``kernelbench report --html OUT``: check the extra is installed (else a one-line
     error naming it), build the site, say where it is."""
     import importlib.util
@@ -26,7 +28,7 @@ def build_html(out: Path, results: Sequence[Path] = (), only: Sequence[str] = ()
         )
     from kernelbench.site.build import build_site
 
-    report = build_site(out, results, only or None)
+    report = build_site(out, results, only or None, method)
     for note in report.notes:
         click.echo(f"note: {note}")
     click.echo(f"wrote {len(report.pages)} pages to {out}: open {out / 'index.html'}")

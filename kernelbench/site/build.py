@@ -23,9 +23,8 @@ import pandas as pd
 from threadpoolctl import threadpool_info
 
 from kernelbench.drawing import kernel_name
-from kernelbench.errors import KernelbenchError
 from kernelbench.figspec import FigureSpec, SpecFigure, build
-from kernelbench.leaderboard import default_baseline_dir, grid_table, grids, rank_grid
+from kernelbench.leaderboard import default_baseline_dir
 from kernelbench.plot_command import experiment_protocol, split_variants
 from kernelbench.report.common import ROOT, Claim, Section, first_file, load_sections, rel
 from kernelbench.reporting import get_reporting
@@ -338,6 +337,7 @@ class Page:
     verdict_note: str = ""
     standings: list[tuple[str, Table]] = field(default_factory=list)
     files: list[tuple[str, str]] = field(default_factory=list)
+    board: object | None = None  # the leaderboard's content (kernelbench.site.board.Board)
 
 
 def _script_json(obj: object) -> str:
@@ -357,6 +357,7 @@ def results_page(
     jobs: list[tuple[SpecFigure, Path]] | None = None,
     standings: Sequence[tuple[str, pd.DataFrame]] = (),
     files: Sequence[tuple[str, str]] = (),
+    board: object | None = None,
 ) -> Path:
     """Write ``<out>/<key>.html``: the figures of each (spec, table), the view relative to
     rff, every cell and, with a report ``section``, its verdicts, claims and text. ``pages``
@@ -381,6 +382,7 @@ def results_page(
         standings=[
             (name, make_table(f"standings-{i}", t)) for i, (name, t) in enumerate(standings)
         ],
+        board=board,
     )
     ratios = [
         r.assign(table=spec.table) for spec, df in tables if not (r := ratio_table(df, spec)).empty
@@ -487,10 +489,12 @@ def build_site(
     out: Path,
     results: Sequence[Path] = (),
     only: Sequence[str] | None = None,
+    method: str | None = None,
 ) -> SiteReport:
     """Build the site into ``out``: a page per report section (tables looked up in the
     ``results`` folders, then results/baseline/), per experiment of each runs folder,
-    the leaderboard and the index."""
+    the leaderboard (``method`` highlighted, else the method of the leaderboard run
+    found in ``results``) and the index."""
     out.mkdir(parents=True, exist_ok=True)
     write_assets(out)
     report = SiteReport()
@@ -519,7 +523,7 @@ def build_site(
             intro = f"Aggregated from the shards under {path}."
             page = {"title": f"{exp}: {path}", "tables": [(spec, g)], "intro": intro}
             pages.append((f"runs-{i}-{exp}", f"{exp} ({path.name})", page))
-    board = _leaderboard([p for p, _ in runs] or [ROOT / "results" / "runs"])
+    board = _leaderboard([p for p, _ in runs] or [ROOT / "results" / "runs"], method)
     pages.append((LEADERBOARD, "Leaderboard", board))
     nav = [(key, name) for key, name, _ in pages]
     jobs: list[tuple[SpecFigure, Path]] = []
@@ -534,21 +538,21 @@ def build_site(
     return report
 
 
-def _leaderboard(runs: Sequence[Path]) -> dict | None:
-    """The leaderboard page: every grid's standings (the baselines plus the
-    ``experiment=leaderboard`` cells of the first runs folder with shards), its errors and
-    every cell; None without the committed tables."""
-    found = next((p for p in runs if p.is_dir() and any(p.rglob("*.parquet"))), None)
-    tables, standings = [], []
-    for g in grids():
-        try:
-            t = grid_table(g, BASELINE_DIR, found)
-        except KernelbenchError:
-            return None
-        ranked = rank_grid(t, g)
-        cols = ["rank", "method_label", "cells", "ratio", "ratio_low", "ratio_high", "mean_rank"]
-        standings.append((f"{g.title} [{g.grid}]", ranked[cols]))
-        page_df = t.rename(columns={"mean": "score"}).assign(mean=t["error"])
+def _leaderboard(runs: Sequence[Path], method: str | None = None) -> dict | None:
+    """The leaderboard page (:func:`kernelbench.site.board.board`): every grid's two
+    tracks with their rank test, map times, ``method`` (else the method found in the
+    first runs folder with shards) highlighted, the grids' errors and every cell; None
+    without the committed tables."""
+    from kernelbench.site.board import board
+
+    made = board(runs, BASELINE_DIR, method)
+    if made is None:
+        return None
+    grid_tables, content, found = made
+    tables = []
+    for g, t in grid_tables:
+        page_df = t.drop(columns="source").rename(columns={"mean": "score"})
+        page_df = page_df.assign(mean=t["error"])
         spec = FigureSpec(
             table=g.grid,
             rows="kernel",
@@ -560,12 +564,12 @@ def _leaderboard(runs: Sequence[Path]) -> dict | None:
         )
         tables.append((spec, page_df))
     intro = (
-        "Every method of each grid ranked by its geometric mean error ratio to rff over "
-        "the grid's cells, with its 95% t-interval, and its average rank "
-        "(docs/leaderboard.md). Published methods: the committed baselines; "
+        f"Primary statistic: the {content.primary}, per grid and track, tested by "
+        "Friedman's test with Nemenyi's critical difference (docs/leaderboard.md). "
+        "Published methods: the committed baselines; "
         + (f"other cells: {found}." if found else "no run of experiment=leaderboard found.")
     )
-    return {"title": "Leaderboard", "tables": tables, "intro": intro, "standings": standings}
+    return {"title": "Leaderboard", "tables": tables, "intro": intro, "board": content}
 
 
 def draw_static(jobs: Sequence[tuple[SpecFigure, Path]], workers: int | None = None) -> None:
