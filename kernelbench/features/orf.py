@@ -30,11 +30,12 @@ CONSTRUCTIONS = ("stacked", "tall_qr")
 #: A truncated last block of at most this many rows is mapped through its formed rows
 #: (formed in fit: 2 r d^2 flops) instead of the whole block's panels.
 SHORT_BLOCK_ROWS = 16
-#: A map fitted on at least this many rows (calls of many rows expected) applies its
-#: panels as :class:`~kernelbench.transforms.WideReflectors` (fastest for 100 rows or
-#: more a call); fewer keep the drawn 64-reflector panels (fastest for a few rows: their
-#: V stays in cache). Chosen in fit: every call then takes the same form.
-WIDE_FIT_ROWS = 32
+#: A map fitted on at least this many rows applies its panels as
+#: :class:`~kernelbench.transforms.WideReflectors` (per call 1.5-2x faster from 100 rows
+#: on at d = 3072; forming them costs about 0.27 CPU-s in fit there, repaid after about
+#: 300 mapped rows); fewer keep the drawn 64-reflector panels (as fast for a few rows a
+#: call: their V stays in cache). Chosen in fit: every call then takes the same form.
+WIDE_FIT_ROWS = 256
 #: The panels map rows in tiles of at most this many bytes of input (the workspace's
 #: bound; a row's projections do not depend on the tile it is in).
 ROW_TILE_BYTES = 32 * 2**20
