@@ -166,12 +166,11 @@ def _measure(cell: Cell, params: dict[str, Any], d: int, n: float, rows: int) ->
 
 def probe(
     cell: Cell, d: int, D: int, n: float, rows: int, model: Callable[[int, int, int], float]
-) -> Probe:
+) -> Probe | None:
     """The speed of ``cell``'s map at dimension ``d`` and D projections (budget ``n``),
-    for transform calls of up to ``rows`` rows: from the cache, else measured now.
+    for transform calls of up to ``rows`` rows: from the cache, else measured now; None
+    where the map fails on the probe's uniform points (the model prices it then).
     ``model(rows, d, D)``: the cost model's seconds of rff's fit and one transform."""
-    from threadpoolctl import threadpool_limits
-
     params = dict(cell.kernel.get("params") or {})
     if isinstance(params.get("gamma"), str):  # a bandwidth rule: its value is data's
         params["gamma"] = 1.0
@@ -183,6 +182,25 @@ def probe(
         except TypeError:  # an older layout: probe again
             pass
     rows = max(2, min(int(rows), PROBE_ROWS))
+    try:
+        return _probe(cell, params, key, d, D, n, rows, model)
+    except Exception:  # a plug-in's own code failed: the model prices it instead
+        return None
+
+
+def _probe(
+    cell: Cell,
+    params: dict[str, Any],
+    key: str,
+    d: int,
+    D: int,
+    n: float,
+    rows: int,
+    model: Callable[[int, int, int], float],
+) -> Probe:
+    """:func:`probe`'s measurement, stored in the cache under ``key``."""
+    from threadpoolctl import threadpool_limits
+
     with threadpool_limits(limits=1, user_api="blas"):
         s_small = max(1.0, D / SMALL_D)
         few = min(rows, 32)

@@ -376,3 +376,19 @@ def test_the_plan_line_states_start_up_apart():
     plan = cost.Plan(cost.price([_cell("rff", n=n) for n in (1, 2)]))
     assert plan.startup == cost.COEF["start"]
     assert f"+ {cost.format_seconds(plan.startup)} start-up" in plan.line()
+
+
+class _FailingMap(_SlowRFF):
+    """A plug-in whose fit fails on the probe's points."""
+
+    def _draw(self, rng, d, D):
+        raise ValueError("needs real data")
+
+
+def test_a_plugin_that_fails_its_probe_is_priced_by_the_model(monkeypatch, tmp_path):
+    from kernelbench.features import FEATURE_MAPS
+
+    monkeypatch.setenv("KERNELBENCH_CACHE", str(tmp_path))
+    monkeypatch.setitem(FEATURE_MAPS._items, "failing_rff", _FailingMap)
+    (priced,) = cost.price([_plugin_cell("failing_rff")])
+    assert priced.probe is None and priced.terms["proj"] > 0 and priced.terms["probe"] == 0
