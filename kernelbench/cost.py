@@ -18,6 +18,7 @@ from kernelbench.errors import KernelbenchError
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
+    from kernelbench.probe import Probe
 
 #: CPU seconds per unit of each work count of :func:`cell_terms`, one BLAS thread, from
 #: ``scripts/calibrate_cost.py --fit`` on the 2-core AMD EPYC development machine: draw,
@@ -39,6 +40,7 @@ COEF: dict[str, float] = {
     "chol": 3.37e-11,  # per flop of a Cholesky factorisation (F^3 / 3)
     "eigh": 1.52e-10,  # per p^3 of a symmetric eigendecomposition (p x p)
     "learn": 2.05e-08,  # per element of an SVM's Gram (libsvm's fit and predict)
+    "probe": 1.0,  # per CPU second of a probed map (a plug-in's: kernelbench.probe)
 }
 #: Golub-Kahan steps of a spectral norm, a typical count (N x N, rtol 1e-13).
 SPECTRAL_STEPS = 40
@@ -76,6 +78,8 @@ class CellCost:
     peak_bytes: int
     #: its work counts (:func:`cell_terms`)
     terms: dict[str, float]
+    #: the probe that priced its map (a plug-in's), else None
+    probe: Probe | None = None
 
 
 def shapes(cell: Cell) -> Shapes:
@@ -158,10 +162,14 @@ def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float, bool]:
     return d, d * s.D, 0.0, ss
 
 
-def cell_terms(cell: Cell, shared: bool, s: Shapes, start: bool) -> dict[str, float]:
+def cell_terms(
+    cell: Cell, shared: bool, s: Shapes, start: bool, probe: Probe | None = None
+) -> dict[str, float]:
     """The work counts of one cell (keys of :data:`COEF`); ``shared``: its data and
     exact kernel were computed by an earlier cell of the grid in the same process;
-    ``s``: its :func:`shapes`; ``start``: the process's first cell."""
+    ``s``: its :func:`shapes`; ``start``: the process's first cell; ``probe``: its map's
+    measured speed (a plug-in's), which replaces the map's counted work (draw, QR,
+    projections, nonlinearity) by its measured seconds."""
     R, N, M, F = s.runs, s.N, s.N_test, float(s.F)
     family, proto, opts = str(cell.method.get("name")), cell.protocol.name, cell.settings
     k, draws, qr, ss = _map_work(cell, s)
@@ -205,7 +213,31 @@ def cell_terms(cell: Cell, shared: bool, s: Shapes, start: bool) -> dict[str, fl
     if family == "nystrom":  # kernels to the landmarks and K_LL's eigendecomposition
         terms.update(draw=0.0, qr=0.0, proj=R * 2.0 * mapped * s.d * F)
         terms["eigh"] += R * F**3
+    if probe is not None:
+        calls = map_calls(cell)
+        terms.update(draw=0.0, qr=0.0, sqr=0.0, proj=0.0, elem=0.0)
+        terms["probe"] = R * probe.seconds(calls, mapped)
     return terms
+
+
+def map_calls(cell: Cell) -> int:
+    """Transform calls per run: walltime's 1 + repeats, krr's fit, CV and test passes,
+    else the two sets of rows (X and Y, or train and test)."""
+    proto, opts = cell.protocol.name, cell.settings
+    if proto == "walltime":
+        return 1 + int(opts.get("repeats", 1))
+    return 3 if proto == "krr" else 2
+
+
+def rff_map_seconds(rows: int, d: int, D: int) -> float:
+    """The model's seconds of rff's fit and one transform of ``rows`` rows at (d, D): the
+    yardstick that sizes a plug-in's probe (:func:`kernelbench.probe.probe`)."""
+    return COEF["draw"] * d * D + COEF["proj"] * 2 * rows * d * D + COEF["elem"] * 2 * rows * D
+
+
+def probe_rows(s: Shapes) -> int:
+    """The rows of one transform call of a cell of shapes ``s`` (the larger set)."""
+    return max(1, s.N, s.N_test)
 
 
 def peak_bytes(cell: Cell, s: Shapes) -> int:
@@ -226,6 +258,7 @@ def peak_bytes(cell: Cell, s: Shapes) -> int:
 def price(cells: Iterable[Cell]) -> list[CellCost]:
     """The cost of each cell of a grid in order; a cell whose data and exact kernel an
     earlier cell computed (same process) is priced without them."""
+    from kernelbench.probe import is_builtin, probe
     from kernelbench.results import dumps
 
     seen: set[tuple] = set()
@@ -233,10 +266,15 @@ def price(cells: Iterable[Cell]) -> list[CellCost]:
     for i, cell in enumerate(cells):
         key = (cell.pair_key, dumps(cell.kernel))
         s = shapes(cell)
-        terms = cell_terms(cell, key in seen, s, i == 0)
+        measured = None
+        if not is_builtin(str(cell.method["name"])):  # a plug-in: its own speed
+            from kernelbench.protocols.common import map_n
+
+            measured = probe(cell, s.d, s.D, map_n(cell, s.d), probe_rows(s), rff_map_seconds)
+        terms = cell_terms(cell, key in seen, s, i == 0, measured)
         seen.add(key)
         seconds = sum(COEF[k] * v for k, v in terms.items())
-        out.append(CellCost(cell, s, seconds, peak_bytes(cell, s), terms))
+        out.append(CellCost(cell, s, seconds, peak_bytes(cell, s), terms, measured))
     return out
 
 
@@ -262,18 +300,36 @@ class Plan:
         return sum(c.seconds for c in self.costs)
 
     @property
+    def startup(self) -> float:
+        """The seconds of starting a process (its imports), part of :attr:`seconds`."""
+        return sum(COEF["start"] * c.terms.get("start", 0.0) for c in self.costs)
+
+    @property
+    def probes(self) -> list[Probe]:
+        """The distinct probes that priced a map (plug-ins'), in order."""
+        seen: dict[tuple, Probe] = {}
+        for c in self.costs:
+            if c.probe is not None:
+                seen.setdefault((c.probe.method, c.probe.kernel, c.probe.d, c.probe.D), c.probe)
+        return list(seen.values())
+
+    @property
     def largest(self) -> CellCost | None:
         return max(self.costs, key=lambda c: c.peak_bytes, default=None)
 
     def line(self) -> str:
-        """``plan: 12 cells, 60 runs, about 2 s on one idle core; peak memory 9.0 MiB
-        (digits arccos0 rff n=1)``."""
+        """``plan: 12 cells, 60 runs, about 2 s on one idle core + 0.1 s start-up; peak
+        memory 9.0 MiB (digits arccos0 rff n=1)``; ``, 1 map(s) priced by a probe`` where
+        plug-ins' maps were (:mod:`kernelbench.probe`)."""
         big = self.largest
         where = f" ({big.cell.name})" if big is not None else ""
         peak = format_bytes(big.peak_bytes) if big is not None else "0 B"
+        start = self.startup
+        probed = f", {len(self.probes)} map(s) priced by a probe" if self.probes else ""
         return (
-            f"plan: {self.cells} cells, {self.runs} runs, about {format_seconds(self.seconds)} "
-            f"on one idle core; peak memory {peak}{where}"
+            f"plan: {self.cells} cells, {self.runs} runs, about "
+            f"{format_seconds(self.seconds - start)} on one idle core + "
+            f"{format_seconds(start)} start-up{probed}; peak memory {peak}{where}"
         )
 
 

@@ -807,6 +807,8 @@ def estimate(multirun: bool, overrides: tuple[str, ...]) -> None:
     if priced is None:
         raise KernelbenchError("nothing to price: --cfg, --info and --help run no cells")
     click.echo(priced.line())
+    for measured in priced.probes:  # plug-ins' maps: when and how they were probed
+        click.echo(measured.line())
     settings = limits(priced)
     limit = parse_memory(settings["max_memory"]) or available_memory()
     big = priced.largest

@@ -14,11 +14,13 @@ vectors, and "apply M to every vector" returns ``X @ M.T``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cache
 
 import numba
 import numpy as np
+from scipy.linalg.blas import get_blas_funcs
 
 
 def next_pow2(d: int) -> int:
@@ -37,6 +39,9 @@ def haar_orthogonal(rng: np.random.Generator, d: int, cols: int | None = None) -
 # -------------------------------------------------------------------- Householder
 #: Reflectors per panel of a :class:`HouseholderProduct` (compact WY blocks).
 HOUSEHOLDER_PANEL = 64
+#: Reflectors per panel where a drawn product is applied to many rows
+#: (:meth:`HouseholderProduct.merged`; docs/performance.md, "orf at any shape").
+APPLY_PANEL = 256
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,32 @@ class HouseholderProduct:
             Xs -= Y @ V.T
         return X
 
+    def merged(self, width: int) -> HouseholderProduct:
+        """The same reflectors in compact WY panels of ``width`` (a multiple of the
+        stored panels' width): each joined panel's T from its parts' by LAPACK
+        ``dlarft``'s recursion, T = [[T1, -T1 (V1^T V2) T2], [0, T2]] (Schreiber & Van
+        Loan 1989). Q is unchanged; applying it takes fewer, wider GEMMs (their
+        rounding differs from the stored panels')."""
+        joined = []
+        panels = list(self.panels)
+        step = max(1, width // max(1, panels[0][1].shape[1])) if panels else 1
+        for g in range(0, len(panels), step):
+            group = panels[g : g + step]
+            off0 = group[0][0]
+            b = sum(V.shape[1] for _, V, _ in group)
+            V = np.zeros((self.m - off0, b))
+            T = np.zeros((b, b))
+            c = 0
+            for off, Vp, Tp in group:
+                bp = Vp.shape[1]
+                V[off - off0 :, c : c + bp] = Vp
+                if c:
+                    T[:c, c : c + bp] = -(T[:c, :c] @ (V[:, :c].T @ V[:, c : c + bp])) @ Tp
+                T[c : c + bp, c : c + bp] = Tp
+                c += bp
+            joined.append((off0, V, T))
+        return HouseholderProduct(self.m, self.k, tuple(joined), self.beta)
+
     def matrix(self) -> np.ndarray:
         """The dense m x m matrix Q (for tests and inspection only)."""
         return self.apply_rows(np.eye(self.m)).T
@@ -159,6 +190,54 @@ class HouseholderProduct:
         if info != 0:  # pragma: no cover - LAPACK argument errors only
             raise RuntimeError(f"dorgqr failed (info={info})")
         return q
+
+
+@dataclass(frozen=True)
+class WideReflectors:
+    """A :class:`HouseholderProduct`'s Q (or Q^T) held to be applied to many vectors:
+    its reflectors in panels of :data:`APPLY_PANEL` (:meth:`HouseholderProduct.merged`),
+    each as (offset, V, U) with U = T V^T (T^T V^T for Q^T), so that a panel maps a
+    block of vectors Z (as columns) to Z - V (U Z): two GEMMs, the second accumulated
+    in place (BLAS ``gemm`` with beta = 1). About the reflectors' storage twice: for a
+    d x d block d^2 + 256 d numbers, a dense block's d^2 plus a panel's width."""
+
+    m: int
+    transpose: bool
+    panels: tuple[tuple[int, np.ndarray, np.ndarray], ...]
+    r_signs: np.ndarray
+    #: the panels in another dtype (float32 input), converted once
+    cast: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, Q: HouseholderProduct, transpose: bool = False) -> WideReflectors:
+        """Q (``transpose``: Q^T) of ``Q``'s reflectors, merged into wide panels."""
+        panels = []
+        for off, V, T in Q.merged(APPLY_PANEL).panels:
+            U = (T.T if transpose else T) @ V.T
+            panels.append((off, V, np.ascontiguousarray(U)))
+        return cls(Q.m, transpose, tuple(panels), Q.r_signs)
+
+    def apply_rows(self, X: np.ndarray) -> np.ndarray:
+        """X @ Q^T (every row x becomes Q x; Q^T x if ``transpose``), in X's dtype; a new
+        array (F order). Each row's result depends on that row only."""
+        if X.shape[1] != self.m:
+            raise ValueError(f"rows must have length {self.m}, got {X.shape[1]}")
+        Zt = np.array(X.T, order="C")  # the vectors as columns: Zt[off:] is contiguous
+        if Zt.size == 0:
+            return Zt.T
+        dt = Zt.dtype
+        panels = self.panels
+        if dt != np.float64:
+            if dt not in self.cast:
+                self.cast[dt] = tuple((o, V.astype(dt), U.astype(dt)) for o, V, U in panels)
+            panels = self.cast[dt]
+        gemm = get_blas_funcs("gemm", (Zt,))
+        for off, V, U in panels if self.transpose else panels[::-1]:
+            Zs = Zt[off:]
+            W = U @ Zs  # b x N
+            # Zs -= V W, in place: in BLAS's column order Zs^T -= W^T V^T
+            gemm(-1.0, W.T, V.T, beta=1.0, c=Zs.T, overwrite_c=1)
+        return Zt.T
 
 
 def _wy_panel(off: int, G: np.ndarray, betas: list[np.ndarray]):

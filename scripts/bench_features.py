@@ -2,16 +2,21 @@
 
     python scripts/bench_features.py                       # d = 784, 3072, 7129
     python scripts/bench_features.py --dims 784 --repeats 5
+    python scripts/bench_features.py --calls 10 1000 100000 --dims 16 3072 --methods orf
 
 N = 1000 points, n = 1 (D = 2(d + 1)), Gaussian kernel. Prints, per d and method,
 the best-of-repeats fit (draw) and transform times and their ratio to rff's, all
 measured in this one run, plus the peak memory of fit + transform (tracemalloc)
-and the size a dense D x d matrix would take.
+and the size a dense D x d matrix would take. With ``--calls``: each method's map,
+fitted on the N points, then transform calls of each given row count, against rff's
+(CPU seconds, one BLAS thread, best of repeats, interleaved: rff, method, rff, ...).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import time
 import tracemalloc
 
 import numpy as np
@@ -37,13 +42,55 @@ def measure(method: str, X: np.ndarray, repeats: int) -> dict[str, float]:
     return {"fit": fit, "transform": transform, "peak_mb": peak / 2**20, "D": fm.n_projections_}
 
 
+def cpu_best(fn, repeats: int) -> float:
+    """The least CPU time of ``repeats`` calls of ``fn`` (this process)."""
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def calls(args: argparse.Namespace) -> None:
+    """Transform calls of each row count against rff's, interleaved, one BLAS thread."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    print(f"{'d':>6s} {'rows':>7s} " + " ".join(f"{m + '/rff':>10s}" for m in args.methods))
+    with threadpool_limits(limits=1, user_api="blas"):
+        for d in args.dims:
+            X = rng.uniform(0, 1, (args.points, d))
+            fms = {
+                m: make_feature_map(m, kernel="rbf", n=1, random_state=0).fit(X)
+                for m in ["rff", *args.methods]
+            }
+            for rows in args.calls:
+                Xc = rng.uniform(0, 1, (rows, d))
+                reps = max(args.repeats, min(50, 2_000_000 // (rows * d)))
+                for fm in fms.values():
+                    fm.transform(Xc[:2])  # warm-up: compiles, caches
+                ratios = {m: [] for m in args.methods}
+                for _ in range(2):  # interleaved rounds: rff, method, rff, ...
+                    for m in args.methods:
+                        base = cpu_best(functools.partial(fms["rff"].transform, Xc), reps)
+                        mine = cpu_best(functools.partial(fms[m].transform, Xc), reps)
+                        ratios[m].append(mine / base)
+                cols = " ".join(f"{min(r):10.2f}" for r in ratios.values())
+                print(f"{d:6d} {rows:7d} {cols}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dims", type=int, nargs="+", default=[784, 3072, 7129])
     parser.add_argument("--methods", nargs="+", default=DEFAULT_METHODS)
     parser.add_argument("--points", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--calls", type=int, nargs="+", help="rows per transform call")
     args = parser.parse_args()
+    if args.calls:
+        calls(args)
+        return
     rng = np.random.default_rng(0)
     for d in args.dims:
         X = rng.uniform(0, 1, (args.points, d))

@@ -55,6 +55,15 @@ GRIDS = {
     "yang_reduced": ["experiment=yang2014_fig2_pca_reduced"],
     "fig3_slice": ["experiment=fig3", "protocol.points=1000", "dataset=usps,cifar100"]
     + ["method=rff,orf,sorf,sr33", "protocol.repeats=5"],
+    # the protocols not above, small cells of each
+    "variance_ratio": ["protocol=variance_ratio", "dataset=gaussian_pairs", "method=rff,orf"]
+    + ["runs=20", "protocol.d=16"],
+    "qmc_discrepancy": ["protocol=qmc_discrepancy", "method=qmc,rff", "runs=5"]
+    + ["dataset.splits.kernel_approx.samples=300"],
+    "qmc_adaptive": ["protocol=qmc_adaptive", "method=qmc_adaptive", "runs=2"]
+    + ["method.params.max_cg_iter=6", "dataset.splits.kernel_approx.samples=200"],
+    # a plug-in (pip install -e examples/toy_rff): priced by its probe (kernelbench.probe)
+    "plugin": ["method=toy_rff,rff", "n=1,4", "runs=5", "dataset=digits,usps"],
 }
 #: ``--whole``: paper grids at their run counts from measured cells, each (dataset,
 #: learner)'s price scaled by measured / predicted on its cells of these grids (the
@@ -170,7 +179,7 @@ def main() -> None:
     if a.fit:
         from scipy.optimize import nnls
 
-        fixed = micro()
+        fixed = {**micro(), "probe": 1.0}  # a probe's seconds are measured
         keys = list(cost.COEF)
         free = [k for k in keys if k not in fixed]
         A = np.vstack([data[g][1] / measured[g][:, None] for g in grids])

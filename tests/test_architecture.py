@@ -47,6 +47,7 @@ LAYERS: dict[str, int] = {
     "builtin": 3,
     "cell": 3,
     "cost": 3,
+    "probe": 3,
     "experiment": 4,
     "verify": 4,
     "leaderboard": 4,

@@ -732,3 +732,33 @@ def test_orf_forms_w_for_many_rows_under_the_budget():
     assert dense_budget_mb() == dense_budget_mb() > 0
     with pytest.raises(KernelbenchError, match="dense_budget_mb must be a number >= 0"):
         make_feature_map("orf", dense_budget_mb=-1).fit(many)
+
+
+@pytest.mark.parametrize("construction", ["stacked", "tall_qr"])
+@pytest.mark.parametrize("d, n", [(50, 1), (40, 0.3), (300, 1), (300, 2.5), (40, 0.1)])
+def test_orf_panels_in_wide_form_equal_the_drawn_panels(construction, d, n, monkeypatch):
+    """A map fitted on WIDE_FIT_ROWS rows or more applies its panels merged 256 wide (a
+    short last block through its formed rows), fewer rows keep the drawn panels: the
+    same projections up to rounding, in row tiles as well; the form is the fit's."""
+    from kernelbench.features import orf
+    from kernelbench.transforms import HouseholderProduct, WideReflectors
+
+    X = np.random.default_rng(5).standard_normal((orf.WIDE_FIT_ROWS, d))
+    params = {"n": n, "random_state": 1, "construction": construction, "dense_limit_mb": 0}
+    wide = make_feature_map("orf", **params).fit(X)
+    drawn = make_feature_map("orf", **params).fit(X[:-1])
+    assert all(isinstance(Q, WideReflectors | None) for Q, _ in wide.blocks_)
+    assert all(isinstance(Q, HouseholderProduct) for Q, _ in drawn.blocks_)
+    short = construction == "stacked" and 0 < wide.n_projections_ % d <= orf.SHORT_BLOCK_ROWS
+    assert (wide.short_rows_ is not None) == short
+    ref = make_feature_map("orf", **{**params, "dense_limit_mb": 64}).fit(X)
+    assert ref.W_ is not None
+    P, R = wide.projections(X), ref.projections(X)
+    assert np.max(np.abs(P - R)) <= 1e-14 * np.max(np.abs(R))
+    assert np.max(np.abs(drawn.projections(X) - R)) <= 1e-14 * np.max(np.abs(R))
+    monkeypatch.setattr(orf, "ROW_TILE_BYTES", 1)  # tiles of 64 rows
+    X2 = np.random.default_rng(6).standard_normal((150, d))
+    T2 = wide.projections(X2)
+    assert np.max(np.abs(T2 - ref.projections(X2))) <= 1e-14 * np.max(np.abs(T2))
+    np.testing.assert_array_equal(T2, wide.projections(X2))  # reruns: bit for bit
+    assert wide.transform(X2.astype(np.float32)).dtype == np.float32

@@ -19,6 +19,7 @@ from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.transforms import (
     HOUSEHOLDER_PANEL,
     HouseholderProduct,
+    WideReflectors,
     haar_orthogonal,
     reflector_scalars,
     wy_factor_from_gram,
@@ -26,6 +27,18 @@ from kernelbench.transforms import (
 from kernelbench.validation import check_bool, check_int
 
 CONSTRUCTIONS = ("stacked", "tall_qr")
+#: A truncated last block of at most this many rows is mapped through its formed rows
+#: (formed in fit: 2 r d^2 flops) instead of the whole block's panels.
+SHORT_BLOCK_ROWS = 16
+#: A map fitted on at least this many rows applies its panels as
+#: :class:`~kernelbench.transforms.WideReflectors` (per call 1.5-2x faster from 100 rows
+#: on at d = 3072; forming them costs about 0.27 CPU-s in fit there, repaid after about
+#: 300 mapped rows); fewer keep the drawn 64-reflector panels (as fast for a few rows a
+#: call: their V stays in cache). Chosen in fit: every call then takes the same form.
+WIDE_FIT_ROWS = 256
+#: The panels map rows in tiles of at most this many bytes of input (the workspace's
+#: bound; a row's projections do not depend on the tile it is in).
+ROW_TILE_BYTES = 32 * 2**20
 
 
 @FEATURE_MAPS.register("orf")
@@ -101,6 +114,17 @@ class ORF(RandomFeatureMap):
         self.fit_rows_ = len(self._fit_data[0])
         route = self._forms_w(d, D)
         self.W_ = None if route is None else self._dense(d, D, gemm=route == "gemm")
+        self.short_rows_ = None
+        if self.W_ is None and self.fit_rows_ >= WIDE_FIT_ROWS:  # docs/performance.md
+            r = D - (len(self.blocks_) - 1) * d
+            if self.construction == "stacked" and r < d and r <= SHORT_BLOCK_ROWS:
+                Q, S = self.blocks_[-1]  # its rows S_r Q_r diag(sign R), as _dense forms them
+                rows = Q.apply_rows(np.eye(r, d), transpose=True) * Q.r_signs[None, :]
+                self.short_rows_ = rows * S[:r, None]
+                self.blocks_ = self.blocks_[:-1] + [(None, None)]
+            t = self.construction == "tall_qr" and D < d  # it maps through Q^T
+            wide = [(None if Q is None else WideReflectors.of(Q, t), S) for Q, S in self.blocks_]
+            self.blocks_ = wide
         return np.full(D, 1.0 / D), 0.0
 
     def supports_sample_space(self, n_points: int, d: int) -> bool:
@@ -174,14 +198,24 @@ class ORF(RandomFeatureMap):
         return self._panels(X)
 
     def _panels(self, X: np.ndarray) -> np.ndarray:
-        """X W^T by applying the Householder panels (W never formed)."""
+        """X W^T by applying the Householder panels (W never formed), in row tiles of at
+        most :data:`ROW_TILE_BYTES`; a short last block through its formed rows."""
         N, d = X.shape
+        tile = max(64, ROW_TILE_BYTES // (X.itemsize * max(d, 1)))
+        if N > tile:
+            out = np.empty((N, self.n_projections_), dtype=X.dtype)
+            for lo in range(0, N, tile):
+                out[lo : lo + tile] = self._panels(X[lo : lo + tile])
+            return out
         D = self.n_projections_
         dt = X.dtype
         if self.construction == "stacked":
             out = np.empty((N, D), dtype=dt)
             for b, (Q, S) in enumerate(self.blocks_):
                 lo, hi = b * d, min(D, (b + 1) * d)
+                if Q is None:  # a short last block: its formed rows
+                    out[:, lo:hi] = X @ self.short_rows_.astype(dt, copy=False).T
+                    continue
                 # rows S Q diag(sign R): sign-correct the input, then x -> Q x
                 Y = Q.apply_rows(X * Q.r_signs.astype(dt)[None, :])
                 out[:, lo:hi] = Y[:, : hi - lo] * S[: hi - lo].astype(dt)[None, :]
@@ -192,6 +226,8 @@ class ORF(RandomFeatureMap):
             Xp = np.zeros((N, D), dtype=dt)
             Xp[:, :d] = X
             return Q.apply_rows(Xp) * S
+        if isinstance(Q, WideReflectors):  # W x = S (Q^T x)[:D] (Q^T held)
+            return Q.apply_rows(X)[:, :D] * S
         return Q.apply_rows(X, transpose=True)[:, :D] * S  # W x = S (Q^T x)[:D]
 
 
