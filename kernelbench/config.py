@@ -15,21 +15,15 @@ from kernelbench.errors import choices_error
 
 @cache
 def config_dir() -> Path:
-    """The directory of ``config.yaml`` and the config groups: ``<repo>/configs`` in a
-    checkout, the package ``kernelbench.configs`` in a wheel."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "configs", here.parent / "configs"):
-        if (candidate / "config.yaml").is_file():
-            return candidate
-    try:  # editable installs map the package through an import hook
-        from importlib.resources import files
+    """The directory of ``config.yaml`` and the config groups: the package
+    ``kernelbench.configs`` (``configs/`` of the source tree, mapped in pyproject.toml),
+    found through :mod:`importlib.resources` in a wheel and an editable install alike."""
+    from importlib.resources import files
 
-        res = Path(str(files("kernelbench.configs")))
-        if (res / "config.yaml").is_file():
-            return res
-    except (ModuleNotFoundError, TypeError):  # pragma: no cover
-        pass
-    raise FileNotFoundError("kernelbench configs not found (looked next to the package)")
+    path = Path(str(files("kernelbench.configs")))
+    if not (path / "config.yaml").is_file():
+        raise FileNotFoundError(f"kernelbench configs not found (no config.yaml in {path})")
+    return path
 
 
 def config_dirs() -> list[Path]:

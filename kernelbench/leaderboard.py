@@ -214,7 +214,7 @@ def leaderboard(
 
 
 def default_baseline_dir() -> Path:
-    """The committed baselines: results/baseline of the checkout the configs come from."""
-    from kernelbench.config import config_dir
+    """The committed baselines (``results/baseline``, shipped as package data)."""
+    from kernelbench.packaged import baseline_dir
 
-    return config_dir().parent / "results" / "baseline"
+    return baseline_dir()

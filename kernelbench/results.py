@@ -268,9 +268,28 @@ def variant_labels(df: pd.DataFrame, keys: list[str], exclude: tuple[str, ...] =
 # -- provenance -------------------------------------------------------------------
 
 
+def _source_tree() -> Path | None:
+    """The source tree of an editable install (its ``direct_url.json``, PEP 610); None
+    for a wheel."""
+    import json
+    from importlib.metadata import distributions
+    from urllib.parse import unquote, urlparse
+
+    for dist in distributions(name="kernelbench"):  # a build's egg-info has no direct_url
+        try:
+            info = json.loads(dist.read_text("direct_url.json") or "{}")
+        except ValueError:
+            continue
+        url = urlparse(str(info.get("url", "")))
+        if (info.get("dir_info") or {}).get("editable") and url.scheme == "file":
+            return Path(unquote(url.path))
+    return None
+
+
 def _git_commit() -> str | None:
-    root = Path(__file__).resolve().parent.parent
-    if not (root / ".git").exists():
+    """The commit of the source tree an editable install runs from (None for a wheel)."""
+    root = _source_tree()
+    if root is None or not (root / ".git").exists():
         return None
     cmd = ["git", "-C", str(root), "rev-parse", "HEAD"]
     try:

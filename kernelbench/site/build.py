@@ -25,8 +25,9 @@ from threadpoolctl import threadpool_info
 from kernelbench.drawing import kernel_name
 from kernelbench.errors import KernelbenchError
 from kernelbench.leaderboard import default_baseline_dir, grid_table, grids, rank_grid
+from kernelbench.packaged import shipped
 from kernelbench.plot_command import experiment_protocol, split_variants
-from kernelbench.report.common import ROOT, Claim, Section, first_file, load_sections, rel
+from kernelbench.report.common import Claim, Section, first_file, load_sections, rel
 from kernelbench.reporting import get_reporting
 from kernelbench.results import _cpu_model, _git_commit, read_results, shard_files
 from kernelbench.site.figures import (
@@ -41,7 +42,7 @@ from kernelbench.site.figures import (
 from kernelbench.site.pages import PAGES
 from kernelbench.stats import aggregate
 
-TEMPLATES = Path(__file__).with_name("templates")
+TEMPLATES = Path(str(resources.files("kernelbench.site") / "templates"))
 #: The committed baselines (one definition: kernelbench.leaderboard.default_baseline_dir).
 BASELINE_DIR = default_baseline_dir()
 #: The navigation's short name of each report section.
@@ -119,7 +120,7 @@ def body_html(section: Section, out: Path) -> str:
             parts.append(f'<div class="claim {verdict_class(c.verdict)}">{md.render(str(c))}</div>')
     text = "\n".join(parts)
     for src in sorted(set(re.findall(r'<img src="([^"]*)"', text))):
-        path = ROOT / src
+        path = shipped(src)
         if not src.startswith(("http:", "https:", "data:", "img/")) and path.is_file():
             (out / "img").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, out / "img" / path.name)
@@ -303,7 +304,7 @@ def build_site(
             intro = f"Aggregated from the shards under {path}."
             page = {"title": f"{exp}: {path}", "tables": [(spec, g)], "intro": intro}
             pages.append((f"runs-{i}-{exp}", f"{exp} ({path.name})", page))
-    board = _leaderboard([p for p, _ in runs] or [ROOT / "results" / "runs"])
+    board = _leaderboard([p for p, _ in runs] or [Path("results") / "runs"])
     pages.append((LEADERBOARD, "Leaderboard", board))
     nav = [(key, name) for key, name, _ in pages]
     jobs: list[tuple[FigureData, Path]] = []
