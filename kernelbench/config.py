@@ -154,6 +154,15 @@ def experiment_sweep(name: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
     return top, sweep
 
 
+def experiment_names() -> list[str]:
+    """The experiment names results carry: the ``experiment:`` of every experiment file
+    (its file name where it has none), kernelbench's and the plug-ins'."""
+    names = {
+        str(experiment_sweep(n)[0].get("experiment") or n) for n in group_options("experiment")
+    }
+    return sorted(names)
+
+
 def expand(sweep: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """The one grid expansion: a dict per element of the product of the sweep's value
     lists, the first key outermost (Hydra's basic sweeper); keys without values left out."""

@@ -11,7 +11,7 @@ import click
 import numpy as np
 import pandas as pd
 
-from kernelbench.errors import KernelbenchError
+from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.stats import t_interval
 
 #: The experiment file that declares the leaderboard's grids.
@@ -205,7 +205,13 @@ def leaderboard(
 ) -> None:
     """Rank every method of the leaderboard's grids: geometric mean error ratio to rff
     with its 95% interval over cells, and the average rank (docs/leaderboard.md)."""
+    from kernelbench.validation import check_output_file
+
+    if csv_out is not None:
+        check_output_file(csv_out, "--csv")
     table = standings(baseline_dir or default_baseline_dir(), results if results.is_dir() else None)
+    if method is not None and method not in set(table["method_label"]):
+        raise choices_error("method", method, set(table["method_label"]))
     click.echo(format_standings(table, method), nl=False)
     if csv_out is not None:
         csv_out.parent.mkdir(parents=True, exist_ok=True)
