@@ -141,6 +141,11 @@ def test_plugin_packages_run_shard_verify_and_baseline_like_builtins(plugin_env,
     methods = r.stdout.split("Kernels:")[0]  # the methods and their configs
     datasets = next(line for line in r.stdout.splitlines() if line.startswith("Datasets:"))
     assert "toy_rff" in methods and "wine" in datasets and "Broken" not in r.stdout
+    # the plug-in's experiment and verify config, one line each, saying whose they are
+    for head in ("Experiments: ", "Verify configs: "):
+        block = r.stdout.split(f"\n{head}", 1)[1].split("\n\n")[0].split("\nVerify")[0]
+        line = next(ln for ln in block.splitlines() if ln.split()[0] == "toy_digits")
+        assert "[plug-in toy_rff] " in line, line
 
     out = tmp_path / "results" / "runs"
     r = kernelbench(env, "run", "experiment=toy_digits", f"output_dir={out}", cwd=tmp_path)
