@@ -446,3 +446,26 @@ def test_an_unreadable_mirror_file_is_one_line(tmp_path, monkeypatch):
     args += [f"data.cache={tmp_path / 'cache'}", f"output_dir={tmp_path / 'res'}"]
     result = CliRunner().invoke(cli, args, prog_name="kernelbench")
     _one_error_line(result, "Error: letter rbf rff n=1: ")
+
+
+@pytest.mark.parametrize("launcher", ["slurm", "submitit_local"])
+def test_a_launcher_whose_extra_is_missing_names_the_extra(tmp_path, monkeypatch, launcher):
+    """Without hydra-submitit-launcher (the [slurm] extra), its launchers say so in one
+    line, before the check for SLURM's sbatch."""
+    from hydra.core.config_store import ConfigStore
+
+    real = ConfigStore.list
+
+    def without_submitit(self, path):
+        found = real(self, path)
+        return [f for f in found if not f.startswith("submitit")] if "launcher" in path else found
+
+    monkeypatch.setattr(ConfigStore, "list", without_submitit)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch either
+    args = ["run", "-m", "method=rff", f"hydra/launcher={launcher}", f"output_dir={tmp_path}"]
+    result = CliRunner().invoke(cli, args, prog_name="kernelbench")
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (
+        f"Error: hydra/launcher={launcher} needs hydra-submitit-launcher, the [slurm] extra: "
+        "pip install 'kernelbench[slurm]'"
+    )
