@@ -80,7 +80,9 @@ def catalogue() -> str:
             f"Kernels:   {', '.join(KERNELS.names())}\n\n"
             f"Datasets:  {', '.join(DATASETS.names())}\n\n"
             f"Protocols: {', '.join(sorted(PROTOCOLS.names()))}\n\n"
-            f"Learners:  {', '.join(sorted(LEARNERS.names()))}"
+            f"Learners:  {', '.join(sorted(LEARNERS.names()))}\n\n"
+            f"{config_catalogue('experiment', 'Experiments', 'kernelbench run experiment=')}\n\n"
+            f"{config_catalogue('verify', 'Verify configs', 'kernelbench verify --config ')}"
         )
         broken = problems()
     if broken:
@@ -142,13 +144,31 @@ def _first_sentence(text: str, width: int = 80) -> str:
 
 def _config_note(path: Any, cfg: dict[str, Any]) -> str:
     """One line on a method config: its leading comment, else its paper label and params."""
-    lines = dropwhile(lambda raw: not raw.startswith("#"), path.read_text().splitlines())
+    text = [raw for raw in path.read_text().splitlines() if not raw.startswith("# @package")]
+    lines = dropwhile(lambda raw: not raw.startswith("#"), text)  # Hydra's directive left out
     comment = [raw.lstrip("# ") for raw in takewhile(lambda raw: raw.startswith("#"), lines)]
     if comment:
         return _first_sentence(" ".join(comment))
     params = ", ".join(f"{k}={v}" for k, v in (cfg.get("params") or {}).items())
     label = cfg.get("paper_label") or ""
     return "; ".join(p for p in (f"the papers' {label}" if label else "", params) if p)
+
+
+def config_catalogue(group: str, title: str, use: str) -> str:
+    """Every option of a config group (``experiment``, ``verify``), kernelbench's and the
+    plug-ins', one line each: its name, whose it is when a plug-in's, and its leading
+    comment's first sentence."""
+    from kernelbench.config import config_file, config_origin, group_options
+
+    names = group_options(group)
+    lines = [f"{title}: {len(names)} (run one: {use}<name>)"]
+    for name in names:
+        path = config_file(group, name)
+        origin = config_origin(path)
+        note = _config_note(path, {}) or "(no description)"
+        tag = "" if origin == "kernelbench" else f"[{origin}] "
+        lines.append(f"  {name:<29}{tag}{note}")
+    return "\n".join(lines)
 
 
 def method_catalogue(maps: Any) -> str:
@@ -243,8 +263,9 @@ def cli() -> None:
 
 @click.command("list")
 def list_cmd() -> None:
-    """List the registered methods, kernels, datasets, protocols and learners: kernelbench's
-    own and those of installed plug-in packages (entry points ``kernelbench.plugins``)."""
+    """List the registered methods, kernels, datasets, protocols and learners, and the
+    experiments and verify configs: kernelbench's own and those of installed plug-in
+    packages (entry points ``kernelbench.plugins``)."""
     for block in catalogue().split("\n\n"):
         click.echo(block)
 

@@ -15,21 +15,15 @@ from kernelbench.errors import KernelbenchError, choices_error
 
 @cache
 def config_dir() -> Path:
-    """The directory of ``config.yaml`` and the config groups: ``<repo>/configs`` in a
-    checkout, the package ``kernelbench.configs`` in a wheel."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "configs", here.parent / "configs"):
-        if (candidate / "config.yaml").is_file():
-            return candidate
-    try:  # editable installs map the package through an import hook
-        from importlib.resources import files
+    """The directory of ``config.yaml`` and the config groups: the package
+    ``kernelbench.configs`` (``configs/`` of the source tree, mapped in pyproject.toml),
+    found through :mod:`importlib.resources` in a wheel and an editable install alike."""
+    from importlib.resources import files
 
-        res = Path(str(files("kernelbench.configs")))
-        if (res / "config.yaml").is_file():
-            return res
-    except (ModuleNotFoundError, TypeError):  # pragma: no cover
-        pass
-    raise FileNotFoundError("kernelbench configs not found (looked next to the package)")
+    path = Path(str(files("kernelbench.configs")))
+    if not (path / "config.yaml").is_file():
+        raise FileNotFoundError(f"kernelbench configs not found (no config.yaml in {path})")
+    return path
 
 
 def config_dirs() -> list[Path]:
@@ -164,6 +158,15 @@ def experiment_sweep(name: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
     top = OmegaConf.to_container(raw, resolve=False)
     top = {k: v for k, v in top.items() if k not in ("hydra", "defaults")}  # type: ignore[union-attr]
     return top, sweep
+
+
+def experiment_names() -> list[str]:
+    """The experiment names results carry: the ``experiment:`` of every experiment file
+    (its file name where it has none), kernelbench's and the plug-ins'."""
+    names = {
+        str(experiment_sweep(n)[0].get("experiment") or n) for n in group_options("experiment")
+    }
+    return sorted(names)
 
 
 def expand(sweep: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:

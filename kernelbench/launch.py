@@ -223,6 +223,10 @@ def _unknown_option_of(group: str, value: Any, valid: list[str]) -> KernelbenchE
     return choices_error(group, value, valid)
 
 
+#: the launchers of the [slurm] extra (hydra-submitit-launcher; configs/hydra/launcher/slurm.yaml)
+SLURM_LAUNCHERS = ("slurm", "submitit_slurm", "submitit_local")
+
+
 def _check_launcher(value: Any) -> None:
     """A launcher that exists (Hydra's installed plugins and the ``hydra/launcher/``
     files of the config search path); a SLURM one only where SLURM's ``sbatch`` is on
@@ -236,6 +240,11 @@ def _check_launcher(value: Any) -> None:
 
     Plugins.instance()  # registers the plugins' configs
     names = {p.removesuffix(".yaml") for p in ConfigStore.instance().list("hydra/launcher")}
+    if value in SLURM_LAUNCHERS and "submitit_slurm" not in names:
+        raise KernelbenchError(
+            f"hydra/launcher={value} needs hydra-submitit-launcher, the [slurm] extra: "
+            "pip install 'kernelbench[slurm]'"
+        )
     valid = sorted(names | set(group_options("hydra/launcher")))
     if value not in valid:
         raise choices_error("launcher", value, valid)

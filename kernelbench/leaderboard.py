@@ -13,7 +13,7 @@ import click
 import numpy as np
 import pandas as pd
 
-from kernelbench.errors import KernelbenchError
+from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.stats import rank_test, t_interval
 
 #: The experiment file that declares the leaderboard's grids.
@@ -388,7 +388,13 @@ def leaderboard(
     maps apart: the average rank over independent blocks with its Friedman/Nemenyi test
     (ranks shared where it cannot separate methods), the geometric mean error ratio to
     rff with its 95% interval over cells, and the map time (docs/leaderboard.md)."""
+    from kernelbench.validation import check_output_file
+
+    if csv_out is not None:
+        check_output_file(csv_out, "--csv")
     table = standings(baseline_dir or default_baseline_dir(), results if results.is_dir() else None)
+    if method is not None and method not in set(table["method_label"]):
+        raise choices_error("method", method, set(table["method_label"]))
     click.echo(format_standings(table, method), nl=False)
     if csv_out is not None:
         csv_out.parent.mkdir(parents=True, exist_ok=True)
@@ -397,7 +403,7 @@ def leaderboard(
 
 
 def default_baseline_dir() -> Path:
-    """The committed baselines: results/baseline of the checkout the configs come from."""
-    from kernelbench.config import config_dir
+    """The committed baselines (``results/baseline``, shipped as package data)."""
+    from kernelbench.packaged import baseline_dir
 
-    return config_dir().parent / "results" / "baseline"
+    return baseline_dir()

@@ -17,6 +17,7 @@ from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.protocols import Protocol, get_protocol
 from kernelbench.reporting import REPORTING, FigureOptions, get_reporting
 from kernelbench.results import read_results, variant_labels
+from kernelbench.validation import check_output_dir
 
 DEFAULT_RESULTS = Path("results") / "runs"
 
@@ -81,10 +82,12 @@ def make_plots(
             figures.setdefault(fig, []).append(name)
     if figure is not None and figure not in figures:
         raise choices_error("figure", figure, figures)
+    if out is not None:
+        check_output_dir(out, "--out")  # before anything is read or drawn
     df = read_results(results_dir, experiment)
     if out is None:
         runs = Path(results_dir) / DEFAULT_RESULTS.name
-        out = (runs if runs.is_dir() else Path(results_dir)) / "figures"
+        out = check_output_dir((runs if runs.is_dir() else Path(results_dir)) / "figures", "--out")
     report = PlotReport()
     drawn = 0
     for exp in sorted(df["experiment"].dropna().astype(str).unique()):

@@ -7,24 +7,15 @@ from pathlib import Path
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.packaged import data_dir
 
 DEFAULT_REFERENCE = "munkhoeva2018_fig1_kernel_error"
 
 
-def _candidates() -> list[Path]:
-    """Where reference tables may live, in lookup order: packaged copy, then checkout."""
-    here = Path(__file__).resolve()
-    return [here.parent / "reference_data", here.parents[1] / "results" / "reference"]
-
-
 def reference_dir() -> Path:
-    """The directory of the reference CSVs: the packaged ``kernelbench/reference_data/``
-    of a wheel when it holds one, else the checkout's ``results/reference``."""
-    for candidate in _candidates():
-        if candidate.is_dir() and any(candidate.glob("*.csv")):
-            return candidate
-    looked = ", ".join(str(p) for p in _candidates())
-    raise KernelbenchError(f"reference tables not found (looked in {looked})")
+    """The directory of the reference CSVs: the package ``kernelbench.reference_data``
+    (``results/reference`` of the source tree; :mod:`kernelbench.packaged`)."""
+    return data_dir("results/reference")
 
 
 def load_reference(name: str = DEFAULT_REFERENCE) -> pd.DataFrame:

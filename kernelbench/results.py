@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kernelbench.errors import KernelbenchError
+from kernelbench.packaged import source_tree
 
 #: Bump when the meaning of a column or the numbers of a method change (part of every
 #: config hash, so shards of an older version are recomputed rather than mixed).
@@ -269,8 +270,9 @@ def variant_labels(df: pd.DataFrame, keys: list[str], exclude: tuple[str, ...] =
 
 
 def _git_commit() -> str | None:
-    root = Path(__file__).resolve().parent.parent
-    if not (root / ".git").exists():
+    """The commit of the source tree an editable install runs from (None for a wheel)."""
+    root = source_tree()
+    if root is None or not (root / ".git").exists():
         return None
     cmd = ["git", "-C", str(root), "rev-parse", "HEAD"]
     try:

@@ -109,6 +109,20 @@ def check_output_dir(value: Any, name: str = "output_dir") -> Path:
     return path
 
 
+def check_output_file(value: Any, name: str = "--out") -> Path:
+    """A file that can be written: not a directory, in a directory :func:`check_output_dir`
+    accepts; checked before any work, so that nothing is computed or written first."""
+    if not isinstance(value, str | os.PathLike) or not str(value):
+        raise KernelbenchError(f"{name} must be a file path, got {value!r}")
+    path = Path(value).expanduser()
+    if path.is_dir():
+        raise KernelbenchError(f"{name} {str(value)!r} is a directory, not a file")
+    check_output_dir(path.parent, f"{name} {str(value)!r}: its directory")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise KernelbenchError(f"{name} {str(value)!r} is not writable")
+    return path
+
+
 def _can_create_in(directory: Path) -> bool:
     """Whether a directory can be made in ``directory`` (tried and removed at once):
     permission bits do not bind root, and /proc, /sys or a read-only mount refuse anyway."""

@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "settings": 0,
     "plugins": 0,
     "validation": 0,
+    "packaged": 0,
     "kernels": 1,
     "transforms": 1,
     "trig": 1,

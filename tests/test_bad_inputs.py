@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from kernelbench.cli import cli
 from kernelbench.config import group_options
 from kernelbench.results import shard_files
+from tests.test_plot import make_results, write_shards
 
 METHODS = ", ".join(group_options("method"))
 LAUNCHERS = "basic, joblib, slurm, submitit_local, submitit_slurm"
@@ -157,6 +158,75 @@ TABLE = [
         ["verify", "--results", "/proc/x"],
         "Error: --results '/proc/x' cannot be created: '/proc' is not writable",
     ),
+    # issue 38: every command treats its own paths and names as run does ({runs}: a
+    # results folder with shards of experiment quick)
+    (
+        ["plot", "{runs}", "--out", "{tmp}/afile/figs"],
+        "Error: --out '{tmp}/afile/figs' cannot be created: '{tmp}/afile' is a file",
+    ),
+    (
+        ["plot", "{runs}", "--out", "/proc/figs"],
+        "Error: --out '/proc/figs' cannot be created: '/proc' is not writable",
+    ),
+    (
+        [
+            "verify",
+            "--config",
+            "liu2020_table3",
+            "--no-run",
+            "--results",
+            "{runs}",
+            "--out",
+            "{tmp}/afile/v.csv",
+        ],
+        "Error: --out '{tmp}/afile/v.csv': its directory '{tmp}/afile' is a file, not a directory",
+    ),
+    (
+        ["verify", "--no-run", "--results", "{runs}", "--out", "/proc/v.csv"],
+        "Error: --out '/proc/v.csv': its directory '/proc' is not writable",
+    ),
+    (
+        ["report", "--out", "{tmp}/afile/r.md"],
+        "Error: --out '{tmp}/afile/r.md': its directory '{tmp}/afile' is a file, not a directory",
+    ),
+    (["report", "--out", "/proc/r.md"], "Error: --out '/proc/r.md': its directory '/proc' is "),
+    (
+        ["report", "--html", "{tmp}/afile/site"],
+        "Error: --html '{tmp}/afile/site' cannot be created: '{tmp}/afile' is a file",
+    ),
+    (
+        ["report", "--html", "/proc/site"],
+        "Error: --html '/proc/site' cannot be created: '/proc' is not writable",
+    ),
+    (
+        ["baseline", "nope", "{runs}"],
+        "Error: unknown experiment 'nope'; valid choices: leaderboard, liu2020_table3, ",
+    ),
+    (
+        ["baseline", "quick", "{runs}", "--rows-of", "nope"],
+        "Error: unknown experiment (--rows-of) 'nope'; valid choices: leaderboard, ",
+    ),
+    (
+        ["baseline", "quick", "{runs}", "--out", "{tmp}/afile/base"],
+        "Error: --out '{tmp}/afile/base' cannot be created: '{tmp}/afile' is a file",
+    ),
+    (
+        ["baseline", "quick", "{runs}", "--out", "/proc/base"],
+        "Error: --out '/proc/base' cannot be created: '/proc' is not writable",
+    ),
+    (
+        ["leaderboard", "--method", "nosuch"],
+        "Error: unknown method 'nosuch'; valid choices: gq, lev_rff, nystrom, orf, ",
+    ),
+    (
+        ["leaderboard", "--csv", "{tmp}/afile/s.csv"],
+        "Error: --csv '{tmp}/afile/s.csv': its directory '{tmp}/afile' is a file, not a directory",
+    ),
+    (["leaderboard", "--csv", "/proc/s.csv"], "Error: --csv '/proc/s.csv': its directory "),
+    (
+        ["datasets", "fetch", "census", "--mirror", "{tmp}", "--cache", "{tmp}/afile/c"],
+        "Error: --cache '{tmp}/afile/c' cannot be created: '{tmp}/afile' is a file",
+    ),
 ]
 
 
@@ -167,7 +237,11 @@ def test_bad_input_is_one_line_before_any_compute(tmp_path, monkeypatch, args, f
     monkeypatch.chdir(tmp_path)
     (tmp_path / "afile").write_text("not a directory")
     out = tmp_path / "res"
-    args = [a.format(tmp=tmp_path) for a in args]
+    runs = tmp_path / "runs"
+    if any("{runs}" in a for a in args):
+        write_shards(make_results(experiment="quick"), runs)
+    args = [a.format(tmp=tmp_path, runs=runs) for a in args]
+    before = sorted(tmp_path.rglob("*"))
     if args[0] == "run" and not any(a.startswith("output_dir=") for a in args):
         args.append(f"output_dir={out}")
     result = CliRunner().invoke(cli, args, prog_name="kernelbench")
@@ -178,6 +252,8 @@ def test_bad_input_is_one_line_before_any_compute(tmp_path, monkeypatch, args, f
     assert len(lines) <= 2 and all(ln.startswith("plan: ") for ln in lines[:-1]), result.output
     assert lines[-1].startswith(first_line.format(tmp=tmp_path)), lines[-1]
     assert not out.exists() or not shard_files(out)  # nothing computed
+    if args[0] != "run":  # nothing written (run's output_dir may be made before the check)
+        assert sorted(tmp_path.rglob("*")) == before
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes anywhere")
@@ -370,3 +446,26 @@ def test_an_unreadable_mirror_file_is_one_line(tmp_path, monkeypatch):
     args += [f"data.cache={tmp_path / 'cache'}", f"output_dir={tmp_path / 'res'}"]
     result = CliRunner().invoke(cli, args, prog_name="kernelbench")
     _one_error_line(result, "Error: letter rbf rff n=1: ")
+
+
+@pytest.mark.parametrize("launcher", ["slurm", "submitit_local"])
+def test_a_launcher_whose_extra_is_missing_names_the_extra(tmp_path, monkeypatch, launcher):
+    """Without hydra-submitit-launcher (the [slurm] extra), its launchers say so in one
+    line, before the check for SLURM's sbatch."""
+    from hydra.core.config_store import ConfigStore
+
+    real = ConfigStore.list
+
+    def without_submitit(self, path):
+        found = real(self, path)
+        return [f for f in found if not f.startswith("submitit")] if "launcher" in path else found
+
+    monkeypatch.setattr(ConfigStore, "list", without_submitit)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch either
+    args = ["run", "-m", "method=rff", f"hydra/launcher={launcher}", f"output_dir={tmp_path}"]
+    result = CliRunner().invoke(cli, args, prog_name="kernelbench")
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == (
+        f"Error: hydra/launcher={launcher} needs hydra-submitit-launcher, the [slurm] extra: "
+        "pip install 'kernelbench[slurm]'"
+    )

@@ -131,10 +131,10 @@ def test_a_written_baseline_is_what_verify_reads(tmp_path: Path):
 def test_an_experiment_without_results_is_one_line(tmp_path: Path):
     """Any experiment has a baseline (no fixed table): one without shards under the
     results directories is named, with how to make them."""
-    r = CliRunner().invoke(baseline, ["nope", str(tmp_path)], standalone_mode=False)
+    r = CliRunner().invoke(baseline, ["quick", str(tmp_path)], standalone_mode=False)
     assert isinstance(r.exception, KernelbenchError)
     assert str(r.exception).startswith("no results")
-    r = CliRunner().invoke(baseline, ["nope", str(tmp_path / "x")], standalone_mode=False)
+    r = CliRunner().invoke(baseline, ["quick", str(tmp_path / "x")], standalone_mode=False)
     assert "does not exist" in str(r.exception)
     r = CliRunner().invoke(
         baseline, ["munkhoeva2018_fig2", str(tmp_path), "--update"], standalone_mode=False

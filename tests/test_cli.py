@@ -73,6 +73,21 @@ def cli_inprocess(*args: str) -> int:
     return 0
 
 
+def test_list_names_every_experiment_and_verify_config_on_one_line(capsys):
+    """``kernelbench list``: a block per config group, one line per option (its name and
+    its file's leading comment), every option of the group and nothing else."""
+    assert cli_inprocess("list") == 0
+    out = capsys.readouterr().out
+    experiments = out.split("\nExperiments: ", 1)[1].split("\nVerify configs: ", 1)[0]
+    verify = out.split("\nVerify configs: ", 1)[1].split("\nBroken plug-ins:", 1)[0]
+    for block, group in ((experiments, "experiment"), (verify, "verify")):
+        head, *rows = block.strip().splitlines()
+        assert head.startswith(f"{len(group_options(group))} (run one: kernelbench ")
+        assert [row.split()[0] for row in rows] == group_options(group)
+        assert all(row.startswith("  ") and len(row.split()) > 2 for row in rows), rows
+        assert not [row for row in rows if "(no description)" in row or "@package" in row]
+
+
 def test_help_lists_methods_kernels_datasets(capsys):
     assert cli_inprocess("list") == 0
     out = capsys.readouterr().out

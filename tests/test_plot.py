@@ -405,21 +405,24 @@ def test_reference_table_loads() -> None:
     assert (reference_dir() / "README.md").is_file()
 
 
-def test_reference_lookup_order_and_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    packaged, checkout = tmp_path / "reference_data", tmp_path / "checkout"
-    checkout.mkdir()
-    (checkout / "t.csv").write_text("a\n1\n")
-    monkeypatch.setattr(reference_mod, "_candidates", lambda: [packaged, checkout])
-    assert reference_dir() == checkout
-    packaged.mkdir()
-    (packaged / "t.csv").write_text("a\n2\n")
-    assert reference_dir() == packaged
+def test_reference_lookup_and_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference tables are the package kernelbench.reference_data, found through
+    importlib.resources (results/reference of the source tree in an editable install)."""
+    from importlib.resources import files
+
+    from kernelbench import packaged
+
+    assert reference_dir() == Path(str(files("kernelbench.reference_data")))
+    assert packaged.tree_name(reference_dir() / "x.csv") == "results/reference/x.csv"
+    assert packaged.shipped("results/reference/x.csv") == reference_dir() / "x.csv"
+    monkeypatch.setattr(reference_mod, "data_dir", lambda tree: tmp_path)
+    (tmp_path / "t.csv").write_text("a\n2\n")
     assert load_reference("t")["a"].tolist() == [2]
     with pytest.raises(KernelbenchError, match="valid choices: t"):
         load_reference("nope")
-    monkeypatch.setattr(reference_mod, "_candidates", lambda: [tmp_path / "x"])
-    with pytest.raises(KernelbenchError, match="not found"):
-        reference_dir()
+    monkeypatch.setitem(packaged.PACKAGES, "results/nope", "kernelbench.nope_data")
+    with pytest.raises(KernelbenchError, match="kernelbench.nope_data is not installed"):
+        packaged.data_dir("results/nope")
 
 
 def test_reads_shards_written_by_the_runner(tmp_path: Path) -> None:

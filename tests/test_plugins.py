@@ -141,6 +141,11 @@ def test_plugin_packages_run_shard_verify_and_baseline_like_builtins(plugin_env,
     methods = r.stdout.split("Kernels:")[0]  # the methods and their configs
     datasets = next(line for line in r.stdout.splitlines() if line.startswith("Datasets:"))
     assert "toy_rff" in methods and "wine" in datasets and "Broken" not in r.stdout
+    # the plug-in's experiment and verify config, one line each, saying whose they are
+    for head in ("Experiments: ", "Verify configs: "):
+        block = r.stdout.split(f"\n{head}", 1)[1].split("\n\n")[0].split("\nVerify")[0]
+        line = next(ln for ln in block.splitlines() if ln.split()[0] == "toy_digits")
+        assert "[plug-in toy_rff] " in line, line
 
     out = tmp_path / "results" / "runs"
     r = kernelbench(env, "run", "experiment=toy_digits", f"output_dir={out}", cwd=tmp_path)
@@ -262,8 +267,8 @@ def test_no_module_reads_a_config_group_beside_the_search_path():
     """Every config group (experiment, method, dataset, kernel, protocol, verify,
     hydra/launcher) is read through :mod:`kernelbench.config`'s lookups, which search
     kernelbench's configs and the plug-ins' CONFIG_DIRs alike: outside config.py,
-    ``config_dir()`` only names the root config file, Hydra's config directory or the
-    checkout above it, and
+    ``config_dir()`` only names the root config file or Hydra's config directory (never
+    the source tree above it: shipped tables are package data, kernelbench.packaged), and
     no path is built from a literal ``configs`` folder."""
     bad = []
     for path in sorted((ROOT / "kernelbench").rglob("*.py")):
@@ -287,9 +292,7 @@ def test_no_module_reads_a_config_group_beside_the_search_path():
                 and not isinstance(parents.get(up), ast.BinOp)
             )
             hydra_dir = isinstance(up, ast.Call) and getattr(up.func, "id", "") == "str"
-            # the checkout above the configs (its committed results), no config group
-            checkout = isinstance(up, ast.Attribute) and up.attr == "parent"
-            if not (root_file or hydra_dir or checkout):
+            if not (root_file or hydra_dir):
                 bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not bad, bad
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -14,13 +15,14 @@ from click.testing import CliRunner
 from kernelbench.errors import KernelbenchError
 from kernelbench.figspec import FigureSpec, build
 from kernelbench.report.command import report
-from kernelbench.report.common import ROOT, Claim, Section, Summary
+from kernelbench.report.common import Claim, Section, Summary
 from kernelbench.site import build as site_build
 from kernelbench.site.build import build_site, results_page
 from kernelbench.site.figures import plotly_figure, ratio_table
 from kernelbench.site.pages import PAGES
 from tests.test_plot import make_results, write_shards
 
+ROOT = Path(__file__).resolve().parents[1]  # the source tree
 FIG1 = ROOT / "results" / "baseline" / "fig1_baseline.csv"
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 
 from kernelbench.baseline import fig1, fig2, figures, liu2020
 from kernelbench.baseline.format import cell_table, update_table, write_table
-from kernelbench.errors import KernelbenchError
+from kernelbench.errors import KernelbenchError, choices_error
 
 
 @dataclass(frozen=True)
@@ -162,10 +162,18 @@ def baseline(
     (EXPERIMENT_baseline.csv), built-in or plug-in; the papers' own formats for
     munkhoeva2018_fig1, munkhoeva2018_fig2, liu2020_table3[_paper], yu2016_*,
     yang2014_*."""
+    from kernelbench.config import experiment_names
     from kernelbench.results import read_results
+    from kernelbench.validation import check_output_dir
 
     results = list(results)
     out = results[0].parent / "baseline" if out is None else out  # results/runs -> results/baseline
+    known = experiment_names()
+    if experiment not in {*known, *TABLES, *figures.EXPERIMENTS}:
+        raise choices_error("experiment", experiment, {*known, *TABLES, *figures.EXPERIMENTS})
+    if rows_of is not None and rows_of not in known:
+        raise choices_error("experiment (--rows-of)", rows_of, known)
+    check_output_dir(out, "--out")  # before anything is read or written
     if update and experiment not in UPDATABLE:
         raise KernelbenchError(f"--update and --update-cells apply to {', '.join(UPDATABLE)}")
     if experiment in figures.EXPERIMENTS:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import partial
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from kernelbench.datasets import net
 from kernelbench.datasets.convert import frame_to_arrays, read_libsvm, read_powerplant
 from kernelbench.datasets.spec import Arrays, DatasetSpec, register
 
-CATALOGUE = Path(__file__).with_name("catalogue.yaml")
+CATALOGUE = Path(str(resources.files("kernelbench.datasets") / "catalogue.yaml"))
 #: The keys of an entry that say how its download becomes arrays (:func:`download`).
 DOWNLOAD_KEYS = ("convert", "x_dtype", "target", "label_order")
 

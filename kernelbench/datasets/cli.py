@@ -19,6 +19,7 @@ from kernelbench.datasets.sources import (
 from kernelbench.datasets.spec import DATASETS
 from kernelbench.datasets.splits import dataset_config, recipes
 from kernelbench.errors import KernelbenchError
+from kernelbench.validation import check_output_dir
 
 
 @cache
@@ -100,6 +101,9 @@ def fetch_cmd(names: tuple[str, ...], mirror: str | None, cache: str | None, for
         names = tuple(n for n, s in DATASETS.items() if s.downloader is not None)
     for name in names:
         DATASETS.get(name)  # unknown names fail before anything is downloaded
+    due = [n for n in names if force or where(n, mirror, cache)[0] not in ("mirror", "cache")]
+    if any(DATASETS.get(n).bundled is None for n in due):  # the cache must take a download
+        check_output_dir(Locations.resolve(None, cache).cache, "--cache")
     failed: list[str] = []
     with tqdm(names, desc="datasets", unit="dataset", disable=len(names) < 2) as bar:
         for name in bar:

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from kernelbench.report.common import SECTIONS, load_sections, render
+from kernelbench.validation import check_output_dir, check_output_file
 
 
 @click.command("report")
@@ -62,12 +63,14 @@ def report(
     if html_dir is not None:
         from kernelbench.site import build_html
 
+        check_output_dir(html_dir, "--html")  # before any page is built
         build_html(html_dir, results, only, method)
         return
     if results:
         raise click.UsageError("--results needs --html")
     if method:
         raise click.UsageError("--method needs --html")
+    check_output_file(out, "--out")
     sections = load_sections(list(only) or None)
     out.write_text("\n".join(render("report", sections=sections)).rstrip() + "\n")
     click.echo(f"wrote {out}: " + "; ".join(f"{s.key}" for s in sections))

@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.drawing import markdown_text as table
+from kernelbench.packaged import baseline_dir, tree_name
 from kernelbench.verify.compare import DEVIATES, KNOWN, tally
 
-#: The repository root (sections read committed tables relative to it).
-ROOT = Path(__file__).resolve().parents[2]
-#: The committed baseline tables the sections read.
-BASE = ROOT / "results" / "baseline"
+#: The committed baseline tables the sections read (``results/baseline``, shipped as
+#: package data: :mod:`kernelbench.packaged`).
+BASE = baseline_dir()
 
 
 @dataclass
@@ -87,11 +87,15 @@ def fmt(x: float | None, spec: str = ".4g") -> str:
 
 
 def rel(p: Path | str | None) -> str:
-    """A path relative to the repository root, for the report."""
+    """A path for the report: a shipped table as in the source tree
+    (``results/baseline/...``), else relative to the current directory when under it."""
     if p is None:
         return ""
+    shipped = tree_name(p)
+    if shipped is not None:
+        return shipped
     try:
-        return str(Path(p).resolve().relative_to(ROOT))
+        return str(Path(p).resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(p)
 

@@ -25,15 +25,20 @@ from threadpoolctl import threadpool_info
 from kernelbench.drawing import kernel_name
 from kernelbench.figspec import FigureSpec, SpecFigure, build
 from kernelbench.leaderboard import default_baseline_dir
+from kernelbench.packaged import shipped, source_tree
 from kernelbench.plot_command import experiment_protocol, split_variants
-from kernelbench.report.common import ROOT, Claim, Section, first_file, load_sections, rel
+from kernelbench.report.common import Claim, Section, first_file, load_sections, rel
 from kernelbench.reporting import get_reporting
 from kernelbench.results import _cpu_model, _git_commit, read_results, shard_files
 from kernelbench.site.figures import draw, plotly_figure, ratio_box, ratio_table
 from kernelbench.site.pages import PAGES
 from kernelbench.stats import aggregate
 
-TEMPLATES = Path(__file__).with_name("templates")
+#: the source checkout of an editable install, whose Markdown files and tables the site
+#: renders and copies when linked; None for a wheel (such links are left as text)
+ROOT = source_tree()
+
+TEMPLATES = Path(str(resources.files("kernelbench.site") / "templates"))
 #: The committed baselines (one definition: kernelbench.leaderboard.default_baseline_dir).
 BASELINE_DIR = default_baseline_dir()
 #: The navigation's short name of each report section.
@@ -216,7 +221,7 @@ def body_html(section: Section, out: Path, pages: Sequence[tuple[str, str]] = ()
             parts.append(f'<div class="claim {verdict_class(c.verdict)}">{text}</div>')
     text = "\n".join(parts)
     for src in sorted(set(re.findall(r'<img src="([^"]*)"', text))):
-        path = ROOT / src
+        path = shipped(src)
         if not src.startswith(("http:", "https:", "data:", "img/")) and path.is_file():
             (out / "img").mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, out / "img" / path.name)
@@ -295,9 +300,12 @@ def site_links(
                 return f'href="{own[frag]}"'
             if frag in keys:
                 return f'href="{frag}.html"'
-            if base == ROOT and own:  # an anchor of REPRODUCTION.md outside this section
+            # an anchor of REPRODUCTION.md outside this section
+            if ROOT is not None and base == ROOT and own:
                 return f'href="{doc_page(ROOT / "REPRODUCTION.md", out, pages)}#{frag}"'
             return m[0]
+        if ROOT is None:  # a wheel: no repository file to link to, the name kept as text
+            return f'title="{href} (in the source repository)"' if attr == "href" else m[0]
         file = (base / path).resolve()
         if not file.is_file() or not file.is_relative_to(ROOT):
             return m[0]
@@ -523,7 +531,7 @@ def build_site(
             intro = f"Aggregated from the shards under {path}."
             page = {"title": f"{exp}: {path}", "tables": [(spec, g)], "intro": intro}
             pages.append((f"runs-{i}-{exp}", f"{exp} ({path.name})", page))
-    board = _leaderboard([p for p, _ in runs] or [ROOT / "results" / "runs"], method)
+    board = _leaderboard([p for p, _ in runs] or [Path("results") / "runs"], method)
     pages.append((LEADERBOARD, "Leaderboard", board))
     nav = [(key, name) for key, name, _ in pages]
     jobs: list[tuple[SpecFigure, Path]] = []

@@ -20,6 +20,7 @@ from kernelbench.protocols import Protocol, get_protocol
 from kernelbench.reporting import get_reporting
 from kernelbench.results import dumps
 from kernelbench.stats import SAME_DRAWS_ATOL, SAME_DRAWS_RTOL, aggregate
+from kernelbench.validation import check_output_dir, check_output_file
 from kernelbench.verify.compare import counts, default_sensitivity, failed, verify_table
 from kernelbench.verify.config import DEFAULT_CONFIG, load_config
 from kernelbench.verify.grid import grid_cells, grid_experiments, run_cells
@@ -162,6 +163,9 @@ def verify(
         raise choices_error(f"grid of verify config {cfg.name!r}", grid, cfg.grids)
     default_dir = f"verify-{grid}" if cfg.name == DEFAULT_CONFIG else f"verify-{cfg.name}-{grid}"
     results_dir = results_dir or Path("results") / "runs" / default_dir
+    if not no_run:  # where the cells go, then the comparison: both before any cell
+        check_output_dir(results_dir, "--results")
+    out = check_output_file(out or results_dir / "verify.csv", "--out")
     cells = grid_cells(cfg, grid, runs=runs)
     t0 = time.perf_counter()
     say = partial(click.echo, err=True)
@@ -242,7 +246,6 @@ def verify(
     for text in legend:
         click.echo(wrap(text))
     say(f"[{time.perf_counter() - t0:.0f} s]")
-    out = out or results_dir / "verify.csv"
     written = write_table(t, out, keys, pooled)
     say(f"wrote {', '.join(str(w) for w in written)}")
     bad = failed(t, pooled)

@@ -192,11 +192,13 @@ def _grid_entry(entry: Any, path: Path) -> tuple[str, tuple[str, ...]]:
 
 
 def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
-    """Read and check a verify config; relative paths resolve from the repo root for
-    kernelbench's own configs, else from the config's directory."""
+    """Read and check a verify config; relative paths of kernelbench's own configs name
+    shipped tables (``results/baseline/...``: :func:`kernelbench.packaged.shipped`), a
+    plug-in's resolve from its config's directory."""
     import yaml
 
     from kernelbench.config import config_origin, is_builtin
+    from kernelbench.packaged import shipped
 
     path = config_path(name)
     try:
@@ -205,10 +207,12 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         raise KernelbenchError(f"cannot parse {path}: {err}".splitlines()[0]) from None
     if not isinstance(raw, Mapping) or not raw.get("reference"):
         raise KernelbenchError(f"{path}: needs at least `reference:`")
-    base = Path(__file__).resolve().parents[2] if is_builtin(path) else path.parent
+    builtin = is_builtin(path)
 
     def resolve(value: Any) -> Path | None:  # an absolute path stays as it is
-        return None if value is None else base / value
+        if value is None:
+            return None
+        return shipped(value) if builtin else path.parent / value
 
     alpha = float(raw.get("alpha", 0.01))
     if not 0.0 < alpha < 1.0:

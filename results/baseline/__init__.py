@@ -1,0 +1,1 @@
+# The committed baselines as package data: kernelbench.baseline_data (pyproject.toml).

@@ -1,0 +1,1 @@
+# The papers' reference tables as package data: kernelbench.reference_data (pyproject.toml).
