@@ -42,8 +42,17 @@ def test_a_non_matrix_is_refused_in_one_line():
 
 @pytest.mark.parametrize("gamma", [0.0, -0.5, math.inf, math.nan])
 def test_gamma_must_be_positive_and_finite(gamma):
-    with pytest.raises(KernelbenchError, match="gamma must be > 0 and finite"):
+    with pytest.raises(KernelbenchError, match=r"^gamma must be > 0 and finite, got \S+$"):
         resolve_gamma(gamma, 3)
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_a_kernel_knows_its_id_and_the_figures_name_it_like_the_registry(name):
+    from kernelbench.drawing import KERNEL_NAMES
+
+    kern = get_kernel(name)
+    assert kern.name == name
+    assert KERNEL_NAMES[name] == kern.paper_label
 
 
 def test_gamma_default_is_one_over_d_and_scales_the_input():

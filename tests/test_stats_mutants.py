@@ -104,6 +104,10 @@ def test_welch_df_ignores_degenerate_terms():
     # a zero-df term with variance (no estimate of its spread) adds no df term
     assert welch_df([(1.0, 10), (1.0, 0)]) == pytest.approx(40)
     assert welch_df([(2.0, 5)]) == pytest.approx(5)
+    assert welch_df([(2.0, 1)]) == pytest.approx(1)  # one df: the term counts
+    assert welch_df([(2.0, 0.5)]) == pytest.approx(0.5)
+    # only infinite-df terms: no uncertainty in the spread, infinite df
+    assert welch_df([(1.0, math.inf), (3.0, math.inf)]) == math.inf
     assert welch_df([(0.0, 5), (0.0, math.inf)]) == math.inf
     assert welch_df([]) == math.inf
 
