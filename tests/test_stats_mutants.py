@@ -1,0 +1,142 @@
+"""kernelbench.stats: the properties the mutation run (docs/mutation.md) found unchecked."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from kernelbench.errors import KernelbenchError
+from kernelbench.stats import (
+    BLAS_SPREAD,
+    aggregate,
+    cell_stats,
+    pooled_z,
+    se_floor,
+    sidak_rate,
+    sidak_z,
+    t_interval,
+    welch_df,
+    z_score,
+)
+
+
+def test_cell_stats_of_two_and_fewer_values():
+    assert cell_stats(np.array([1.0, 3.0])) == pytest.approx((2.0, math.sqrt(2), 1.0))
+    mean, std, sem = cell_stats(np.array([5.0]))
+    assert mean == 5.0 and math.isnan(std) and math.isnan(sem)
+    assert all(math.isnan(v) for v in cell_stats(np.array([])))
+
+
+@pytest.mark.parametrize("level", [0.95, 0.5])
+def test_t_interval_is_scipys_student_interval(level):
+    values = np.array([0.3, 1.1, 0.7, 2.0, 1.4])
+    mean, std, sem, half = t_interval(values, level)
+    lo, hi = sps.t.interval(level, len(values) - 1, loc=values.mean(), scale=sps.sem(values))
+    assert (mean, std, sem) == pytest.approx((values.mean(), values.std(ddof=1), sps.sem(values)))
+    assert half == pytest.approx((hi - lo) / 2, rel=1e-12)
+    assert t_interval(values)[3] == pytest.approx(t_interval(values, 0.95)[3], rel=0)
+
+
+def test_t_interval_needs_two_values():
+    mean, std, sem, half = t_interval(np.array([2.5]))
+    assert mean == 2.5 and all(math.isnan(v) for v in (std, sem, half))
+    assert np.isfinite(t_interval(np.array([1.0, 2.0]))).all()
+
+
+def frame(**cols):
+    base = {"dataset": "letter", "kernel": "rbf", "method_label": "rff", "n": 1}
+    return pd.DataFrame({**base, **cols})
+
+
+def test_aggregate_cells_sorted_nan_runs_dropped_empty_cells_left_out():
+    df = pd.concat(
+        [
+            frame(method_label="sorf", seed=4, err=[1.0, np.nan, 3.0], data_source="mirror"),
+            frame(method_label="empty", seed=0, err=[np.nan, np.nan], data_source="mirror"),
+            frame(method_label="gq", seed=4, err=[2.0, 4.0], data_source=[None, "synthetic"]),
+            frame(method_label="one", seed=7, err=[0.5], data_source="mirror"),
+        ]
+    )
+    a = aggregate(df, ["dataset", "kernel", "method_label", "n"], "err")
+    # sorted, the all-NaN cell left out, a one-run cell kept (std and sem NaN)
+    assert list(a["method_label"]) == ["gq", "one", "sorf"]
+    assert list(a["runs"]) == [2, 1, 2] and list(a["mean"]) == [3.0, 0.5, 2.0]
+    assert list(a["seed"]) == [4, 7, 4]
+    assert list(a["data_source"]) == ["synthetic", "mirror", "mirror"]  # first non-missing
+    assert math.isnan(a["std"].iloc[1]) and math.isnan(a["sem"].iloc[1])
+    assert a["n"].dtype == np.float64
+
+
+def test_aggregate_keeps_a_cell_whose_key_is_missing_and_defaults_seed_and_source():
+    df = pd.DataFrame({"dataset": ["a", "a", None, None], "err": [1.0, 2.0, 3.0, 5.0]})
+    a = aggregate(df, ["dataset"], "err")
+    assert len(a) == 2 and a["mean"].tolist() == [1.5, 4.0]
+    assert list(a["seed"]) == [0, 0] and a["data_source"].isna().all()
+
+
+def test_aggregate_names_the_missing_columns():
+    df = frame(seed=0, err=[1.0])
+    with pytest.raises(KernelbenchError, match=r"^results have no column 'loss'$"):
+        aggregate(df, ["dataset"], "loss")
+    with pytest.raises(KernelbenchError, match=r"^results have no column\(s\) learner, split$"):
+        aggregate(df, ["dataset", "learner", "split"], "err")
+
+
+def test_sidak_rate_is_the_per_test_rate_of_the_family():
+    for m in (1, 3, 40):
+        rate = sidak_rate(m, 0.05)
+        assert 1 - (1 - rate) ** m == pytest.approx(0.05, rel=1e-12)
+    assert sidak_rate(0, 0.05) == pytest.approx(0.05)  # no cells: one test
+
+
+def test_sidak_z_is_two_sided_and_df_is_floored_at_one():
+    assert 2 * sps.norm.sf(sidak_z(3, 0.05)) == pytest.approx(sidak_rate(3, 0.05), rel=1e-10)
+    assert 2 * sps.t.sf(sidak_z(3, 0.05, 7), 7) == pytest.approx(sidak_rate(3, 0.05), rel=1e-10)
+    # below one degree of freedom the threshold is the Cauchy (t_1) one
+    assert sidak_z(1, 0.05, 0.3) == pytest.approx(sps.cauchy.isf(0.025), rel=1e-12)
+
+
+def test_welch_df_ignores_degenerate_terms():
+    # a zero-df term with variance (no estimate of its spread) adds no df term
+    assert welch_df([(1.0, 10), (1.0, 0)]) == pytest.approx(40)
+    assert welch_df([(2.0, 5)]) == pytest.approx(5)
+    assert welch_df([(2.0, 1)]) == pytest.approx(1)  # one df: the term counts
+    assert welch_df([(2.0, 0.5)]) == pytest.approx(0.5)
+    # only infinite-df terms: no uncertainty in the spread, infinite df
+    assert welch_df([(1.0, math.inf), (3.0, math.inf)]) == math.inf
+    assert welch_df([(0.0, 5), (0.0, math.inf)]) == math.inf
+    assert welch_df([]) == math.inf
+
+
+def test_se_floor_and_z_score():
+    assert se_floor(0.0, -3.0) == 3 * BLAS_SPREAD
+    assert se_floor(math.nan, 2.0) == 2 * BLAS_SPREAD
+    assert se_floor(0.5, 2.0) == 0.5
+    assert z_score(1.0, 0.5, 2.0) == 2.0
+    assert z_score(1.0, 0.0, 1.0) == 1.0 / BLAS_SPREAD
+    # no standard error and no scale: 0 / 0 is 0, anything else infinite with its sign
+    assert z_score(0.0, 0.0, 0.0) == 0.0
+    assert z_score(-2.0, 0.0, 0.0) == -math.inf
+    assert z_score(2.0, math.nan, 0.0) == math.inf
+
+
+def test_pooled_z_sums_the_variance_bounds():
+    bias, se, df = pooled_z(
+        rel_diff=[0.1, 0.3],
+        independent=[(0.04, 9), (0.08, 19)],
+        correlated=[([0.1, 0.3], 29)],
+        shared_var=0.01,
+        shared_df=49,
+    )
+    parts = [(0.04 / 4, 9), (0.08 / 4, 19), ((0.4 / 2) ** 2, 29), (0.01, 49)]
+    assert bias == pytest.approx(0.2)
+    assert se == pytest.approx(math.sqrt(sum(v for v, _ in parts)))
+    assert df == pytest.approx(welch_df(parts))
+    # the shared offset has infinite df by default
+    _, _, df_inf = pooled_z([0.1], [], [], 0.01)
+    assert df_inf == math.inf
+    assert all(math.isnan(v) for v in pooled_z([], [], [], 0.01))
