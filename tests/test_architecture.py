@@ -27,6 +27,8 @@ LAYERS: dict[str, int] = {
     "validation": 0,
     "kernels": 1,
     "transforms": 1,
+    "blocks": 1,
+    "testing": 3,
     "trig": 1,
     "metrics": 1,
     "stats": 1,
