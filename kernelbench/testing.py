@@ -178,7 +178,12 @@ def _unbiased(subject: _Subject, kernels: list[str]) -> str:
 
         for n in UNBIASED_N:  # a noisier map: four times the projections
 
-            def draw(seed: np.random.SeedSequence, kernel: str = kernel, n: float = n):
+            def draw(
+                seed: np.random.SeedSequence,
+                kernel: str = kernel,
+                n: float = n,
+                target: np.ndarray = target,
+            ) -> np.ndarray:
                 fm = subject.fit(kernel, n, np.random.default_rng(seed), X)
                 Z = fm.transform(X)
                 est = np.array([Z[i] @ Z[j] for i, j in pairs]) + fm.constant_
@@ -319,7 +324,9 @@ def _sklearn(subject: _Subject, kernels: list[str]) -> str:
     else:
         raise _Failure("a clone of a fitted map transforms without fit")
     again = pickle.loads(pickle.dumps(fm))
-    _require(np.array_equal(again.transform(X), fm.transform(X)), "unpickled map transforms otherwise")
+    _require(
+        np.array_equal(again.transform(X), fm.transform(X)), "unpickled map transforms otherwise"
+    )
     return "get_params, set_params, clone, pickle"
 
 

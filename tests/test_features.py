@@ -19,7 +19,18 @@ from kernelbench.features.gq import gauss_hermite
 from kernelbench.features.sr import SR33
 from kernelbench.kernels import KERNELS, get_kernel
 
-METHODS = ["rff", "orf", "sorf", "qmc", "gq", "sr33", "sr11", "sr13"]
+METHODS = [
+    "rff",
+    "orf",
+    "sorf",
+    "qmc",
+    "gq",
+    "sr33",
+    "sr11",
+    "sr13",
+    "fastfood",
+    "signed_circulant",
+]
 KERNEL_NAMES = ["rbf", "arccos0", "arccos1"]
 
 

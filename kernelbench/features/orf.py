@@ -59,8 +59,8 @@ class ORF(RandomFeatureMap):
     """
 
     paper_label = "Gort"
-    #: Not batch_independent: X W^T is a BLAS GEMM (or the panels' GEMMs), whose rounding of a row depends on
-    #: the row's place in the batch (OpenBLAS's kernels; docs/plugins.md).
+    #: Not batch_independent: X W^T is a BLAS GEMM (or the panels' GEMMs), whose
+    #: rounding of a row depends on the row's place in the batch (docs/plugins.md).
     claims = RandomFeatureMap.claims - {"batch_independent"}
 
     construction: str = "stacked"
