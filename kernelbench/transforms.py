@@ -43,7 +43,7 @@ def chi_norms(rng: np.random.Generator, dof: int, size: int | tuple[int, ...]) -
 def rademacher(rng: np.random.Generator, shape: int | tuple[int, ...]) -> np.ndarray:
     """Independent signs +-1 with probability 1/2 each (int8): the diagonals D_i of
     SORF (Yu et al. 2016, Eq. 7), B of Fastfood (Le et al. 2013, Eq. 7) and the row
-    signs of signed circulant features (Feng et al. 2015, Sec. 3)."""
+    signs of signed circulant features (Feng et al. 2015)."""
     return rng.choice(np.array([-1, 1], dtype=np.int8), size=shape)
 
 
@@ -341,7 +341,9 @@ def hd_blocks_rows(X: np.ndarray, signs: np.ndarray, D: int) -> np.ndarray:
 
 
 def fwht_rows(X: np.ndarray) -> np.ndarray:
-    """Normalised Walsh-Hadamard transform H x of each row (H = H^T, H H = I).
+    """Normalised Walsh-Hadamard transform H x of each row (H = H^T, H H = I): H the
+    Sylvester matrix H_2m = [[H_m, H_m], [H_m, -H_m]] / sqrt(2), the H of SORF (Yu et
+    al. 2016, Eq. 7) and, times sqrt(m), of Fastfood (Le et al. 2013, Eq. 7).
 
     The row length must be a power of two; O(N m log m) time, no m x m matrix
     (:func:`_hd_rows` with one block and D_1 = I).
@@ -360,7 +362,7 @@ def fwht_rows(X: np.ndarray) -> np.ndarray:
 def circulant_rows(X: np.ndarray, spectrum: np.ndarray) -> np.ndarray:
     """C x for every row x of X (N x d), C = circ(c) the d x d circulant matrix with first
     column c, C_ij = c_{(i - j) mod d}, given ``spectrum`` = rfft(c) (circular
-    convolution by the real FFT: C x = irfft(rfft(c) rfft(x)); Feng et al. 2015, Sec. 3).
+    convolution by the real FFT: C x = irfft(rfft(c) rfft(x)); Feng et al. 2015).
 
     O(N d log d) time, no d x d matrix; any d; float32 stays float32. numpy's FFT
     transforms the rows one by one (SIMD lanes across rows do the same operations), so a

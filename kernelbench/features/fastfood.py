@@ -19,7 +19,7 @@ class Fastfood(RandomFeatureMap):
     diagonal of N(0, 1), S_ii = s_i / ||G||_F with s_i ~ chi(d'). Given B and Pi, a row of
     H G Pi H B is N(0, d' I) in G, so its direction is uniform and S sets its norm to
     s_i sqrt(d'): every row of V is marginally N(0, I_d') and the estimate is unbiased
-    (Le et al., Lemma 3), for every kernel of the Gaussian representation. Independent
+    (as Le et al. show), for every kernel of the Gaussian representation. Independent
     blocks are stacked to D rows, the last one truncated (as sorf's); applied by the
     fast transform, O(d' log d') per block and row, no d' x d' matrix.
     """

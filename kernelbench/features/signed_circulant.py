@@ -12,14 +12,14 @@ from kernelbench.transforms import circulant_rows, rademacher
 @FEATURE_MAPS.register("signed_circulant")
 class SignedCirculant(RandomFeatureMap):
     """Blocks P = diag(s) C, C = circ(c) with c ~ N(0, I_d), s Rademacher (Feng et al.
-    2015, Sec. 3: the signed circulant random matrix), built from :mod:`kernelbench.blocks`.
+    2015: the signed circulant random matrix), built from :mod:`kernelbench.blocks`.
 
     Row i of C is c cyclically shifted, so every row of P is marginally N(0, I_d) and the
-    estimate is unbiased (Feng et al., Thm. 1) for every kernel of the Gaussian
-    representation; the signs decorrelate the rows' features. All rows of a block share
-    the norm ||c|| ~ chi(d). Independent blocks of d rows are stacked to D rows, the last
-    one truncated (as sorf's); C x by the real FFT, O(d log d) per block and row, any d,
-    no d x d matrix (only c and its spectrum are kept).
+    estimate is unbiased (Feng et al. prove it for the Gaussian kernel) for every kernel
+    of the Gaussian representation; the signs decorrelate the rows' features. All rows of
+    a block share the norm ||c|| ~ chi(d). Independent blocks of d rows are stacked to D
+    rows, the last one truncated (as sorf's); C x by the real FFT, O(d log d) per block
+    and row, any d, no d x d matrix (only c and its spectrum are kept).
     """
 
     paper_label = "SCRF"
