@@ -162,3 +162,18 @@ def test_cli_check_unknown_method_is_one_line_exit_2(capsys):
     err = capsys.readouterr().err.strip()
     assert "\n" not in err
     assert "unknown method 'nope'" in err and "fastfood" in err and "orf_tallqr" in err
+
+
+@pytest.mark.parametrize("method", FEATURE_MAPS.names())
+def test_batch_independence_on_every_map_matches_its_claim(method):
+    """The batch-independence test runs on every map, claimed or not: a map claims it
+    exactly when it holds here (the maps whose transform is a BLAS product do not)."""
+    from kernelbench.testing import _batch_independent, _Failure, resolve
+
+    subject = resolve(method)
+    try:
+        _batch_independent(subject, subject.kernels())
+        holds = True
+    except _Failure:
+        holds = False
+    assert holds == ("batch_independent" in subject.make("rbf", 1, None).claimed())
