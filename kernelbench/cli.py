@@ -55,6 +55,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "datasets",
         "List, fetch and describe the benchmark datasets.",
     ),
+    "check": (
+        "kernelbench.testing",
+        "check",
+        "Test the properties a feature map claims (unbiased, D, seeds, dtypes, ...).",
+    ),
     "list": (
         "kernelbench.cli",
         "list_cmd",

@@ -65,6 +65,8 @@ METHOD_STYLES: dict[str, tuple[str, str]] = {
     "qmc_sobol": ("#555522", "s"),
     "sorf_hd1": ("#1188ff", "H"),
     "sorf_hd2": ("#ee5577", "o"),
+    "fastfood": ("#990088", "H"),
+    "signed_circulant": ("#111111", "8"),
 }
 #: Colours of labels not in METHOD_STYLES (plug-ins), none of them a fixed label's.
 _FALLBACK_COLOURS = (

@@ -224,7 +224,9 @@ def _unknown_option_of(group: str, value: Any, valid: list[str]) -> KernelbenchE
 
 
 #: the launchers of the [slurm] extra (hydra-submitit-launcher; configs/hydra/launcher/slurm.yaml)
-SLURM_LAUNCHERS = ("slurm", "submitit_slurm", "submitit_local")
+EXTRA_LAUNCHERS = ("slurm", "submitit_slurm", "submitit_local")
+#: those of them that submit to a SLURM cluster
+SUBMITTING = ("slurm", "submitit_slurm")
 
 
 def _check_launcher(value: Any) -> None:
@@ -240,7 +242,7 @@ def _check_launcher(value: Any) -> None:
 
     Plugins.instance()  # registers the plugins' configs
     names = {p.removesuffix(".yaml") for p in ConfigStore.instance().list("hydra/launcher")}
-    if value in SLURM_LAUNCHERS and "submitit_slurm" not in names:
+    if value in EXTRA_LAUNCHERS and "submitit_slurm" not in names:
         raise KernelbenchError(
             f"hydra/launcher={value} needs hydra-submitit-launcher, the [slurm] extra: "
             "pip install 'kernelbench[slurm]'"
@@ -248,7 +250,7 @@ def _check_launcher(value: Any) -> None:
     valid = sorted(names | set(group_options("hydra/launcher")))
     if value not in valid:
         raise choices_error("launcher", value, valid)
-    if value in ("slurm", "submitit_slurm") and shutil.which("sbatch") is None:
+    if value in SUBMITTING and shutil.which("sbatch") is None:
         raise KernelbenchError(
             f"hydra/launcher={value} needs SLURM, but sbatch is not on PATH (not a cluster "
             "node?); run it on the cluster, or here with hydra/launcher=joblib or "
@@ -578,10 +580,6 @@ def _interrupted_line(reports: Path, err: BaseException) -> str:
     return line + (suffix if resume else "")
 
 
-#: The launchers that submit to SLURM.
-SLURM_LAUNCHERS = ("slurm", "submitit_slurm")
-
-
 def _slurm_request(launcher: str, overrides: list[str]) -> tuple[dict[str, Any], set[str]]:
     """The SLURM launcher's settings as the run would compose them (the plug-in's
     defaults, ``configs/hydra/launcher/slurm.yaml``, the ``hydra.launcher.*`` overrides)
@@ -679,7 +677,7 @@ def launch(args: list[str], multirun: bool = False) -> None:
     hydra_args, multirun, cells = plan(list(args), multirun)
     launcher = next((a.split("=", 1)[1] for a in hydra_args if a.startswith("hydra/launcher=")), "")
     quiet = False
-    if launcher in SLURM_LAUNCHERS:  # what the cluster cannot run is refused here
+    if launcher in SUBMITTING:  # what the cluster cannot run is refused here
         hydra_args, quiet = _fit_slurm(launcher, hydra_args)
     announce(run_plan(hydra_args))  # the plan line; refuses oversize work
     load()  # the plug-ins register their structured configs (protocol settings)

@@ -80,18 +80,14 @@ def map_time_part(name: str = EXPERIMENT) -> MapTime | None:
 def data_dependent(label: str) -> bool:
     """Whether a method label's map is drawn from the data (the map class's
     ``data_dependent``: Nystrom, lev_rff, slw_rff); labels of no known map: False."""
-    from kernelbench.config import config_dir
+    from kernelbench.config import group_options, load_group
     from kernelbench.features import FEATURE_MAPS
     from kernelbench.plugins import load
 
     load()
     name = label
-    if label not in FEATURE_MAPS:
-        path = config_dir() / "method" / f"{label}.yaml"
-        if path.is_file():
-            import yaml
-
-            name = str((yaml.safe_load(path.read_text()) or {}).get("name", label))
+    if label not in FEATURE_MAPS and label in group_options("method"):
+        name = str(load_group("method", label).get("name", label))
     if name not in FEATURE_MAPS:
         return False
     return bool(getattr(FEATURE_MAPS.get(name), "data_dependent", False))

@@ -7,6 +7,11 @@
 * :func:`fwht_rows` - the normalised fast Walsh-Hadamard transform of each row.
 * :class:`Butterfly` - random butterfly rotations (Genz 1998) for any d.
 * :func:`simplex_rows` - inner products with the vertices of a regular simplex.
+* :func:`circulant_rows` - products with a circulant matrix by the real FFT.
+* :func:`chi_norms`, :func:`rademacher` - the row norms and sign diagonals of the
+  structured maps.
+
+The public ones are gathered, documented, in :mod:`kernelbench.blocks`.
 
 Row convention: a batch of vectors is an N x d array ``X`` whose rows are the
 vectors, and "apply M to every vector" returns ``X @ M.T``.
@@ -26,6 +31,22 @@ from scipy.linalg.blas import get_blas_funcs
 def next_pow2(d: int) -> int:
     """The smallest power of two >= d."""
     return 1 << max(0, int(d - 1).bit_length())
+
+
+def chi_norms(rng: np.random.Generator, dof: int, size: int | tuple[int, ...]) -> np.ndarray:
+    """Independent chi(``dof``) variates: the norms of standard Gaussian vectors in R^dof.
+
+    A row s v, v uniform on the unit sphere and s ~ chi(d) independent of it, is N(0, I_d)
+    (Yu et al. 2016, Sec. 3, the S of ORF; Le et al. 2013, Eq. 7, the S of Fastfood).
+    """
+    return np.sqrt(rng.chisquare(dof, size=size))
+
+
+def rademacher(rng: np.random.Generator, shape: int | tuple[int, ...]) -> np.ndarray:
+    """Independent signs +-1 with probability 1/2 each (int8): the diagonals D_i of
+    SORF (Yu et al. 2016, Eq. 7), B of Fastfood (Le et al. 2013, Eq. 7) and the row
+    signs of signed circulant features (Feng et al. 2015)."""
+    return rng.choice(np.array([-1, 1], dtype=np.int8), size=shape)
 
 
 def haar_orthogonal(rng: np.random.Generator, d: int, cols: int | None = None) -> np.ndarray:
@@ -399,7 +420,9 @@ def hd_blocks_rows(X: np.ndarray, signs: np.ndarray, D: int) -> np.ndarray:
 
 
 def fwht_rows(X: np.ndarray) -> np.ndarray:
-    """Normalised Walsh-Hadamard transform H x of each row (H = H^T, H H = I).
+    """Normalised Walsh-Hadamard transform H x of each row (H = H^T, H H = I): H the
+    Sylvester matrix H_2m = [[H_m, H_m], [H_m, -H_m]] / sqrt(2), the H of SORF (Yu et
+    al. 2016, Eq. 7) and, times sqrt(m), of Fastfood (Le et al. 2013, Eq. 7).
 
     The row length must be a power of two; O(N m log m) time, no m x m matrix
     (:func:`_hd_rows` with one block and D_1 = I).
@@ -412,6 +435,24 @@ def fwht_rows(X: np.ndarray) -> np.ndarray:
     out = np.empty_like(X)
     _hd_rows(X, np.ones((1, 1, m), dtype=dt), dt.type(1.0 / np.sqrt(m)), dt.type(1.0), out)
     return out
+
+
+# ----------------------------------------------------------------------- Circulant
+def circulant_rows(X: np.ndarray, spectrum: np.ndarray) -> np.ndarray:
+    """C x for every row x of X (N x d), C = circ(c) the d x d circulant matrix with first
+    column c, C_ij = c_{(i - j) mod d}, given ``spectrum`` = rfft(c) (circular
+    convolution by the real FFT: C x = irfft(rfft(c) rfft(x)); Feng et al. 2015).
+
+    O(N d log d) time, no d x d matrix; any d; float32 stays float32. numpy's FFT
+    transforms the rows one by one (SIMD lanes across rows do the same operations), so a
+    row's result does not depend on the other rows of X (checked by
+    :func:`kernelbench.testing.check_feature_map`).
+    """
+    X = np.ascontiguousarray(X)
+    spec = spectrum.astype(np.complex64 if X.dtype == np.float32 else np.complex128)
+    return np.fft.irfft(np.fft.rfft(X, axis=1) * spec, n=X.shape[1], axis=1).astype(
+        X.dtype, copy=False
+    )
 
 
 # ----------------------------------------------------------------------- Butterfly

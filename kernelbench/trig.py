@@ -7,7 +7,7 @@ branch-free SIMD pass: a Cody-Waite reduction r = x - k pi/2 with pi/2 in three 
 parts and a tail (fdlibm's ``pio2_1..3``, ``pio2_3t``; about one ulp of r), then
 fdlibm's ``__kernel_sin`` / ``__kernel_cos`` on |r| <= pi/4, by quadrant k mod 4.
 The values agree with numpy's to a few ulp (tested); |x| > :data:`MAX_ABS` or
-non-finite projections go to numpy.
+non-finite projections go to numpy, entry by entry.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import numpy as np
 #: Largest |projection| handled by the Cody-Waite reduction (|k| < 2^20 needs < 1.6e6).
 MAX_ABS = 1.0e5
 
-#: Fewer float64 projections go to numpy (the compiled kernel's load, 0.1-0.5 s, outweighs).
-MIN_SIZE = 4096
+#: float64 projections go to the compiled kernel (False: all to numpy, for comparisons).
+USE_COMPILED = True
 
 _TWO_OVER_PI = 6.36619772367581382433e-01
 _PIO2_1 = 1.57079632673412561417e00  # first 33 bits of pi/2
@@ -96,23 +96,36 @@ def scaled_cos_sin_split(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
 
 
 def scaled_cos_sin(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """[cos(P) * scale, sin(P) * scale] (N x 2D) for projections P (N x D): from the
-    compiled kernel for float64 P of at least :data:`MIN_SIZE` values, else numpy."""
+    """[cos(P) * scale, sin(P) * scale] (N x 2D) for projections P (N x D): float64 from
+    the compiled kernel, entries beyond :data:`MAX_ABS` (or not finite) and float32 from
+    numpy."""
     return _cos_sin(P, np.concatenate([scale, scale]), P.shape[1], _scaled_cos_sin)
 
 
 def _cos_sin(P: np.ndarray, scale: np.ndarray, D: int, compiled: Any) -> np.ndarray:
     """[cos(P[:, :D]), sin(P[:, -D:])] * scale (N x 2D); ``compiled`` takes the
-    unconcatenated scale where it takes P (float64, enough values, all within MAX_ABS)."""
-    if (
-        P.dtype == np.float64
-        and P.size >= MIN_SIZE
-        and -MAX_ABS <= P.min()  # NaN fails both comparisons: numpy
-        and P.max() <= MAX_ABS
-    ):
+    unconcatenated scale where it takes P.
+
+    Which routine computes an entry depends on that entry alone (float64 within
+    :data:`MAX_ABS`: compiled; else numpy), never on the other rows of P: a row's
+    features are the same bits alone or in any batch (issue: trig switched on the
+    batch's size and range).
+    """
+    if P.dtype == np.float64 and USE_COMPILED:
+        P = np.ascontiguousarray(P)
         Z = np.empty((P.shape[0], 2 * D), dtype=np.float64)
         a = np.ascontiguousarray(scale[: P.shape[1]], dtype=np.float64)
-        compiled(np.ascontiguousarray(P), a, Z)
+        compiled(P, a, Z)
+        far = ~(np.abs(P) <= MAX_ABS)  # NaN too
+        if far.any():
+            rows, cols = np.nonzero(far)
+            cos_part = cols < D
+            r, c = rows[cos_part], cols[cos_part]
+            Z[r, c] = np.cos(P[r, c]) * scale[c]
+            off = P.shape[1] - D  # sin of column c of P goes to column D + c - off
+            sin_part = cols >= off
+            r, c = rows[sin_part], cols[sin_part]
+            Z[r, D + c - off] = np.sin(P[r, c]) * scale[D + c - off]
         return Z
     Z = np.empty((P.shape[0], 2 * D), dtype=P.dtype)
     np.cos(P[:, :D], out=Z[:, :D])

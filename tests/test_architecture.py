@@ -28,6 +28,8 @@ LAYERS: dict[str, int] = {
     "packaged": 0,
     "kernels": 1,
     "transforms": 1,
+    "blocks": 1,
+    "testing": 3,
     "trig": 1,
     "metrics": 1,
     "stats": 1,

@@ -200,7 +200,7 @@ TABLE = [
     ),
     (
         ["baseline", "nope", "{runs}"],
-        "Error: unknown experiment 'nope'; valid choices: leaderboard, liu2020_table3, ",
+        "Error: unknown experiment 'nope'; valid choices: leaderboard, leaderboard_liu2020, ",
     ),
     (
         ["baseline", "quick", "{runs}", "--rows-of", "nope"],
@@ -223,6 +223,7 @@ TABLE = [
         "Error: --csv '{tmp}/afile/s.csv': its directory '{tmp}/afile' is a file, not a directory",
     ),
     (["leaderboard", "--csv", "/proc/s.csv"], "Error: --csv '/proc/s.csv': its directory "),
+    (["check", "nosuch"], "Error: unknown method 'nosuch'; valid choices: fastfood, gq, "),
     (
         ["datasets", "fetch", "census", "--mirror", "{tmp}", "--cache", "{tmp}/afile/c"],
         "Error: --cache '{tmp}/afile/c' cannot be created: '{tmp}/afile' is a file",

@@ -335,7 +335,10 @@ def test_bad_input_is_one_line(tmp_path, capsys, monkeypatch, args, message):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-m", "method=rff,foo"], "Error: unknown method 'foo'; valid choices: gq, lev_rff, "),
+        (
+            ["-m", "method=rff,foo"],
+            "Error: unknown method 'foo'; valid choices: fastfood, gq, lev_rff, ",
+        ),
         (
             ["-m", "method=sorf", "method.params.n_blocks=0,1", "runs=1", SMALL],
             "Error: digits rbf sorf n_blocks=0 h=* n=1: n_blocks must be an integer in 1..3, got 0",

@@ -18,7 +18,18 @@ from kernelbench.features.sr import SR33
 from kernelbench.kernels import KERNELS, get_kernel
 from tests.conftest import need_mirror
 
-METHODS = ["rff", "orf", "sorf", "qmc", "gq", "sr33", "sr11", "sr13"]
+METHODS = [
+    "rff",
+    "orf",
+    "sorf",
+    "qmc",
+    "gq",
+    "sr33",
+    "sr11",
+    "sr13",
+    "fastfood",
+    "signed_circulant",
+]
 KERNEL_NAMES = ["rbf", "arccos0", "arccos1"]
 
 
@@ -165,7 +176,10 @@ def test_a_map_that_draws_another_d_is_stopped_with_one_line():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: make_feature_map("nope"), "unknown method 'nope'; valid choices: gq, lev_rff"),
+        (
+            lambda: make_feature_map("nope"),
+            "unknown method 'nope'; valid choices: fastfood, gq, lev_rff",
+        ),
         (lambda: make_feature_map("rff", kernel="poly"), "unknown kernel 'poly'; valid choices"),
         (lambda: make_feature_map("rff", n=0).fit(np.ones((2, 2))), "n must be a positive"),
         (lambda: make_feature_map("rff", n=-1).fit(np.ones((2, 2))), "n must be a positive"),

@@ -236,7 +236,7 @@ def test_plan_single_cell_and_sweeps():
     [
         (
             ["method=foo"],
-            "unknown method 'foo'; valid choices: gq, lev_rff, nystrom, orf, orf_tallqr, qmc",
+            "unknown method 'foo'; valid choices: fastfood, gq, lev_rff, nystrom, orf, orf_tallqr",
         ),
         (["kernel=rbf,poly"], "unknown kernel 'poly'; valid choices: arccos0, arccos1, rbf"),
         (["dataset=nope"], "unknown dataset 'nope'; valid choices: "),

@@ -39,15 +39,25 @@ def test_near_multiples_of_half_pi_keep_relative_accuracy():
     assert np.max(np.abs(Z - ref)) <= 2 * ULP
 
 
-def test_large_nonfinite_float32_and_small_inputs_take_numpy():
+def test_large_and_nonfinite_entries_take_numpy_one_by_one_and_float32_all():
+    """An entry beyond MAX_ABS (or NaN) gets numpy's value; the other entries of its row
+    and batch keep the compiled kernel's: which routine computes an entry never depends
+    on the other rows (a row alone is the same bits as in the batch)."""
     rng = np.random.default_rng(2)
     scale = rng.uniform(0.5, 2.0, 100)
-    big = rng.standard_normal((50, 100))
-    big[3, 7] = 2 * trig.MAX_ABS
-    nan = rng.standard_normal((50, 100))
-    nan[0, 0] = np.nan
-    for P in (big, nan, rng.standard_normal((2, 100))):  # the last: below MIN_SIZE
-        np.testing.assert_array_equal(scaled_cos_sin(P, scale), _numpy_features(P, scale))
+    plain = rng.standard_normal((50, 100))
+    for where, value in (((3, 7), 2 * trig.MAX_ABS), ((0, 0), np.nan)):
+        P = plain.copy()
+        P[where] = value
+        Z, ref = scaled_cos_sin(P, scale), _numpy_features(P, scale)
+        r, c = where
+        np.testing.assert_array_equal(Z[r, [c, 100 + c]], ref[r, [c, 100 + c]])
+        keep = np.ones(200, dtype=bool)
+        keep[[c, 100 + c]] = False
+        np.testing.assert_array_equal(Z[:, keep], scaled_cos_sin(plain, scale)[:, keep])
+        for i in (r, r + 1, 49):
+            np.testing.assert_array_equal(scaled_cos_sin(P[i : i + 1], scale)[0], Z[i])
+    assert not np.array_equal(scaled_cos_sin(plain, scale), _numpy_features(plain, scale))
     P32 = rng.standard_normal((80, 100)).astype(np.float32)
     Z32 = scaled_cos_sin(P32, scale.astype(np.float32))
     assert Z32.dtype == np.float32
@@ -84,8 +94,10 @@ def test_split_columns_fall_back_to_numpy_and_reject_odd_widths():
     scale = rng.uniform(0.5, 2.0, 200)
     big = rng.standard_normal((40, 200))
     big[1, 2] = -2 * trig.MAX_ABS
-    for P in (big, rng.standard_normal((3, 200))):  # out of range; below MIN_SIZE
-        np.testing.assert_array_equal(scaled_cos_sin_split(P, scale), _numpy_split(P, scale))
+    Z, ref = scaled_cos_sin_split(big, scale), _numpy_split(big, scale)
+    np.testing.assert_array_equal(Z[1, 2], ref[1, 2])  # the far entry: numpy's bits
+    np.testing.assert_array_equal(Z[1:2], scaled_cos_sin_split(big[1:2], scale))
+    np.testing.assert_allclose(Z, ref, rtol=0, atol=4 * ULP)
     P32 = rng.standard_normal((60, 200)).astype(np.float32)
     Z32 = scaled_cos_sin_split(P32, scale.astype(np.float32))
     assert Z32.dtype == np.float32
@@ -146,9 +158,9 @@ def test_protocol_rows_change_at_rounding_level_only(protocol, monkeypatch):
     from kernelbench.reporting import get_reporting
 
     cell = _cells()[protocol]()
-    monkeypatch.setattr(trig, "MIN_SIZE", 0)
+    monkeypatch.setattr(trig, "USE_COMPILED", True)
     fast = run_cell(cell)
-    monkeypatch.setattr(trig, "MIN_SIZE", np.iinfo(np.int64).max)
+    monkeypatch.setattr(trig, "USE_COMPILED", False)
     slow = run_cell(cell)
     columns = [m.column for m in get_reporting(protocol).metrics.values()]
     columns = [c for c in columns if "seconds" not in c]

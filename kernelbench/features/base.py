@@ -28,6 +28,17 @@ from kernelbench.validation import (  # noqa: F401  (re-exported for the feature
 #: The input dtypes a map keeps (others are converted to float64).
 FLOATS = [np.float64, np.float32]
 
+#: The properties a map may claim (``RandomFeatureMap.claims``), each tested by
+#: :func:`kernelbench.testing.check_feature_map`.
+PROPERTIES: dict[str, str] = {
+    "unbiased": "E[K_hat] = K on fixed data (a 2% relative bias is detected)",
+    "exact_D": "exactly D = round(2n(d + 1)) projections at integer and fractional n",
+    "seeded": "the same seed gives the same features, other seeds other draws",
+    "dtype_shapes": "float32 stays float32, shapes, any d, D < d",
+    "batch_independent": "after fit, a row's features are the same bits alone or in a batch",
+    "sklearn": "clone, pickling and get_params/set_params",
+}
+
 
 def n_projections(n: float, d: int) -> int:
     """D = 2 n (d + 1), rounded to the nearest integer (Munkhoeva et al. 2018, Sec. 2.3)."""
@@ -83,6 +94,10 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     #: leverage-score resampling), so the map is not independent of the data; the
     #: leaderboard ranks such maps on their own track (docs/leaderboard.md).
     data_dependent: ClassVar[bool] = False
+    #: The properties of :data:`PROPERTIES` the map claims, which
+    #: :func:`kernelbench.testing.check_feature_map` tests (all, unless a map says
+    #: otherwise; :meth:`claimed` may narrow them for some parameters).
+    claims: ClassVar[frozenset[str]] = frozenset(PROPERTIES)
 
     kernel: str = "rbf"
     n: float = 1
@@ -91,6 +106,10 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
 
     def _check_params(self) -> None:
         """Validate method-specific parameters (raise KernelbenchError)."""
+
+    def claimed(self) -> frozenset[str]:
+        """The properties this map claims with its parameters (:attr:`claims`)."""
+        return self.claims
 
     def _require_rbf(self, what: str) -> None:
         """One line unless the kernel is the Gaussian one, which ``what`` needs."""

@@ -27,6 +27,8 @@ class GQ(DenseFeatureMap):
     """
 
     paper_label = "GQ"
+    #: Biased by design: its mean is the tensor-product Gauss-Hermite rule, not K.
+    claims = DenseFeatureMap.claims - {"unbiased"}
 
     n_nodes: int = 2
 

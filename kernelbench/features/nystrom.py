@@ -31,6 +31,10 @@ class Nystrom(RandomFeatureMap):
 
     paper_label = "Nystrom (no paper)"
     data_dependent = True
+    #: Data-dependent: no random-feature estimate of K (not ``unbiased``), min(N,
+    #: n_outputs D) features (not ``exact_D`` nor the shapes of ``dtype_shapes``), and
+    #: k(X, L) K_LL^{+1/2} is a BLAS GEMM (not ``batch_independent``).
+    claims = frozenset({"seeded", "sklearn"})
 
     def fit(self, X: Any, y: Any = None) -> Nystrom:
         """Draw m landmarks uniformly without replacement from the rows of X."""

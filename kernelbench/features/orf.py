@@ -20,6 +20,7 @@ from kernelbench.transforms import (
     HOUSEHOLDER_PANEL,
     HouseholderProduct,
     WideReflectors,
+    chi_norms,
     haar_orthogonal,
     reflector_scalars,
     wy_factor_from_gram,
@@ -71,6 +72,9 @@ class ORF(RandomFeatureMap):
     """
 
     paper_label = "Gort"
+    #: Not batch_independent: X W^T is a BLAS GEMM (or the panels' GEMMs), whose
+    #: rounding of a row depends on the row's place in the batch (docs/plugins.md).
+    claims = RandomFeatureMap.claims - {"batch_independent"}
 
     construction: str = "stacked"
     dense_limit_mb: float = 64.0
@@ -86,6 +90,11 @@ class ORF(RandomFeatureMap):
             check_real("dense_budget_mb", self.dense_budget_mb, 0, strict=False)
         if self.map_rows is not None:
             check_int("map_rows", self.map_rows, 0)
+
+    def claimed(self) -> frozenset[str]:
+        """The published tall-QR construction is biased for the odd (arc-cosine) kernels
+        (LAPACK's signs, no Haar correction): it does not claim ``unbiased``."""
+        return self.claims - ({"unbiased"} if self.construction == "tall_qr" else set())
 
     def _forms_w(self, d: int, D: int) -> str | None:
         """How ``fit`` forms W: ``"dorgqr"`` under ``dense_limit_mb``; ``"gemm"`` above
@@ -105,12 +114,12 @@ class ORF(RandomFeatureMap):
             blocks = []
             for _ in range(-(-D // d)):
                 Q = HouseholderProduct.gaussian(rng, d)
-                S = np.sqrt(rng.chisquare(d, size=d))
+                S = chi_norms(rng, d, d)
                 blocks.append((Q, S))
             self.blocks_ = blocks
         else:  # the published code: no sign correction, chi(D) row norms
             self.blocks_ = [(HouseholderProduct.gaussian(rng, max(D, d), min(D, d)), None)]
-            self.row_norms_ = np.sqrt(rng.chisquare(D, size=D))
+            self.row_norms_ = chi_norms(rng, D, D)
         self.fit_rows_ = len(self._fit_data[0])
         route = self._forms_w(d, D)
         self.W_ = None if route is None else self._dense(d, D, gemm=route == "gemm")
@@ -161,7 +170,7 @@ class ORF(RandomFeatureMap):
         for b in range(-(-D // d)):
             lo, hi = b * d, min(D, (b + 1) * d)
             V = haar_orthogonal(rng, d, m)
-            S = np.sqrt(rng.chisquare(d, size=d))
+            S = chi_norms(rng, d, d)
             P[:, lo:hi] = (R.T @ V[: hi - lo].T) * S[None, : hi - lo]
         return P, np.full(D, 1.0 / D), 0.0
 
@@ -285,7 +294,7 @@ def tall_qr_projections(
             P[:, d:] = (haar_orthogonal(rng, nb, m) @ R_E).T
         else:
             P[:, d:] = (haar_orthogonal(rng, nb, k) @ E).T
-    P *= np.sqrt(rng.chisquare(D, size=D))[None, :]
+    P *= chi_norms(rng, D, D)[None, :]
     return P
 
 

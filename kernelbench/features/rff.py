@@ -11,6 +11,10 @@ from kernelbench.features.base import RandomFeatureMap, sample_factor
 class DenseFeatureMap(RandomFeatureMap):
     """A feature map whose projections are a stored dense D x d matrix ``W_``."""
 
+    #: Not batch_independent: X W^T is a BLAS GEMM, whose rounding of a row depends on
+    #: the row's place in the batch (OpenBLAS's kernels; docs/plugins.md).
+    claims = RandomFeatureMap.claims - {"batch_independent"}
+
     def _project(self, X: np.ndarray) -> np.ndarray:
         W = self.W_ if X.dtype == np.float64 else self.W_.astype(X.dtype)
         return X @ W.T

@@ -8,7 +8,7 @@ import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import RandomFeatureMap, check_int
-from kernelbench.transforms import hd_blocks_rows, next_pow2
+from kernelbench.transforms import hd_blocks_rows, next_pow2, rademacher
 
 
 @FEATURE_MAPS.register("sorf")
@@ -22,6 +22,8 @@ class SORF(RandomFeatureMap):
     """
 
     paper_label = "ROM"
+    #: Only nearly unbiased (Yu et al. 2016, Thm. 3: the bias vanishes as d grows).
+    claims = RandomFeatureMap.claims - {"unbiased"}
 
     n_blocks: int = 3
 
@@ -32,9 +34,7 @@ class SORF(RandomFeatureMap):
         self.padded_dim_ = next_pow2(d)
         n_stack = -(-D // self.padded_dim_)
         # signs_[b, i] is the diagonal of D_{i+1} in block b (int8: O(d') per block)
-        self.signs_ = rng.choice(
-            np.array([-1, 1], dtype=np.int8), size=(n_stack, int(self.n_blocks), self.padded_dim_)
-        )
+        self.signs_ = rademacher(rng, (n_stack, int(self.n_blocks), self.padded_dim_))
         return np.full(D, 1.0 / D), 0.0
 
     def _project(self, X: np.ndarray) -> np.ndarray:

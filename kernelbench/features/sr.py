@@ -34,7 +34,7 @@ import numpy as np
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import RandomFeatureMap, check_choice, check_int
-from kernelbench.transforms import Butterfly, haar_orthogonal, simplex_into
+from kernelbench.transforms import Butterfly, chi_norms, haar_orthogonal, simplex_into
 
 ROTATIONS = ("butterfly", "haar")
 RADII = ("per_point", "per_rule")
@@ -53,6 +53,11 @@ class _SphericalRadial(RandomFeatureMap):
     radius: str = "per_point"
 
     # -- parameters ---------------------------------------------------------
+    def claimed(self) -> frozenset[str]:
+        """Haar rotations are dense d x d products (BLAS GEMM: a row's rounding depends
+        on its place in the batch), so ``rotation="haar"`` is not batch_independent."""
+        return self.claims - ({"batch_independent"} if self.rotation == "haar" else set())
+
     def _check_params(self) -> None:
         check_choice("rotation", self.rotation, ROTATIONS)
         check_choice("radius", self.radius, RADII)
@@ -82,8 +87,8 @@ class _SphericalRadial(RandomFeatureMap):
     def _draw_radii(self, rng: np.random.Generator, t: int, p: int, d: int) -> np.ndarray:
         df = d + 2 if self._radial_degree == 3 else d
         if self.radius == "per_rule":
-            return np.repeat(np.sqrt(rng.chisquare(df, size=(t, 1))), p, axis=1)
-        return np.sqrt(rng.chisquare(df, size=(t, p)))
+            return np.repeat(chi_norms(rng, df, (t, 1)), p, axis=1)
+        return chi_norms(rng, df, (t, p))
 
     def _draw_rules(self, rng: np.random.Generator, d: int, D: int) -> tuple[int, int]:
         """Draw the t = ceil(D / per_rule) rules' rotations and radii; (t, per_rule)."""
@@ -135,6 +140,8 @@ class SR11(_SphericalRadial):
     """
 
     paper_label = "SR11"
+    #: One direction per rule: X q is a BLAS GEMV (a row's rounding depends on its batch).
+    claims = _SphericalRadial.claims - {"batch_independent"}
 
     def _nodes_per_rule(self, d: int) -> int:
         return 1

@@ -235,8 +235,11 @@ def guide_html() -> str:
 
     from markdown_it import MarkdownIt
 
-    from kernelbench.config import config_dir
+    from kernelbench.packaged import source_tree
 
-    text = (config_dir().parent / "docs" / "plugins.md").read_text()
+    root = source_tree()  # the docs are in the source tree, not in a wheel
+    if root is None or not (root / "docs" / "plugins.md").is_file():
+        return "<p>docs/plugins.md of the kernelbench source repository.</p>"
+    text = (root / "docs" / "plugins.md").read_text()
     html = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
     return re.sub(r'<a href="(?!https?:)[^"]*">(.*?)</a>', r"\1", html)
