@@ -482,6 +482,19 @@ def _in_launcher() -> bool:
 
 
 @contextlib.contextmanager
+def _handling(handler: Any) -> Iterator[None]:
+    """``handler`` for SIGINT and SIGTERM while the block runs; the old ones after."""
+    import signal
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, previous in old.items():
+            signal.signal(s, previous)
+
+
+@contextlib.contextmanager
 def _job_interrupts() -> Iterator[None]:
     """In a job that runs in its own process (a joblib worker, a SLURM job, which
     submitit tells to ignore SIGTERM): the first SIGINT or SIGTERM interrupts the cell,
@@ -499,12 +512,8 @@ def _job_interrupts() -> Iterator[None]:
             signal.signal(s, signal.SIG_IGN)
         raise Interrupted("terminated", None if signum == signal.SIGINT else signum)
 
-    old = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with _handling(interrupt):
         yield
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
 
 
 @contextlib.contextmanager
@@ -551,12 +560,8 @@ def _interrupts(reports: Path) -> Iterator[None]:
             time.sleep(0.05)
         raise Interrupted("terminated", None if signum == signal.SIGINT else signum)
 
-    old = {s: signal.signal(s, interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with _handling(interrupt):
         yield
-    finally:
-        for s, handler in old.items():
-            signal.signal(s, handler)
 
 
 def _interrupted_line(reports: Path, err: BaseException) -> str:

@@ -16,17 +16,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from kernelbench.timing import best_time
 from kernelbench.transforms import Butterfly
-
-
-def cpu_best(fn, repeats: int) -> float:
-    """The least CPU time of ``repeats`` calls of ``fn``."""
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
 
 
 def main() -> None:
@@ -41,8 +32,8 @@ def main() -> None:
     B.rotate_rows(X[:4], out=out[:4])  # compile
     with threadpool_limits(limits=1, user_api="blas"):
         for _ in range(3):
-            rot = cpu_best(lambda: B.rotate_rows(X, out=out), a.repeats)
-            copy = cpu_best(lambda: np.copyto(out, X), a.repeats)
+            rot = best_time(lambda: B.rotate_rows(X, out=out), a.repeats, clock=time.process_time)
+            copy = best_time(lambda: np.copyto(out, X), a.repeats, clock=time.process_time)
             print(f"rotation {rot:.4f} s  copy {copy:.4f} s  rotation / copy {rot / copy:.1f}")
 
 

@@ -42,16 +42,6 @@ def measure(method: str, X: np.ndarray, repeats: int) -> dict[str, float]:
     return {"fit": fit, "transform": transform, "peak_mb": peak / 2**20, "D": fm.n_projections_}
 
 
-def cpu_best(fn, repeats: int) -> float:
-    """The least CPU time of ``repeats`` calls of ``fn`` (this process)."""
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.process_time()
-        fn()
-        best = min(best, time.process_time() - t0)
-    return best
-
-
 def calls(args: argparse.Namespace) -> None:
     """Transform calls of each row count against rff's, interleaved, one BLAS thread."""
     from threadpoolctl import threadpool_limits
@@ -73,8 +63,9 @@ def calls(args: argparse.Namespace) -> None:
                 ratios = {m: [] for m in args.methods}
                 for _ in range(2):  # interleaved rounds: rff, method, rff, ...
                     for m in args.methods:
-                        base = cpu_best(functools.partial(fms["rff"].transform, Xc), reps)
-                        mine = cpu_best(functools.partial(fms[m].transform, Xc), reps)
+                        cpu = functools.partial(best_time, repeats=reps, clock=time.process_time)
+                        base = cpu(functools.partial(fms["rff"].transform, Xc))
+                        mine = cpu(functools.partial(fms[m].transform, Xc))
                         ratios[m].append(mine / base)
                 cols = " ".join(f"{min(r):10.2f}" for r in ratios.values())
                 print(f"{d:6d} {rows:7d} {cols}", flush=True)
