@@ -93,6 +93,19 @@ def data_dependent(label: str) -> bool:
     return bool(getattr(FEATURE_MAPS.get(name), "data_dependent", False))
 
 
+def _grid_rows(results: Path, grid: str) -> pd.DataFrame:
+    """The rows of ``results`` of the experiment that the leaderboard grid ``grid`` runs
+    (empty where there are none)."""
+    from kernelbench.config import experiment_sweep
+    from kernelbench.results import read_results
+
+    experiment = str(experiment_sweep(grid)[0].get("experiment", grid))
+    try:
+        return read_results(results, experiment)
+    except KernelbenchError:
+        return pd.DataFrame()
+
+
 def _grid_cells(grid: Grid) -> pd.DataFrame:
     """The cells (dataset, kernel, [keys], n) the grid's experiment file sweeps."""
     from kernelbench.config import expand, experiment_sweep
@@ -116,14 +129,7 @@ def grid_table(grid: Grid, baseline_dir: Path, results: Path | None = None) -> p
     cells = _grid_cells(grid)
     table = base.merge(cells, on=grid.cell_keys, how="inner").assign(source="baseline")
     if results is not None:
-        from kernelbench.config import experiment_sweep
-        from kernelbench.results import read_results
-
-        experiment = str(experiment_sweep(grid.grid)[0].get("experiment", grid.grid))
-        try:
-            df = read_results(results, experiment)
-        except KernelbenchError:
-            df = pd.DataFrame()
+        df = _grid_rows(results, grid.grid)
         if not df.empty:
             ours = cell_table(df, grid.metric, keys)
             ours["n"] = ours["n"].astype(float)
@@ -253,14 +259,7 @@ def map_times(
     path = Path(baseline_dir) / part.baseline
     table = with_ratio(pd.read_csv(path), str(path)) if path.is_file() else pd.DataFrame()
     if results is not None:
-        from kernelbench.config import experiment_sweep
-        from kernelbench.results import read_results
-
-        experiment = str(experiment_sweep(part.grid)[0].get("experiment", part.grid))
-        try:
-            df = read_results(results, experiment)
-        except KernelbenchError:
-            df = pd.DataFrame()
+        df = _grid_rows(results, part.grid)
         if not df.empty and "map_seconds" in df:
             ours = with_ratio(median_summary(df, ["map"]), str(results))
             ours = ours[ours["method_label"] != REFERENCE]
