@@ -25,7 +25,7 @@ from threadpoolctl import threadpool_info
 from kernelbench.drawing import kernel_name
 from kernelbench.figspec import FigureSpec, SpecFigure, build
 from kernelbench.leaderboard import default_baseline_dir
-from kernelbench.packaged import shipped, source_tree
+from kernelbench.packaged import shipped, source_tree, tree_name
 from kernelbench.plot_command import experiment_protocol, split_variants
 from kernelbench.report.common import Claim, Section, first_file, load_sections, rel
 from kernelbench.reporting import get_reporting
@@ -304,7 +304,10 @@ def site_links(
             if ROOT is not None and base == ROOT and own:
                 return f'href="{doc_page(ROOT / "REPRODUCTION.md", out, pages)}#{frag}"'
             return m[0]
-        if ROOT is None:  # a wheel: no repository file to link to, the name kept as text
+        if ROOT is None:  # a wheel: its shipped tables are copied, other names kept as text
+            table = shipped(path)
+            if table.is_absolute() and table.is_file():
+                return f'{attr}="{site_file(table, out)}"'
             return f'title="{href} (in the source repository)"' if attr == "href" else m[0]
         file = (base / path).resolve()
         if not file.is_file() or not file.is_relative_to(ROOT):
@@ -319,7 +322,10 @@ def site_links(
 def site_file(file: Path, out: Path) -> str:
     """A repository file copied under ``out/files/`` (its path kept); its link."""
     file = file.resolve()
-    copy = out / "files" / (file.relative_to(ROOT) if file.is_relative_to(ROOT) else file.name)
+    name = tree_name(file)  # a shipped table under its source-tree name, wheel or not
+    if name is None:
+        name = file.relative_to(ROOT) if ROOT and file.is_relative_to(ROOT) else file.name
+    copy = out / "files" / name
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(file, copy)
     return copy.relative_to(out).as_posix()
