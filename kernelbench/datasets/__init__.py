@@ -1,6 +1,6 @@
 """Datasets: registry, sources (mirror, cache, download) and experiment protocols.
 
-The datasets and their sources: README.md ("Data"), ``kernelbench datasets list|info``.
+The datasets and their sources: docs/data.md, ``kernelbench datasets list|info``.
 Adding one is an entry of ``catalogue.yaml`` (its :class:`DatasetSpec` facts and how its
 download becomes arrays, registered by :mod:`.catalogue`) and ``configs/dataset/<name>.yaml``.
 """

@@ -1,6 +1,6 @@
 """Random feature maps, one module per method, registered by id (rff, orf, sorf, qmc, gq,
 sr33, sr11, sr13, lev_rff, slw_rff, nystrom, fastfood, signed_circulant; their papers and
-labels: README.md, "Methods and kernels")."""
+labels: docs/methods.md)."""
 
 from __future__ import annotations
 

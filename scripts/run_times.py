@@ -1,21 +1,23 @@
-"""Measure the CI-sized commands and rewrite README's table of them, so it cannot go stale.
+"""Measure the CI-sized commands and rewrite their run-time table, so it cannot go stale.
 
-    KERNELBENCH_DATA=/path/to/mirror python scripts/readme_times.py            # every row
-    python scripts/readme_times.py --rows quick liu     # only these rows, the others kept
-    python scripts/readme_times.py --dry-run             # print the table, leave README
+    KERNELBENCH_DATA=/path/to/mirror python scripts/run_times.py            # every row
+    python scripts/run_times.py --rows quick liu     # only these rows, the others kept
+    python scripts/run_times.py --dry-run             # print the table, leave the file
 
 Each row runs its command once into a fresh temporary results directory (no resume) and
 records the cells it ran (shards written), the wall time, the CPU time of the command
-and its children, and the machine's load average before and after (os.getloadavg): on a
-shared machine the wall time is only an upper bound, and the load says by how much. The
-table lives in README.md between the markers ``<!-- readme_times:begin -->`` and
-``<!-- readme_times:end -->``; rows not measured in this invocation keep their text.
+and its children, and the machine (cores, CPU model) and its load average before and
+after (os.getloadavg): on a shared machine the wall time is only an upper bound, and the
+load says by how much. The table lives in docs/performance.md ("Run times of the paper
+grids") between the markers ``<!-- run_times:begin -->`` and ``<!-- run_times:end -->``;
+rows not measured in this invocation keep their text.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import platform
 import re
 import resource
 import subprocess
@@ -24,8 +26,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
-BEGIN, END = "<!-- readme_times:begin -->", "<!-- readme_times:end -->"
+DOC = ROOT / "docs" / "performance.md"
+BEGIN, END = "<!-- run_times:begin -->", "<!-- run_times:end -->"
 
 #: row id -> (grid, command as shown; RESULTS is the fresh directory)
 ROWS = {
@@ -78,8 +80,19 @@ def measure(row: str, log: Path | None = None) -> str:
     command = shown.replace(" --results RESULTS", "").replace(" output_dir=RESULTS", "")
     return (
         f"| {grid} | `{command}` | {cells} | {_duration(wall)}{verdict} | {_duration(cpu)} | "
-        f"{before_load:.1f}, {after_load:.1f} on {os.cpu_count()} cores |"
+        f"{before_load:.1f}, {after_load:.1f} on {os.cpu_count()} cores ({_cpu_model()}) |"
     )
+
+
+def _cpu_model() -> str:
+    """The CPU's model name (Linux), else the machine's architecture."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
 
 
 def _duration(s: float) -> str:
@@ -91,7 +104,7 @@ def table(rows: dict[str, str]) -> str:
 
 
 def current_rows(text: str) -> dict[str, str]:
-    """The rows of README's table now, by row id (matched on the grid column)."""
+    """The rows of the table now, by row id (matched on the grid column)."""
     m = re.search(re.escape(BEGIN) + r"\n(.*?)\n" + re.escape(END), text, re.S)
     found = {}
     for line in (m.group(1).splitlines() if m else [])[2:]:
@@ -107,9 +120,9 @@ def main() -> None:
     parser.add_argument("--dry-run", action="store_true", help="Print the table only.")
     parser.add_argument("--log", type=Path, default=None, help="Keep each command's output here.")
     ns = parser.parse_args()
-    text = README.read_text()
+    text = DOC.read_text()
     if BEGIN not in text or END not in text:
-        raise SystemExit(f"README.md has no {BEGIN} ... {END} markers")
+        raise SystemExit(f"{DOC} has no {BEGIN} ... {END} markers")
     rows = current_rows(text)
     for row in ns.rows:
         rows[row] = measure(row, ns.log)
@@ -121,8 +134,8 @@ def main() -> None:
         return
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    README.write_text(f"{head}{BEGIN}\n{new}\n{END}{tail}")
-    print(f"wrote {README}")
+    DOC.write_text(f"{head}{BEGIN}\n{new}\n{END}{tail}")
+    print(f"wrote {DOC}")
 
 
 if __name__ == "__main__":
