@@ -1,5 +1,6 @@
 """README.md and the docs it links: README fits a screen and keeps the test command CI
-runs; every experiment and verify config has its command in README or a doc it links;
+runs; every experiment and verify config (configs/, and the example plug-ins') has its
+command in README or a doc it links;
 every relative link and anchor of those pages resolves; every script of scripts/ is
 listed in docs/performance.md, and every script named anywhere exists or is listed
 there as removed."""
@@ -95,9 +96,10 @@ def test_every_experiment_and_verify_config_has_its_command_in_the_docs():
     pages = linked_docs()
     assert ROOT / "docs" / "papers" / "munkhoeva2018.md" in pages
     text = "\n".join(p.read_text() for p in pages)
-    experiments = sorted(p.stem for p in (ROOT / "configs" / "experiment").glob("*.yaml"))
-    verify = sorted(p.stem for p in (ROOT / "configs" / "verify").glob("*.yaml"))
-    assert len(experiments) > 20 and len(verify) >= 3
+    configs = [ROOT / "configs", *ROOT.glob("examples/*/*/configs")]  # and the plug-ins'
+    experiments = sorted(p.stem for c in configs for p in c.glob("experiment/*.yaml"))
+    verify = sorted(p.stem for c in configs for p in c.glob("verify/*.yaml"))
+    assert {"quick", "toy_digits", "wine_kernels"} <= set(experiments) and len(verify) >= 4
     assert commands_missing(text, experiments, verify) == []
     # the check fails on a missing command: drop the lines of one experiment and config
     drop = ("experiment=yu2016_fig4_cifar", "--config liu2020_table3_paper")
@@ -163,3 +165,26 @@ def test_every_script_named_exists_or_is_listed_as_removed():
         if not (ROOT / "scripts" / name).is_file() and name not in removed
     )
     assert missing == []
+
+
+def layer_table(text: str) -> dict[str, int]:
+    """The modules of docs/architecture.md's layer table, each with its stated layer."""
+    table = {}
+    for m in re.finditer(r"^\| (\d) \| ([^|]*) \|", text, re.M):
+        for name in re.findall(r"`([\w.]+)`", m[2]):
+            table[name] = int(m[1])
+    return table
+
+
+def test_the_layer_table_of_architecture_md_is_the_layering_test_s():
+    from test_architecture import LAYERS
+
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    expected = {k: v for k, v in LAYERS.items() if k != "__init__"}
+    assert layer_table(text) == expected
+    # a module left out of the table, or put in another layer, fails
+    assert "`cost`, " in text and layer_table(text.replace("`cost`, ", "")) != expected
+    moved = text.replace("| 4 | `experiment`, `verify`, ", "| 4 | `experiment`, ").replace(
+        "| 5 | `launch`, ", "| 5 | `verify`, `launch`, "
+    )
+    assert moved != text and layer_table(moved) != expected
