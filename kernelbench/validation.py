@@ -96,9 +96,8 @@ Constraint = Callable[[str, Any], Any]
 def Interval(
     type: type, left: float, right: int | None = None, *, strict: bool = False, hint: str = ""
 ) -> Constraint:
-    """scikit-learn's ``Interval`` as a :data:`Constraint`: an integer (``type=int``) in
-    ``left..right`` (:func:`check_int`), or a finite real (``float``) >= ``left``, > with
-    ``strict`` (:func:`check_real`; it has no right bound)."""
+    """scikit-learn's ``Interval`` as a :data:`Constraint`: :func:`check_int` (``int``) in
+    ``left..right``, else :func:`check_real`: >= ``left`` (> if ``strict``), no right bound."""
     if type is int:
         return partial(check_int, low=int(left), high=right)
     if right is not None:
@@ -114,9 +113,9 @@ def StrOptions(options: tuple[str, ...]) -> Constraint:
 def check_constraints(
     constraints: Mapping[str, list[Constraint | None]], params: Mapping[str, Any]
 ) -> None:
-    """Each parameter against its declared constraints, as scikit-learn's
-    ``_parameter_constraints``: None in the list admits None, and the value must pass
-    every other :data:`Constraint` there (undeclared parameters are not checked)."""
+    """Each parameter against its constraints (scikit-learn's ``_parameter_constraints``):
+    None in its list admits None; otherwise the value must pass each :data:`Constraint`
+    (an empty list: a rule between parameters checks it)."""
     for name, value in params.items():
         allowed = constraints.get(name, [])
         if value is not None or None not in allowed:

@@ -30,7 +30,7 @@ PROPERTIES: dict[str, str] = {
     "seeded": "the same seed gives the same features, other seeds other draws",
     "dtype_shapes": "float32 stays float32, shapes, any d, D < d",
     "batch_independent": "after fit, a row's features are the same bits alone or in a batch",
-    "sklearn": "clone, pickling and get_params/set_params",
+    "sklearn": "clone, pickling, get_params/set_params, declared parameter constraints",
 }
 
 
@@ -92,10 +92,8 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     #: :func:`kernelbench.testing.check_feature_map` tests (all, unless a map says
     #: otherwise; :meth:`claimed` may narrow them for some parameters).
     claims: ClassVar[frozenset[str]] = frozenset(PROPERTIES)
-    #: Each parameter's constraints, as scikit-learn declares them (None admits None;
-    #: :func:`kernelbench.validation.check_constraints`): a map declares those of the
-    #: parameters it adds, merged with its parents' (``__init_subclass__``). Rules
-    #: between parameters: :meth:`_cross_check`.
+    #: Each parameter's constraints, as scikit-learn's (None admits None): a map declares
+    #: those of the parameters it adds; ``__init_subclass__`` merges its parents'.
     _parameter_constraints: ClassVar[dict[str, list]] = {
         "kernel": [lambda _, kernel: get_kernel(kernel)],
         "n": [lambda _, n: check_n(n)],
@@ -114,8 +112,8 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         cls._parameter_constraints = {**super(cls, cls)._parameter_constraints, **own}
 
     def _validate_params(self) -> None:
-        """One line unless every parameter meets :attr:`_parameter_constraints` and
-        :meth:`_cross_check` (called before any compute, by ``fit`` and the protocols)."""
+        """One line unless the parameters meet their constraints (in fit, and in a
+        protocol's check before any compute)."""
         check_constraints(self._parameter_constraints, self.get_params(deep=False))
         self._cross_check()
 

@@ -270,12 +270,11 @@ class QMC(DenseFeatureMap):
     """
 
     paper_label = "QMC"
-    #: generator and randomize: their sequence's (``OPTIONS``), by :meth:`_cross_check`
     _parameter_constraints = {
         "sequence": [StrOptions(SEQUENCES)],
         "scramble": [check_bool],
-        "generator": [None, StrOptions(tuple(MAX_DIM))],
-        "randomize": [None, StrOptions(tuple({r: 0 for _, rs in OPTIONS.values() for r in rs}))],
+        "generator": [],  # and randomize: the sequence's (OPTIONS), in _cross_check
+        "randomize": [],
         "box_scale": [Interval(float, 0, strict=True)],
         "max_cg_iter": [Interval(int, 0)],
         "tol": [Interval(float, 0)],
