@@ -342,7 +342,7 @@ def _constraints(fm: RandomFeatureMap, names: set[str], X: np.ndarray) -> None:
         declared == names,
         f"_parameter_constraints has {sorted(declared)}, __init__ {sorted(names)}",
     )
-    bad = type("BadType", (), {"__repr__": lambda self: "BadType()"})()
+    bad = type("BadType", (), {})()
     for name in sorted(names):
         try:
             clone(fm).set_params(**{name: bad}).fit(X, _labels(len(X)))
