@@ -110,9 +110,7 @@ def StrOptions(options: tuple[str, ...]) -> Constraint:
     return partial(check_choice, valid=options)
 
 
-def check_constraints(
-    constraints: Mapping[str, list[Constraint | None]], params: Mapping[str, Any]
-) -> None:
+def check_constraints(constraints: Mapping[str, list], params: Mapping[str, Any]) -> None:
     """Each parameter against its constraints (scikit-learn's ``_parameter_constraints``):
     None in its list admits None; otherwise the value must pass each :data:`Constraint`
     (an empty list: a rule between parameters checks it)."""
