@@ -15,6 +15,7 @@ arccos1  ||x|| ||y|| (sin t + (pi - t) cos t)/pi ReLU         2     0
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -174,10 +175,12 @@ def resolve_gamma(gamma: float | None, d: int) -> float:
     """gamma, or the papers' default 1/d when it is None."""
     if gamma is None:
         return 1.0 / d
-    gamma = float(gamma)
-    if not 0 < gamma < math.inf:
-        raise KernelbenchError(f"gamma must be > 0 and finite, got {gamma}")
-    return gamma
+    ok = isinstance(gamma, numbers.Real) and not isinstance(gamma, bool)
+    if not ok or not 0 < gamma < math.inf:
+        raise KernelbenchError(
+            f"gamma must be > 0 and finite, got {float(gamma) if ok else gamma!r}"
+        )
+    return float(gamma)
 
 
 KERNELS.add("rbf", RBFKernel("rbf", "Gaussian", 1.0, 1.0, True, 2))

@@ -31,9 +31,10 @@ A map declares the properties it claims (``RandomFeatureMap.claims``, the names 
     After fit, transform(X[i:i+1]) equals row i of transform(X) bit for bit, and so do
     a slice and a permutation of X, in d = 5 and 40, for every kernel the map fits.
 ``sklearn``
-    get_params lists the constructor's arguments, set_params takes them back, clone
-    gives an unfitted copy with equal parameters, and a pickled fitted map transforms
-    as the original does, bit for bit.
+    get_params lists the constructor's arguments, set_params takes them back, each has
+    declared constraints (``_parameter_constraints``) and fit refuses a value of no
+    valid type in one line, clone gives an unfitted copy with equal parameters, and a
+    pickled fitted map transforms as the original does, bit for bit.
 """
 
 from __future__ import annotations
@@ -314,6 +315,7 @@ def _sklearn(subject: _Subject, kernels: list[str]) -> str:
     fm.set_params(**params)
     _require(_same_params(fm.get_params(), params), "set_params(**get_params()) changed them")
     X = _points(12, 5, seed=4)
+    _constraints(fm, names, X)
     fm.fit(X, _labels(len(X)))
     copy = clone(fm)
     _require(_same_params(copy.get_params(), params), "clone changed the parameters")
@@ -327,7 +329,28 @@ def _sklearn(subject: _Subject, kernels: list[str]) -> str:
     _require(
         np.array_equal(again.transform(X), fm.transform(X)), "unpickled map transforms otherwise"
     )
-    return "get_params, set_params, clone, pickle"
+    return "get_params, set_params, constraints, clone, pickle"
+
+
+def _constraints(fm: RandomFeatureMap, names: set[str], X: np.ndarray) -> None:
+    """Every parameter has declared constraints (``_parameter_constraints``), and fit
+    refuses a value of no valid type in one line (scikit-learn's check_param_validation)."""
+    from sklearn.base import clone
+
+    declared = set(fm._parameter_constraints)
+    _require(
+        declared == names,
+        f"_parameter_constraints has {sorted(declared)}, __init__ {sorted(names)}",
+    )
+    bad = type("BadType", (), {})()
+    for name in sorted(names):
+        try:
+            clone(fm).set_params(**{name: bad}).fit(X, _labels(len(X)))
+        except KernelbenchError:
+            continue
+        except Exception as err:
+            raise _Failure(f"{name}=BadType(): {type(err).__name__}, not one line") from None
+        raise _Failure(f"{name}=BadType() is accepted: declare its constraints")
 
 
 #: The test of each property of :data:`PROPERTIES`, in its order.

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,38 @@ def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise KernelbenchError(f"{name} must be true or false, got {value!r}")
     return value
+
+
+#: A parameter constraint: ``check(name, value)`` raises one line naming the valid values.
+Constraint = Callable[[str, Any], Any]
+
+
+def Interval(
+    type: type, left: float, right: int | None = None, *, strict: bool = False, hint: str = ""
+) -> Constraint:
+    """scikit-learn's ``Interval`` as a :data:`Constraint`: :func:`check_int` (``int``) in
+    ``left..right``, else :func:`check_real`: >= ``left`` (> if ``strict``), no right bound."""
+    if type is int:
+        return partial(check_int, low=int(left), high=right)
+    if right is not None:
+        raise TypeError("an Interval of reals has no right bound (check_real)")
+    return partial(check_real, low=left, strict=strict, hint=hint)
+
+
+def StrOptions(options: tuple[str, ...]) -> Constraint:
+    """scikit-learn's ``StrOptions`` as a :data:`Constraint` (:func:`check_choice`)."""
+    return partial(check_choice, valid=options)
+
+
+def check_constraints(constraints: Mapping[str, list], params: Mapping[str, Any]) -> None:
+    """Each parameter against its constraints (scikit-learn's ``_parameter_constraints``):
+    None in its list admits None; otherwise the value must pass each :data:`Constraint`
+    (an empty list: a rule between parameters checks it)."""
+    for name, value in params.items():
+        allowed = constraints.get(name, [])
+        if value is not None or None not in allowed:
+            for check in filter(None, allowed):
+                check(name, value)
 
 
 def check_output_dir(value: Any, name: str = "output_dir") -> Path:

@@ -135,6 +135,10 @@ TABLE = [
         "Error: method.params.n_blocks must be a finite number, got inf",
     ),
     (
+        ["run", "method=qmc", "method.params.scramble=maybe"],
+        "Error: digits rbf qmc scramble=maybe n=1: scramble must be true or false, got 'maybe'",
+    ),
+    (
         ["run", "dataset.splits.kernel_approx.samples=100000000"],
         "Error: digits rbf rff h=",  # K alone is 8e16 bytes
     ),

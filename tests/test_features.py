@@ -199,6 +199,10 @@ def test_a_map_that_draws_another_d_is_stopped_with_one_line():
         ),
         (lambda: make_feature_map("sr33", rotation="x").fit(np.ones((2, 2))), "invalid rotation"),
         (lambda: make_feature_map("gq", n_nodes=0).fit(np.ones((2, 2))), "n_nodes must be"),
+        # every declared constraint holds, whatever the other parameters; no coercion
+        (lambda: make_feature_map("qmc", box_scale=0).fit(np.ones((2, 2))), "box_scale must be"),
+        (lambda: make_feature_map("sr33", reflections=1).fit(np.ones((2, 2))), "true or false"),
+        (lambda: make_feature_map("rff", gamma="1").fit(np.ones((2, 2))), "gamma must be > 0"),
     ],
 )
 def test_bad_input_gives_one_line_valueerror(call, message):

@@ -4,6 +4,7 @@ claims, and each property's test fails on a map broken in that property."""
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -106,9 +107,24 @@ class SortedSORF(SORF):
         return P - P.mean(axis=0) * 1e-9
 
 
+@dataclass(eq=False, repr=False)
+class UndeclaredSORF(SORF):
+    """A parameter of its own without declared constraints."""
+
+    scale: float = 1.0
+
+
+class UncheckedSORF(SORF):
+    """n_blocks declared without a constraint: n_blocks=BadType() reaches the draw."""
+
+    _parameter_constraints = {"n_blocks": []}
+
+
 @pytest.mark.parametrize(
     ("cls", "prop"),
     [
+        (UndeclaredSORF, "sklearn"),
+        (UncheckedSORF, "sklearn"),
         (SortedSORF, "batch_independent"),
         (GlobalSeedRFF, "seeded"),
         (Float64RFF, "dtype_shapes"),
@@ -123,6 +139,15 @@ def test_each_property_fails_on_a_map_broken_in_it(cls, prop):
     assert check_feature_map(cls.__mro__[1], properties=[prop])[0].status != "FAIL"
     with pytest.raises(FeatureMapCheckError, match=prop):
         check_feature_map(cls, properties=[prop])
+
+
+def test_the_sklearn_check_names_an_undeclared_or_unchecked_parameter():
+    (undeclared,) = check_feature_map(
+        UndeclaredSORF, raise_on_failure=False, properties=["sklearn"]
+    )
+    assert "_parameter_constraints has" in undeclared.detail and "'scale'" in undeclared.detail
+    (unchecked,) = check_feature_map(UncheckedSORF, raise_on_failure=False, properties=["sklearn"])
+    assert unchecked.detail.startswith("n_blocks=BadType(): TypeError"), unchecked.detail
 
 
 def test_a_method_config_or_instance_is_checked_with_its_params():

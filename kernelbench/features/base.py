@@ -16,14 +16,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.kernels import get_kernel
-from kernelbench.validation import (  # noqa: F401  (re-exported for the feature maps)
-    check_choice,
-    check_int,
-    check_n,
-    check_random_state,
-    check_real,
-)
+from kernelbench.kernels import get_kernel, resolve_gamma
+from kernelbench.validation import check_constraints, check_n, check_random_state
 
 #: The input dtypes a map keeps (others are converted to float64).
 FLOATS = [np.float64, np.float32]
@@ -36,7 +30,7 @@ PROPERTIES: dict[str, str] = {
     "seeded": "the same seed gives the same features, other seeds other draws",
     "dtype_shapes": "float32 stays float32, shapes, any d, D < d",
     "batch_independent": "after fit, a row's features are the same bits alone or in a batch",
-    "sklearn": "clone, pickling and get_params/set_params",
+    "sklearn": "clone, pickling, get_params/set_params, declared parameter constraints",
 }
 
 
@@ -98,14 +92,33 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     #: :func:`kernelbench.testing.check_feature_map` tests (all, unless a map says
     #: otherwise; :meth:`claimed` may narrow them for some parameters).
     claims: ClassVar[frozenset[str]] = frozenset(PROPERTIES)
+    #: Each parameter's constraints, as scikit-learn's (None admits None): a map declares
+    #: those of the parameters it adds; ``__init_subclass__`` merges its parents'.
+    _parameter_constraints: ClassVar[dict[str, list]] = {
+        "kernel": [lambda _, kernel: get_kernel(kernel)],
+        "n": [lambda _, n: check_n(n)],
+        "gamma": [None, lambda _, gamma: resolve_gamma(gamma, 1)],
+        "random_state": [lambda _, seed: check_random_state(seed)],
+    }
 
     kernel: str = "rbf"
     n: float = 1
     gamma: float | None = None
     random_state: Any = None
 
-    def _check_params(self) -> None:
-        """Validate method-specific parameters (raise KernelbenchError)."""
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("_parameter_constraints", {})
+        cls._parameter_constraints = {**super(cls, cls)._parameter_constraints, **own}
+
+    def _validate_params(self) -> None:
+        """One line unless the parameters meet their constraints (in fit, and in a
+        protocol's check before any compute)."""
+        check_constraints(self._parameter_constraints, self.get_params(deep=False))
+        self._cross_check()
+
+    def _cross_check(self) -> None:
+        """Rules between parameters that :attr:`_parameter_constraints` cannot state."""
 
     def claimed(self) -> frozenset[str]:
         """The properties this map claims with its parameters (:attr:`claims`)."""
@@ -134,9 +147,8 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
 
     def _start_fit(self, X: Any) -> tuple[np.ndarray, np.random.Generator, int, int]:
         """Validate the parameters and X; (X, the Generator, d, D)."""
+        self._validate_params()
         self.kernel_ = get_kernel(self.kernel)
-        check_n(self.n)
-        self._check_params()
         X = validate_data(self, X, dtype=FLOATS, reset=True)
         d = X.shape[1]
         self.input_scale_ = self.kernel_.input_scale(d, self.gamma)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import check_int
 from kernelbench.features.rff import DenseFeatureMap
+from kernelbench.validation import Interval
 
 
 def gauss_hermite(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -29,11 +29,9 @@ class GQ(DenseFeatureMap):
     paper_label = "GQ"
     #: Biased by design: its mean is the tensor-product Gauss-Hermite rule, not K.
     claims = DenseFeatureMap.claims - {"unbiased"}
+    _parameter_constraints = {"n_nodes": [Interval(int, 1, 100)]}
 
     n_nodes: int = 2
-
-    def _check_params(self) -> None:
-        check_int("n_nodes", self.n_nodes, 1, 100)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         nodes, probs = gauss_hermite(int(self.n_nodes))

@@ -27,9 +27,9 @@ from scipy.linalg import blas, cho_factor, cho_solve
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import check_choice, check_real
 from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.trig import scaled_cos_sin, scaled_cos_sin_split
+from kernelbench.validation import Interval, StrOptions
 
 #: Rows of X turned into features at once while scoring (memory O(chunk * l)).
 SCORE_CHUNK_ROWS = 4096
@@ -92,14 +92,16 @@ class ResampledRFF(DenseFeatureMap):
     data_dependent = True
     #: draws its frequencies as RFF does (a shared draw gives both the same W)
     draw_family = "rff"
+    _parameter_constraints = {
+        "presample": [Interval(float, 1, hint=" (l >= s)")],
+        "mode": [StrOptions(MODES)],
+    }
 
     presample: float = 1.0
     mode: str = "resample"
 
-    def _check_params(self) -> None:
+    def _cross_check(self) -> None:
         self._require_rbf(type(self).__name__.lower())
-        check_choice("mode", self.mode, MODES)
-        check_real("presample", self.presample, 1, strict=False, hint=" (l >= s)")
         if self.mode == "reweight" and float(self.presample) != 1.0:
             raise KernelbenchError(
                 f"presample must be 1 with mode 'reweight' (it scores the s drawn "
@@ -201,12 +203,9 @@ class LevRFF(ResampledRFF):
 
     paper_label = "leverage-RFF"
     needs_labels = False
+    _parameter_constraints = {"ridge": [Interval(float, 0, strict=True)]}
 
     ridge: float = 0.05
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        check_real("ridge", self.ridge, 0, strict=True)
 
     def _column_scores(self, X: np.ndarray, y: Any, W: np.ndarray, b: Any):
         """diag(G (G + n lambda I)^{-1}), G = Z^T Z, Z = [cos, sin](X W^T [+ b]) / sqrt(l)

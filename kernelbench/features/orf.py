@@ -8,13 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import (
-    RandomFeatureMap,
-    check_choice,
-    check_real,
-    n_projections,
-    sample_factor,
-)
+from kernelbench.features.base import RandomFeatureMap, n_projections, sample_factor
 from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.transforms import (
     HOUSEHOLDER_PANEL,
@@ -25,7 +19,7 @@ from kernelbench.transforms import (
     reflector_scalars,
     wy_factor_from_gram,
 )
-from kernelbench.validation import check_bool, check_int
+from kernelbench.validation import Interval, StrOptions, check_bool
 
 CONSTRUCTIONS = ("stacked", "tall_qr")
 #: A truncated last block of at most this many rows is mapped through its formed rows
@@ -75,21 +69,19 @@ class ORF(RandomFeatureMap):
     #: Not batch_independent: X W^T is a BLAS GEMM (or the panels' GEMMs), whose
     #: rounding of a row depends on the row's place in the batch (docs/plugins.md).
     claims = RandomFeatureMap.claims - {"batch_independent"}
+    _parameter_constraints = {
+        "construction": [StrOptions(CONSTRUCTIONS)],
+        "dense_limit_mb": [Interval(float, 0)],
+        "tall_qr_sample_space": [check_bool],
+        "dense_budget_mb": [None, Interval(float, 0)],
+        "map_rows": [None, Interval(int, 0)],
+    }
 
     construction: str = "stacked"
     dense_limit_mb: float = 64.0
     tall_qr_sample_space: bool = False
     dense_budget_mb: float | None = None
     map_rows: int | None = None
-
-    def _check_params(self) -> None:
-        check_choice("construction", self.construction, CONSTRUCTIONS)
-        check_real("dense_limit_mb", self.dense_limit_mb, 0, strict=False)
-        check_bool("tall_qr_sample_space", self.tall_qr_sample_space)
-        if self.dense_budget_mb is not None:
-            check_real("dense_budget_mb", self.dense_budget_mb, 0, strict=False)
-        if self.map_rows is not None:
-            check_int("map_rows", self.map_rows, 0)
 
     def claimed(self) -> frozenset[str]:
         """The published tall-QR construction is biased for the odd (arc-cosine) kernels

@@ -25,8 +25,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import check_choice, check_int, check_real
 from kernelbench.features.rff import DenseFeatureMap
+from kernelbench.validation import Interval, StrOptions, check_bool, check_choice, check_int
 
 SEQUENCES = ("halton", "sobol", "lattice", "digital_net", "adaptive")
 _HALTON = (("halton",), ("owen", "rr2", "none"))
@@ -270,6 +270,18 @@ class QMC(DenseFeatureMap):
     """
 
     paper_label = "QMC"
+    _parameter_constraints = {
+        "sequence": [StrOptions(SEQUENCES)],
+        "scramble": [check_bool],
+        "generator": [],  # and randomize: the sequence's (OPTIONS), in _cross_check
+        "randomize": [],
+        "box_scale": [Interval(float, 0, strict=True)],
+        "max_cg_iter": [Interval(int, 0)],
+        "tol": [Interval(float, 0)],
+        "keep_iterates": [check_bool],
+        "skip": [Interval(int, 0)],
+        "leap": [Interval(int, 0)],
+    }
 
     sequence: str = "halton"
     scramble: bool = True
@@ -282,22 +294,15 @@ class QMC(DenseFeatureMap):
     skip: int = 0
     leap: int = 0
 
-    def _check_params(self) -> None:
-        check_choice("sequence", self.sequence, SEQUENCES)
-        _, rnd = resolve_options(self.sequence, self.generator, self.randomize, bool(self.scramble))
-        check_int("skip", self.skip, 0)
-        check_int("leap", self.leap, 0)
+    def _cross_check(self) -> None:
+        _, rnd = resolve_options(self.sequence, self.generator, self.randomize, self.scramble)
         if (self.skip or self.leap) and rnd != "rr2":
             raise KernelbenchError(
                 f"skip and leap apply to the RR2 Halton set (randomize=rr2, MATLAB's "
                 f"haltonset), got randomize={rnd!r}"
             )
-        if self.sequence != "adaptive":
-            return
-        self._require_rbf("sequence='adaptive'")
-        check_real("box_scale", self.box_scale, 0, strict=True)
-        check_int("max_cg_iter", self.max_cg_iter, 0)
-        check_real("tol", self.tol, 0, strict=False)
+        if self.sequence == "adaptive":
+            self._require_rbf("sequence='adaptive'")
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         args = (bool(self.scramble), rng, self.generator, self.randomize)

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import RandomFeatureMap, check_int
+from kernelbench.features.base import RandomFeatureMap
 from kernelbench.transforms import hd_blocks_rows, next_pow2, rademacher
+from kernelbench.validation import Interval
 
 
 @FEATURE_MAPS.register("sorf")
@@ -24,11 +25,9 @@ class SORF(RandomFeatureMap):
     paper_label = "ROM"
     #: Only nearly unbiased (Yu et al. 2016, Thm. 3: the bias vanishes as d grows).
     claims = RandomFeatureMap.claims - {"unbiased"}
+    _parameter_constraints = {"n_blocks": [Interval(int, 1, 3)]}
 
     n_blocks: int = 3
-
-    def _check_params(self) -> None:
-        check_int("n_blocks", self.n_blocks, 1, 3)
 
     def _draw(self, rng: np.random.Generator, d: int, D: int) -> tuple[np.ndarray, float]:
         self.padded_dim_ = next_pow2(d)

@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import RandomFeatureMap, check_choice, check_int
+from kernelbench.features.base import RandomFeatureMap
 from kernelbench.transforms import Butterfly, chi_norms, haar_orthogonal, simplex_into
+from kernelbench.validation import Interval, StrOptions, check_bool
 
 ROTATIONS = ("butterfly", "haar")
 RADII = ("per_point", "per_rule")
@@ -46,6 +46,12 @@ class _SphericalRadial(RandomFeatureMap):
 
     #: nodes per rule on the sphere (before reflection), as a function of d
     _radial_degree = 1
+    _parameter_constraints = {
+        "rotation": [StrOptions(ROTATIONS)],
+        "n_butterflies": [Interval(int, 1)],
+        "reflections": [None, check_bool],
+        "radius": [StrOptions(RADII)],
+    }
 
     rotation: str = "butterfly"
     n_butterflies: int = 3
@@ -57,15 +63,6 @@ class _SphericalRadial(RandomFeatureMap):
         """Haar rotations are dense d x d products (BLAS GEMM: a row's rounding depends
         on its place in the batch), so ``rotation="haar"`` is not batch_independent."""
         return self.claims - ({"batch_independent"} if self.rotation == "haar" else set())
-
-    def _check_params(self) -> None:
-        check_choice("rotation", self.rotation, ROTATIONS)
-        check_choice("radius", self.radius, RADII)
-        check_int("n_butterflies", self.n_butterflies, 1)
-        if self.reflections not in (None, True, False):
-            raise KernelbenchError(
-                f"reflections must be true, false or null, got {self.reflections!r}"
-            )
 
     def _nodes_per_rule(self, d: int) -> int:
         raise NotImplementedError

@@ -192,7 +192,7 @@ def check_map(cell: Cell, params: dict | None = None) -> None:
         parse_rule(params["gamma"])
         params["gamma"] = 1.0  # stands for the data's value while checking the map
     fm = feature_map(cell, None, params=params)
-    fm._check_params()
+    fm._validate_params()
     if fm.needs_labels:
         raise KernelbenchError(
             f"method {cell.method['name']!r} is supervised (its fit needs the labels y); "
