@@ -11,9 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from kernelbench.baseline.command import TABLES, baseline
-from kernelbench.baseline.fig1 import table_summary
 from kernelbench.baseline.format import CELL, COLUMNS, cell_table, read_table, update_table
 from kernelbench.errors import KernelbenchError
+from kernelbench.figspec import build
+from kernelbench.reporting.kernel_approx import FIG1
 from kernelbench.stats import aggregate
 
 
@@ -61,10 +62,11 @@ def test_baseline_update_cells_replaces_only_the_rerun_cells() -> None:
 
 def test_baseline_table_summary_has_t_intervals() -> None:
     t = _table([("letter", "rbf", "rff", 1, 1.0), ("letter", "rbf", "rff", 2, 2.0)])
-    t = t.assign(runs=[10, 1], sem=[0.1, np.nan])
-    s = table_summary(t)
-    assert s["ci_high"].iloc[0] - 1.0 == pytest.approx(2.262157 * 0.1, rel=1e-5)
-    assert np.isnan(s["ci_low"].iloc[1])
+    t = t.assign(runs=[10, 1], sem=[0.1, np.nan], d=16)
+    (fig,) = build(t, FIG1, "t")  # the baseline table as its figure spec draws it
+    (series,) = fig.series
+    assert series.hi[0] - 1.0 == pytest.approx(2.262157 * 0.1, rel=1e-5)
+    assert np.isnan(series.lo[1])
 
 
 def results_frame(seed: int = 0) -> pd.DataFrame:
