@@ -209,7 +209,7 @@ register(
     ),
     Figure(
         "liu_fig1",
-        "Liu et al. 2020 Fig. 1: spectral error, accuracy and feature time vs s",
+        "Liu et al. 2020 Fig. 1: spectral error, accuracy and feature time vs s/d",
         draw_fig1,
         metrics=("spec", "accuracy", "time"),
     ),
