@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -92,16 +91,6 @@ def method_style(label: str) -> tuple[str, str]:
         return METHOD_STYLES[label]
     h, k = zlib.crc32(label.encode()), len(_FALLBACK_COLOURS)
     return _FALLBACK_COLOURS[h % k], _FALLBACK_MARKERS[(h // k) % len(_FALLBACK_MARKERS)]
-
-
-def runs_caption(summary: pd.DataFrame) -> str:
-    """``lines: mean over 3 runs per cell; bands: 95% t-interval (few runs: wide)``."""
-    if "runs" not in summary or summary.empty:
-        return ""
-    lo, hi = int(summary["runs"].min()), int(summary["runs"].max())
-    runs = f"{lo}" if lo == hi else f"{lo}-{hi}"
-    few = "; few runs: wide bands" if lo < 5 else ""
-    return f"lines: mean over {runs} runs per cell; bands: 95% t-interval{few}"
 
 
 def kernel_name(kernel: str) -> str:
@@ -231,151 +220,10 @@ def write_table(
 # --------------------------------------------------------------------------- figures
 
 
-@dataclass
-class Panels:
-    """A drawn grid of panels, its rows and columns, and notes about skipped cells."""
-
-    figure: Figure
-    rows: list[Any]
-    cols: list[Any]
-    notes: list[str] = field(default_factory=list)
-
-
-def draw_panels(
-    summary: pd.DataFrame,
-    *,
-    row: str,
-    col: str,
-    x: str,
-    ylabel: str,
-    xlabel: str,
-    cols: Sequence[Any],
-    row_name: Callable[[Any], str],
-    col_name: Callable[[Any], str],
-    rows: Sequence[Any] | None = None,
-    col_title: Callable[[Any, pd.DataFrame], str] | None = None,
-    log: bool = True,
-    logx: bool = False,
-    reference: pd.DataFrame | None = None,
-    reference_name: str = "paper",
-    hlines: pd.DataFrame | None = None,
-    caption: str = "",
-) -> Panels:
-    """One panel per (row, column) value; one line per method label against ``x``, with
-    ``reference`` (dashed, the label's colour) and ``hlines`` (row, col, label, value:
-    grey) lines and a ``caption``. Few integer x values on a linear axis are the ticks.
-    """
-    import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import MaxNLocator
-
-    rows = list(rows) if rows is not None else sorted(summary[row].unique(), key=str)
-    cols = list(cols)
-    method = summary["method_label"]
-    labels = sorted(method.unique(), key=label_rank)
-    papers = summary.get("paper_label", pd.Series("", index=summary.index))
-    # a label's legend entry: ``orf_tallqr (Gort, QR, published)``
-    paper = {lab: next((p for p in papers[method == lab] if p), "") for lab in labels}
-    paper |= {lab: PAPER_VARIANTS[lab] for lab in labels if lab in PAPER_VARIANTS}
-    notes: list[str] = []
-    size = (3.6 * len(cols) + 0.6, 2.8 * len(rows) + 1.2)
-    fig, axes = plt.subplots(
-        len(rows), len(cols), figsize=size, squeeze=False, layout="constrained"
-    )
-    handles: dict[str, Line2D] = {}
-    ref_handles: dict[str, Line2D] = {}
-    hline_handles: dict[str, Line2D] = {}
-    for i, rv in enumerate(rows):
-        for j, cv in enumerate(cols):
-            ax, where = axes[i, j], f"{row_name(rv)} × {col_name(cv)}"
-            cell = summary[(summary[row] == rv) & (summary[col] == cv)]
-            if i == 0:
-                ax.set_title(col_title(cv, cell) if col_title else col_name(cv))
-            if j == 0:
-                ax.set_ylabel(f"{row_name(rv)}\n{ylabel}")
-            if i == len(rows) - 1:
-                ax.set_xlabel(xlabel)
-            if cell.empty:
-                notes.append(f"no results for {where}; skipped")
-                ax.text(0.5, 0.5, "no results", ha="center", va="center", transform=ax.transAxes)
-                ax.set_xticks([])
-                ax.set_yticks([])
-                continue
-            if absent := [lab for lab in labels if lab not in set(cell["method_label"])]:
-                notes.append(f"{where}: no results for {', '.join(map(str, absent))}; skipped")
-            positive: list[float] = []
-            xvals: list[float] = []
-            drawn: list[tuple[Any, str, str]] = []  # (line, label, colour) of our means
-            for lab in labels:
-                g = cell[cell["method_label"] == lab].sort_values(x)
-                if g.empty:
-                    continue
-                colour, marker = method_style(str(lab))
-                xs, y, lo, hi = (
-                    g[c].to_numpy(dtype=float) for c in (x, "mean", "ci_low", "ci_high")
-                )
-                xvals += list(xs)
-                (ln,) = ax.plot(xs, y, color=colour, marker=marker, ms=5, lw=1.5, label=lab)
-                handles.setdefault(str(lab), ln)
-                drawn.append((ln, str(lab), colour))
-                if np.isfinite(lo).any():
-                    low = np.where(lo > 0, lo, y) if log else lo
-                    if len(xs) == 1:  # one n: the interval as a bar, not a band
-                        ax.vlines(xs, low, hi, color=colour, lw=2, alpha=0.4)
-                    else:
-                        ax.fill_between(xs, low, hi, color=colour, alpha=0.2, lw=0)
-                positive += [v for v in (*y, *lo) if np.isfinite(v) and v > 0]
-            if reference is not None:
-                r_cell = reference[(reference[row] == rv) & (reference[col] == cv)]
-                for lab, r in r_cell.groupby("method_label", sort=False):
-                    r = r.sort_values(x)
-                    rx, ry = r[x].to_numpy(dtype=float), r["mean"].to_numpy(dtype=float)
-                    xvals += list(rx)
-                    colour, marker = method_style(str(lab))
-                    (rl,) = ax.plot(rx, ry, color=colour, marker=marker, **REFERENCE_LINE)
-                    name = str(r["paper_label"].iloc[0]) if "paper_label" in r else str(lab)
-                    ref_handles.setdefault(name or str(lab), rl)
-                    positive += [v for v in r["mean"] if v > 0]
-            if hlines is not None:
-                h_cell = hlines[(hlines[row] == rv) & (hlines[col] == cv)]
-                for h in h_cell.itertuples():
-                    hl = ax.axhline(float(h.value), color="0.3", ls=":", lw=1.2)
-                    hline_handles.setdefault(str(h.label), hl)
-                    positive.append(float(h.value))
-            if log:
-                ax.set_yscale("log")
-                if positive:
-                    bottom = _log_bottom(positive)
-                    ax.set_ylim(bottom=bottom)
-                    notes += _clip_below(ax, drawn, bottom, where)
-            if logx:
-                ax.set_xscale("log")
-            else:
-                _integer_ticks(ax, xvals, MaxNLocator)
-            ax.grid(True, which="major", alpha=0.3)
-
-    legend = [(handles[x], f"{x} ({paper[x]})" if paper[x] else x) for x in labels if x in handles]
-    legend += [(h, f"{reference_name}: {name}") for name, h in ref_handles.items()]
-    legend += [(h, name) for name, h in hline_handles.items()]
-    hs, names = [h for h, _ in legend], [n for _, n in legend]
-    ncol = max(1, min(len(hs), 2 * len(cols) + 1))
-    fig.legend(hs, names, loc="outside lower center", ncol=ncol, fontsize=9)
-    if any(note.endswith(CLIPPED) for note in notes):
-        caption = f"{caption}; {CLIPPED}: a mean far below the axis" if caption else CLIPPED
-    if caption:
-        fig.suptitle(caption, fontsize=9, color="0.3")
-    return Panels(fig, rows, cols, notes)
-
-
-#: How a reference line (the paper's, the theory's) is drawn beside our means.
-REFERENCE_LINE = {"ls": "--", "lw": 1.1, "mfc": "none", "ms": 6, "alpha": 0.9}
 #: A log panel with an empty gap of more than this many decades shows only the values
 #: above it; a mean further down (rounding level, e.g. Nystroem, docs/nystrom.md) is drawn
 #: on the bottom edge as a triangle pointing down, and noted.
 LOG_GAP = 4.0
-#: The marker of a mean drawn on the bottom edge, as the notes and caption name it.
-CLIPPED = "triangle on the bottom edge"
-CLIPPED_MARKER = {"ls": "none", "marker": "v", "ms": 8, "clip_on": False}
 
 
 def _log_bottom(positive: Sequence[float]) -> float:
@@ -386,34 +234,6 @@ def _log_bottom(positive: Sequence[float]) -> float:
     if gaps.size:
         return float(10.0 ** (logs[gaps[-1] + 1] - 1.0))
     return float(10.0 ** logs[0] / 1.3)
-
-
-def _clip_below(ax: Any, drawn: list[tuple[Any, str, str]], bottom: float, where: str) -> list[str]:
-    """Move the points of ``drawn`` below ``bottom`` onto it, marked; the notes."""
-    notes = []
-    for ln, lab, colour in drawn:
-        xs, y = np.asarray(ln.get_xdata(), float), np.asarray(ln.get_ydata(), float)
-        below = np.isfinite(y) & (y < bottom)
-        if not below.any():
-            continue
-        ln.set_ydata(np.where(below, bottom, y))
-        ax.plot(xs[below], np.full(below.sum(), bottom), color=colour, **CLIPPED_MARKER)
-        notes.append(
-            f"{where}: {lab} below {bottom:.1e} (min {y[below].min():.1e}) at x = "
-            f"{', '.join(f'{v:g}' for v in xs[below])}; {CLIPPED}"
-        )
-    return notes
-
-
-def _integer_ticks(ax: Any, xs: Sequence[float], locator: Any) -> None:
-    """Ticks at the integer x values when there are few, else matplotlib's integer ticks."""
-    values = sorted({float(v) for v in xs if np.isfinite(v)})
-    if values and len(values) <= 8 and all(v.is_integer() for v in values):
-        ax.set_xticks(values, [str(int(v)) for v in values])
-        if len(values) == 1:
-            ax.set_xlim(values[0] - 1, values[0] + 1)
-    else:
-        ax.xaxis.set_major_locator(locator(integer=True))
 
 
 def save_figure(fig: Figure, out: Path, stem: str, formats: Sequence[str]) -> list[Path]:

@@ -2,8 +2,9 @@
 table, the rows it keeps, its panels, series, axes and scales, the paper's overlay, the
 out-of-range policy and the labels); :func:`build` turns a results table into
 :class:`SpecFigure` data (checked: a series never has two values at one x), which
-:func:`draw` renders with matplotlib (the PNGs, the PDFs) and
-``kernelbench.site.figures.plotly_figure`` with Plotly (the site)."""
+:func:`draw` renders with matplotlib (every PNG and PDF: the committed baselines,
+``kernelbench plot``, the site's fallbacks) and ``kernelbench.site.figures.plotly_figure``
+with Plotly (the site)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from kernelbench.drawing import (
     kernel_name,
     kernel_rank,
     label_rank,
+    method_style,
 )
 from kernelbench.errors import KernelbenchError
 
@@ -41,7 +43,10 @@ class FigureSpec:
     name interval columns (else ci_low/ci_high, else the 95% t-interval from sem and
     runs); ``paper`` gives the paper's value of each row (drawn dashed); ``clip``: on a
     log y axis, values more than :data:`kernelbench.drawing.LOG_GAP` decades below the
-    others sit on the bottom edge as markers (noted)."""
+    others sit on the bottom edge as markers (noted). ``logy`` may name the row or
+    column values whose panels have a log y axis (e.g. Liu's error and time beside its
+    accuracy); ``hline``: a column (its value per panel) or a number drawn as a dotted
+    line named ``hline_label``; ``interval``: what the bands are."""
 
     table: str
     title: str = ""
@@ -55,12 +60,21 @@ class FigureSpec:
     xlabel: str = XLABEL_N
     ylabel: str = "mean"
     logx: bool = False
-    logy: bool = False
+    logy: bool | tuple[object, ...] = False
     lo: str | None = None
     hi: str | None = None
     runs: str = "runs"
     paper: Callable[[pd.DataFrame], pd.Series] | None = None
     clip: bool = True
+    hline: str | float | None = None
+    hline_label: str = ""
+    interval: str = "95% t-intervals"
+
+    def log_panel(self, row: object, col: object) -> bool:
+        """Whether the panel (``row``, ``col``) has a log y axis."""
+        if isinstance(self.logy, bool):
+            return self.logy
+        return row in self.logy or col in self.logy
 
     def select(self, df: pd.DataFrame) -> pd.DataFrame:
         """The rows of ``df`` that ``where`` keeps."""
@@ -88,12 +102,15 @@ class Series:
 
 @dataclass
 class Panel:
-    """One panel: its row and column value, its series and, on a log axis, its y range
-    (``bottom``: values below it are drawn on the edge, ``clipped``)."""
+    """One panel: its row and column value, its series, its y scale, its dotted line
+    (``hline``) and, on a log axis, its y range (``bottom``: values below it are drawn on
+    the edge, ``clipped``)."""
 
     row: object
     col: object
     series: list[Series] = field(default_factory=list)
+    logy: bool = False
+    hline: float | None = None
     bottom: float | None = None
     top: float | None = None
     clipped: list[tuple[str, float, float]] = field(default_factory=list)
@@ -101,8 +118,8 @@ class Panel:
 
 @dataclass
 class SpecFigure:
-    """One figure of a spec: its id, title, settings line, its rows and columns and the
-    panels by (row, column)."""
+    """One figure of a spec: its id, title, settings line, its rows and columns, the
+    panels by (row, column) and the values of the spec's ``pages`` it shows."""
 
     key: str
     title: str
@@ -112,6 +129,7 @@ class SpecFigure:
     cols: list[object]
     panels: dict[tuple[object, object], Panel]
     col_titles: dict[object, str] = field(default_factory=dict)
+    page: tuple[object, ...] = ()
 
     @property
     def series(self) -> list[Series]:
@@ -145,6 +163,18 @@ class SpecFigure:
                 out.append(f"{where}: {lab} at x = {x:g} is {y:.1e}, below {p.bottom:.1e}")
         return out
 
+    def notes(self) -> list[str]:
+        """What the figure leaves out (panels, a panel's methods) and draws on an edge."""
+        out = []
+        for r in self.rows:
+            for c in self.cols:
+                where = " × ".join(facet_label(f, v) for f, v in self._facets(r, c))
+                if (p := self.panels.get((r, c))) is None:
+                    out.append(f"no results for {where or 'the figure'}; skipped")
+                elif absent := [m for m in self.methods if m not in {s.label for s in p.series}]:
+                    out.append(f"{where}: no results for {', '.join(absent)}; skipped")
+        return out + self.clip_notes()
+
     def _facets(self, r: object, c: object) -> list[tuple[str, object]]:
         out = []
         if self.spec.rows:
@@ -160,6 +190,8 @@ def facet_label(column: str, value: object) -> str:
         return dataset_name(str(value))
     if column == "kernel":
         return kernel_name(str(value))
+    if column == "metric":
+        return str(value)
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     return f"{column} {value}"
@@ -247,7 +279,7 @@ def build(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[SpecFigure]:
                 cell = g[(g["_row"] == r) & (g["_col"] == c)]
                 if cell.empty:
                     continue
-                panel = Panel(r, c)
+                panel = Panel(r, c, logy=spec.log_panel(r, c), hline=_hline(spec, cell))
                 where = (
                     " × ".join(
                         facet_label(f, v)
@@ -281,9 +313,18 @@ def build(df: pd.DataFrame, spec: FigureSpec, prefix: str) -> list[SpecFigure]:
                 cols=cols,
                 panels=panels,
                 col_titles=col_titles,
+                page=key,
             )
         )
     return out
+
+
+def _hline(spec: FigureSpec, cell: pd.DataFrame) -> float | None:
+    """The value of a panel's dotted line: ``spec.hline``, or its column's first value."""
+    if spec.hline is None or isinstance(spec.hline, int | float):
+        return spec.hline
+    values = cell[spec.hline].dropna() if spec.hline in cell else []
+    return float(values.iloc[0]) if len(values) else None
 
 
 def _col_title(g: pd.DataFrame, spec: FigureSpec, c: object) -> str:
@@ -299,14 +340,14 @@ def _col_title(g: pd.DataFrame, spec: FigureSpec, c: object) -> str:
 
 def _y_range(spec: FigureSpec, panel: Panel) -> None:
     """A log panel's y range from its informative values; the values of ours below it."""
-    if not spec.logy:
+    if not panel.logy:
         return
     values = [
         v
         for s in panel.series
         for v in (*s.y, *s.lo, *s.paper)
         if isinstance(v, float) and math.isfinite(v) and v > 0
-    ]
+    ] + ([panel.hline] if panel.hline is not None and panel.hline > 0 else [])
     if not values:
         return
     panel.bottom = _log_bottom(values) if spec.clip else min(values) / 1.3
@@ -320,55 +361,121 @@ def _y_range(spec: FigureSpec, panel: Panel) -> None:
 def row_title(spec: FigureSpec, r: object) -> str:
     if not spec.rows:
         return ""
-    if spec.rows == "kernel":
-        return kernel_name(str(r))
-    return str(r) if spec.rows == "metric" else facet_label(spec.rows, r)
+    return facet_label(spec.rows, r)
+
+
+#: How the paper's values, a mean below the axis and the dotted line are drawn.
+PAPER_LINE = {"ls": "--", "lw": 1.1, "mfc": "none", "ms": 6, "alpha": 0.9}
+BELOW_MARKER = {"ls": "none", "marker": "v", "ms": 8, "clip_on": False}
+HLINE = {"color": "0.3", "ls": ":", "lw": 1.2}
 
 
 def draw(fig: SpecFigure) -> Figure:
-    """The matplotlib rendering of ``fig`` (:func:`kernelbench.drawing.draw_panels`, as
-    ``kernelbench plot`` draws): the panel grid, each series with its 95% band, the
-    paper's values dashed, values below a log panel's range as triangles on its edge."""
-    from kernelbench.drawing import draw_panels
+    """The matplotlib rendering of ``fig``, as :func:`kernelbench.site.figures.plotly_figure`
+    draws it: the panel grid, each series with its band, the paper's values dashed, the
+    panel's dotted line, log axes with ticks at powers of ten, values below a log panel's
+    range as triangles on its bottom edge (counted in the caption). Each line's ``gid`` is
+    ``kind<TAB>series<TAB>row<TAB>column`` (kind: ours, below, paper), as the Plotly
+    traces' meta."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     spec = fig.spec
-    ours, paper = [], []
-    for (r, c), panel in fig.panels.items():
-        for s in panel.series:
-            for x, y, lo, hi, runs, p in zip(s.x, s.y, s.lo, s.hi, s.runs, s.paper, strict=True):
-                row = {"_row": r, "_col": c, "_x": x, "method_label": s.label}
-                row["paper_label"] = s.paper_label
-                ours.append(row | {"mean": y, "ci_low": lo, "ci_high": hi, "runs": runs})
-                if math.isfinite(p):
-                    paper.append(row | {"mean": p})
+    nr, nc = len(fig.rows), len(fig.cols)
+    size = (3.6 * nc + 0.6, 2.8 * nr + 1.4)
+    f, axes = plt.subplots(nr, nc, figsize=size, squeeze=False, layout="constrained")
+    handles: dict[str, Line2D] = {}
+    for i, r in enumerate(fig.rows):
+        for j, c in enumerate(fig.cols):
+            ax, panel = axes[i, j], fig.panels.get((r, c))
+            if i == 0 and fig.col_titles.get(c):
+                ax.set_title(fig.col_titles[c], fontsize=10)
+            if j == 0:
+                row = row_title(spec, r)
+                ax.set_ylabel(f"{row}\n{spec.ylabel}" if row else spec.ylabel)
+            if i == nr - 1:
+                ax.set_xlabel(spec.xlabel)
+            if panel is None:
+                ax.text(0.5, 0.5, "no results", ha="center", va="center", transform=ax.transAxes)
+                ax.set_xticks([])
+                ax.set_yticks([])
+                continue
+            handles |= {k: v for k, v in _draw_panel(ax, panel).items() if k not in handles}
+            if spec.logx:
+                ax.set_xscale("log")
+            _x_ticks(ax, [x for s in panel.series for x in s.x], spec.logx)
+            ax.grid(True, which="major", alpha=0.3)
     legend = fig.legend()
-    summary = pd.DataFrame(ours)
-    # the legend's paper label: as the site's (variants told apart)
-    summary["paper_label"] = [
-        legend[m][len(m) + 2 : -1] if legend[m] != m else "" for m in summary["method_label"]
+    items = [(handles[m], legend[m]) for m in fig.methods if m in handles]
+    notes = [
+        *dict.fromkeys(f"{fig.title} · {fig.settings}".split(" · ")),
+        f"bands: {spec.interval}",
     ]
-    reference = pd.DataFrame(paper) if paper else None
-    if reference is not None:
-        reference["paper_label"] = [
-            next((s.paper_label for s in fig.series if s.label == m), m)
-            for m in reference["method_label"]
-        ]
-    runs = summary["runs"].dropna()
-    caption = [fig.title, fig.settings, "bands: 95% t-intervals"]
-    panels = draw_panels(
-        summary,
-        row="_row",
-        col="_col",
-        x="_x",
-        ylabel=spec.ylabel,
-        xlabel=spec.xlabel,
-        rows=fig.rows,
-        cols=fig.cols,
-        row_name=lambda r: row_title(spec, r),
-        col_name=lambda c: fig.col_titles.get(c, str(c)),
-        log=spec.logy,
-        logx=spec.logx,
-        reference=reference,
-        caption=" · ".join(c for c in caption if c) if len(runs) else "",
-    )
-    return panels.figure
+    if any(math.isfinite(p) for s in fig.series for p in s.paper):
+        items.append((Line2D([], [], color="0.3", **PAPER_LINE), "the paper's values"))
+        notes.append("dashed: the paper's values")
+    if spec.hline_label and any(p.hline is not None for p in fig.panels.values()):
+        items.append((Line2D([], [], **HLINE), spec.hline_label))
+    if clipped := fig.clip_notes():
+        items.append((Line2D([], [], color="0.3", **BELOW_MARKER), "a mean far below the axis"))
+        notes.append(f"▼ on a panel's bottom edge: a mean far below its axis ({len(clipped)})")
+    hs, names = zip(*items, strict=True) if items else ((), ())
+    ncol = max(1, min(len(hs), 2 * nc + 1))
+    f.legend(hs, names, loc="outside lower center", ncol=ncol, fontsize=9)
+    f.suptitle(" · ".join(n for n in notes if n), fontsize=9, color="0.3")
+    return f
+
+
+def _draw_panel(ax: object, panel: Panel) -> dict[str, object]:
+    """Draw ``panel``'s series, paper values, edge markers and dotted line on ``ax``; the
+    line of each series."""
+    handles = {}
+    bottom = panel.bottom
+    for s in panel.series:
+        colour, marker = method_style(s.label)
+        gid = f"\t{s.label}\t{panel.row}\t{panel.col}"
+        x, y, lo, hi, paper = (np.asarray(v, dtype=float) for v in (s.x, s.y, s.lo, s.hi, s.paper))
+        low = np.isfinite(y) & (y < bottom) if bottom is not None else np.zeros(len(y), bool)
+        shown = np.where(low, np.nan, y)
+        (ln,) = ax.plot(x, shown, color=colour, marker=marker, ms=5, lw=1.5, gid="ours" + gid)
+        handles[s.label] = ln
+        band = np.isfinite(lo) & np.isfinite(hi) & ~low
+        if band.any():
+            lo = np.where(lo > 0, lo, y) if panel.logy else lo
+            if len(x) == 1:  # one x: the interval as a bar, not a band
+                ax.vlines(x, lo, hi, color=colour, lw=2, alpha=0.4)
+            else:
+                ax.fill_between(x, lo, hi, where=band, color=colour, alpha=0.2, lw=0)
+        if low.any():
+            ax.plot(
+                x[low], np.full(low.sum(), bottom), color=colour, gid="below" + gid, **BELOW_MARKER
+            )
+        if (has := np.isfinite(paper)).any():
+            ax.plot(
+                x[has], paper[has], color=colour, marker=marker, gid="paper" + gid, **PAPER_LINE
+            )
+    if panel.hline is not None:
+        ax.axhline(panel.hline, gid="hline", **HLINE)
+    if panel.logy:
+        ax.set_yscale("log")
+        if bottom is not None:
+            ax.set_ylim(bottom, panel.top)
+    return handles
+
+
+def _x_ticks(ax: object, xs: list[float], log: bool) -> None:
+    """Ticks at the x values when there are few (integers on a linear axis), else
+    matplotlib's (integers where every x is one)."""
+    from matplotlib.ticker import MaxNLocator
+
+    values = sorted({float(v) for v in xs if math.isfinite(v)})
+    ints = all(v.is_integer() for v in values)
+    if values and len(values) <= 8 and (log or ints):
+        ax.set_xticks(values, [f"{v:g}" for v in values])
+        ax.set_xticks([], minor=True)
+        if log and len(values) > 4:
+            ax.tick_params(axis="x", labelrotation=45)
+        if len(values) == 1 and not log:
+            ax.set_xlim(values[0] - 1, values[0] + 1)
+    elif ints and not log:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))

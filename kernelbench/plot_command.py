@@ -130,7 +130,7 @@ class _PlotCommand(click.Command):
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The figures of every protocol (--figure), one a line."""
         figures = [
-            f"  {name:<14}{fig.help} [{protocol}]"
+            f"  {name:<17}{fig.help} [{protocol}]"
             for protocol, rep in REPORTING.items()
             for name, fig in rep.figures.items()
         ]

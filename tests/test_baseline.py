@@ -11,9 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from kernelbench.baseline.command import TABLES, baseline
-from kernelbench.baseline.fig1 import table_summary
 from kernelbench.baseline.format import CELL, COLUMNS, cell_table, read_table, update_table
 from kernelbench.errors import KernelbenchError
+from kernelbench.figspec import build
+from kernelbench.reporting.kernel_approx import FIG1
 from kernelbench.stats import aggregate
 
 
@@ -61,10 +62,11 @@ def test_baseline_update_cells_replaces_only_the_rerun_cells() -> None:
 
 def test_baseline_table_summary_has_t_intervals() -> None:
     t = _table([("letter", "rbf", "rff", 1, 1.0), ("letter", "rbf", "rff", 2, 2.0)])
-    t = t.assign(runs=[10, 1], sem=[0.1, np.nan])
-    s = table_summary(t)
-    assert s["ci_high"].iloc[0] - 1.0 == pytest.approx(2.262157 * 0.1, rel=1e-5)
-    assert np.isnan(s["ci_low"].iloc[1])
+    t = t.assign(runs=[10, 1], sem=[0.1, np.nan], d=16)
+    (fig,) = build(t, FIG1, "t")  # the baseline table as its figure spec draws it
+    (series,) = fig.series
+    assert series.hi[0] - 1.0 == pytest.approx(2.262157 * 0.1, rel=1e-5)
+    assert np.isnan(series.lo[1])
 
 
 def results_frame(seed: int = 0) -> pd.DataFrame:
@@ -175,3 +177,29 @@ def test_liu_update_cells_keeps_other_cells_and_recomputes_the_rff_ratio():
     assert list(sr33["mean"]) == [99.0, 99.0] and list(sr33["feature_time_vs_rff"]) == [0.25] * 2
     rff = out[out["method_label"] == "rff"]
     assert list(rff["mean"]) == [71.0, 72.0] and list(rff["feature_time_vs_rff"]) == [1.0] * 2
+
+
+def test_redraw_draws_the_committed_pngs_from_their_tables_only(tmp_path) -> None:
+    """``kernelbench baseline --redraw STEM``: the PNGs of that figure from its table in
+    --out (one per page: fig2 per learner), the table unchanged; a bad stem, a missing
+    table or RESULTS given is a one-line error."""
+    import shutil
+
+    src = Path(__file__).resolve().parents[1] / "results" / "baseline"
+    for name in ("fig2_baseline.csv", "yu2016_fig2.csv"):
+        shutil.copyfile(src / name, tmp_path / name)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    runner = CliRunner()
+    for stem in ("fig2", "yu2016_fig2"):
+        result = runner.invoke(baseline, ["--redraw", stem, "--out", str(tmp_path)])
+        assert result.exit_code == 0, result.output
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert pngs == ["fig2_linear.png", "fig2_svm_precomputed.png", "yu2016_fig2.png"]
+    assert all((tmp_path / p).read_bytes()[:4] == b"\x89PNG" for p in pngs)
+    assert {n: (tmp_path / n).read_bytes() for n in before} == before
+    bad = runner.invoke(baseline, ["--redraw", "nope", "--out", str(tmp_path)]).exception
+    assert isinstance(bad, KernelbenchError) and "'nope'; valid choices: fig1" in str(bad)
+    both = runner.invoke(baseline, ["--redraw", "fig2", str(tmp_path)])
+    assert both.exit_code == 2 and "give no RESULTS" in both.output
+    missing = runner.invoke(baseline, ["--redraw", "yang2014_fig3", "--out", str(tmp_path)])
+    assert "yang2014_fig3.csv" in str(missing.exception)

@@ -12,11 +12,12 @@ import pytest
 from kernelbench.cell import build_cell, cell_keys, cell_shard_path
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_and_store
+from kernelbench.figspec import build, draw
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.common import feature_map, run_rng
 from kernelbench.protocols.downstream import EXACT_DIR, exact_key
 from kernelbench.reporting import get_reporting
-from kernelbench.reporting.downstream import fig2_panels
+from kernelbench.reporting.downstream import FIG2, fig2_summary
 from kernelbench.results import read_results
 from tests.test_cli import kb
 
@@ -123,27 +124,29 @@ def test_fig2_draws_kernels_by_datasets_with_the_exact_line(tmp_path):
     from kernelbench.reporting import FigureOptions
 
     df = _fake_results()
-    panels = fig2_panels(df, "svm_precomputed")
-    axes = panels.figure.axes
-    assert panels.rows == ["rbf", "arccos0"] and panels.cols == ["powerplant", "letter"]
+    (spec_fig,) = build(fig2_summary(df), FIG2, "t")  # one learner: one figure
+    figure = draw(spec_fig)
+    axes = figure.axes
+    assert spec_fig.rows == ["rbf", "arccos0"] and spec_fig.cols == ["powerplant", "letter"]
     assert len(axes) == 4
-    assert axes[0].get_title() == "Powerplant (d = 4): $R^2$"
-    assert axes[1].get_title() == "LETTER (d = 16): accuracy"
+    assert axes[0].get_title() == "Powerplant (d = 4)"
+    assert axes[1].get_title() == "LETTER (d = 16)"
     for ax, exact in zip(axes, (0.9, 0.9, 0.85, 0.85), strict=True):
         lines = ax.get_lines()
         assert len(lines) == 4  # three methods and the exact kernel
         hline = [ln for ln in lines if ln.get_linestyle() == ":"]
         assert len(hline) == 1 and hline[0].get_ydata()[0] == exact
         assert sorted(ln.get_xdata().tolist() for ln in lines if ln not in hline) == [[1, 2, 3]] * 3
-    labels = [t.get_text() for t in panels.figure.legends[0].get_texts()]
-    assert labels == ["rff (G)", "orf (ORF, Yu et al.)", "sr33 (B, butterfly)", "exact kernel"]
+    labels = [t.get_text() for t in figure.legends[0].get_texts()]
+    # as the site's legend: variants named only where two labels share a paper label
+    assert labels == ["rff (G)", "orf (Gort)", "sr33 (B)", "exact kernel"]
     # Fig. 2's bands come from few runs: the figure says how many
     runs = df.groupby(["dataset", "kernel", "method_label", "n"]).size()
-    caption = panels.figure._suptitle.get_text()
-    assert caption.startswith(f"lines: mean over {runs.min()}") and "95% t-interval" in caption
+    caption = figure._suptitle.get_text()
+    assert f"{runs.min()} runs per cell" in caption and "95% t-intervals" in caption
     import matplotlib.pyplot as plt
 
-    plt.close(panels.figure)
+    plt.close(figure)
     fig2 = get_reporting("downstream").figure("fig2")
     out = fig2.draw(df, tmp_path, FigureOptions(formats=["png"]))
     assert sorted(p.name for p in out.written) == [

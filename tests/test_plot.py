@@ -20,9 +20,10 @@ from click.testing import CliRunner  # noqa: E402
 from kernelbench import reference as reference_mod  # noqa: E402
 from kernelbench.drawing import markdown_table, method_style, summarise  # noqa: E402
 from kernelbench.errors import KernelbenchError  # noqa: E402
+from kernelbench.figspec import build, draw  # noqa: E402
 from kernelbench.plot_command import plot  # noqa: E402
 from kernelbench.reference import load_reference, reference_dir  # noqa: E402
-from kernelbench.reporting.kernel_approx import fig1_panels  # noqa: E402
+from kernelbench.reporting.kernel_approx import KERNEL_APPROX, fig1_spec  # noqa: E402
 from kernelbench.results import read_results  # noqa: E402
 from kernelbench.stats import t_interval  # noqa: E402
 
@@ -168,52 +169,73 @@ def test_t_interval_by_hand() -> None:
 # --------------------------------------------------------------------------- figure
 
 
+def fig1_drawn(df: pd.DataFrame, metric: str = "fro", reference: bool = False, log=None):
+    """Fig. 1 of results as ``kernelbench plot`` draws it: (matplotlib figure, its
+    SpecFigure, notes)."""
+    from dataclasses import replace
+
+    summary = KERNEL_APPROX.summarise(df)
+    spec, notes = fig1_spec(summary, metric, reference)
+    spec = spec if log is None else replace(spec, logy=log)
+    (fig,) = build(summary, spec, "t")
+    return draw(fig), fig, notes + fig.notes()
+
+
+def lines(ax, kind: str) -> list:
+    """The lines of ``kind`` (ours, paper, below) on ``ax``."""
+    return [ln for ln in ax.get_lines() if (ln.get_gid() or "").split("\t")[0] == kind]
+
+
 def test_figure_grid_lines_and_order() -> None:
-    result, _, notes = fig1_panels(make_results(), "fro", load_reference(), log=True)
-    fig = result.figure
+    fig, spec_fig, notes = fig1_drawn(make_results(), "fro", reference=True, log=True)
     try:
-        assert result.rows == ["rbf", "arccos0", "arccos1"]
-        assert result.cols == ["powerplant", "letter"]  # by d: 4, 16
+        assert spec_fig.rows == ["rbf", "arccos0", "arccos1"]
+        assert spec_fig.cols == ["powerplant", "letter"]  # by d: 4, 16
         axes = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
         assert len(axes) == 3 * 2
         assert axes[0].get_title().startswith("Powerplant")
         assert axes[1].get_title().startswith("LETTER")
         assert "Gaussian" in axes[0].get_ylabel() and "Arc-cos 1" in axes[4].get_ylabel()
         for ax in axes:
-            styles = [line.get_linestyle() for line in ax.get_lines()]
-            # 3 method labels; reference G and Gort once each (orf_tallqr shares Gort)
-            assert styles.count("-") == 3
-            assert styles.count("--") == 2
+            assert len(lines(ax, "ours")) == 3  # 3 method labels
+            # the paper's G and Gort; Gort (the published tall-QR code) beside orf_tallqr
+            dashed = lines(ax, "paper")
+            assert {ln.get_linestyle() for ln in dashed} == {"--"}
+            assert {ln.get_color() for ln in dashed} == {
+                method_style("rff")[0],
+                method_style("orf_tallqr")[0],
+            }
             assert ax.get_yscale() == "log"
-            # the paper's Gort (the published tall-QR code) is drawn against orf_tallqr
-            dashed = {ln.get_color() for ln in ax.get_lines() if ln.get_linestyle() == "--"}
-            assert dashed == {method_style("rff")[0], method_style("orf_tallqr")[0]}
         labels = [t.get_text() for t in fig.legends[0].get_texts()]
         # orf and orf_tallqr share the paper label Gort: told apart
-        assert labels[:3] == ["rff (G)", "orf (ORF, Yu et al.)", "orf_tallqr (Gort, QR, published)"]
-        assert sorted(labels[3:5]) == ["paper: G", "paper: Gort"]
+        assert labels == [
+            "rff (G)",
+            "orf (ORF, Yu et al.)",
+            "orf_tallqr (Gort, QR, published)",
+            "the paper's values",
+        ]
         assert notes == []
     finally:
         plt.close(fig)
 
 
 def test_figure_without_reference_and_linear() -> None:
-    result, _, _ = fig1_panels(make_results(), "fro", None, log=False)
+    fig, _, _ = fig1_drawn(make_results(), "fro", log=False)
     try:
-        for ax in result.figure.axes[:6]:
+        for ax in fig.axes[:6]:
             assert len(ax.get_lines()) == 3
             assert ax.get_yscale() == "linear"
     finally:
-        plt.close(result.figure)
+        plt.close(fig)
 
 
 def test_reference_not_overlaid_on_spectral_metric() -> None:
-    result, _, notes = fig1_panels(make_results(), "spec", load_reference())
+    fig, _, notes = fig1_drawn(make_results(), "spec", reference=True)
     try:
-        assert all(len(ax.get_lines()) == 3 for ax in result.figure.axes[:6])
+        assert all(len(ax.get_lines()) == 3 for ax in fig.axes[:6])
         assert any("Frobenius" in note for note in notes)
     finally:
-        plt.close(result.figure)
+        plt.close(fig)
 
 
 def test_method_styles_are_stable_and_distinct() -> None:
@@ -246,13 +268,13 @@ def test_partial_grid_skips_missing_cell_with_note(tmp_path: Path) -> None:
     assert "Gaussian × Powerplant: no results for rff" in output
     assert "Arc-cos 1 × LETTER" in (tmp_path / "out" / "fig1" / "fig1_summary.md").read_text()
 
-    result, _, _ = fig1_panels(df, "fro", None)
+    fig, _, _ = fig1_drawn(df, "fro")
     try:
-        axes = result.figure.axes[:6]
+        axes = fig.axes[:6]
         assert len(axes) == 6
         assert [len(ax.get_lines()) for ax in axes] == [2, 3, 3, 3, 3, 0]
     finally:
-        plt.close(result.figure)
+        plt.close(fig)
 
 
 def test_single_cell(tmp_path: Path) -> None:
@@ -267,12 +289,12 @@ def test_single_cell(tmp_path: Path) -> None:
     fro = summary[summary["metric"] == "fro"]
     assert len(fro) == 1
     assert fro["mean"].iloc[0] == pytest.approx(df["rel_fro_error"].mean())
-    result, _, _ = fig1_panels(df, "fro", load_reference())
+    fig, _, _ = fig1_drawn(df, "fro", reference=True)
     try:
-        assert len(result.figure.axes) == 1
-        assert len(result.figure.axes[0].get_lines()) == 2  # rff + reference G
+        assert len(fig.axes) == 1
+        assert len(fig.axes[0].get_lines()) == 2  # rff + reference G
     finally:
-        plt.close(result.figure)
+        plt.close(fig)
 
 
 def test_single_run_has_no_band(tmp_path: Path) -> None:
@@ -281,11 +303,11 @@ def test_single_run_has_no_band(tmp_path: Path) -> None:
     summary = summarise(df, keys, {"fro": "rel_fro_error"})
     assert (summary["runs"] == 1).all()
     assert summary["std"].isna().all() and summary["ci_low"].isna().all()
-    result, _, _ = fig1_panels(df, "fro", None)
+    fig, _, _ = fig1_drawn(df, "fro")
     try:
-        assert len(result.figure.axes[0].collections) == 0  # no fill_between band
+        assert len(fig.axes[0].collections) == 0  # no fill_between band
     finally:
-        plt.close(result.figure)
+        plt.close(fig)
 
 
 # --------------------------------------------------------------------------- errors
@@ -377,7 +399,7 @@ def test_missing_metric_values_error(tmp_path: Path) -> None:
     df = make_results(datasets={"letter": 16}, kernels=("rbf",))
     df["rel_spec_error"] = np.nan
     with pytest.raises(KernelbenchError, match="rel_spec_error"):
-        fig1_panels(df, "spec")
+        fig1_drawn(df, "spec")
     res = write_shards(df, tmp_path / "res")
     assert len(read_results(res)) == len(df)
 
@@ -454,27 +476,26 @@ def test_reads_shards_written_by_the_runner(tmp_path: Path) -> None:
 
 
 def test_paper_gort_beside_true_orf_is_marked() -> None:
-    """Without orf_tallqr the paper's Gort is drawn beside our true ORF, and says so."""
+    """Without orf_tallqr the paper's Gort is drawn beside our true ORF, in its colour."""
     df = make_results(methods=(("rff", "rff", "G"), ("orf", "orf", "Gort")))
-    result, _, _ = fig1_panels(df, "fro", load_reference(), log=True)
+    fig, _, _ = fig1_drawn(df, "fro", reference=True, log=True)
     try:
-        labels = [t.get_text() for t in result.figure.legends[0].get_texts()]
-        assert "paper: Gort (published orf_tallqr, drawn beside our orf)" in labels
+        dashed = {ln.get_color() for ln in lines(fig.axes[0], "paper")}
+        assert dashed == {method_style("rff")[0], method_style("orf")[0]}
     finally:
-        plt.close(result.figure)
+        plt.close(fig)
 
 
 def test_one_n_gets_one_integer_tick_and_the_runs_are_said() -> None:
     df = make_results(ns=(3,), kernels=("rbf",))
-    result, _, _ = fig1_panels(df, "fro", None)
+    fig, _, _ = fig1_drawn(df, "fro")
     try:
-        for ax in result.figure.axes[:2]:
+        for ax in fig.axes[:2]:
             assert [t.get_text() for t in ax.get_xticklabels()] == ["3"]
-        assert result.figure._suptitle.get_text() == (
-            f"lines: mean over {RUNS} runs per cell; bands: 95% t-interval; few runs: wide bands"
-        )
+        caption = fig._suptitle.get_text()
+        assert f"{RUNS} runs per cell" in caption and "bands: 95% t-intervals" in caption
     finally:
-        plt.close(result.figure)
+        plt.close(fig)
 
 
 def test_sparse_ad_hoc_grid_is_one_figure_per_dataset(tmp_path: Path) -> None:
@@ -492,21 +513,27 @@ def test_sparse_ad_hoc_grid_is_one_figure_per_dataset(tmp_path: Path) -> None:
 
 def test_log_panel_clips_values_past_a_gap():
     """A log panel keeps its range when its values are spread (no gap over LOG_GAP
-    decades) and clips only what lies past such a gap, drawn on the bottom edge."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from kernelbench.drawing import CLIPPED, LOG_GAP, _clip_below, _log_bottom
+    decades) and clips only what lies past such a gap: drawn on the bottom edge (not on
+    the line), and noted."""
+    from kernelbench.drawing import LOG_GAP, _log_bottom
 
     spread = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7]
     assert _log_bottom(spread) == pytest.approx(1e-7 / 1.3)
     gap = [3e-2, 1e-2, 1e-14, 2e-14]
     assert LOG_GAP < 12 and _log_bottom(gap) == pytest.approx(1e-3)
-    fig, ax = plt.subplots()
-    (ln,) = ax.plot([1, 2, 3], [1e-2, 1e-14, 2e-2])
-    notes = _clip_below(ax, [(ln, "nystrom", "C0")], 1e-3, "here")
-    assert list(ln.get_ydata()) == [1e-2, 1e-3, 2e-2]
-    assert len(notes) == 1 and notes[0].startswith("here: nystrom below") and CLIPPED in notes[0]
-    plt.close(fig)
+    df = make_results(datasets={"letter": 16}, kernels=("rbf",), ns=(1, 2, 3))
+    df.loc[(df["method_label"] == "orf") & (df["n"] == 2), "rel_fro_error"] = 1e-14
+    fig, spec_fig, notes = fig1_drawn(df, "fro")
+    try:
+        (panel,) = spec_fig.panels.values()
+        others = df.loc[df["rel_fro_error"] > 1e-3, "rel_fro_error"]
+        assert 1e-5 < panel.bottom < others.min() / 5
+        (ax,) = fig.axes
+        orf = next(ln for ln in lines(ax, "ours") if ln.get_gid().split("\t")[1] == "orf")
+        assert np.isnan(orf.get_ydata()[1]) and np.isfinite(orf.get_ydata()[[0, 2]]).all()
+        (below,) = lines(ax, "below")
+        assert list(below.get_xdata()) == [2.0] and list(below.get_ydata()) == [panel.bottom]
+        assert any("orf at x = 2 is 1.0e-14" in n for n in notes)
+        assert "a mean far below its axis (1)" in fig._suptitle.get_text()
+    finally:
+        plt.close(fig)

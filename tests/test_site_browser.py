@@ -144,7 +144,7 @@ def mismatches(driver, page: Path, tables: Path = BASELINE) -> list[str]:
         below = {r for t in traces if t["meta"]["kind"] == "below" for r in t["meta"]["rows"]}
         for t in traces:
             meta = t["meta"]
-            if meta["kind"] == "paper":
+            if meta["kind"] in ("paper", "hline"):
                 continue
             drawn += sum(v is not None for v in t["y"])
             for j, row in enumerate(meta["rows"]):
@@ -154,7 +154,7 @@ def mismatches(driver, page: Path, tables: Path = BASELINE) -> list[str]:
                     out.append(f"{where}: series {r['method_label']}")
                 if float(r[spec.x]) != t["x"][j]:
                     out.append(f"{where}: x {r[spec.x]}")
-                if any(r[c] != v for c, v in spec.where):
+                if any(c in r and r[c] != v for c, v in spec.where):  # as spec.select
                     out.append(f"{where}: {dict(spec.where)} but row has {r.to_dict()}")
                 value = float(r[spec.y])
                 if meta["kind"] == "ours" and t["y"][j] is None and row not in below:

@@ -14,11 +14,12 @@ from click.testing import CliRunner  # noqa: E402
 from kernelbench.cell import build_cell
 from kernelbench.errors import KernelbenchError  # noqa: E402
 from kernelbench.experiment import make_cell, run_and_store, run_cell
+from kernelbench.figspec import build, draw  # noqa: E402
 from kernelbench.launch import plan  # noqa: E402
 from kernelbench.plot_command import plot  # noqa: E402
 from kernelbench.protocols import PROTOCOLS, get_protocol  # noqa: E402
 from kernelbench.reporting import FigureOptions  # noqa: E402
-from kernelbench.reporting.walltime import draw_fig3, fig3_panels, median_summary  # noqa: E402
+from kernelbench.reporting.walltime import FIG3, draw_fig3, median_summary  # noqa: E402
 from kernelbench.results import read_results  # noqa: E402
 
 
@@ -173,19 +174,19 @@ def test_fig3_axes_and_lines(tmp_path):
     import matplotlib.pyplot as plt
 
     df = fake_results()
-    panels, _ = fig3_panels(df)
-    axes = [ax for ax in panels.figure.axes if ax.get_lines()]
-    assert [ax.get_title() for ax in axes] == ["10 points", "1000 points"]
+    (spec_fig,) = build(median_summary(df, ["map", "fit"]), FIG3, "t")
+    axes = [ax for ax in draw(spec_fig).axes if ax.get_lines()]
+    assert [ax.get_title() for ax in axes] == ["points 10", "points 1000"]
     for ax in axes:
         assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
-        assert ax.get_xlabel() == "d"
-        lines = {ln.get_label(): ln for ln in ax.get_lines()}
+        assert ax.get_xlabel() == "d (input dimension)"
+        lines = {ln.get_gid().split("\t")[1]: ln for ln in ax.get_lines()}
         assert set(lines) == {"rff", "sr33"}
         np.testing.assert_array_equal(lines["rff"].get_xdata(), [16, 256, 784])
         assert len(ax.collections) == 2  # one interquartile band per method
     # the median is drawn: rff above sr33 everywhere
     ax = axes[0]
-    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    lines = {ln.get_gid().split("\t")[1]: ln for ln in ax.get_lines()}
     assert np.all(lines["rff"].get_ydata() > lines["sr33"].get_ydata())
     out = draw_fig3(df, tmp_path, FigureOptions(formats=("png",)))
     assert (tmp_path / "fig3_walltime_map.png") in out.written

@@ -111,10 +111,8 @@ def generic_write(
 
 
 @click.command("baseline")
-@click.argument("experiment")
-@click.argument(
-    "results", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=Path)
-)
+@click.argument("experiment", required=False)
+@click.argument("results", nargs=-1, type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
@@ -148,24 +146,39 @@ def generic_write(
     metavar="LABEL",
     help="yu2016_*/yang2014_*: replace only these method labels' rows of the committed table.",
 )
+@click.option(
+    "--redraw",
+    is_flag=True,
+    help="Redraw the committed PNGs (or EXPERIMENT's, e.g. fig2 or yu2016_fig2) from their "
+    "tables in --out [default: results/baseline], by their figure specs; no RESULTS.",
+)
 def baseline(
-    experiment: str,
+    experiment: str | None,
     results: tuple[Path, ...],
     out: Path | None,
     update: str | None,
     no_figure: bool,
     rows_of: str | None,
     methods: tuple[str, ...],
+    redraw: bool,
 ) -> None:
     """Aggregate EXPERIMENT's shards under RESULTS (one or more directories) into a
     baseline table and figures: any experiment whose protocol has a reporting contract
     (EXPERIMENT_baseline.csv), built-in or plug-in; the papers' own formats for
     munkhoeva2018_fig1, munkhoeva2018_fig2, liu2020_table3[_paper], yu2016_*,
-    yang2014_*."""
+    yang2014_*. With --redraw: the committed PNGs drawn again from their tables."""
     from kernelbench.config import experiment_names
     from kernelbench.results import read_results
     from kernelbench.validation import check_output_dir
 
+    if redraw:
+        if results:
+            raise click.UsageError("--redraw draws from the tables in --out; give no RESULTS")
+        out = Path("results") / "baseline" if out is None else out
+        figures.redraw(out, [experiment] if experiment else None, click.echo)
+        return
+    if experiment is None or not results:
+        raise click.UsageError("give EXPERIMENT and one or more RESULTS directories")
     results = list(results)
     out = results[0].parent / "baseline" if out is None else out  # results/runs -> results/baseline
     known = experiment_names()

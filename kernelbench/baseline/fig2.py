@@ -4,18 +4,13 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from kernelbench.baseline.format import int_n
-from kernelbench.cell import shard_schema
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import get_protocol
-from kernelbench.reporting import FigureOptions, get_reporting
 from kernelbench.reporting.downstream import fig2_summary
 
 TIMES = ("fit_seconds", "transform_seconds", "train_seconds", "predict_seconds")
@@ -40,15 +35,8 @@ def baseline_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def draw_figure(df: pd.DataFrame, table: pd.DataFrame, out: Path, echo: Callable) -> None:
-    """``fig2_<learner>.png`` from the results ``df``."""
-    import matplotlib
+    """``fig2_<learner>.png``: the table drawn by its figure spec
+    (:data:`kernelbench.reporting.downstream.FIG2`, as the site draws it)."""
+    from kernelbench.baseline.figures import redraw
 
-    matplotlib.use("Agg")
-    own = [c for c in shard_schema(get_protocol("downstream")).names if c in df.columns]
-    fig2 = get_reporting("downstream").figure("fig2")
-    with tempfile.TemporaryDirectory() as tmp:
-        result = fig2.draw(df[own], Path(tmp), FigureOptions(formats=["png"]))
-        for path in (p for p in result.written if p.suffix == ".png"):
-            echo(f"wrote {shutil.copyfile(path, out / path.name)}")
-    for note in result.notes:
-        echo(f"note: {note}")
+    redraw(out, ["fig2"], echo)

@@ -1,6 +1,8 @@
-"""Yu et al. 2016 and Yang et al. 2014 baselines: ``<experiment>.png`` and
-``<experiment>.csv`` (the figure's summary table), drawn by ``kernelbench plot``'s code.
-``--methods`` replaces only those methods' rows of the committed table.
+"""The committed PNGs, each drawn from its table by its figure spec
+(:data:`kernelbench.reporting.paper_figures.BASELINE_FIGURES`, :func:`redraw`), and the
+Yu et al. 2016 and Yang et al. 2014 baselines: ``<experiment>.csv`` (the figure's summary
+table, by ``kernelbench plot``'s code) and its PNG. ``--methods`` replaces only those
+methods' rows of the committed table.
 """
 
 from __future__ import annotations
@@ -28,8 +30,33 @@ EXPERIMENTS: dict[str, tuple[str, str | None]] = {
     "yang2014_fig4": ("yang_adaptive", None),
     "yang2014_fig4_nn50": ("yang_adaptive", None),
 }
-#: the figure files' stems where they are not ``<figure>_<metric>``
-STEMS = {"fig1": "fig1_kernel_error"}
+
+
+def redraw(out: Path, stems: list[str] | None = None, echo: Callable[[str], None] = print) -> None:
+    """Draw each committed PNG (``stems``, default all) of ``out`` from its table there."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from kernelbench.drawing import save_figure
+    from kernelbench.errors import KernelbenchError, choices_error
+    from kernelbench.figspec import draw
+    from kernelbench.reporting.paper_figures import BASELINE_FIGURES
+
+    for stem in stems or list(BASELINE_FIGURES):
+        if stem not in BASELINE_FIGURES:
+            raise choices_error("baseline figure", stem, BASELINE_FIGURES)
+        figure = BASELINE_FIGURES[stem]
+        table = out / figure.spec.table
+        if not table.is_file():
+            raise KernelbenchError(f"{stem}: no table {str(table)!r} to draw it from")
+        for fig in figure.figures(pd.read_csv(table), stem):
+            for note in fig.clip_notes():
+                echo(f"note: {note}")
+            name = "_".join([stem, *map(str, fig.page)])
+            for path in save_figure(draw(fig), out, name, ["png"]):
+                echo(f"wrote {path}")
 
 
 @contextmanager
@@ -52,17 +79,19 @@ def write(
     experiment ``rows_of`` if given); with ``methods``, replace only their rows."""
     figure, metric = EXPERIMENTS[experiment]
     table = f"{figure}_summary.csv"
-    png = "_".join([STEMS.get(figure, figure), *([metric] if metric else [])]) + ".png"
     source = rows_of or experiment
     out.mkdir(parents=True, exist_ok=True)
     with drawn(results, source, figure=figure, metric=metric) as tmp:
         if methods:
             _replace_rows(tmp / source / table, out / f"{experiment}.csv", methods)
             echo(f"{experiment}: replaced the rows of {', '.join(methods)} in {experiment}.csv")
-            return
-        shutil.copyfile(tmp / source / table, out / f"{experiment}.csv")
-        shutil.copyfile(tmp / source / png, out / f"{experiment}.png")
-    echo(f"{experiment}: wrote {out / experiment}.csv and .png")
+        else:
+            shutil.copyfile(tmp / source / table, out / f"{experiment}.csv")
+            echo(f"{experiment}: wrote {out / experiment}.csv")
+    from kernelbench.reporting.paper_figures import BASELINE_FIGURES
+
+    if experiment in BASELINE_FIGURES:
+        redraw(out, [experiment], echo)
 
 
 def _replace_rows(new: Path, committed: Path, methods: list[str]) -> None:

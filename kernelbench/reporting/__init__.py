@@ -117,27 +117,6 @@ class Reporting:
             raise choices_error(f"metric of protocol {self.name!r}", metric_id, self.metrics)
         return self.metrics[metric_id]
 
-    def metric_panels(
-        self, df: pd.DataFrame, shown: pd.DataFrame, x: str, xlabel: str, options: FigureOptions
-    ) -> Any:
-        """The summary ``shown`` drawn as datasets (rows, in ``df``'s order) x its metrics
-        (columns, in :attr:`metrics`' order) against ``x``."""
-        from kernelbench.drawing import dataset_name, dataset_order, draw_panels
-
-        return draw_panels(
-            shown,
-            row="dataset",
-            col="metric",
-            x=x,
-            ylabel="",
-            xlabel=xlabel,
-            rows=[ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
-            cols=[m for m in self.metrics if m in set(shown["metric"])],
-            row_name=dataset_name,
-            col_name=lambda m: self.metrics[m].label,
-            log=True if options.log is None else options.log,
-        )
-
     def figure(self, name: str) -> Figure:
         """A figure by name (one line naming the figures if unknown)."""
         if name not in self.figures:
@@ -161,40 +140,35 @@ def register(reporting: Reporting, *figures: Figure, default: tuple[str, ...] = 
     REPORTING.add(reporting.name, reporting)
 
 
-def kernel_panels(
-    shown: pd.DataFrame, datasets: Sequence[str], col_title: Callable, **options: Any
-) -> Any:
-    """``shown`` drawn as kernels (rows) x ``datasets`` (columns titled by ``col_title``)
-    against n, by :func:`kernelbench.drawing.draw_panels` with ``options``."""
-    from kernelbench.drawing import dataset_name, draw_panels, kernel_name, kernel_rank
-
-    return draw_panels(
-        shown,
-        row="kernel",
-        col="dataset",
-        x="n",
-        rows=sorted(shown["kernel"].unique(), key=kernel_rank),
-        cols=datasets,
-        row_name=kernel_name,
-        col_name=dataset_name,
-        col_title=col_title,
-        **options,
-    )
-
-
-def saved(
-    panels: Any,
+def spec_output(
+    summary: pd.DataFrame,
+    spec: Any,
     out: Any,
     stem: str,
     options: FigureOptions,
-    table: pd.DataFrame,
-    table_stem: str,
-    title: str,
-    intro: str,
+    table: tuple[str, str, str],
+    notes: Sequence[str] = (),
+    drawn: pd.DataFrame | None = None,
 ) -> FigureOutput:
-    """Save ``panels`` as ``<stem>.<fmt>`` and ``table`` as ``<table_stem>.csv``/``.md``."""
-    from kernelbench.drawing import save_figure, write_table
+    """``drawn`` (default ``summary``) drawn by its figure spec
+    (:func:`kernelbench.figspec.draw`, as the site draws it; ``options.log`` sets the y
+    scale) into ``<stem>.<fmt>``, one file per value of the spec's ``pages``
+    (``<stem>_<value>``), and ``summary`` written as ``table`` = (stem, title, intro)."""
+    from dataclasses import replace
 
-    written = save_figure(panels.figure, out, stem, options.formats)
-    written += write_table(table, out, table_stem, title, intro, panels.notes)
-    return FigureOutput(written, panels.notes)
+    from kernelbench.drawing import save_figure, write_table
+    from kernelbench.figspec import build, draw
+
+    if options.log is not None:
+        spec = replace(spec, logy=options.log)
+    figures = build(summary if drawn is None else drawn, spec, stem)
+    if not figures:
+        raise KernelbenchError(f"results hold no {spec.y} values to draw for {stem}")
+    written, notes = [], list(notes)
+    for fig in figures:
+        page = " · ".join(map(str, fig.page))
+        notes += [f"{page}: {note}" if page else note for note in fig.notes()]
+        name = "_".join([stem, *map(str, fig.page)])
+        written += save_figure(draw(fig), out, name, options.formats)
+    written += write_table(summary, out, *table, notes)
+    return FigureOutput(written, notes)

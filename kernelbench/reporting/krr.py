@@ -12,7 +12,16 @@ from pathlib import Path
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import Figure, FigureOptions, FigureOutput, Metric, Reporting, register
+from kernelbench.figspec import FigureSpec
+from kernelbench.reporting import (
+    Figure,
+    FigureOptions,
+    FigureOutput,
+    Metric,
+    Reporting,
+    register,
+    spec_output,
+)
 
 #: Reference table of Liu et al. 2020, Table 3 (results/reference/).
 TABLE3_REFERENCE = "liu2020_table3_krr_accuracy"
@@ -139,58 +148,55 @@ def reweighted_labels(df: pd.DataFrame) -> list[str]:
     return sorted(labels)
 
 
+#: The panels of Liu's Fig. 1 (columns): metric id -> the column's name.
+FIG1_METRICS = {
+    "spec": "spectral error ‖K − ZZᵀ‖₂ / ‖K‖₂",
+    "accuracy": "test accuracy (%)",
+    "time": "feature time (s)",
+}
+#: Liu et al. Fig. 1, declared once: spectral error, accuracy and feature time (columns;
+#: log y but the accuracy) against s/d, one row per dataset; drawn by ``kernelbench
+#: plot`` and the committed PNG (from Table 3's baseline, :func:`fig1_rows`).
+LIU_FIG1 = FigureSpec(
+    "liu2020_table3_baseline.csv",
+    title="Liu et al. 2020, Fig. 1",
+    rows="dataset",
+    cols="metric",
+    xlabel="s/d (features per input dimension)",
+    ylabel="",
+    logx=True,
+    logy=(FIG1_METRICS["spec"], FIG1_METRICS["time"]),
+)
+
+
+def fig1_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Table 3's baseline (one row per cell: the accuracy's summary, the mean spectral
+    error and feature time) as :data:`LIU_FIG1`'s rows, one per cell and metric."""
+    keep = ["dataset", "d", "kernel", "method_label", "paper_label", "n", "runs"]
+    parts = [table[[*keep, "mean", "sem"]].assign(metric=FIG1_METRICS["accuracy"])]
+    for metric, column in (("spec", "rel_spec_error"), ("time", "feature_seconds")):
+        part = table[keep].assign(metric=FIG1_METRICS[metric], mean=table[column])
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
 def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
-    """Write ``liu_fig1.<fmt>``: spectral error, accuracy and feature time versus s
-    (one row of three panels per dataset; Liu et al. 2020, Fig. 1 is EEG)."""
-    import matplotlib.pyplot as plt
-
-    from kernelbench.drawing import (
-        dataset_name,
-        dataset_order,
-        label_rank,
-        method_style,
-        save_figure,
-    )
-
-    summ = _summary(df)
-    panels = [("spec", True), ("accuracy", False), ("time", True)]
-    reweighted = reweighted_labels(df)
-    datasets = [ds for ds in dataset_order(df) if ds in set(summ["dataset"])]
-    if not datasets:
+    """Write ``liu_fig1.<fmt>`` (:data:`LIU_FIG1`): spectral error, accuracy and feature
+    time against s/d, a row per dataset (Liu et al. 2020, Fig. 1 is EEG), and
+    ``liu_fig1_summary.csv``/``.md``."""
+    summary = _summary(df)
+    if summary.empty:
         raise KernelbenchError("results hold no krr cells to plot")
-    fig, axes = plt.subplots(len(datasets), 3, figsize=(13, 3.6 * len(datasets)), squeeze=False)
-    notes: list[str] = []
-    for i, ds in enumerate(datasets):
-        for j, (metric, logy) in enumerate(panels):
-            ax = axes[i, j]
-            part = summ[(summ["dataset"] == ds) & (summ["metric"] == metric)]
-            if part.empty:
-                notes.append(f"{ds}: no {metric} values")
-                ax.set_visible(False)
-                continue
-            for lab in sorted(part["method_label"].unique(), key=label_rank):
-                g = part[part["method_label"] == lab].sort_values("s")
-                colour, marker = method_style(lab)
-                ax.plot(g["s"], g["mean"], marker=marker, color=colour, label=lab)
-                ax.fill_between(g["s"], g["ci_low"], g["ci_high"], color=colour, alpha=0.2)
-            ax.set_xscale("log", base=2)
-            if logy:
-                ax.set_yscale("log")
-            ax.set_xlabel("s (random features)")
-            ax.set_ylabel(KRR.metrics[metric].label)
-            ax.set_title(f"{dataset_name(ds)}")
-            if metric == "spec" and reweighted:
-                ax.set_title(
-                    f"{dataset_name(ds)}: error of each map's Z Z^T\n"
-                    f"{', '.join(reweighted)}: re-weighted columns (reading=code), "
-                    "not an unbiased estimate of K",
-                    fontsize=8,
-                )
-            ax.grid(True, alpha=0.3)
-        axes[i, 0].legend(fontsize=8)
-    fig.tight_layout()
-    written = save_figure(fig, out, "liu_fig1", options.formats)
-    return FigureOutput(written, notes)
+    notes = []
+    if reweighted := reweighted_labels(df):
+        notes.append(
+            f"{', '.join(reweighted)}: re-weighted columns (reading=code); their spectral "
+            "error is of each map's Z Z^T, not of an unbiased estimate of K"
+        )
+    drawn = summary.assign(metric=summary["metric"].map(FIG1_METRICS))
+    intro = "Mean over runs with 95% t-interval per (dataset, method, s/d) of every metric."
+    table = ("liu_fig1_summary", "Liu et al. 2020, Fig. 1", intro)
+    return spec_output(summary, LIU_FIG1, out, "liu_fig1", options, table, notes, drawn)
 
 
 register(
@@ -203,7 +209,7 @@ register(
     ),
     Figure(
         "liu_fig1",
-        "Liu et al. 2020 Fig. 1: spectral error, accuracy and feature time vs s",
+        "Liu et al. 2020 Fig. 1: spectral error, accuracy and feature time vs s/d",
         draw_fig1,
         metrics=("spec", "accuracy", "time"),
     ),

@@ -4,10 +4,12 @@ figure ``yu_mse``: MSE against D/d, one panel per dataset.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
+from kernelbench.figspec import FigureSpec
 from kernelbench.reporting import (
     REL_FRO,
     Figure,
@@ -15,9 +17,8 @@ from kernelbench.reporting import (
     FigureOutput,
     Metric,
     Reporting,
-    kernel_panels,
     register,
-    saved,
+    spec_output,
 )
 
 #: What ``pair_mse``'s results are summarised, compared and drawn as.
@@ -28,35 +29,34 @@ PAIR_MSE = Reporting(
 )
 
 
-def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
-    """Write ``yu_mse_<metric>.<fmt>`` and ``yu_mse_summary.csv``/``.md`` into ``out``."""
-    from kernelbench.drawing import dataset_name, dataset_order
+#: Yu et al. Figs. 4 and 5(c), declared once: the kernel MSE over pairs against D/d, one
+#: panel per dataset; drawn by the site and the PNGs.
+YU_FIG4 = FigureSpec(
+    "yu2016_fig4.csv",
+    title="Fig. 4",
+    rows="kernel",
+    where=(("metric", "mse"),),
+    xlabel="D/d",
+    ylabel="kernel MSE over pairs",
+    logy=True,
+)
 
+
+def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``yu_mse_<metric>.<fmt>`` (:data:`YU_FIG4`) and ``yu_mse_summary.csv``/``.md``
+    into ``out``."""
     metric_id = options.metric or "mse"
     metric = PAIR_MSE.metric(metric_id)
     summary = PAIR_MSE.summarise(df)
-    shown = summary[summary["metric"] == metric_id]
-    dims = df.groupby("dataset")[["d_data", "d", "sigma"]].first()
-
-    def title(ds: str, _cell: pd.DataFrame) -> str:
-        r = dims.loc[ds]
-        return f"{dataset_name(ds)} (d = {int(r.d_data)} → {int(r.d)}, σ = {r.sigma:.3g})"
-
-    panels = kernel_panels(
-        shown,
-        [ds for ds in dataset_order(df) if ds in set(shown["dataset"])],
-        title,
-        ylabel=metric.label,
-        xlabel="D / d",
-        log=True if options.log is None else options.log,
-    )
+    ylabel = YU_FIG4.ylabel if metric_id == "mse" else metric.label
+    spec = replace(YU_FIG4, where=(("metric", metric_id),), ylabel=ylabel)
     intro = (
         "Mean over runs, sample std, standard error and 95% t-interval; "
         "MSE over all pairs (x_i, y_j) of the two subsets; d zero-padded to a power of two."
     )
-    title_md = "Yu et al. 2016, Fig. 4: kernel approximation MSE against D/d"
-    stem = f"yu_mse_{metric_id}"
-    return saved(panels, out, stem, options, summary, "yu_mse_summary", title_md, intro)
+    title = "Yu et al. 2016, Fig. 4: kernel approximation MSE against D/d"
+    table = ("yu_mse_summary", title, intro)
+    return spec_output(summary, spec, out, f"yu_mse_{metric_id}", options, table)
 
 
 register(

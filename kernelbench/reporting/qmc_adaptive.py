@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from kernelbench.figspec import FigureSpec
 from kernelbench.reporting import (
     REL_SPEC,
     Figure,
@@ -16,7 +17,7 @@ from kernelbench.reporting import (
     Metric,
     Reporting,
     register,
-    saved,
+    spec_output,
 )
 
 #: What ``qmc_adaptive``'s results are summarised, compared and drawn as.
@@ -32,23 +33,33 @@ QMC_ADAPTIVE = Reporting(
 )
 
 
+#: Yang et al. Fig. 4, declared once: each metric (rows) per CG iteration, one column
+#: per dataset; drawn by the site and the PNGs.
+YANG_FIG4 = FigureSpec(
+    "yang2014_fig4.csv",
+    title="Fig. 4",
+    x="iteration",
+    rows="metric",
+    xlabel="iteration",
+    ylabel="value",
+    logy=True,
+)
+
+
 def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
-    """Write ``yang_adaptive.<fmt>`` (datasets x metrics against the iteration) and
-    ``yang_adaptive_summary.csv``/``.md``."""
+    """Write ``yang_adaptive.<fmt>`` (:data:`YANG_FIG4`: the metrics, or
+    ``options.metric``, against the iteration) and ``yang_adaptive_summary.csv``/``.md``."""
     summary = QMC_ADAPTIVE.summarise(df)
     if options.metric is not None:
         QMC_ADAPTIVE.metric(options.metric)  # one line naming the metrics if unknown
         summary = summary[summary["metric"] == options.metric]
-    xlabel = "CG iteration (0 = Halton)"
-    panels = QMC_ADAPTIVE.metric_panels(df, summary, "iteration", xlabel, options)
     intro = (
         "Mean over runs with 95% t-interval, per CG iteration of the box-discrepancy "
         "minimisation (iteration 0 = the Halton start, scrambled or RR2)."
     )
     title = "Yang et al. 2014, Fig. 4: adaptive QMC over the iterations"
-    return saved(
-        panels, out, "yang_adaptive", options, summary, "yang_adaptive_summary", title, intro
-    )
+    table = ("yang_adaptive_summary", title, intro)
+    return spec_output(summary, YANG_FIG4, out, "yang_adaptive", options, table)
 
 
 register(

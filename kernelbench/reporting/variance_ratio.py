@@ -4,11 +4,13 @@ figure ``yu_variance``: the ratio against z, one panel per d, with Yu et al.'s E
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from kernelbench.figspec import FigureSpec
 from kernelbench.reporting import (
     Figure,
     FigureOptions,
@@ -16,7 +18,7 @@ from kernelbench.reporting import (
     Metric,
     Reporting,
     register,
-    saved,
+    spec_output,
 )
 
 #: What ``variance_ratio``'s results are summarised, compared and drawn as.
@@ -30,71 +32,52 @@ VARIANCE_RATIO = Reporting(
 )
 
 
-def theory_curves(summary: pd.DataFrame) -> pd.DataFrame:
-    """Yu et al.'s Eq. (3) and the exact ORF ratio on the z and D of ``summary`` (per d)."""
-    from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
+def eq3(df: pd.DataFrame) -> pd.Series:
+    """Yu et al. (2016) Eq. (3): the ORF variance ratio at each orf row's z, d and D."""
+    from kernelbench.theory import orf_variance_ratio
 
-    rows = []
-    for (kernel, d, D), _ in summary.groupby(["kernel", "d", "D"]):
-        z = np.linspace(0.1, float(summary["z"].max()), 40)
-        d, D = int(d), int(D)
-        for label, paper, values in (
-            ("orf", "Yu et al. Eq. (3)", orf_variance_ratio(z, d, D)),
-            ("orf exact", "exact ORF ratio (all orders)", orf_variance_ratio_exact(z, d, D)),
-        ):
-            rows += [
-                {
-                    "kernel": kernel,
-                    "d": d,
-                    "method_label": label,
-                    "z": zi,
-                    "mean": v,
-                    "paper_label": paper,
-                }
-                for zi, v in zip(z, values, strict=True)
-            ]
-    return pd.DataFrame(rows)
+    out = pd.Series(np.nan, index=df.index)
+    for (d, D), g in df[df["method"] == "orf"].groupby(["d", "D"]):
+        out[g.index] = orf_variance_ratio(g["z"].to_numpy(dtype=float), int(d), int(D))
+    return out
+
+
+#: Yu et al. Fig. 2, declared once: the variance ratio against z, one panel per d, Eq. (3)
+#: dashed and 1 (as RFF) dotted; drawn by the site and the PNGs.
+YU_FIG2 = FigureSpec(
+    "yu2016_fig2.csv",
+    title="Fig. 2",
+    x="z",
+    rows="kernel",
+    cols="d",
+    where=(("metric", "ratio"),),
+    xlabel="z = ‖x − y‖/σ",
+    ylabel="variance ratio to RFF",
+    paper=eq3,
+    hline=1.0,
+    hline_label="as RFF (ratio 1)",
+)
 
 
 def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
-    """Write ``yu_variance_<metric>.<fmt>`` and ``yu_variance_summary.csv``/``.md``."""
-    from kernelbench.drawing import draw_panels, kernel_name
-
+    """Write ``yu_variance_<metric>.<fmt>`` (:data:`YU_FIG2`) and
+    ``yu_variance_summary.csv``/``.md``."""
     metric_id = options.metric or "ratio"
     metric = VARIANCE_RATIO.metric(metric_id)
     summary = VARIANCE_RATIO.summarise(
         df, ["experiment", "kernel", "d", "D", "method_label", "n", "z"]
     )
-    shown = summary[summary["metric"] == metric_id]
-    reference = None
-    if metric_id == "ratio" and (shown["method"] == "orf").any():
-        reference = theory_curves(shown[shown["method"] == "orf"])
-    log = False if options.log is None else options.log
-    panels = draw_panels(
-        shown,
-        row="kernel",
-        col="d",
-        x="z",
-        ylabel=metric.label,
-        xlabel=r"$z = \|x - y\| / \sigma$",
-        row_name=kernel_name,
-        cols=sorted(shown["d"].unique()),
-        col_name=lambda d: f"d = {int(d)}",
-        log=log,
-        reference=reference,
-        reference_name="theory",
-    )
-    if not log and metric_id == "ratio":
-        for ax in panels.figure.axes:
-            ax.set_ylim(0.0, 1.6)
-            ax.axhline(1.0, color="0.5", lw=0.8, ls=":")
+    spec = YU_FIG2
+    if metric_id != "ratio":  # Eq. (3) and 1 are ratios
+        where = (("metric", metric_id),)
+        spec = replace(spec, where=where, ylabel=metric.label, hline=None, paper=None)
     intro = (
         "ratio = MSE of the kernel value / Var K_RFF(z, D) (Yu et al. 2016, Lemma 1), "
         "mean over runs with 95% t-interval; D = n d projections."
     )
     title = "Yu et al. 2016, Fig. 2: variance ratio against z"
-    stem = f"yu_variance_{metric_id}"
-    return saved(panels, out, stem, options, summary, "yu_variance_summary", title, intro)
+    table = ("yu_variance_summary", title, intro)
+    return spec_output(summary, spec, out, f"yu_variance_{metric_id}", options, table)
 
 
 register(

@@ -5,12 +5,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
+from kernelbench.figspec import FigureSpec
 from kernelbench.reporting import (
     Figure,
     FigureOptions,
@@ -18,7 +20,7 @@ from kernelbench.reporting import (
     Metric,
     Reporting,
     register,
-    saved,
+    spec_output,
 )
 
 #: What ``walltime``'s results are summarised, compared and drawn as.
@@ -66,65 +68,43 @@ def median_summary(df: pd.DataFrame, metric_ids: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def fig3_panels(df: pd.DataFrame, metric_id: str = "map", log: bool = True):
-    """Fig. 3 drawn from results: (panels, the median summary of every metric).
+#: Fig. 3, declared once: the median map time against d (log-log) with its quartiles,
+#: one panel per number of points; drawn by the site and ``kernelbench plot``.
+FIG3 = FigureSpec(
+    "fig3_walltime.csv",
+    title="Fig. 3, map time",
+    x="d",
+    y="median",
+    cols="points",
+    where=(("metric", "map"),),
+    xlabel="d (input dimension)",
+    ylabel="median map time (s)",
+    logx=True,
+    logy=True,
+    lo="q25",
+    hi="q75",
+    runs="values",
+    interval="interquartile ranges",
+)
 
-    One panel per number of points, time against d (log-log), the median over
-    rows with its interquartile band, one line per method label.
-    """
-    from kernelbench.drawing import draw_panels
 
+def draw_fig3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write Fig. 3 (``fig3_walltime_<metric>.<fmt>``, :data:`FIG3`) and
+    ``fig3_summary.csv``/``.md`` (median and quartiles of every metric) into ``out``."""
+    metric_id = options.metric or "map"
     metric = WALLTIME.metric(metric_id)
     if metric.column not in df or df[metric.column].isna().all():
         raise KernelbenchError(f"results hold no {metric.column} values to plot")
     summary = median_summary(df, list(WALLTIME.metrics))
-    shown = summary[summary["metric"] == metric_id]  # ci_low/ci_high: the quartiles
-    shown = shown.assign(mean=shown["median"], ci_low=shown["q25"], ci_high=shown["q75"])
-    shown["row"] = metric.label
-    panels = draw_panels(
-        shown,
-        row="row",
-        col="points",
-        x="d",
-        ylabel="",
-        xlabel="d",
-        rows=[metric.label],
-        cols=sorted(shown["points"].unique()),
-        row_name=str,
-        col_name=lambda p: f"{int(p)} points",
-        log=log,
-        logx=True,
-        caption=_caption(shown),
-    )
-    dims = sorted(shown["d"].unique())
-    for ax in panels.figure.axes:  # the datasets' d as ticks, slanted: 3072 and 7129 are close
-        ax.set_xticks(dims, [str(int(d)) for d in dims], minor=False)
-        ax.set_xticks([], minor=True)
-        ax.tick_params(axis="x", labelrotation=45)
-    return panels, summary
-
-
-def _caption(shown: pd.DataFrame) -> str:
-    """``lines: median over 50 timings per cell; bands: interquartile range``."""
-    if shown.empty:
-        return ""
-    lo, hi = int(shown["values"].min()), int(shown["values"].max())
-    count = f"{lo}" if lo == hi else f"{lo}-{hi}"
-    return f"lines: median over {count} timings per cell; bands: interquartile range"
-
-
-def draw_fig3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
-    """Write Fig. 3 (``fig3_walltime_<metric>.<fmt>``) and ``fig3_summary.csv``/``.md``
-    (median and quartiles of every metric) into ``out``."""
-    metric_id = options.metric or "map"
-    panels, summary = fig3_panels(df, metric_id, True if options.log is None else options.log)
+    ylabel = f"median {metric.label}"
+    title = "Fig. 3, map time" if metric_id == "map" else f"Fig. 3, {metric.label}"
+    spec = replace(FIG3, where=(("metric", metric_id),), ylabel=ylabel, title=title)
     intro = (
         "Median and quartiles over repetitions (map) or runs (fit, first call); one BLAS "
         "thread; the first call of each run is not among the map repetitions."
     )
-    title = "Figure 3 summary: walltime"
-    stem = f"fig3_walltime_{metric_id}"
-    return saved(panels, out, stem, options, summary, "fig3_summary", title, intro)
+    table = ("fig3_summary", "Figure 3 summary: walltime", intro)
+    return spec_output(summary, spec, out, f"fig3_walltime_{metric_id}", options, table)
 
 
 register(

@@ -95,7 +95,7 @@ def plotly_figure(fig: SpecFigure) -> dict:
             yaxis: dict = {
                 "domain": [y1 - height, y1],
                 "anchor": f"x{ax}",
-                "type": "log" if spec.logy else "linear",
+                "type": "log" if spec.log_panel(r, c) else "linear",
                 "exponentformat": "power",
             }
             if i == nr - 1:
@@ -111,11 +111,13 @@ def plotly_figure(fig: SpecFigure) -> dict:
                 ints = bool(xs) and all(float(v).is_integer() for v in xs)
                 if not spec.logx and ints and len(xs) <= 12:
                     xaxis |= {"tickmode": "array", "tickvals": xs}
-                if spec.logy and panel.bottom is not None and panel.top is not None:
+                if panel.logy and panel.bottom is not None and panel.top is not None:
                     lo, hi = math.log10(panel.bottom), math.log10(panel.top)
                     yaxis["range"] = [lo, hi]
                     yaxis["dtick"] = 1 if hi - lo >= 1.5 else "D2"  # 10^k, or 1, 2, 5 x 10^k
                 data += _panel_traces(panel, ax, legend, xname, shown)
+                if panel.hline is not None and xs:
+                    data.append(_hline_trace(panel.hline, xs, ax, spec.hline_label, shown))
             layout[f"xaxis{ax}"] = xaxis
             layout[f"yaxis{ax}"] = yaxis
             if i == 0 and fig.col_titles.get(c):
@@ -132,7 +134,7 @@ def plotly_figure(fig: SpecFigure) -> dict:
                         "font": {"size": 12},
                     }
                 )
-    notes = ["bars: 95% t-intervals"]
+    notes = [f"bars: {spec.interval}"]
     if any(math.isfinite(p) for s in fig.series for p in s.paper):
         notes.insert(0, "dashed: the paper's values")
     clipped = fig.clip_notes()
@@ -257,6 +259,26 @@ def _panel_traces(
                 }
             )
     return out
+
+
+def _hline_trace(value: float, xs: list[float], ax: str, label: str, shown: set[str]) -> dict:
+    """A panel's dotted line (e.g. the exact kernel's score) across its x range."""
+    trace = {
+        "type": "scatter",
+        "mode": "lines",
+        "name": label,
+        "legendgroup": "hline",
+        "showlegend": "hline" not in shown,
+        "x": [xs[0], xs[-1]],
+        "y": [value, value],
+        "meta": {"method": "", "panel": [], "kind": "hline", "rows": []},
+        "line": {"color": "#4d4d4d", "width": 1.2, "dash": "dot"},
+        "hovertemplate": f"{label} = %{{y:.4g}}<extra></extra>",
+        "xaxis": f"x{ax}",
+        "yaxis": f"y{ax}",
+    }
+    shown.add("hline")
+    return trace
 
 
 def ratio_table(df: pd.DataFrame, spec: FigureSpec, base: str = BASE_METHOD) -> pd.DataFrame:
