@@ -99,11 +99,11 @@ def probe(
     clock = time.process_time  # CPU seconds: other jobs' load does not count
     with threadpool_limits(limits=1, user_api="blas"):
         t0 = clock()
-        proto.check(cell)
+        assert proto.skip(cell) is None
         ctx = proto.prepare(cell)  # cached after the first cell of a dataset
         overhead = clock() - t0
         proto.measure(cell, ctx, [cell.runs])  # warm-up: compilation, caches
-        step = max(1, proto.spec.batch)
+        step = max(1, proto.batch)
         t0 = clock()
         for lo in range(0, runs, step):
             proto.measure(cell, ctx, range(lo, min(runs, lo + step)))

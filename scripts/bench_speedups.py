@@ -150,7 +150,7 @@ def batching(repeats: int) -> None:
         proto = get_protocol(cell)
         ctx = proto.prepare(cell)
         proto.measure(cell, ctx, range(2))
-        step = proto.spec.batch
+        step = proto.batch
 
         def one(cell=cell, ctx=ctx, proto=proto):
             return [proto.measure(cell, ctx, [r]) for r in range(runs)]
@@ -380,7 +380,7 @@ def workspace(repeats: int) -> None:
         cell = build_cell(make_cell(method, "rbf", ds, 1, runs=runs))
         proto = get_protocol(cell)
         ctx = proto.prepare(cell)
-        step = proto.spec.batch
+        step = proto.batch
 
         def all_runs(cell=cell, ctx=ctx, proto=proto, step=step):
             return [

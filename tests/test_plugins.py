@@ -297,51 +297,97 @@ def test_no_module_reads_a_config_group_beside_the_search_path():
     assert not bad, bad
 
 
-def test_every_protocol_has_its_reporting_side():
-    """Measurement and reporting are two plug-ins of one name: each protocol has a
-    Reporting with its headline among its metrics and its default figures among its
-    figures, and the reporting side holds no measurement member."""
-    from kernelbench.cell import shard_schema
+def test_every_protocol_declares_what_it_reports():
+    """A protocol is one registered object: its headline among its metrics, each metric a
+    column of its shards, each figure's metrics among its metrics and its drawing
+    function found; the figures' modules hold no second registry."""
+    import kernelbench.reporting
+    from kernelbench.cell import cell_keys, shard_schema
     from kernelbench.protocols import PROTOCOLS
-    from kernelbench.reporting import REPORTING
 
-    assert set(REPORTING) == set(PROTOCOLS)
-    for name, rep in REPORTING.items():
-        assert rep.name == name
-        assert rep.headline in rep.metrics
-        assert set(rep.default_figures) <= set(rep.figures)
+    assert {"kernel_approx", "krr", "downstream", "walltime"} <= set(PROTOCOLS)
+    for name, proto in PROTOCOLS.items():
+        assert proto.name == name
+        assert proto.headline in proto.metrics, name
+        columns = set(shard_schema(proto).names)
+        assert {m.column for m in proto.metrics.values()} <= columns, name
         # a cell's keys are columns of its protocol's shards, so tables group by them
-        assert set(rep.cell_keys) <= set(shard_schema(PROTOCOLS.get(name)).names), name
-        for member in ("figures", "default_figures", "reference_cells", "budget_label"):
-            assert not hasattr(PROTOCOLS.get(name), member), (name, member)
-        assert not hasattr(rep, "measure") and not hasattr(rep, "prepare")
+        assert set(cell_keys(proto)) <= columns, name
+        assert proto.figures and len({f.name for f in proto.figures}) == len(proto.figures)
+        for fig in proto.figures:
+            assert set(fig.metrics) <= set(proto.metrics), (name, fig.name)
+            assert callable(fig.load()), (name, fig.name)
+    assert not hasattr(kernelbench.reporting, "REPORTING")
     # the keys verify and the figures group by: a protocol's own keys before n, its
     # index (a row per iteration, say) after it
-    assert REPORTING.get("kernel_approx").cell_keys == ("dataset", "kernel", "method_label", "n")
-    assert REPORTING.get("downstream").cell_keys[-2:] == ("learner", "n")
-    assert REPORTING.get("qmc_adaptive").cell_keys[-2:] == ("n", "iteration")
+    assert cell_keys(PROTOCOLS.get("kernel_approx")) == ("dataset", "kernel", "method_label", "n")
+    assert cell_keys(PROTOCOLS.get("downstream"))[-2:] == ("learner", "n")
+    assert cell_keys(PROTOCOLS.get("qmc_adaptive"))[-2:] == ("n", "iteration")
 
 
-#: The measurement contract's public names (issue 29: "at most about 8").
-CONTRACT = {
+#: The protocol contract's public names: what it declares (class attributes) ...
+DECLARATIONS = {
     "name",
     "Settings",
-    "spec",
+    "columns",
+    "keys",
+    "index",
+    "budget",
+    "batch",
+    "extendable",
+    "data_runs",
+    "metrics",
+    "headline",
+    "figures",
+}
+#: ... and its hooks.
+HOOKS = {
     "check_settings",
-    "check",
+    "skip",
     "prepare",
     "cell_columns",
+    "run",
     "measure",
+    "read_reference",
 }
 
 
-def test_the_protocol_contract_has_at_most_eight_public_names():
-    """Protocol (the base class) and cell.Measurement (what the cell layer needs) name
-    the same eight members; a ninth fails here."""
+def test_the_protocol_contract_is_its_public_names():
+    """Protocol (the base class) and cell.Measurement (what the cell layer and the output
+    side read) name the same members, all public: a built-in protocol overrides no
+    private method of the base class."""
     from kernelbench.cell import Measurement
-    from kernelbench.protocols import Protocol
+    from kernelbench.protocols import PROTOCOLS, Protocol
 
     def public(cls: type) -> set[str]:
         return {n for n in dir(cls) if not n.startswith("_")}
 
-    assert public(Protocol) == public(Measurement) == CONTRACT
+    assert public(Protocol) == public(Measurement) == DECLARATIONS | HOOKS
+    private = {n for n in vars(Protocol) if n.startswith("_") and not n.startswith("__")}
+    for name, proto in PROTOCOLS.items():
+        overridden = {n for n in private if getattr(type(proto), n) is not getattr(Protocol, n)}
+        assert not overridden, (name, overridden)
+
+
+def test_a_protocol_is_registered_once_by_its_name():
+    """Defining a subclass with a ``name`` registers it (and its settings); a second
+    class of that name is refused; a subclass without its own name is not registered."""
+    from hydra.core.config_store import ConfigStore
+
+    from kernelbench.protocols import PROTOCOLS, Protocol
+    from kernelbench.protocols.kernel_approx import KernelApprox
+
+    n = len(PROTOCOLS)
+    try:
+
+        class Probe(KernelApprox):
+            name = "probe_registration"
+
+        assert isinstance(PROTOCOLS.get("probe_registration"), Probe)
+        assert "probe_registration_settings.yaml" in ConfigStore.instance().repo["protocol"]
+        with pytest.raises(ValueError, match="registered twice"):
+            type("Again", (Protocol,), {"name": "probe_registration"})
+        type("Unnamed", (KernelApprox,), {})
+        assert len(PROTOCOLS) == n + 1
+    finally:
+        PROTOCOLS._items.pop("probe_registration", None)

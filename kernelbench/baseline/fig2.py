@@ -14,8 +14,8 @@ import pandas as pd
 from kernelbench.baseline.format import int_n
 from kernelbench.cell import shard_schema
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import get_protocol
-from kernelbench.reporting import FigureOptions, get_reporting
+from kernelbench.protocols import figure_of, get_protocol
+from kernelbench.reporting import FigureOptions
 from kernelbench.reporting.downstream import fig2_summary
 
 TIMES = ("fit_seconds", "transform_seconds", "train_seconds", "predict_seconds")
@@ -45,9 +45,9 @@ def draw_figure(df: pd.DataFrame, table: pd.DataFrame, out: Path, echo: Callable
 
     matplotlib.use("Agg")
     own = [c for c in shard_schema(get_protocol("downstream")).names if c in df.columns]
-    fig2 = get_reporting("downstream").figure("fig2")
+    fig2 = figure_of(get_protocol("downstream"), "fig2").load()
     with tempfile.TemporaryDirectory() as tmp:
-        result = fig2.draw(df[own], Path(tmp), FigureOptions(formats=["png"]))
+        result = fig2(df[own], Path(tmp), FigureOptions(formats=["png"]))
         for path in (p for p in result.written if p.suffix == ".png"):
             echo(f"wrote {shutil.copyfile(path, out / path.name)}")
     for note in result.notes:

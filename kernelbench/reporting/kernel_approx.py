@@ -12,22 +12,11 @@ import pandas as pd
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.figspec import FigureSpec
-from kernelbench.reporting import (
-    REL_FRO,
-    REL_SPEC,
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Reporting,
-    register,
-)
+from kernelbench.protocols import get_protocol, metric_of
+from kernelbench.reporting import FigureOptions, FigureOutput, summarise
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.drawing import Panels
-
-
-#: What ``kernel_approx``'s results are summarised, compared and drawn as.
-KERNEL_APPROX = Reporting("kernel_approx", {"fro": REL_FRO, "spec": REL_SPEC}, headline="fro")
 
 
 FIG1_REFERENCE = "munkhoeva2018_fig1_kernel_error"
@@ -108,10 +97,10 @@ def fig1_panels(
     """Fig. 1 from results: (panels, the summary of both metrics, notes): kernels x
     datasets (by d), error against n with 95% t-interval bands, the paper's table
     (``reference``, Frobenius error only) dashed."""
-    metric = KERNEL_APPROX.metric(metric_id)
+    metric = metric_of(get_protocol("kernel_approx"), metric_id)
     if metric.column not in df or df[metric.column].isna().all():
         raise KernelbenchError(f"results hold no {metric.column} values to plot")
-    summary = KERNEL_APPROX.summarise(df)
+    summary = summarise(get_protocol("kernel_approx"), df)
     panels, notes = fig1_summary_panels(summary, metric_id, reference, log)
     return panels, summary, notes
 
@@ -133,7 +122,7 @@ def fig1_summary_panels(
         runs_caption,
     )
 
-    metric = KERNEL_APPROX.metric(metric_id)
+    metric = metric_of(get_protocol("kernel_approx"), metric_id)
     shown = summary[summary["metric"] == metric_id]
     notes: list[str] = []
     if reference is not None and metric_id != "fro":
@@ -215,14 +204,3 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     title = "Figure 1 summary: relative kernel approximation error"
     written += write_table(summary, out, "fig1_summary", title, intro, notes)
     return FigureOutput(written, notes)
-
-
-register(
-    KERNEL_APPROX,
-    Figure(
-        "fig1",
-        "Munkhoeva Fig. 1: kernel approximation error vs n (kernels x datasets)",
-        draw_fig1,
-        metrics=("fro", "spec"),
-    ),
-)

@@ -8,24 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.reporting import (
-    REL_FRO,
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-    kernel_panels,
-    register,
-    saved,
-)
-
-#: What ``pair_mse``'s results are summarised, compared and drawn as.
-PAIR_MSE = Reporting(
-    "pair_mse",
-    {"mse": Metric("mse", "MSE over pairs", short="mse"), "fro": REL_FRO},
-    headline="mse",
-)
+from kernelbench.protocols import get_protocol, metric_of
+from kernelbench.reporting import FigureOptions, FigureOutput, kernel_panels, saved, summarise
 
 
 def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
@@ -33,8 +17,8 @@ def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOu
     from kernelbench.drawing import dataset_name, dataset_order
 
     metric_id = options.metric or "mse"
-    metric = PAIR_MSE.metric(metric_id)
-    summary = PAIR_MSE.summarise(df)
+    metric = metric_of(get_protocol("pair_mse"), metric_id)
+    summary = summarise(get_protocol("pair_mse"), df)
     shown = summary[summary["metric"] == metric_id]
     dims = df.groupby("dataset")[["d_data", "d", "sigma"]].first()
 
@@ -57,14 +41,3 @@ def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOu
     title_md = "Yu et al. 2016, Fig. 4: kernel approximation MSE against D/d"
     stem = f"yu_mse_{metric_id}"
     return saved(panels, out, stem, options, summary, "yu_mse_summary", title_md, intro)
-
-
-register(
-    PAIR_MSE,
-    Figure(
-        "yu_mse",
-        "Yu Fig. 4 / 5(c): kernel MSE over pairs against D/d (one panel per dataset)",
-        draw_yu_mse,
-        metrics=("mse", "fro"),
-    ),
-)

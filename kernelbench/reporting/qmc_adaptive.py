@@ -8,39 +8,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.reporting import (
-    REL_SPEC,
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-    register,
-    saved,
-)
-
-#: What ``qmc_adaptive``'s results are summarised, compared and drawn as.
-QMC_ADAPTIVE = Reporting(
-    "qmc_adaptive",
-    {
-        "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
-        "max": Metric("max_sq_error", "max squared error", short="max_sq"),
-        "mean": Metric("mean_sq_error", "mean squared error", short="mean_sq"),
-        "norm": REL_SPEC,
-    },
-    headline="norm",
-)
+from kernelbench.protocols import get_protocol, metric_of
+from kernelbench.reporting import FigureOptions, FigureOutput, metric_panels, saved, summarise
 
 
 def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
     """Write ``yang_adaptive.<fmt>`` (datasets x metrics against the iteration) and
     ``yang_adaptive_summary.csv``/``.md``."""
-    summary = QMC_ADAPTIVE.summarise(df)
+    summary = summarise(get_protocol("qmc_adaptive"), df)
     if options.metric is not None:
-        QMC_ADAPTIVE.metric(options.metric)  # one line naming the metrics if unknown
+        metric_of(
+            get_protocol("qmc_adaptive"), options.metric
+        )  # one line naming the metrics if unknown
         summary = summary[summary["metric"] == options.metric]
     xlabel = "CG iteration (0 = Halton)"
-    panels = QMC_ADAPTIVE.metric_panels(df, summary, "iteration", xlabel, options)
+    panels = metric_panels(get_protocol("qmc_adaptive"), df, summary, "iteration", xlabel, options)
     intro = (
         "Mean over runs with 95% t-interval, per CG iteration of the box-discrepancy "
         "minimisation (iteration 0 = the Halton start, scrambled or RR2)."
@@ -49,14 +31,3 @@ def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> F
     return saved(
         panels, out, "yang_adaptive", options, summary, "yang_adaptive_summary", title, intro
     )
-
-
-register(
-    QMC_ADAPTIVE,
-    Figure(
-        "yang_adaptive",
-        "Yang Fig. 4: discrepancy, max/mean squared and norm errors over CG iterations",
-        draw_yang_adaptive,
-        metrics=tuple(QMC_ADAPTIVE.metrics),
-    ),
-)

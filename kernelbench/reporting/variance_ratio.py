@@ -9,25 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.reporting import (
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-    register,
-    saved,
-)
-
-#: What ``variance_ratio``'s results are summarised, compared and drawn as.
-VARIANCE_RATIO = Reporting(
-    "variance_ratio",
-    {
-        "ratio": Metric("ratio", r"MSE / Var$_{\mathrm{RFF}}$", short="ratio"),
-        "mse": Metric("sq_error", "MSE of the kernel value", short="mse"),
-    },
-    headline="ratio",
-)
+from kernelbench.protocols import get_protocol, metric_of
+from kernelbench.reporting import FigureOptions, FigureOutput, saved, summarise
 
 
 def theory_curves(summary: pd.DataFrame) -> pd.DataFrame:
@@ -61,9 +44,11 @@ def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> Fig
     from kernelbench.drawing import draw_panels, kernel_name
 
     metric_id = options.metric or "ratio"
-    metric = VARIANCE_RATIO.metric(metric_id)
-    summary = VARIANCE_RATIO.summarise(
-        df, ["experiment", "kernel", "d", "D", "method_label", "n", "z"]
+    metric = metric_of(get_protocol("variance_ratio"), metric_id)
+    summary = summarise(
+        get_protocol("variance_ratio"),
+        df,
+        ["experiment", "kernel", "d", "D", "method_label", "n", "z"],
     )
     shown = summary[summary["metric"] == metric_id]
     reference = None
@@ -95,14 +80,3 @@ def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> Fig
     title = "Yu et al. 2016, Fig. 2: variance ratio against z"
     stem = f"yu_variance_{metric_id}"
     return saved(panels, out, stem, options, summary, "yu_variance_summary", title, intro)
-
-
-register(
-    VARIANCE_RATIO,
-    Figure(
-        "yu_variance",
-        "Yu Fig. 2: Var(method)/Var(RFF) against z = ||x - y|| / sigma, one panel per d",
-        draw_yu_variance,
-        metrics=("ratio", "mse"),
-    ),
-)

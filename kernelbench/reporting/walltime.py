@@ -11,26 +11,8 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import (
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-    register,
-    saved,
-)
-
-#: What ``walltime``'s results are summarised, compared and drawn as.
-WALLTIME = Reporting(
-    "walltime",
-    {
-        "map": Metric("map_seconds", "map time (s)", short="map_s"),
-        "fit": Metric("fit_seconds", "fit (draw) time (s)", short="fit_s"),
-        "first": Metric("first_map_seconds", "first map call (s)", short="first_s"),
-    },
-    headline="map",
-)
+from kernelbench.protocols import get_protocol, metric_of
+from kernelbench.reporting import FigureOptions, FigureOutput, saved
 
 
 def median_summary(df: pd.DataFrame, metric_ids: Sequence[str]) -> pd.DataFrame:
@@ -39,7 +21,7 @@ def median_summary(df: pd.DataFrame, metric_ids: Sequence[str]) -> pd.DataFrame:
     keys = ["experiment", "points", "dataset", "method_label"]
     rows = []
     for metric_id in metric_ids:
-        column = WALLTIME.metrics[metric_id].column
+        column = get_protocol("walltime").metrics[metric_id].column
         if column not in df or df[column].isna().all():
             continue
         # fit and the first call happen once per run: one value per run, not per row
@@ -74,10 +56,10 @@ def fig3_panels(df: pd.DataFrame, metric_id: str = "map", log: bool = True):
     """
     from kernelbench.drawing import draw_panels
 
-    metric = WALLTIME.metric(metric_id)
+    metric = metric_of(get_protocol("walltime"), metric_id)
     if metric.column not in df or df[metric.column].isna().all():
         raise KernelbenchError(f"results hold no {metric.column} values to plot")
-    summary = median_summary(df, list(WALLTIME.metrics))
+    summary = median_summary(df, list(get_protocol("walltime").metrics))
     shown = summary[summary["metric"] == metric_id]  # ci_low/ci_high: the quartiles
     shown = shown.assign(mean=shown["median"], ci_low=shown["q25"], ci_high=shown["q75"])
     shown["row"] = metric.label
@@ -125,14 +107,3 @@ def draw_fig3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     title = "Figure 3 summary: walltime"
     stem = f"fig3_walltime_{metric_id}"
     return saved(panels, out, stem, options, summary, "fig3_summary", title, intro)
-
-
-register(
-    WALLTIME,
-    Figure(
-        "fig3",
-        "Munkhoeva Fig. 3: map (or fit) time vs d, log-log, median and interquartile band",
-        draw_fig3,
-        metrics=("map", "fit", "first"),
-    ),
-)
