@@ -194,6 +194,93 @@ def test_plugin_packages_run_shard_verify_and_baseline_like_builtins(plugin_env,
     assert rbf["mean"].iloc[0] == pytest.approx(toy.mean(), rel=1e-12)
 
 
+#: A plug-in protocol, as docs/plugins.md writes one: a class with its columns, metrics
+#: and a figure, and no registration line.
+MAX_ERROR = """
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from kernelbench.protocols import Figure, Metric, Protocol, get_protocol
+from kernelbench.protocols.common import feature_map, fit_transform, run_rng
+from kernelbench.reporting import FigureOutput, summarise
+from kernelbench.settings import ProtocolSettings
+
+
+@dataclass
+class MaxErrorSettings(ProtocolSettings):
+    name: str = "max_error"
+    data: str | None = "kernel_approx"
+
+
+class MaxError(Protocol[MaxErrorSettings]):
+    name = "max_error"
+    Settings = MaxErrorSettings
+    columns = (("samples", pa.int64()), ("max_error", pa.float64()))
+    metrics = {"max": Metric("max_error", "max |K - K_hat|", short="max")}
+    headline = "max"
+    figures = (Figure("max_table", "the largest entry error", "max_plugin:draw", ("max",)),)
+
+    def skip(self, cell):
+        if cell.kernel["name"] != "rbf":
+            return f"protocol max_error needs kernel rbf, got {cell.kernel['name']!r}"
+        return super().skip(cell)
+
+    def run(self, cell, ctx, run):
+        fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1])
+        (Zx, Zy), row = fit_transform(fm, ctx.X, ctx.X, ctx.Y)
+        E = ctx.K - (Zx @ Zy.T + fm.constant_)
+        return [{**row, "max_error": float(np.abs(E).max())}]
+
+
+def draw(df, out, options):
+    out.mkdir(parents=True, exist_ok=True)
+    summarise(get_protocol("max_error"), df).to_csv(out / "max_table.csv", index=False)
+    return FigureOutput([out / "max_table.csv"])
+"""
+
+
+def test_a_plugin_protocol_is_one_class(tmp_path):
+    """A protocol of a plug-in's: defined (registered by its name), run, refused in one
+    line where its skip says so, summarised by its headline, drawn by its figure, and
+    given a baseline; no output code of kernelbench's names it."""
+    site = tmp_path / "site"
+    configs = {
+        "protocol/max_error.yaml": "defaults:\n  - max_error_settings\n  - _self_\n",
+        "experiment/max_digits.yaml": (
+            "# @package _global_\nexperiment: max_digits\nruns: 3\n"
+            "defaults:\n  - override /protocol: max_error\n"
+            "hydra:\n  sweeper:\n    params:\n      dataset: digits\n      method: rff\n"
+            "      n: 1\n"
+        ),
+    }
+    fake_plugin(site, "max_plugin", MAX_ERROR, configs)
+    env = _env_with(site)
+    out = tmp_path / "results" / "runs"
+    r = kernelbench(env, "run", "experiment=max_digits", f"output_dir={out}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "digits rbf rff n=1: max " in r.stdout, r.stdout
+    rows = read_results(out, "max_digits")
+    assert len(rows) == 3 and (rows["max_error"] > 0).all() and set(rows["samples"]) == {300}
+
+    r = kernelbench(
+        env, "run", "experiment=max_digits", "kernel=arccos0", f"output_dir={out}", cwd=tmp_path
+    )
+    assert r.returncode == 2 and "needs kernel rbf, got 'arccos0'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+    r = kernelbench(env, "plot", str(out), "--out", str(tmp_path / "figs"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    table = pd.read_csv(tmp_path / "figs" / "max_digits" / "max_table.csv")
+    assert table["mean"].iloc[0] == pytest.approx(rows["max_error"].mean(), rel=1e-12)
+
+    r = kernelbench(env, "baseline", "max_digits", str(out), "--no-figure", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    base = pd.read_csv(tmp_path / "results" / "baseline" / "max_digits_baseline.csv")
+    assert base["mean"].iloc[0] == pytest.approx(rows["max_error"].mean(), rel=1e-12)
+
+
 def test_an_unknown_method_names_the_plugin_one(plugin_env, tmp_path):
     r = kernelbench(plugin_env, "run", "method=nope", cwd=tmp_path)
     assert r.returncode == 2
