@@ -25,12 +25,24 @@ ROOT = Path(__file__).resolve().parents[1]
 REGISTERING = ("register", "add")
 
 
+def _defines_protocol(node: ast.ClassDef) -> bool:
+    """Whether a class statement defines a protocol with its ``name`` (registered so)."""
+    bases = [b.value if isinstance(b, ast.Subscript) else b for b in node.bases]
+    named = any(
+        isinstance(st, ast.Assign) and any(getattr(t, "id", "") == "name" for t in st.targets)
+        for st in node.body
+    )
+    return named and any(getattr(b, "id", "") == "Protocol" for b in bases)
+
+
 def _registers(path: Path) -> bool:
     """Whether a module registers something at import time (a top-level ``X.register``/
-    ``X.add`` call, decorator or statement)."""
+    ``X.add`` call, decorator or statement, or a protocol class with its name)."""
     tree = ast.parse(path.read_text())
     for node in tree.body:
         calls = []
+        if isinstance(node, ast.ClassDef) and _defines_protocol(node):
+            return True
         if isinstance(node, ast.ClassDef | ast.FunctionDef):
             calls = [d for d in node.decorator_list if isinstance(d, ast.Call)]
         elif isinstance(node, ast.Expr | ast.Assign) and isinstance(node.value, ast.Call):
@@ -65,6 +77,7 @@ def test_every_registering_module_is_found_by_the_one_builtin_entry_point():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(proc.stdout.split())
+    assert "kernelbench.protocols.krr" in modules
     assert modules <= loaded, sorted(modules - loaded)
 
 
