@@ -76,7 +76,7 @@ def generic_write(
     df: pd.DataFrame, experiment: str, out: Path, results: list[Path], source: str, figure: bool
 ) -> None:
     """``<experiment>_baseline.csv`` (the protocol's headline metric per cell) and the
-    protocol's default figures as ``<experiment>_<file>.png``."""
+    protocol's figures as ``<experiment>_<file>.png``."""
     from kernelbench.cell import cell_keys
     from kernelbench.protocols import get_protocol, metric_of
 
