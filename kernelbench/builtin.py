@@ -15,7 +15,6 @@ PACKAGES = (
     "kernelbench.kernels",
     "kernelbench.learners",
     "kernelbench.protocols",
-    "kernelbench.reporting",
 )
 
 for _name in PACKAGES:

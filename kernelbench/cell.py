@@ -12,9 +12,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import importlib
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -30,63 +31,87 @@ from kernelbench.validation import check_n, check_runs
 
 
 @dataclass(frozen=True)
-class Spec:
-    """What a protocol declares about its cells and rows (:attr:`Measurement.spec`)."""
+class Metric:
+    """A quantity a protocol reports (:attr:`Measurement.metrics`): its column and axis
+    label."""
 
-    #: one line: the paper experiment it reproduces
-    title: str = ""
-    #: its own columns of a row, between the common cell and provenance ones
-    columns: tuple[tuple[str, pa.DataType], ...] = ()
-    #: settings that identify a cell beside dataset, kernel, method and n (e.g. the
-    #: learner): each a shard path level ``<key>=<value>``, a row column and a cell key
-    keys: tuple[str, ...] = ()
-    #: columns that tell apart the rows of one run (e.g. an iteration)
-    index: tuple[str, ...] = ()
-    #: whether a shard with fewer runs may be extended (run r's row depends on r alone)
-    extendable: bool = True
-    #: whether ``runs: null`` takes the dataset's data settings' runs before the protocol's
-    data_runs: bool = True
-    #: what the cell's n counts where its settings name no ``budget``: ``n``
-    #: (D = 2 n (d + 1)), ``s`` (D = s, Yang et al. 2014) or ``d`` (D = n d)
-    budget: str = "n"
-    #: runs measured by one :meth:`Measurement.measure` call (progress is per batch)
-    batch: int = 1
+    column: str
+    label: str
+    #: short name in one-line summaries
+    short: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure or table drawn from a protocol's results (``kernelbench plot --figure``).
+    ``draw`` names its function as an entry point does, ``module:function``, called as
+    ``draw(rows, out, options)``; its module is imported only to draw it."""
+
+    name: str
+    help: str
+    draw: str
+    #: metric ids (keys of the protocol's ``metrics``) it can show; the first is its default
+    metrics: tuple[str, ...] = ()
+
+    def load(self) -> Callable[..., Any]:
+        """The drawing function ``draw`` names."""
+        module, _, attr = self.draw.partition(":")
+        return getattr(importlib.import_module(module), attr)
 
 
 class Measurement(Protocol):
-    """What the cell layer and the runner need of a protocol
-    (:class:`kernelbench.protocols.Protocol` implements it), so ``cell`` depends on
-    nothing in ``protocols/``. Derived: :func:`shard_schema`, :func:`cell_keys`,
-    :func:`row_keys`."""
+    """What a protocol is (:class:`kernelbench.protocols.Protocol` implements it): the
+    declarations of its cells, rows and reports, and four hooks. Declared here so that
+    ``cell`` depends on nothing in ``protocols/``. Derived: :func:`shard_schema`,
+    :func:`cell_keys`, :func:`row_keys`."""
 
     @property
     def name(self) -> str: ...
     @property
     def Settings(self) -> type[ProtocolSettings]: ...  # noqa: N802 - the class attribute
     @property
-    def spec(self) -> Spec: ...
+    def columns(self) -> tuple[tuple[str, pa.DataType], ...]: ...
+    @property
+    def keys(self) -> tuple[str, ...]: ...
+    @property
+    def index(self) -> tuple[str, ...]: ...
+    @property
+    def budget(self) -> str: ...
+    @property
+    def batch(self) -> int: ...
+    @property
+    def extendable(self) -> bool: ...
+    @property
+    def data_runs(self) -> bool: ...
+    @property
+    def metrics(self) -> Mapping[str, Metric]: ...
+    @property
+    def headline(self) -> str: ...
+    @property
+    def figures(self) -> tuple[Figure, ...]: ...
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]: ...
-    def check(self, cell: Cell) -> None: ...
+    def skip(self, cell: Cell) -> str | None: ...
     def prepare(self, cell: Cell) -> Any: ...
     def cell_columns(self, cell: Cell, ctx: Any) -> dict[str, Any]: ...
     def measure(self, cell: Cell, ctx: Any, runs: Sequence[int]) -> list[dict]: ...
+    def run(self, cell: Cell, ctx: Any, run: int) -> list[dict]: ...
+    def read_reference(self, table: Any) -> Any: ...
 
 
 def shard_schema(proto: Measurement) -> pa.Schema:
     """The Parquet schema of a protocol's shards."""
-    return make_schema(list(proto.spec.columns))
+    return make_schema(list(proto.columns))
 
 
 def cell_keys(proto: Measurement) -> tuple[str, ...]:
     """The columns that identify a cell in aggregated tables (verify, figures)."""
-    spec = proto.spec
-    return ("dataset", "kernel", "method_label", *spec.keys, "n", *spec.index)
+    return ("dataset", "kernel", "method_label", *proto.keys, "n", *proto.index)
 
 
 def row_keys(cell: Cell) -> dict[str, Any]:
-    """The values of the protocol's ``spec.keys``, columns of every row of the cell."""
-    return {k: cell.settings[k] for k in cell.protocol.spec.keys}
+    """The values of the protocol's ``keys``, columns of every row of the cell."""
+    return {k: cell.settings[k] for k in cell.protocol.keys}
 
 
 #: Protocols by name; each plug-in module registers its own (:mod:`kernelbench.plugins`).
@@ -173,8 +198,8 @@ class Cell:
     @property
     def path_parts(self) -> tuple[str, ...]:
         """The protocol's directory levels of the shard: ``<key>=<value>`` for each of its
-        ``spec.keys`` (an integral float as an int: ``d=16``)."""
-        parts = ((k, self.settings[k]) for k in self.protocol.spec.keys)
+        ``keys`` (an integral float as an int: ``d=16``)."""
+        parts = ((k, self.settings[k]) for k in self.protocol.keys)
         return tuple(f"{k}={format_n(v) if isinstance(v, float) else v}" for k, v in parts)
 
     @cached_property
@@ -236,7 +261,7 @@ def build_cell(config: Cell | Mapping[str, Any]) -> Cell:
     data_settings = _data_settings(proto.name, config["dataset"], data_key)
     runs = config.get("runs")
     if runs is None:
-        runs = data_settings.get("runs") if proto.spec.data_runs else None
+        runs = data_settings.get("runs") if proto.data_runs else None
         runs = settings.get("runs") if runs is None else runs
         if runs is None:
             raise KernelbenchError(
@@ -467,7 +492,7 @@ def _shard_variant(cell: Cell) -> tuple[str, ...]:
     if base["protocol"] is None:
         rest = True
     else:
-        shown = set(proto.spec.keys)
+        shown = set(proto.keys)
         have = {k: v for k, v in cell.settings.items() if k not in shown}
         want = {k: v for k, v in base["protocol"].items() if k not in shown}
         rest |= have != want

@@ -141,9 +141,11 @@ def run_plan(hydra_args: Sequence[str]) -> Plan | None:
     cells = grid_cells(grid_points(hydra_args))
     for cell in cells:  # what a job checks before loading data: before the plan line
         try:
-            cell.protocol.check(cell)
+            reason = cell.protocol.skip(cell)
         except KernelbenchError as err:
-            raise KernelbenchError(f"{cell.name}: {err}") from None
+            reason = str(err)
+        if reason is not None:
+            raise KernelbenchError(f"{cell.name}: {reason}")
     return Plan(price(cells))
 
 

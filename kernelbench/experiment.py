@@ -48,7 +48,7 @@ def run_cell(
     keep: Callable[[Callable[[], pd.DataFrame], bool], None] | None = None,
 ) -> pd.DataFrame:
     """Measure one cell: its protocol checks it, prepares what the runs share and
-    measures the runs in batches of its ``spec.batch``. Run r's row does not depend on
+    measures the runs in batches of its ``batch``. Run r's row does not depend on
     the order of runs or their number, so ``start=k`` measures runs k, ..., runs - 1
     (extending a shard of k runs). ``on_run(done, total)`` is called first and after
     each batch; ``keep(rows, interrupted)`` after each batch and once more,
@@ -62,12 +62,14 @@ def run_cell(
         raise ValueError(f"start must be in [0, {runs - 1}], got {start}")
     if on_run is not None:
         on_run(start, runs)
-    proto.check(cell)
+    reason = proto.skip(cell)
+    if reason is not None:
+        raise KernelbenchError(reason)
     ctx = proto.prepare(cell)
     rows: list[dict[str, Any]] = []
     so_far = functools.partial(_frame, cell, ctx, started, rows)  # the rows measured yet
     try:
-        step = max(1, int(proto.spec.batch))
+        step = max(1, int(proto.batch))
         for lo in range(start, runs, step):
             batch = range(lo, min(runs, lo + step))
             rows += _batch_rows(proto, batch, proto.measure(cell, ctx, batch))
@@ -136,9 +138,9 @@ def _batch_rows(proto: Measurement, batch: range, measured: list[dict]) -> list[
 
 def summary_line(cell: Cell, df: pd.DataFrame, seconds: float) -> str:
     """``letter rbf sr33 n=1: rel_fro 0.0123 ± 0.0045 (30 runs) [2.1 s]``."""
-    from kernelbench.reporting import get_reporting
+    from kernelbench.protocols import metric_of
 
-    metric = get_reporting(cell.protocol.name).metric(None)
+    metric = metric_of(cell.protocol, None)
     v = df[metric.column].to_numpy(dtype=float)
     std = float(v.std(ddof=1)) if len(v) > 1 else 0.0
     return (
@@ -196,7 +198,7 @@ def run_and_store(
             say(moved)
     t0 = time.perf_counter()
     keep = None
-    if path is not None and cell.protocol.spec.extendable:
+    if path is not None and cell.protocol.extendable:
         keep = _Checkpoint(cell, path, done, start)
     try:  # BLAS threads limited inside (None: left as they are)
         with threadpool_limits(limits=blas_threads, user_api="blas"):
@@ -272,8 +274,8 @@ def moved_by_default(cell: Cell, path: Path, output_dir: str | Path) -> str | No
 
 def _fewer_runs(path: Path, cell: Cell, stored: str | None) -> pd.DataFrame | None:
     """The rows of the shard at ``path`` if it holds this cell with fewer runs and the
-    protocol allows extending them (``spec.extendable``), else None."""
-    if stored is None or not cell.protocol.spec.extendable:
+    protocol allows extending them (``extendable``), else None."""
+    if stored is None or not cell.protocol.extendable:
         return None
     try:
         df = read_results(path)

@@ -1,5 +1,5 @@
 """``kernelbench plot``: every experiment of a results directory drawn with its protocol's
-figures (:attr:`kernelbench.reporting.Reporting.figures`) into ``<out>/<experiment>/``.
+figures (:attr:`kernelbench.protocols.Protocol.figures`) into ``<out>/<experiment>/``.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 import click
 import pandas as pd
 
-from kernelbench.cell import shard_schema
+from kernelbench.cell import cell_keys, shard_schema
 from kernelbench.drawing import FORMATS, parse_formats
 from kernelbench.errors import KernelbenchError, choices_error
-from kernelbench.protocols import Protocol, get_protocol
-from kernelbench.reporting import REPORTING, FigureOptions, get_reporting
+from kernelbench.protocols import PROTOCOLS, Protocol, figure_of, get_protocol
+from kernelbench.reporting import FigureOptions
 from kernelbench.results import read_results, variant_labels
 from kernelbench.validation import check_output_dir
 
@@ -39,9 +39,9 @@ def split_variants(rows: pd.DataFrame, proto: Protocol) -> tuple[pd.DataFrame, l
     settings: :func:`variant_labels`) appended to ``method_label``, and the settings
     that differ."""
     fixed = ("experiment", "dataset", "kernel", "method_label")
-    cell_keys = get_reporting(proto.name).cell_keys
-    keys = [*fixed, *(k for k in cell_keys if k not in (*fixed, "n"))]
-    variant = variant_labels(rows, keys, exclude=(*cell_keys, "runs"))
+    own = cell_keys(proto)
+    keys = [*fixed, *(k for k in own if k not in (*fixed, "n"))]
+    variant = variant_labels(rows, keys, exclude=(*own, "runs"))
     if not (variant != "").any():
         return rows, []
     varied = sorted({part.split("=")[0] for text in variant for part in text.split() if part})
@@ -77,9 +77,9 @@ def make_plots(
     matplotlib.use("Agg")
 
     figures: dict[str, list[str]] = {}  # figure name -> the protocols that draw it
-    for name, rep in REPORTING.items():
-        for fig in rep.figures:
-            figures.setdefault(fig, []).append(name)
+    for name, proto in PROTOCOLS.items():
+        for fig in proto.figures:
+            figures.setdefault(fig.name, []).append(name)
     if figure is not None and figure not in figures:
         raise choices_error("figure", figure, figures)
     if out is not None:
@@ -101,22 +101,25 @@ def make_plots(
                 f"{exp}: cells differ in {', '.join(varied)}; each is its own line "
                 "(its method label followed by what differs)"
             )
-        rep = get_reporting(proto.name)
-        names = [figure] if figure is not None else list(rep.default_figures)
-        if figure is not None and figure not in rep.figures:
+        names = [figure] if figure is not None else [f.name for f in proto.figures]
+        if figure is not None and figure not in {f.name for f in proto.figures}:
             report.notes.append(
                 f"experiment {exp!r} ({proto.name}) has no figure {figure!r}; skipped"
             )
             continue
         for name in names:
-            fig = rep.figure(name)
+            fig = figure_of(proto, name)
             if metric is not None and fig.metrics and metric not in fig.metrics:
                 raise choices_error(f"metric of figure {name!r}", metric, fig.metrics)
             opts = FigureOptions(metric=metric, reference=reference, log=log, formats=formats)
-            result = fig.draw(rows, Path(out) / exp, opts)
+            result = fig.load()(rows, Path(out) / exp, opts)
             report.written.setdefault(exp, []).extend(result.written)
             report.notes += [f"{exp}: {note}" for note in result.notes]
             drawn += 1
+    if drawn == 0 and figure is None:
+        raise KernelbenchError(
+            f"the protocols of the results under {str(results_dir)!r} draw no figure"
+        )
     if drawn == 0:
         found = sorted(df["experiment"].dropna().astype(str).unique())
         raise KernelbenchError(
@@ -130,9 +133,9 @@ class _PlotCommand(click.Command):
     def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The figures of every protocol (--figure), one a line."""
         figures = [
-            f"  {name:<17}{fig.help} [{protocol}]"
-            for protocol, rep in REPORTING.items()
-            for name, fig in rep.figures.items()
+            f"  {fig.name:<17}{fig.help} [{protocol}]"
+            for protocol, proto in PROTOCOLS.items()
+            for fig in proto.figures
         ]
         formatter.write_paragraph()
         formatter.write_text("\b\nFigures (--figure):\n" + "\n".join(figures))

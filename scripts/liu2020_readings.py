@@ -24,9 +24,9 @@ import pandas as pd
 
 from kernelbench.datasets import dataset_config, protocol_split
 from kernelbench.experiment import make_cell, run_cell
+from kernelbench.protocols import get_protocol, reference_cells
 from kernelbench.protocols.krr import READINGS
 from kernelbench.reference import load_reference
-from kernelbench.reporting import get_reporting
 
 
 def spread(dataset: str) -> np.ndarray:
@@ -46,7 +46,7 @@ def main() -> None:
     ap.add_argument("--ablation", action="store_true", help="the code's six settings")
     args = ap.parse_args()
 
-    ref = get_reporting("krr").reference_cells("t", load_reference("liu2020_table3_krr_accuracy"))
+    ref = reference_cells(get_protocol("krr"), "t", load_reference("liu2020_table3_krr_accuracy"))
     if args.ablation:
         # (label, reading, overrides): the code's reading, the paper's, and the code's
         # with one setting set back to the paper's value

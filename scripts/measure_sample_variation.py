@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.reporting import get_reporting
+from kernelbench.protocols import get_protocol, metric_of
 from kernelbench.results import read_results
 from kernelbench.verify import grid_cells, grid_experiments, load_config, run_cells
 from kernelbench.verify.sample_variation import merge_rows, per_cell, pool
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         df = df[(df["seed"] == seed) & (df["runs"] == args.runs)]
         frames[seed] = df
 
-    cells = per_cell(frames, get_reporting(cfg.protocol).metric(cfg.metric).column)
+    cells = per_cell(frames, metric_of(get_protocol(cfg.protocol), cfg.metric).column)
     pooled = pool(cells)
     detail = args.out.with_name(args.out.stem + "_cells.csv")
     if args.append:

@@ -13,10 +13,9 @@ from kernelbench.cell import build_cell, cell_keys, cell_shard_path
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.figspec import build, draw
-from kernelbench.protocols import get_protocol
+from kernelbench.protocols import figure_of, get_protocol
 from kernelbench.protocols.common import feature_map, run_rng
 from kernelbench.protocols.downstream import EXACT_DIR, exact_key
-from kernelbench.reporting import get_reporting
 from kernelbench.reporting.downstream import FIG2, fig2_summary
 from kernelbench.results import read_results
 from tests.test_cli import kb
@@ -34,7 +33,7 @@ def _cell(learner="svm_precomputed", **kw):
 
 def test_registered_with_its_learner_as_a_cell_key():
     proto = get_protocol("downstream")
-    assert "learner" in cell_keys(proto) and "fig2" in get_reporting("downstream").figures
+    assert "learner" in cell_keys(proto) and "fig2" in [f.name for f in proto.figures]
     cells = [build_cell(_cell(learner)) for learner in ("svm_precomputed", "linear")]
     paths = {cell_shard_path(c, "out") for c in cells}
     assert len(paths) == 2  # the learners' shards do not collide
@@ -147,8 +146,8 @@ def test_fig2_draws_kernels_by_datasets_with_the_exact_line(tmp_path):
     import matplotlib.pyplot as plt
 
     plt.close(figure)
-    fig2 = get_reporting("downstream").figure("fig2")
-    out = fig2.draw(df, tmp_path, FigureOptions(formats=["png"]))
+    fig2 = figure_of(get_protocol("downstream"), "fig2").load()
+    out = fig2(df, tmp_path, FigureOptions(formats=["png"]))
     assert sorted(p.name for p in out.written) == [
         "fig2_summary.csv",
         "fig2_summary.md",

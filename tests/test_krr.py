@@ -12,8 +12,7 @@ from kernelbench.cell import build_cell
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_cell
 from kernelbench.learners.ridge import ChunkedRidge
-from kernelbench.protocols import get_protocol
-from kernelbench.reporting import get_reporting
+from kernelbench.protocols import figure_of, get_protocol, reference_cells
 from tests.conftest import need_mirror
 
 
@@ -170,7 +169,7 @@ def test_eeg_rows(eeg_rows) -> None:
 def test_reference_cells_read_table3() -> None:
     from kernelbench.reference import load_reference
 
-    ref = get_reporting("krr").reference_cells("t", load_reference("liu2020_table3_krr_accuracy"))
+    ref = reference_cells(get_protocol("krr"), "t", load_reference("liu2020_table3_krr_accuracy"))
     row = ref[(ref["dataset"] == "codrna") & (ref["method"] == "slw_rff") & (ref["n"] == 4)]
     assert row[["mean", "std", "runs"]].values.tolist() == [[92.83, 0.33, 10]]
     assert set(ref["dataset"]) == {"eeg", "codrna"} and set(ref["kernel"]) == {"rbf"}
@@ -185,8 +184,8 @@ def test_figures_from_results(eeg_rows, tmp_path) -> None:
     import pandas as pd
 
     both = pd.concat([df, rff], ignore_index=True)
-    table3 = get_reporting("krr").figure("liu_table3")
-    out = table3.draw(both, tmp_path, FigureOptions(formats=("png",)))
+    table3 = figure_of(get_protocol("krr"), "liu_table3").load()
+    out = table3(both, tmp_path, FigureOptions(formats=("png",)))
     table = pd.read_csv(tmp_path / "liu_table3.csv")
     row = table[table["method"] == "slw_rff"].iloc[0]
     assert row["paper_acc_mean"] == 68.62 and row["s"] == 14
@@ -197,10 +196,8 @@ def test_figures_from_results(eeg_rows, tmp_path) -> None:
     assert (tmp_path / "liu_table3.md").is_file() and out.written
     assert not any("blank paper" in note for note in out.notes)
     # a dataset the paper's Table 3 has no row for: its paper columns are blank, and why
-    other = (
-        get_reporting("krr")
-        .figure("liu_table3")
-        .draw(both.assign(dataset="magic04"), tmp_path / "magic04", FigureOptions(formats=("png",)))
+    other = table3(
+        both.assign(dataset="magic04"), tmp_path / "magic04", FigureOptions(formats=("png",))
     )
     assert (
         "blank paper_* columns: the paper's Table 3 has rows for cod-RNA, EEG and methods "
@@ -208,5 +205,6 @@ def test_figures_from_results(eeg_rows, tmp_path) -> None:
         "number to compare with"
     ) in other.notes
     assert "blank paper_* columns" in (tmp_path / "magic04" / "liu_table3.md").read_text()
-    get_reporting("krr").figure("liu_fig1").draw(both, tmp_path, FigureOptions(formats=("png",)))
+    fig1 = figure_of(get_protocol("krr"), "liu_fig1").load()
+    fig1(both, tmp_path, FigureOptions(formats=("png",)))
     assert (tmp_path / "liu_fig1.png").stat().st_size > 0

@@ -25,12 +25,24 @@ ROOT = Path(__file__).resolve().parents[1]
 REGISTERING = ("register", "add")
 
 
+def _defines_protocol(node: ast.ClassDef) -> bool:
+    """Whether a class statement defines a protocol with its ``name`` (registered so)."""
+    bases = [b.value if isinstance(b, ast.Subscript) else b for b in node.bases]
+    named = any(
+        isinstance(st, ast.Assign) and any(getattr(t, "id", "") == "name" for t in st.targets)
+        for st in node.body
+    )
+    return named and any(getattr(b, "id", "") == "Protocol" for b in bases)
+
+
 def _registers(path: Path) -> bool:
     """Whether a module registers something at import time (a top-level ``X.register``/
-    ``X.add`` call, decorator or statement)."""
+    ``X.add`` call, decorator or statement, or a protocol class with its name)."""
     tree = ast.parse(path.read_text())
     for node in tree.body:
         calls = []
+        if isinstance(node, ast.ClassDef) and _defines_protocol(node):
+            return True
         if isinstance(node, ast.ClassDef | ast.FunctionDef):
             calls = [d for d in node.decorator_list if isinstance(d, ast.Call)]
         elif isinstance(node, ast.Expr | ast.Assign) and isinstance(node.value, ast.Call):
@@ -65,6 +77,7 @@ def test_every_registering_module_is_found_by_the_one_builtin_entry_point():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(proc.stdout.split())
+    assert "kernelbench.protocols.krr" in modules
     assert modules <= loaded, sorted(modules - loaded)
 
 
@@ -194,6 +207,93 @@ def test_plugin_packages_run_shard_verify_and_baseline_like_builtins(plugin_env,
     assert rbf["mean"].iloc[0] == pytest.approx(toy.mean(), rel=1e-12)
 
 
+#: A plug-in protocol, as docs/plugins.md writes one: a class with its columns, metrics
+#: and a figure, and no registration line.
+MAX_ERROR = """
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from kernelbench.protocols import Figure, Metric, Protocol, get_protocol
+from kernelbench.protocols.common import feature_map, fit_transform, run_rng
+from kernelbench.reporting import FigureOutput, summarise
+from kernelbench.settings import ProtocolSettings
+
+
+@dataclass
+class MaxErrorSettings(ProtocolSettings):
+    name: str = "max_error"
+    data: str | None = "kernel_approx"
+
+
+class MaxError(Protocol[MaxErrorSettings]):
+    name = "max_error"
+    Settings = MaxErrorSettings
+    columns = (("samples", pa.int64()), ("max_error", pa.float64()))
+    metrics = {"max": Metric("max_error", "max |K - K_hat|", short="max")}
+    headline = "max"
+    figures = (Figure("max_table", "the largest entry error", "max_plugin:draw", ("max",)),)
+
+    def skip(self, cell):
+        if cell.kernel["name"] != "rbf":
+            return f"protocol max_error needs kernel rbf, got {cell.kernel['name']!r}"
+        return super().skip(cell)
+
+    def run(self, cell, ctx, run):
+        fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1])
+        (Zx, Zy), row = fit_transform(fm, ctx.X, ctx.X, ctx.Y)
+        E = ctx.K - (Zx @ Zy.T + fm.constant_)
+        return [{**row, "max_error": float(np.abs(E).max())}]
+
+
+def draw(df, out, options):
+    out.mkdir(parents=True, exist_ok=True)
+    summarise(get_protocol("max_error"), df).to_csv(out / "max_table.csv", index=False)
+    return FigureOutput([out / "max_table.csv"])
+"""
+
+
+def test_a_plugin_protocol_is_one_class(tmp_path):
+    """A protocol of a plug-in's: defined (registered by its name), run, refused in one
+    line where its skip says so, summarised by its headline, drawn by its figure, and
+    given a baseline; no output code of kernelbench's names it."""
+    site = tmp_path / "site"
+    configs = {
+        "protocol/max_error.yaml": "defaults:\n  - max_error_settings\n  - _self_\n",
+        "experiment/max_digits.yaml": (
+            "# @package _global_\nexperiment: max_digits\nruns: 3\n"
+            "defaults:\n  - override /protocol: max_error\n"
+            "hydra:\n  sweeper:\n    params:\n      dataset: digits\n      method: rff\n"
+            "      n: 1\n"
+        ),
+    }
+    fake_plugin(site, "max_plugin", MAX_ERROR, configs)
+    env = _env_with(site)
+    out = tmp_path / "results" / "runs"
+    r = kernelbench(env, "run", "experiment=max_digits", f"output_dir={out}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "digits rbf rff n=1: max " in r.stdout, r.stdout
+    rows = read_results(out, "max_digits")
+    assert len(rows) == 3 and (rows["max_error"] > 0).all() and set(rows["samples"]) == {300}
+
+    r = kernelbench(
+        env, "run", "experiment=max_digits", "kernel=arccos0", f"output_dir={out}", cwd=tmp_path
+    )
+    assert r.returncode == 2 and "needs kernel rbf, got 'arccos0'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+    r = kernelbench(env, "plot", str(out), "--out", str(tmp_path / "figs"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    table = pd.read_csv(tmp_path / "figs" / "max_digits" / "max_table.csv")
+    assert table["mean"].iloc[0] == pytest.approx(rows["max_error"].mean(), rel=1e-12)
+
+    r = kernelbench(env, "baseline", "max_digits", str(out), "--no-figure", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    base = pd.read_csv(tmp_path / "results" / "baseline" / "max_digits_baseline.csv")
+    assert base["mean"].iloc[0] == pytest.approx(rows["max_error"].mean(), rel=1e-12)
+
+
 def test_an_unknown_method_names_the_plugin_one(plugin_env, tmp_path):
     r = kernelbench(plugin_env, "run", "method=nope", cwd=tmp_path)
     assert r.returncode == 2
@@ -297,51 +397,97 @@ def test_no_module_reads_a_config_group_beside_the_search_path():
     assert not bad, bad
 
 
-def test_every_protocol_has_its_reporting_side():
-    """Measurement and reporting are two plug-ins of one name: each protocol has a
-    Reporting with its headline among its metrics and its default figures among its
-    figures, and the reporting side holds no measurement member."""
-    from kernelbench.cell import shard_schema
+def test_every_protocol_declares_what_it_reports():
+    """A protocol is one registered object: its headline among its metrics, each metric a
+    column of its shards, each figure's metrics among its metrics and its drawing
+    function found; the figures' modules hold no second registry."""
+    import kernelbench.reporting
+    from kernelbench.cell import cell_keys, shard_schema
     from kernelbench.protocols import PROTOCOLS
-    from kernelbench.reporting import REPORTING
 
-    assert set(REPORTING) == set(PROTOCOLS)
-    for name, rep in REPORTING.items():
-        assert rep.name == name
-        assert rep.headline in rep.metrics
-        assert set(rep.default_figures) <= set(rep.figures)
+    assert {"kernel_approx", "krr", "downstream", "walltime"} <= set(PROTOCOLS)
+    for name, proto in PROTOCOLS.items():
+        assert proto.name == name
+        assert proto.headline in proto.metrics, name
+        columns = set(shard_schema(proto).names)
+        assert {m.column for m in proto.metrics.values()} <= columns, name
         # a cell's keys are columns of its protocol's shards, so tables group by them
-        assert set(rep.cell_keys) <= set(shard_schema(PROTOCOLS.get(name)).names), name
-        for member in ("figures", "default_figures", "reference_cells", "budget_label"):
-            assert not hasattr(PROTOCOLS.get(name), member), (name, member)
-        assert not hasattr(rep, "measure") and not hasattr(rep, "prepare")
+        assert set(cell_keys(proto)) <= columns, name
+        assert proto.figures and len({f.name for f in proto.figures}) == len(proto.figures)
+        for fig in proto.figures:
+            assert set(fig.metrics) <= set(proto.metrics), (name, fig.name)
+            assert callable(fig.load()), (name, fig.name)
+    assert not hasattr(kernelbench.reporting, "REPORTING")
     # the keys verify and the figures group by: a protocol's own keys before n, its
     # index (a row per iteration, say) after it
-    assert REPORTING.get("kernel_approx").cell_keys == ("dataset", "kernel", "method_label", "n")
-    assert REPORTING.get("downstream").cell_keys[-2:] == ("learner", "n")
-    assert REPORTING.get("qmc_adaptive").cell_keys[-2:] == ("n", "iteration")
+    assert cell_keys(PROTOCOLS.get("kernel_approx")) == ("dataset", "kernel", "method_label", "n")
+    assert cell_keys(PROTOCOLS.get("downstream"))[-2:] == ("learner", "n")
+    assert cell_keys(PROTOCOLS.get("qmc_adaptive"))[-2:] == ("n", "iteration")
 
 
-#: The measurement contract's public names (issue 29: "at most about 8").
-CONTRACT = {
+#: The protocol contract's public names: what it declares (class attributes) ...
+DECLARATIONS = {
     "name",
     "Settings",
-    "spec",
+    "columns",
+    "keys",
+    "index",
+    "budget",
+    "batch",
+    "extendable",
+    "data_runs",
+    "metrics",
+    "headline",
+    "figures",
+}
+#: ... and its hooks.
+HOOKS = {
     "check_settings",
-    "check",
+    "skip",
     "prepare",
     "cell_columns",
+    "run",
     "measure",
+    "read_reference",
 }
 
 
-def test_the_protocol_contract_has_at_most_eight_public_names():
-    """Protocol (the base class) and cell.Measurement (what the cell layer needs) name
-    the same eight members; a ninth fails here."""
+def test_the_protocol_contract_is_its_public_names():
+    """Protocol (the base class) and cell.Measurement (what the cell layer and the output
+    side read) name the same members, all public: a built-in protocol overrides no
+    private method of the base class."""
     from kernelbench.cell import Measurement
-    from kernelbench.protocols import Protocol
+    from kernelbench.protocols import PROTOCOLS, Protocol
 
     def public(cls: type) -> set[str]:
         return {n for n in dir(cls) if not n.startswith("_")}
 
-    assert public(Protocol) == public(Measurement) == CONTRACT
+    assert public(Protocol) == public(Measurement) == DECLARATIONS | HOOKS
+    private = {n for n in vars(Protocol) if n.startswith("_") and not n.startswith("__")}
+    for name, proto in PROTOCOLS.items():
+        overridden = {n for n in private if getattr(type(proto), n) is not getattr(Protocol, n)}
+        assert not overridden, (name, overridden)
+
+
+def test_a_protocol_is_registered_once_by_its_name():
+    """Defining a subclass with a ``name`` registers it (and its settings); a second
+    class of that name is refused; a subclass without its own name is not registered."""
+    from hydra.core.config_store import ConfigStore
+
+    from kernelbench.protocols import PROTOCOLS, Protocol
+    from kernelbench.protocols.kernel_approx import KernelApprox
+
+    n = len(PROTOCOLS)
+    try:
+
+        class Probe(KernelApprox):
+            name = "probe_registration"
+
+        assert isinstance(PROTOCOLS.get("probe_registration"), Probe)
+        assert "probe_registration_settings.yaml" in ConfigStore.instance().repo["protocol"]
+        with pytest.raises(ValueError, match="registered twice"):
+            type("Again", (Protocol,), {"name": "probe_registration"})
+        type("Unnamed", (KernelApprox,), {})
+        assert len(PROTOCOLS) == n + 1
+    finally:
+        PROTOCOLS._items.pop("probe_registration", None)

@@ -155,14 +155,14 @@ def _cells():
 def test_protocol_rows_change_at_rounding_level_only(protocol, monkeypatch):
     """A Gaussian cell of every protocol (walltime stores timings only): the vectorised
     cos/sin (every size) against numpy's (every size), relative change <= 1e-12."""
-    from kernelbench.reporting import get_reporting
+    from kernelbench.protocols import get_protocol
 
     cell = _cells()[protocol]()
     monkeypatch.setattr(trig, "USE_COMPILED", True)
     fast = run_cell(cell)
     monkeypatch.setattr(trig, "USE_COMPILED", False)
     slow = run_cell(cell)
-    columns = [m.column for m in get_reporting(protocol).metrics.values()]
+    columns = [m.column for m in get_protocol(protocol).metrics.values()]
     columns = [c for c in columns if "seconds" not in c]
     assert columns
     for c in columns:

@@ -76,8 +76,9 @@ def generic_write(
     df: pd.DataFrame, experiment: str, out: Path, results: list[Path], source: str, figure: bool
 ) -> None:
     """``<experiment>_baseline.csv`` (the protocol's headline metric per cell) and the
-    protocol's default figures as ``<experiment>_<file>.png``."""
-    from kernelbench.reporting import REPORTING
+    protocol's figures as ``<experiment>_<file>.png``."""
+    from kernelbench.cell import cell_keys
+    from kernelbench.protocols import get_protocol, metric_of
 
     protocols = sorted(df["protocol"].dropna().astype(str).unique())
     if len(protocols) != 1:
@@ -85,23 +86,24 @@ def generic_write(
             f"experiment {experiment!r}: results of {len(protocols)} protocols "
             f"({', '.join(protocols)}); a baseline is of one protocol"
         )
-    if protocols[0] not in REPORTING:
+    proto = get_protocol(protocols[0])
+    if not proto.metrics:
         raise KernelbenchError(
-            f"experiment {experiment!r}: protocol {protocols[0]!r} has no reporting "
-            "contract (kernelbench/reporting/), so no baseline"
+            f"experiment {experiment!r}: protocol {protocols[0]!r} declares no metrics, "
+            "so no baseline"
         )
-    rep = REPORTING.get(protocols[0])
+    keys = cell_keys(proto)
     # the same run found twice (e.g. verify's shards under the results directory): once
-    same = [*rep.cell_keys, "run", "config_hash"]
+    same = [*keys, "run", "config_hash"]
     twice = df.duplicated(same)
     if twice.any():
         click.echo(
             f"note: {int(twice.sum())} rows found twice (same cell, run and config) counted once"
         )
         df = df[~twice]
-    table = cell_table(df, rep.metric(None).column, keys=rep.cell_keys)
+    table = cell_table(df, metric_of(proto, None).column, keys=keys)
     csv = write_table(table, out / f"{experiment}_baseline.csv")
-    click.echo(f"wrote {csv} ({len(table)} cells, metric {rep.headline})")
+    click.echo(f"wrote {csv} ({len(table)} cells, metric {proto.headline})")
     if figure and len(results) == 1:  # the default figures, as kernelbench plot draws them
         with figures.drawn(results[0], source) as tmp:
             for path in sorted(tmp.rglob("*.png")):

@@ -127,9 +127,9 @@ def run_rng(cell: Cell, run: int) -> np.random.Generator:
 
 def map_n(cell: Cell, d: int) -> float:
     """The feature map's n for the cell's budget (the ``budget`` setting, else the
-    protocol's ``spec.budget``): ``n``, the identity (D = 2 n (d + 1)); ``s`` (Yang et
+    protocol's ``budget``): ``n``, the identity (D = 2 n (d + 1)); ``s`` (Yang et
     al. 2014, Tables 1-2: s = D points), n = s / (2 (d + 1)); ``d`` (D = n d)."""
-    budget = getattr(cell.options, "budget", cell.protocol.spec.budget)
+    budget = getattr(cell.options, "budget", cell.protocol.budget)
     if budget == "s":
         return float(cell.n) / (2.0 * (d + 1))
     if budget == "d":
@@ -182,9 +182,9 @@ def fit_transform(
     return Z, {**sizes(fm), "fit_seconds": t1 - t0, "transform_seconds": t2 - t1}
 
 
-def check_map(cell: Cell, params: dict | None = None) -> None:
-    """Validate the cell's method and kernel before any data is loaded: a ``gamma``
-    rule is parsed (resolved later, by :func:`kernel_params`)."""
+def check_map(cell: Cell, params: dict | None = None) -> RandomFeatureMap:
+    """The cell's method and kernel validated before any data is loaded (a ``gamma``
+    rule is parsed, resolved later by :func:`kernel_params`): the unfitted map."""
     from kernelbench.bandwidth import parse_rule
 
     params = dict(cell.kernel["params"] if params is None else params)
@@ -193,8 +193,4 @@ def check_map(cell: Cell, params: dict | None = None) -> None:
         params["gamma"] = 1.0  # stands for the data's value while checking the map
     fm = feature_map(cell, None, params=params)
     fm._validate_params()
-    if fm.needs_labels:
-        raise KernelbenchError(
-            f"method {cell.method['name']!r} is supervised (its fit needs the labels y); "
-            f"protocol {cell.protocol.name!r} fits maps without labels: use protocol 'krr'"
-        )
+    return fm

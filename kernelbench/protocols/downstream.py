@@ -26,11 +26,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import PROTOCOLS, Protocol
+from kernelbench.protocols import Figure, Metric, Protocol
 from kernelbench.protocols.common import (
-    check_map,
     data_columns,
     feature_map,
     fit_transform,
@@ -113,25 +111,33 @@ class Downstream(Protocol[DownstreamSettings]):
 
     name = "downstream"
     Settings = DownstreamSettings
-    spec = Spec(
-        title="Munkhoeva et al. 2018, Fig. 2: test accuracy / R^2 of a learner on the features",
-        columns=(
-            ("learner", pa.string()),
-            ("metric", pa.string()),
-            ("train_rows", pa.int64()),
-            ("test_rows", pa.int64()),
-            ("score", pa.float64()),
-            ("exact_score", pa.float64()),
-            ("alpha", pa.float64()),
-            ("train_seconds", pa.float64()),
-            ("predict_seconds", pa.float64()),
-        ),
-        keys=("learner",),
+    columns = (
+        ("learner", pa.string()),
+        ("metric", pa.string()),
+        ("train_rows", pa.int64()),
+        ("test_rows", pa.int64()),
+        ("score", pa.float64()),
+        ("exact_score", pa.float64()),
+        ("alpha", pa.float64()),
+        ("train_seconds", pa.float64()),
+        ("predict_seconds", pa.float64()),
     )
+    keys = ("learner",)
 
     # -- settings ------------------------------------------------------------------
     def learner_name(self, cell: Cell) -> str:
         return str(self._opts(cell).learner)
+
+    metrics = {"score": Metric("score", "test accuracy / $R^2$ / rel. error", short="score")}
+    headline = "score"
+    figures = (
+        Figure(
+            "fig2",
+            "Munkhoeva Fig. 2: test accuracy / R^2 vs n (kernels x datasets), per learner",
+            "kernelbench.reporting.downstream:draw_fig2",
+            metrics=("score",),
+        ),
+    )
 
     def learner(self, cell: Cell) -> Any:
         """The cell's learner (one line naming the learners if unknown)."""
@@ -155,10 +161,12 @@ class Downstream(Protocol[DownstreamSettings]):
             raise KernelbenchError(f"dataset {cell.dataset['name']!r}: {err}") from None
 
     # -- measurement -----------------------------------------------------------------
-    def check(self, cell: Cell) -> None:
-        check_map(cell)
-        self.learner(cell)
+    def skip(self, cell: Cell) -> str | None:
+        if reason := super().skip(cell):
+            return reason
+        self.learner(cell)  # one line naming the learners, metrics if unknown
         self.metric_name(cell)
+        return None
 
     def prepare(self, cell: Cell) -> Context:
         dataset_json, seed, data_json, key = cell.pair_key
@@ -214,7 +222,7 @@ class Downstream(Protocol[DownstreamSettings]):
             **rows,
         )
 
-    def _run(self, cell: Cell, ctx: Context, run: int) -> list[dict]:
+    def run(self, cell: Cell, ctx: Context, run: int) -> list[dict]:
         from kernelbench.learners import score
 
         fm = feature_map(cell, run_rng(cell, run), d=ctx.X_train.shape[1])
@@ -233,6 +241,3 @@ class Downstream(Protocol[DownstreamSettings]):
                 "predict_seconds": t4 - t3,
             }
         ]
-
-
-PROTOCOLS.add("downstream", Downstream())

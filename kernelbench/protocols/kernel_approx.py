@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from kernelbench.cell import Spec
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS, Protocol
+from kernelbench.protocols import REL_FRO, REL_SPEC, Figure, Protocol
 from kernelbench.protocols.common import Pair, feature_map, fit_transform, run_rng, sizes
 from kernelbench.settings import ProtocolSettings
 
@@ -68,15 +67,22 @@ class KernelApprox(Protocol[KernelApproxSettings]):
 
     name = "kernel_approx"
     Settings = KernelApproxSettings
-    spec = Spec(
-        title="Munkhoeva et al. 2018, Fig. 1: kernel approximation error",
-        columns=(
-            ("samples", pa.int64()),
-            ("rel_fro_error", pa.float64()),
-            ("rel_spec_error", pa.float64()),
-            ("draws", pa.string()),  # the draw that produced the row: weights or sample_space
+    columns = (
+        ("samples", pa.int64()),
+        ("rel_fro_error", pa.float64()),
+        ("rel_spec_error", pa.float64()),
+        ("draws", pa.string()),  # the draw that produced the row: weights or sample_space
+    )
+    batch = BATCH_RUNS
+    metrics = {"fro": REL_FRO, "spec": REL_SPEC}
+    headline = "fro"
+    figures = (
+        Figure(
+            "fig1",
+            "Munkhoeva Fig. 1: kernel approximation error vs n (kernels x datasets)",
+            "kernelbench.reporting.kernel_approx:draw_fig1",
+            metrics=("fro", "spec"),
         ),
-        batch=BATCH_RUNS,
     )
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -195,6 +201,3 @@ def _product(Zx: np.ndarray, Zy: np.ndarray, float32: bool) -> np.ndarray:
     if float32:
         return np.matmul(Zx.astype(np.float32), Zt.astype(np.float32)).astype(np.float64)
     return np.matmul(Zx, Zt, out=_workspace((*Zx.shape[:-1], Zy.shape[-2])))
-
-
-PROTOCOLS.add("kernel_approx", KernelApprox())

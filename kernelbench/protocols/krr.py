@@ -31,17 +31,20 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pyarrow as pa
 
-from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS, Protocol, common
+from kernelbench.protocols import Figure, Metric, Protocol, common
 from kernelbench.results import dumps
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
     from kernelbench.cell import Cell
 
+#: Dataset names of the paper's Table 3 -> kernelbench dataset ids.
+PAPER_DATASETS = {"EEG": "eeg", "cod-RNA": "codrna", "covtype": "covtype", "magic04": "magic04"}
 #: Kernel width conventions: gamma of exp(-gamma |x - x'|^2) for a given sigma.
 WIDTHS = ("sigma2", "2sigma2")
 #: How lev_rff and slw_rff use their scores (kernelbench.features.lev_rff.MODES).
@@ -171,23 +174,40 @@ class KRR(Protocol[KRRSettings]):
 
     name = "krr"
     Settings = KRRSettings
-    spec = Spec(
-        title="Liu et al. 2020, Table 3 and Fig. 1: KRR accuracy with random features",
-        columns=(
-            ("s", pa.int64()),
-            ("train_rows", pa.int64()),
-            ("test_rows", pa.int64()),
-            ("accuracy_pct", pa.float64()),
-            ("lambda_", pa.float64()),
-            ("cv_accuracy_pct", pa.float64()),
-            ("feature_seconds", pa.float64()),
-            ("train_seconds", pa.float64()),
-            ("predict_seconds", pa.float64()),
-            ("peak_memory_mb", pa.float64()),
-            ("rel_spec_error", pa.float64()),
-        ),
-        budget="d",  # the cell's n is s/d: D = s = n d frequencies
+    columns = (
+        ("s", pa.int64()),
+        ("train_rows", pa.int64()),
+        ("test_rows", pa.int64()),
+        ("accuracy_pct", pa.float64()),
+        ("lambda_", pa.float64()),
+        ("cv_accuracy_pct", pa.float64()),
+        ("feature_seconds", pa.float64()),
+        ("train_seconds", pa.float64()),
+        ("predict_seconds", pa.float64()),
+        ("peak_memory_mb", pa.float64()),
+        ("rel_spec_error", pa.float64()),
     )
+    budget = "d"  # the cell's n is s/d: D = s = n d frequencies
+
+    def read_reference(self, table: pd.DataFrame) -> pd.DataFrame:
+        """Liu et al.'s Table 3 (dataset, s_over_d, method, accuracy_pct_mean/std) as
+        cells: dataset ids, kernel rbf, n = s/d, mean/std in percent, 10 runs."""
+        import pandas as pd
+
+        if "accuracy_pct_mean" not in table.columns:
+            return table
+        return pd.DataFrame(
+            {
+                "dataset": table["dataset"].map(lambda v: PAPER_DATASETS.get(v, str(v).lower())),
+                "kernel": "rbf",
+                "method": table["method"],
+                "n": table["s_over_d"].astype(float),
+                "mean": table["accuracy_pct_mean"].astype(float),
+                "std": table["accuracy_pct_std"].astype(float),
+                "runs": table["runs"] if "runs" in table else 10,
+                "feature_time_mean": table.get("feature_time_s_mean"),
+            }
+        )
 
     # -- settings ------------------------------------------------------------------
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -212,6 +232,27 @@ class KRR(Protocol[KRRSettings]):
         check_int("spectral_points", out["spectral_points"], 0)
         return out
 
+    metrics = {
+        "accuracy": Metric("accuracy_pct", "test accuracy (%)", short="acc"),
+        "time": Metric("feature_seconds", "feature time (s)", short="feat_s"),
+        "spec": Metric("rel_spec_error", r"$\|K - ZZ^\top\|_2 \,/\, \|K\|_2$", short="rel_spec"),
+    }
+    headline = "accuracy"
+    figures = (
+        Figure(
+            "liu_table3",
+            "Liu et al. 2020 Table 3: KRR accuracy and feature time, ours beside the paper's",
+            "kernelbench.reporting.krr:draw_table3",
+            metrics=("accuracy",),
+        ),
+        Figure(
+            "liu_fig1",
+            "Liu et al. 2020 Fig. 1: spectral error, accuracy and feature time vs s/d",
+            "kernelbench.reporting.krr:draw_fig1",
+            metrics=("spec", "accuracy", "time"),
+        ),
+    )
+
     def gamma(self, cell: Cell) -> float:
         """gamma of exp(-gamma |x - x'|^2): 1/sigma^2 (``sigma2``) or 1/(2 sigma^2)."""
         p = self._opts(cell)
@@ -219,10 +260,12 @@ class KRR(Protocol[KRRSettings]):
         return 1.0 / (sigma**2 if p.width == "sigma2" else 2.0 * sigma**2)
 
     # -- measurement ---------------------------------------------------------------
-    def check(self, cell: Cell) -> None:
+    def skip(self, cell: Cell) -> str | None:
+        """A kernel other than rbf; every map, with labels (lev_rff, slw_rff) too."""
         if cell.kernel["name"] != "rbf":
-            raise choices_error("kernel of protocol 'krr'", cell.kernel["name"], ["rbf"])
+            return str(choices_error("kernel of protocol 'krr'", cell.kernel["name"], ["rbf"]))
         self.feature_map(cell, random_state=None)
+        return None
 
     def _split_key(self, cell: Cell, repeat: int | None = None) -> tuple:
         """The cache key of a split: the dataset with the reading's scaling, and the
@@ -295,7 +338,7 @@ class KRR(Protocol[KRRSettings]):
             random_state=derive_rng(cell.seed, "krr-cv", cell.dataset["name"], run),
         )
 
-    def _run(self, cell: Cell, ctx: KRRData, run: int) -> list[dict]:
+    def run(self, cell: Cell, ctx: KRRData, run: int) -> list[dict]:
         ctx = self.run_split(cell, ctx, run)
         fm = self.feature_map(cell, self.run_rng(cell, run), d=ctx.X_train.shape[1])
         krr = self.learner(cell, run)
@@ -334,6 +377,3 @@ class KRR(Protocol[KRRSettings]):
             "rel_spec_error": spec,
         }
         return [row]
-
-
-PROTOCOLS.add("krr", KRR())

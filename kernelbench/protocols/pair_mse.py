@@ -20,11 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from kernelbench.cell import Spec
-from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import PROTOCOLS, Protocol
+from kernelbench.protocols import REL_FRO, Figure, Metric, Protocol
 from kernelbench.protocols.common import (
-    check_map,
     data_columns,
     feature_map,
     fit_transform,
@@ -82,25 +79,32 @@ class PairMSE(Protocol[PairMSESettings]):
 
     name = "pair_mse"
     Settings = PairMSESettings
-    spec = Spec(
-        title="Yu et al. 2016, Fig. 4: kernel approximation MSE against D",
-        columns=(
-            ("samples", pa.int64()),
-            ("d_data", pa.int64()),
-            ("sigma", pa.float64()),
-            ("mse", pa.float64()),
-            ("rel_fro_error", pa.float64()),
+    columns = (
+        ("samples", pa.int64()),
+        ("d_data", pa.int64()),
+        ("sigma", pa.float64()),
+        ("mse", pa.float64()),
+        ("rel_fro_error", pa.float64()),
+    )
+    budget = "d"  # D = n d' projections
+    metrics = {"mse": Metric("mse", "MSE over pairs", short="mse"), "fro": REL_FRO}
+    headline = "mse"
+    figures = (
+        Figure(
+            "yu_mse",
+            "Yu Fig. 4 / 5(c): kernel MSE over pairs against D/d (one panel per dataset)",
+            "kernelbench.reporting.pair_mse:draw_yu_mse",
+            metrics=("mse", "fro"),
         ),
-        budget="d",  # D = n d' projections
     )
 
-    def check(self, cell: Cell) -> None:
+    def skip(self, cell: Cell) -> str | None:
         if cell.kernel["name"] != "rbf":
-            raise KernelbenchError(
+            return (
                 f"protocol pair_mse needs kernel rbf (the Gaussian kernel of Yu et al.), "
                 f"got {cell.kernel['name']!r}"
             )
-        check_map(cell)
+        return super().skip(cell)
 
     def prepare(self, cell: Cell) -> PaddedPair:
         from kernelbench.kernels import exact_kernel
@@ -117,7 +121,7 @@ class PairMSE(Protocol[PairMSESettings]):
         more = {"d_data": ctx.d_data, "samples": int(ctx.X.shape[0]), "sigma": sigma}
         return data_columns(ctx.X.shape[1], ctx.provenance, **more)
 
-    def _run(self, cell: Cell, ctx: PaddedPair, run: int) -> list[dict]:
+    def run(self, cell: Cell, ctx: PaddedPair, run: int) -> list[dict]:
         params = {**cell.kernel["params"], "gamma": ctx.gamma}  # resolved in prepare
         fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1], params=params)
         (Zx, Zy), row = fit_transform(fm, ctx.X, ctx.X, ctx.Y)
@@ -127,6 +131,3 @@ class PairMSE(Protocol[PairMSESettings]):
         E -= ctx.K
         mse = float(np.mean(E * E))
         return [{**row, "mse": mse, "rel_fro_error": float(np.linalg.norm(E)) / ctx.fro_K}]
-
-
-PROTOCOLS.add("pair_mse", PairMSE())

@@ -27,11 +27,9 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from kernelbench.cell import Spec
-from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS, Protocol
-from kernelbench.protocols.common import Pair, check_map, feature_map, fit_transform, run_rng
+from kernelbench.protocols import REL_SPEC, Figure, Metric, Protocol
+from kernelbench.protocols.common import Pair, feature_map, fit_transform, run_rng
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,29 +51,41 @@ class QMCAdaptive(Protocol[QMCAdaptiveSettings]):
 
     name = "qmc_adaptive"
     Settings = QMCAdaptiveSettings
-    spec = Spec(
-        title="Yang et al. 2014, Fig. 4: adaptive QMC, errors over the iterations",
-        columns=(
-            ("samples", pa.int64()),
-            ("iteration", pa.int64()),
-            ("discrepancy", pa.float64()),
-            ("max_sq_error", pa.float64()),
-            ("mean_sq_error", pa.float64()),
-            ("rel_spec_error", pa.float64()),
+    columns = (
+        ("samples", pa.int64()),
+        ("iteration", pa.int64()),
+        ("discrepancy", pa.float64()),
+        ("max_sq_error", pa.float64()),
+        ("mean_sq_error", pa.float64()),
+        ("rel_spec_error", pa.float64()),
+    )
+    index = ("iteration",)
+    metrics = {
+        "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
+        "max": Metric("max_sq_error", "max squared error", short="max_sq"),
+        "mean": Metric("mean_sq_error", "mean squared error", short="mean_sq"),
+        "norm": REL_SPEC,
+    }
+    headline = "norm"
+    figures = (
+        Figure(
+            "yang_adaptive",
+            "Yang Fig. 4: discrepancy, max/mean squared and norm errors over CG iterations",
+            "kernelbench.reporting.qmc_adaptive:draw_yang_adaptive",
+            metrics=("discrepancy", "max", "mean", "norm"),
         ),
-        index=("iteration",),
     )
 
-    def check(self, cell: Cell) -> None:
+    def skip(self, cell: Cell) -> str | None:
         method = cell.method
         if method["name"] != "qmc" or (method.get("params") or {}).get("sequence") != "adaptive":
-            raise KernelbenchError(
+            return (
                 "protocol qmc_adaptive needs method qmc with sequence=adaptive "
                 f"(e.g. method=qmc_adaptive), got {method.get('label') or method['name']!r}"
             )
-        check_map(cell)
+        return super().skip(cell)
 
-    def _run(self, cell: Cell, ctx: Pair, run: int) -> list[dict]:
+    def run(self, cell: Cell, ctx: Pair, run: int) -> list[dict]:
         fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1])
         fm.set_params(keep_iterates=True)
         _, common = fit_transform(fm, ctx.X)
@@ -101,6 +111,3 @@ class QMCAdaptive(Protocol[QMCAdaptiveSettings]):
                 }
             )
         return rows
-
-
-PROTOCOLS.add("qmc_adaptive", QMCAdaptive())

@@ -23,11 +23,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from kernelbench.cell import Spec
-from kernelbench.errors import KernelbenchError
 from kernelbench.metrics import spectral_norm
-from kernelbench.protocols import PROTOCOLS, Protocol
-from kernelbench.protocols.common import Pair, check_map, feature_map, fit_transform, run_rng
+from kernelbench.protocols import REL_FRO, REL_SPEC, Figure, Metric, Protocol
+from kernelbench.protocols.common import Pair, feature_map, fit_transform, run_rng
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,32 +48,43 @@ class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
 
     name = "qmc_discrepancy"
     Settings = QMCDiscrepancySettings
-    spec = Spec(
-        title="Yang et al. 2014, Fig. 3: box discrepancy and Gram error against s",
-        columns=(
-            ("samples", pa.int64()),
-            ("box_scale", pa.float64()),
-            ("discrepancy", pa.float64()),
-            ("rel_fro_error", pa.float64()),
-            ("rel_spec_error", pa.float64()),
+    columns = (
+        ("samples", pa.int64()),
+        ("box_scale", pa.float64()),
+        ("discrepancy", pa.float64()),
+        ("rel_fro_error", pa.float64()),
+        ("rel_spec_error", pa.float64()),
+    )
+    metrics = {
+        "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
+        "fro": REL_FRO,
+        "spec": REL_SPEC,
+    }
+    headline = "discrepancy"
+    figures = (
+        Figure(
+            "yang_discrepancy",
+            "Yang Fig. 3: box discrepancy and Gram error against n",
+            "kernelbench.reporting.qmc_discrepancy:draw_yang_discrepancy",
+            metrics=("discrepancy", "fro", "spec"),
         ),
     )
 
-    def check(self, cell: Cell) -> None:
+    def skip(self, cell: Cell) -> str | None:
         if cell.kernel["name"] != "rbf" or cell.method["name"] not in ("rff", "qmc"):
-            raise KernelbenchError(
+            return (
                 "protocol qmc_discrepancy needs kernel rbf and a method with Gaussian "
                 f"frequencies (rff, qmc), got {cell.kernel['name']!r}, "
                 f"{cell.method.get('label') or cell.method['name']!r}"
             )
         if cell.method.get("params", {}).get("sequence") == "adaptive":
-            raise KernelbenchError("protocol qmc_discrepancy: use qmc_adaptive for adaptive QMC")
-        check_map(cell)
+            return "protocol qmc_discrepancy: use qmc_adaptive for adaptive QMC"
+        return super().skip(cell)
 
     def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
         return {**ctx.columns(), "box_scale": float(self._opts(cell).box_scale)}
 
-    def _run(self, cell: Cell, ctx: Pair, run: int) -> list[dict]:
+    def run(self, cell: Cell, ctx: Pair, run: int) -> list[dict]:
         from kernelbench.kernels import get_kernel
         from kernelbench.qmc import mean_squared_error
 
@@ -94,6 +103,3 @@ class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
                 "rel_spec_error": spectral_norm(E) / ctx.spec_K,
             }
         ]
-
-
-PROTOCOLS.add("qmc_discrepancy", QMCDiscrepancy())

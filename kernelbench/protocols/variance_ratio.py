@@ -30,10 +30,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from kernelbench.cell import Spec
 from kernelbench.errors import KernelbenchError
-from kernelbench.protocols import PROTOCOLS, Protocol
-from kernelbench.protocols.common import check_map, feature_map, fit_transform, run_rng
+from kernelbench.protocols import Figure, Metric, Protocol
+from kernelbench.protocols.common import feature_map, fit_transform, run_rng
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
@@ -75,20 +74,30 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
 
     name = "variance_ratio"
     Settings = VarianceRatioSettings
-    spec = Spec(
-        title="Yu et al. 2016, Fig. 2: variance ratio against z = ||x - y|| / sigma",
-        columns=(
-            ("z", pa.float64()),
-            ("pairs", pa.int64()),
-            ("k_exact", pa.float64()),
-            ("k_hat_mean", pa.float64()),
-            ("sq_error", pa.float64()),
-            ("ratio", pa.float64()),
+    columns = (
+        ("z", pa.float64()),
+        ("pairs", pa.int64()),
+        ("k_exact", pa.float64()),
+        ("k_hat_mean", pa.float64()),
+        ("sq_error", pa.float64()),
+        ("ratio", pa.float64()),
+    )
+    keys = ("d",)
+    index = ("z",)
+    budget = "d"  # D = n d projections
+    batch = 50
+    metrics = {
+        "ratio": Metric("ratio", r"MSE / Var$_{\mathrm{RFF}}$", short="ratio"),
+        "mse": Metric("sq_error", "MSE of the kernel value", short="mse"),
+    }
+    headline = "ratio"
+    figures = (
+        Figure(
+            "yu_variance",
+            "Yu Fig. 2: Var(method)/Var(RFF) against z = ||x - y|| / sigma, one panel per d",
+            "kernelbench.reporting.variance_ratio:draw_yu_variance",
+            metrics=("ratio", "mse"),
         ),
-        keys=("d",),
-        index=("z",),
-        budget="d",  # D = n d projections
-        batch=50,
     )
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -102,13 +111,13 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
             raise KernelbenchError("protocol.z_step must be <= protocol.z_max")
         return out
 
-    def check(self, cell: Cell) -> None:
+    def skip(self, cell: Cell) -> str | None:
         if cell.kernel["name"] != "rbf":
-            raise KernelbenchError(
+            return (
                 f"protocol variance_ratio needs kernel rbf (the Gaussian kernel of Yu et al.), "
                 f"got {cell.kernel['name']!r}"
             )
-        check_map(cell, {**cell.kernel["params"], "gamma": GAMMA})
+        return self._check_map(cell, {**cell.kernel["params"], "gamma": GAMMA})
 
     def prepare(self, cell: Cell) -> Grid:
         s = self._opts(cell)
@@ -129,7 +138,7 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
         U = rng.standard_normal((len(ctx.z), ctx.pairs, ctx.d))
         return U / np.linalg.norm(U, axis=2, keepdims=True)
 
-    def _run(self, cell: Cell, ctx: Grid, run: int) -> list[dict]:
+    def run(self, cell: Cell, ctx: Grid, run: int) -> list[dict]:
         from kernelbench.theory import rff_variance
 
         k_exact = np.exp(-(ctx.z**2) / 2.0)
@@ -153,6 +162,3 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
             }
             for i, z in enumerate(ctx.z)
         ]
-
-
-PROTOCOLS.add("variance_ratio", VarianceRatio())

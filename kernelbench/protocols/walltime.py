@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from kernelbench.cell import Spec
-from kernelbench.protocols import PROTOCOLS, Protocol
+from kernelbench.protocols import Figure, Metric, Protocol
 from kernelbench.protocols.common import data_columns, feature_map, fit_transform, run_rng
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
@@ -78,17 +77,28 @@ class Walltime(Protocol[WalltimeSettings]):
 
     name = "walltime"
     Settings = WalltimeSettings
-    spec = Spec(
-        title="Munkhoeva et al. 2018, Fig. 3: walltime of the explicit mapping",
-        columns=(
-            ("points", pa.int64()),
-            ("repetition", pa.int64()),
-            ("map_seconds", pa.float64()),
-            ("first_map_seconds", pa.float64()),
+    columns = (
+        ("points", pa.int64()),
+        ("repetition", pa.int64()),
+        ("map_seconds", pa.float64()),
+        ("first_map_seconds", pa.float64()),
+    )
+    keys = ("points",)
+    extendable = False  # timings of one session are not stitched to another's
+    data_runs = False  # the data settings' runs count Fig. 1's error runs
+    metrics = {
+        "map": Metric("map_seconds", "map time (s)", short="map_s"),
+        "fit": Metric("fit_seconds", "fit (draw) time (s)", short="fit_s"),
+        "first": Metric("first_map_seconds", "first map call (s)", short="first_s"),
+    }
+    headline = "map"
+    figures = (
+        Figure(
+            "fig3",
+            "Munkhoeva Fig. 3: map (or fit) time vs d, log-log, median and interquartile band",
+            "kernelbench.reporting.walltime:draw_fig3",
+            metrics=("map", "fit", "first"),
         ),
-        keys=("points",),
-        extendable=False,  # timings of one session are not stitched to another's
-        data_runs=False,  # the data settings' runs count Fig. 1's error runs
     )
 
     def check_settings(self, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -110,7 +120,7 @@ class Walltime(Protocol[WalltimeSettings]):
         with threadpool_limits(limits=1, user_api="blas"):
             return super().measure(cell, ctx, runs)
 
-    def _run(self, cell: Cell, ctx: Points, run: int) -> list[dict]:
+    def run(self, cell: Cell, ctx: Points, run: int) -> list[dict]:
         X = ctx.X
         fm = feature_map(cell, run_rng(cell, run), d=X.shape[1])
         repeats = int(self._opts(cell).repeats)
@@ -129,6 +139,3 @@ class Walltime(Protocol[WalltimeSettings]):
                 {**common, "repetition": rep, "map_seconds": seconds, "transform_seconds": seconds}
             )
         return rows
-
-
-PROTOCOLS.add("walltime", Walltime())

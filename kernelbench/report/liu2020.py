@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.drawing import DATASET_NAMES, dataset_name
+from kernelbench.protocols import get_protocol, reference_cells
+from kernelbench.protocols.krr import PAPER_DATASETS
 from kernelbench.reference import load_reference
 from kernelbench.report import common
 from kernelbench.report.common import (
@@ -23,8 +25,6 @@ from kernelbench.report.common import (
     render,
     table,
 )
-from kernelbench.reporting import get_reporting
-from kernelbench.reporting.krr import PAPER_DATASETS
 from kernelbench.stats import z_text
 from kernelbench.verify import DEVIATES, KNOWN, load_config, verify_table
 
@@ -131,7 +131,7 @@ def reading(name: str, config: str, baseline: Path) -> dict:
     cfg = load_config(config)
     ours = common.with_sem(pd.read_csv(baseline))
     ref_raw = load_reference(cfg.reference)
-    ref = get_reporting("krr").reference_cells(cfg.reference, ref_raw)
+    ref = reference_cells(get_protocol("krr"), cfg.reference, ref_raw)
     pv = verify_table(ours.assign(n=ours["n"].astype(float)), cfg, ref=ref_raw)
     cells = cell_rows(pv.table, ref, ours, cfg.compare)
     out = {"name": name, "cfg": cfg, "ours": ours, "baseline": baseline.name, "cells": cells}

@@ -11,23 +11,8 @@ import pandas as pd
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.figspec import FigureSpec
-from kernelbench.reporting import (
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-    register,
-    spec_output,
-)
-
-#: What ``downstream``'s results are summarised, compared and drawn as.
-DOWNSTREAM = Reporting(
-    "downstream",
-    {"score": Metric("score", "test accuracy / $R^2$ / rel. error", short="score")},
-    headline="score",
-)
-
+from kernelbench.protocols import get_protocol
+from kernelbench.reporting import FigureOptions, FigureOutput, spec_output, summarise
 
 #: Fig. 2, declared once: kernels x datasets, the test score against n, one figure per
 #: learner, the exact kernel's score dotted; drawn by the site and the PNGs.
@@ -48,7 +33,7 @@ def fig2_summary(df: pd.DataFrame) -> pd.DataFrame:
     with the metric and the exact kernel's score."""
     if "score" not in df or df["score"].isna().all():
         raise KernelbenchError("results hold no downstream scores to plot")
-    summary = DOWNSTREAM.summarise(df)
+    summary = summarise(get_protocol("downstream"), df)
     extra = df.groupby(["dataset", "kernel", "learner"]).agg(
         score_metric=("metric", "first"), exact_score=("exact_score", "first")
     )
@@ -71,14 +56,3 @@ def draw_fig2(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     )
     table = ("fig2_summary", "Figure 2 summary", intro)
     return spec_output(summary, FIG2, out, "fig2", options, table, notes)
-
-
-register(
-    DOWNSTREAM,
-    Figure(
-        "fig2",
-        "Munkhoeva Fig. 2: test accuracy / R^2 vs n (kernels x datasets), per learner",
-        draw_fig2,
-        metrics=("score",),
-    ),
-)

@@ -12,20 +12,8 @@ import pandas as pd
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.figspec import FigureSpec
-from kernelbench.reporting import (
-    REL_FRO,
-    REL_SPEC,
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Reporting,
-    register,
-    spec_output,
-)
-
-#: What ``kernel_approx``'s results are summarised, compared and drawn as.
-KERNEL_APPROX = Reporting("kernel_approx", {"fro": REL_FRO, "spec": REL_SPEC}, headline="fro")
-
+from kernelbench.protocols import get_protocol, metric_of
+from kernelbench.reporting import FigureOptions, FigureOutput, spec_output, summarise
 
 FIG1_REFERENCE = "munkhoeva2018_fig1_kernel_error"
 
@@ -77,7 +65,7 @@ def fig1_spec(
     """:data:`FIG1` for a summary of results: its ``metric_id``, the paper's means only
     with ``reference`` (Frobenius error only), one figure per dataset on a sparse grid
     (:func:`sparse_datasets`); and the notes."""
-    metric = KERNEL_APPROX.metric(metric_id)
+    metric = metric_of(get_protocol("kernel_approx"), metric_id)
     if summary.empty or metric_id not in set(summary["metric"]):
         raise KernelbenchError(f"results hold no {metric.column} values to plot")
     notes = []
@@ -110,7 +98,7 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     """Write Fig. 1 (``fig1_kernel_error_<metric>.<fmt>``, drawn by :data:`FIG1`) and its
     summary table (``fig1_summary.csv``/``.md``, both metrics) into ``out``."""
     metric_id = options.metric or "fro"
-    summary = KERNEL_APPROX.summarise(df)
+    summary = summarise(get_protocol("kernel_approx"), df)
     spec, notes = fig1_spec(summary, metric_id, options.reference)
     intro = (
         "Mean over runs, sample std, standard error and 95% t-interval "
@@ -120,14 +108,3 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     table = ("fig1_summary", title, intro)
     stem = f"fig1_kernel_error_{metric_id}"
     return spec_output(summary, spec, out, stem, options, table, notes)
-
-
-register(
-    KERNEL_APPROX,
-    Figure(
-        "fig1",
-        "Munkhoeva Fig. 1: kernel approximation error vs n (kernels x datasets)",
-        draw_fig1,
-        metrics=("fro", "spec"),
-    ),
-)

@@ -13,60 +13,18 @@ import pandas as pd
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.figspec import FigureSpec
-from kernelbench.reporting import (
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-    register,
-    spec_output,
-)
+from kernelbench.protocols import get_protocol, reference_cells
+from kernelbench.reporting import FigureOptions, FigureOutput, spec_output, summarise
 
 #: Reference table of Liu et al. 2020, Table 3 (results/reference/).
 TABLE3_REFERENCE = "liu2020_table3_krr_accuracy"
-#: Dataset names of the paper's table -> kernelbench dataset ids.
-PAPER_DATASETS = {"EEG": "eeg", "cod-RNA": "codrna", "covtype": "covtype", "magic04": "magic04"}
-
-
-class KRRReporting(Reporting):
-    """What ``krr``'s results are summarised, compared and drawn as (:data:`KRR`)."""
-
-    def reference_cells(self, name: str, table: pd.DataFrame) -> pd.DataFrame:
-        """Liu et al.'s Table 3 (dataset, s_over_d, method, accuracy_pct_mean/std) as
-        cells: dataset ids, kernel rbf, n = s/d, mean/std in percent, 10 runs."""
-        if "accuracy_pct_mean" not in table.columns:
-            return super().reference_cells(name, table)
-        return pd.DataFrame(
-            {
-                "dataset": table["dataset"].map(lambda v: PAPER_DATASETS.get(v, str(v).lower())),
-                "kernel": "rbf",
-                "method": table["method"],
-                "n": table["s_over_d"].astype(float),
-                "mean": table["accuracy_pct_mean"].astype(float),
-                "std": table["accuracy_pct_std"].astype(float),
-                "runs": table["runs"] if "runs" in table else 10,
-                "feature_time_mean": table.get("feature_time_s_mean"),
-            }
-        )
-
-
-KRR = KRRReporting(
-    "krr",
-    {
-        "accuracy": Metric("accuracy_pct", "test accuracy (%)", short="acc"),
-        "time": Metric("feature_seconds", "feature time (s)", short="feat_s"),
-        "spec": Metric("rel_spec_error", r"$\|K - ZZ^\top\|_2 \,/\, \|K\|_2$", short="rel_spec"),
-    },
-    headline="accuracy",
-)
 
 
 def _summary(df: pd.DataFrame) -> pd.DataFrame:
     """Mean/std/95% CI per (dataset, method_label, n) of every metric, plus s and the
     feature time as a ratio to rff's at the same (dataset, n) of the same results."""
     keys = ["dataset", "kernel", "method_label", "n"]
-    summ = KRR.summarise(df, keys)
+    summ = summarise(get_protocol("krr"), df, keys)
     s = df.groupby(keys)["s"].first().rename("s").reset_index()
     return summ.merge(s, on=keys, how="left")
 
@@ -86,7 +44,9 @@ def table3(df: pd.DataFrame, reference: pd.DataFrame | None) -> pd.DataFrame:
     cols |= {"runs": "runs", "acc_mean": "mean", "acc_std": "std", "time_s": "time_s"}
     out = pd.DataFrame({k: t[v] for k, v in {**cols, "time_vs_rff": "time_ratio"}.items()})
     if reference is not None:
-        ref = KRR.reference_cells(TABLE3_REFERENCE, reference).rename(columns={"n": "s_over_d"})
+        ref = reference_cells(get_protocol("krr"), TABLE3_REFERENCE, reference).rename(
+            columns={"n": "s_over_d"}
+        )
         rt = ref[ref["method"] == "rff"][["dataset", "s_over_d", "feature_time_mean"]]
         rt = rt.rename(columns={"feature_time_mean": "paper_rff_time"})
         ref = ref.merge(rt, on=["dataset", "s_over_d"], how="left")
@@ -117,7 +77,7 @@ def draw_table3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOu
     )
     notes = ["feature times are compared only as ratios to rff of the same run set"]
     if "paper_acc_mean" in t and t["paper_acc_mean"].isna().any():
-        cells = KRR.reference_cells(TABLE3_REFERENCE, ref)
+        cells = reference_cells(get_protocol("krr"), TABLE3_REFERENCE, ref)
         from kernelbench.drawing import dataset_name
 
         notes.append(
@@ -197,20 +157,3 @@ def draw_fig1(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     intro = "Mean over runs with 95% t-interval per (dataset, method, s/d) of every metric."
     table = ("liu_fig1_summary", "Liu et al. 2020, Fig. 1", intro)
     return spec_output(summary, LIU_FIG1, out, "liu_fig1", options, table, notes, drawn)
-
-
-register(
-    KRR,
-    Figure(
-        "liu_table3",
-        "Liu et al. 2020 Table 3: KRR accuracy and feature time, ours beside the paper's",
-        draw_table3,
-        metrics=("accuracy",),
-    ),
-    Figure(
-        "liu_fig1",
-        "Liu et al. 2020 Fig. 1: spectral error, accuracy and feature time vs s/d",
-        draw_fig1,
-        metrics=("spec", "accuracy", "time"),
-    ),
-)

@@ -10,24 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 from kernelbench.figspec import FigureSpec
-from kernelbench.reporting import (
-    REL_FRO,
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-    register,
-    spec_output,
-)
-
-#: What ``pair_mse``'s results are summarised, compared and drawn as.
-PAIR_MSE = Reporting(
-    "pair_mse",
-    {"mse": Metric("mse", "MSE over pairs", short="mse"), "fro": REL_FRO},
-    headline="mse",
-)
-
+from kernelbench.protocols import get_protocol, metric_of
+from kernelbench.reporting import FigureOptions, FigureOutput, spec_output, summarise
 
 #: Yu et al. Figs. 4 and 5(c), declared once: the kernel MSE over pairs against D/d, one
 #: panel per dataset; drawn by the site and the PNGs.
@@ -46,8 +30,8 @@ def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOu
     """Write ``yu_mse_<metric>.<fmt>`` (:data:`YU_FIG4`) and ``yu_mse_summary.csv``/``.md``
     into ``out``."""
     metric_id = options.metric or "mse"
-    metric = PAIR_MSE.metric(metric_id)
-    summary = PAIR_MSE.summarise(df)
+    metric = metric_of(get_protocol("pair_mse"), metric_id)
+    summary = summarise(get_protocol("pair_mse"), df)
     ylabel = YU_FIG4.ylabel if metric_id == "mse" else metric.label
     spec = replace(YU_FIG4, where=(("metric", metric_id),), ylabel=ylabel)
     intro = (
@@ -57,14 +41,3 @@ def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOu
     title = "Yu et al. 2016, Fig. 4: kernel approximation MSE against D/d"
     table = ("yu_mse_summary", title, intro)
     return spec_output(summary, spec, out, f"yu_mse_{metric_id}", options, table)
-
-
-register(
-    PAIR_MSE,
-    Figure(
-        "yu_mse",
-        "Yu Fig. 4 / 5(c): kernel MSE over pairs against D/d (one panel per dataset)",
-        draw_yu_mse,
-        metrics=("mse", "fro"),
-    ),
-)

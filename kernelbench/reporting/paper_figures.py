@@ -28,9 +28,10 @@ from kernelbench.reporting.walltime import FIG3
 
 def liu2020_paper(df: pd.DataFrame) -> pd.Series:
     """Liu et al. (2020) Table 3: the paper's mean accuracy (%) of each row's cell."""
-    from kernelbench.reporting.krr import TABLE3_REFERENCE, KRRReporting
+    from kernelbench.protocols import get_protocol, reference_cells
+    from kernelbench.reporting.krr import TABLE3_REFERENCE
 
-    ref = KRRReporting().reference_cells(TABLE3_REFERENCE, load_reference(TABLE3_REFERENCE))
+    ref = reference_cells(get_protocol("krr"), TABLE3_REFERENCE, load_reference(TABLE3_REFERENCE))
     ref = ref[["dataset", "n", "method", "mean"]]
     ref = ref.rename(columns={"method": "method_label", "mean": "paper"})
     keys = df[["dataset", "n", "method_label"]].assign(n=df["n"].astype(float))

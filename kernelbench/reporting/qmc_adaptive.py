@@ -9,29 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from kernelbench.figspec import FigureSpec
-from kernelbench.reporting import (
-    REL_SPEC,
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-    register,
-    spec_output,
-)
-
-#: What ``qmc_adaptive``'s results are summarised, compared and drawn as.
-QMC_ADAPTIVE = Reporting(
-    "qmc_adaptive",
-    {
-        "discrepancy": Metric("discrepancy", r"$\pi^d D(S)^2 / \prod_j b_j$", short="disc"),
-        "max": Metric("max_sq_error", "max squared error", short="max_sq"),
-        "mean": Metric("mean_sq_error", "mean squared error", short="mean_sq"),
-        "norm": REL_SPEC,
-    },
-    headline="norm",
-)
-
+from kernelbench.protocols import get_protocol, metric_of
+from kernelbench.reporting import FigureOptions, FigureOutput, spec_output, summarise
 
 #: Yang et al. Fig. 4, declared once: each metric (rows) per CG iteration, one column
 #: per dataset; drawn by the site and the PNGs.
@@ -49,9 +28,11 @@ YANG_FIG4 = FigureSpec(
 def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
     """Write ``yang_adaptive.<fmt>`` (:data:`YANG_FIG4`: the metrics, or
     ``options.metric``, against the iteration) and ``yang_adaptive_summary.csv``/``.md``."""
-    summary = QMC_ADAPTIVE.summarise(df)
+    summary = summarise(get_protocol("qmc_adaptive"), df)
     if options.metric is not None:
-        QMC_ADAPTIVE.metric(options.metric)  # one line naming the metrics if unknown
+        metric_of(
+            get_protocol("qmc_adaptive"), options.metric
+        )  # one line naming the metrics if unknown
         summary = summary[summary["metric"] == options.metric]
     intro = (
         "Mean over runs with 95% t-interval, per CG iteration of the box-discrepancy "
@@ -60,14 +41,3 @@ def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> F
     title = "Yang et al. 2014, Fig. 4: adaptive QMC over the iterations"
     table = ("yang_adaptive_summary", title, intro)
     return spec_output(summary, YANG_FIG4, out, "yang_adaptive", options, table)
-
-
-register(
-    QMC_ADAPTIVE,
-    Figure(
-        "yang_adaptive",
-        "Yang Fig. 4: discrepancy, max/mean squared and norm errors over CG iterations",
-        draw_yang_adaptive,
-        metrics=tuple(QMC_ADAPTIVE.metrics),
-    ),
-)

@@ -11,25 +11,8 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.figspec import FigureSpec
-from kernelbench.reporting import (
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-    register,
-    spec_output,
-)
-
-#: What ``variance_ratio``'s results are summarised, compared and drawn as.
-VARIANCE_RATIO = Reporting(
-    "variance_ratio",
-    {
-        "ratio": Metric("ratio", r"MSE / Var$_{\mathrm{RFF}}$", short="ratio"),
-        "mse": Metric("sq_error", "MSE of the kernel value", short="mse"),
-    },
-    headline="ratio",
-)
+from kernelbench.protocols import get_protocol, metric_of
+from kernelbench.reporting import FigureOptions, FigureOutput, spec_output, summarise
 
 
 def eq3(df: pd.DataFrame) -> pd.Series:
@@ -63,9 +46,11 @@ def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> Fig
     """Write ``yu_variance_<metric>.<fmt>`` (:data:`YU_FIG2`) and
     ``yu_variance_summary.csv``/``.md``."""
     metric_id = options.metric or "ratio"
-    metric = VARIANCE_RATIO.metric(metric_id)
-    summary = VARIANCE_RATIO.summarise(
-        df, ["experiment", "kernel", "d", "D", "method_label", "n", "z"]
+    metric = metric_of(get_protocol("variance_ratio"), metric_id)
+    summary = summarise(
+        get_protocol("variance_ratio"),
+        df,
+        ["experiment", "kernel", "d", "D", "method_label", "n", "z"],
     )
     spec = YU_FIG2
     if metric_id != "ratio":  # Eq. (3) and 1 are ratios
@@ -78,14 +63,3 @@ def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> Fig
     title = "Yu et al. 2016, Fig. 2: variance ratio against z"
     table = ("yu_variance_summary", title, intro)
     return spec_output(summary, spec, out, f"yu_variance_{metric_id}", options, table)
-
-
-register(
-    VARIANCE_RATIO,
-    Figure(
-        "yu_variance",
-        "Yu Fig. 2: Var(method)/Var(RFF) against z = ||x - y|| / sigma, one panel per d",
-        draw_yu_variance,
-        metrics=("ratio", "mse"),
-    ),
-)

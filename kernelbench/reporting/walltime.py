@@ -13,26 +13,8 @@ import pandas as pd
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.figspec import FigureSpec
-from kernelbench.reporting import (
-    Figure,
-    FigureOptions,
-    FigureOutput,
-    Metric,
-    Reporting,
-    register,
-    spec_output,
-)
-
-#: What ``walltime``'s results are summarised, compared and drawn as.
-WALLTIME = Reporting(
-    "walltime",
-    {
-        "map": Metric("map_seconds", "map time (s)", short="map_s"),
-        "fit": Metric("fit_seconds", "fit (draw) time (s)", short="fit_s"),
-        "first": Metric("first_map_seconds", "first map call (s)", short="first_s"),
-    },
-    headline="map",
-)
+from kernelbench.protocols import get_protocol, metric_of
+from kernelbench.reporting import FigureOptions, FigureOutput, spec_output
 
 
 def median_summary(df: pd.DataFrame, metric_ids: Sequence[str]) -> pd.DataFrame:
@@ -41,7 +23,7 @@ def median_summary(df: pd.DataFrame, metric_ids: Sequence[str]) -> pd.DataFrame:
     keys = ["experiment", "points", "dataset", "method_label"]
     rows = []
     for metric_id in metric_ids:
-        column = WALLTIME.metrics[metric_id].column
+        column = get_protocol("walltime").metrics[metric_id].column
         if column not in df or df[column].isna().all():
             continue
         # fit and the first call happen once per run: one value per run, not per row
@@ -92,10 +74,10 @@ def draw_fig3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     """Write Fig. 3 (``fig3_walltime_<metric>.<fmt>``, :data:`FIG3`) and
     ``fig3_summary.csv``/``.md`` (median and quartiles of every metric) into ``out``."""
     metric_id = options.metric or "map"
-    metric = WALLTIME.metric(metric_id)
+    metric = metric_of(get_protocol("walltime"), metric_id)
     if metric.column not in df or df[metric.column].isna().all():
         raise KernelbenchError(f"results hold no {metric.column} values to plot")
-    summary = median_summary(df, list(WALLTIME.metrics))
+    summary = median_summary(df, list(get_protocol("walltime").metrics))
     ylabel = f"median {metric.label}"
     title = "Fig. 3, map time" if metric_id == "map" else f"Fig. 3, {metric.label}"
     spec = replace(FIG3, where=(("metric", metric_id),), ylabel=ylabel, title=title)
@@ -105,14 +87,3 @@ def draw_fig3(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutp
     )
     table = ("fig3_summary", "Figure 3 summary: walltime", intro)
     return spec_output(summary, spec, out, f"fig3_walltime_{metric_id}", options, table)
-
-
-register(
-    WALLTIME,
-    Figure(
-        "fig3",
-        "Munkhoeva Fig. 3: map (or fit) time vs d, log-log, median and interquartile band",
-        draw_fig3,
-        metrics=("map", "fit", "first"),
-    ),
-)

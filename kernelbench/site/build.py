@@ -27,8 +27,8 @@ from kernelbench.figspec import FigureSpec, SpecFigure, build
 from kernelbench.leaderboard import default_baseline_dir
 from kernelbench.packaged import shipped, source_tree, tree_name
 from kernelbench.plot_command import experiment_protocol, split_variants
+from kernelbench.protocols import metric_of
 from kernelbench.report.common import Claim, Section, first_file, load_sections, rel
-from kernelbench.reporting import get_reporting
 from kernelbench.results import _cpu_model, _git_commit, read_results, shard_files
 from kernelbench.site.figures import draw, plotly_figure, ratio_box, ratio_table
 from kernelbench.site.pages import PAGES
@@ -610,7 +610,7 @@ def _runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:
     for exp, rows in df.groupby("experiment", sort=True):
         proto = experiment_protocol(rows, str(exp))
         rows, _ = split_variants(rows, proto)
-        metric = get_reporting(proto.name).metric(None)
+        metric = metric_of(proto, None)
         keys = [k for k in ("experiment", "dataset", "kernel", "method_label", "n") if k in rows]
         frames.append(aggregate(rows, keys, metric.column).assign(metric=metric.column))
         report.notes.append(f"{path}: {exp} ({proto.name}, {metric.column})")

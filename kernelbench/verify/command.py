@@ -13,11 +13,10 @@ import click
 import pandas as pd
 
 from kernelbench.baseline.format import read_table
-from kernelbench.cell import build_cell, row_keys
+from kernelbench.cell import build_cell, cell_keys, row_keys
 from kernelbench.cost import announce_cells
 from kernelbench.errors import KernelbenchError, choices_error
-from kernelbench.protocols import Protocol, get_protocol
-from kernelbench.reporting import get_reporting
+from kernelbench.protocols import Protocol, get_protocol, metric_of
 from kernelbench.results import dumps
 from kernelbench.stats import SAME_DRAWS_ATOL, SAME_DRAWS_RTOL, aggregate
 from kernelbench.validation import check_output_dir, check_output_file
@@ -50,7 +49,7 @@ def grid_keys(proto: Protocol, cells: list[dict[str, Any]]) -> dict[tuple, tuple
             "n": float(built.n),
             **row_keys(built),
         }
-        key = tuple(values[k] for k in get_reporting(proto.name).cell_keys)
+        key = tuple(values[k] for k in cell_keys(proto))
         grid[key] = (int(built.seed), dumps(built.kernel["params"]), dumps(built.method["params"]))
     return grid
 
@@ -58,7 +57,7 @@ def grid_keys(proto: Protocol, cells: list[dict[str, Any]]) -> dict[tuple, tuple
 def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) -> pd.DataFrame:
     """The rows of the grid's cells; rows of another variant under the same cell key
     (seed, kernel or method parameters) are left out and named on stderr."""
-    keys = list(get_reporting(proto.name).cell_keys)
+    keys = list(cell_keys(proto))
     grid = grid_keys(proto, cells)
     have = df[keys].assign(n=df["n"].astype(float)) if "n" in keys else df[keys]
     key = pd.Series(list(have.itertuples(index=False, name=None)), index=df.index)
@@ -157,8 +156,7 @@ def verify(
             raise KernelbenchError(f"--alpha must be in (0, 1), got {alpha}")
         cfg.alpha = alpha
     proto = get_protocol(cfg.protocol)
-    rep = get_reporting(proto.name)
-    keys = list(rep.cell_keys)
+    keys = list(cell_keys(proto))
     if grid not in cfg.grids:
         raise choices_error(f"grid of verify config {cfg.name!r}", grid, cfg.grids)
     default_dir = f"verify-{grid}" if cfg.name == DEFAULT_CONFIG else f"verify-{cfg.name}-{grid}"
@@ -186,7 +184,7 @@ def verify(
         )
     if runs is not None:
         df = df[df["runs"] == runs]
-    ours = aggregate(df, keys, rep.metric(cfg.metric).column, cfg.scale)
+    ours = aggregate(df, keys, metric_of(proto, cfg.metric).column, cfg.scale)
     dims = df.groupby("dataset")["d"].first()
     ours["d"] = ours["dataset"].map(dims)  # orders the table's datasets by d
     missing_cells = len(grid_keys(proto, cells)) - len(ours)

@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.baseline.format import read_checked
+from kernelbench.cell import cell_keys
 from kernelbench.drawing import dataset_order, kernel_rank, label_rank
+from kernelbench.protocols import get_protocol, reference_cells
 from kernelbench.reference import load_reference
-from kernelbench.reporting import get_reporting
 from kernelbench.results import format_n
 from kernelbench.stats import (
     pooled_z,
@@ -307,13 +308,13 @@ def verify_table(
     baseline: pd.DataFrame | None = None,
 ) -> Verification:
     """The whole comparison of aggregated results against the reference in the
-    protocol's reading (:meth:`kernelbench.reporting.Reporting.reference_cells`), pooled
-    per family, and optionally against our baseline."""
-    rep = get_reporting(cfg.protocol)
-    keys = list(rep.cell_keys)
+    protocol's reading (:func:`kernelbench.protocols.reference_cells`), pooled per family,
+    and optionally against our baseline."""
+    proto = get_protocol(cfg.protocol)
+    keys = list(cell_keys(proto))
     if ref is None:
         ref = load_reference(cfg.reference)
-    ref = rep.reference_cells(cfg.reference, ref)
+    ref = reference_cells(proto, cfg.reference, ref)
     tau = load_sample_variation(cfg.sample_variation)
     t = compare_reference(ours, ref, cfg, tau, keys)
     t = sort_cells(t, keys)
@@ -336,7 +337,7 @@ def default_sensitivity(
     before the default): the keys, ``verdict`` and ``verdict_widest``. Empty when no
     cell uses the default."""
     t = ver.table
-    keys = [k for k in get_reporting(cfg.protocol).cell_keys if k in t]
+    keys = [k for k in cell_keys(get_protocol(cfg.protocol)) if k in t]
     used = t[t["tau_source"] == DEFAULT_TAU] if "tau_source" in t else t.iloc[:0]
     tau = load_sample_variation(cfg.sample_variation)
     if used.empty or tau is None or tau.empty:

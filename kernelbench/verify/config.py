@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.reporting import get_reporting
+from kernelbench.protocols import get_protocol, metric_of
 from kernelbench.results import format_n
 
 DEFAULT_CONFIG = "munkhoeva2018_fig1"
@@ -227,11 +227,11 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
         raise KernelbenchError(f"{path}: unknown keys {unknown}; valid: {sorted(known)}")
     protocol = str(raw.get("protocol", "kernel_approx"))
     try:
-        rep = get_reporting(protocol)
+        proto = get_protocol(protocol)
     except KernelbenchError as err:  # say whose config names it
         raise KernelbenchError(f"{path} ({config_origin(path)}): {err}") from None
-    metric = str(raw.get("metric") or rep.headline)
-    rep.metric(metric)  # one line naming the protocol's metrics if unknown
+    metric = str(raw.get("metric") or proto.headline)
+    metric_of(proto, metric)  # one line naming the protocol's metrics if unknown
     reference = str(raw["reference"])
     if reference.endswith(".csv"):  # a table of one's own, beside the config
         reference = str(resolve(reference))
