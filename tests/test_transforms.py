@@ -231,13 +231,14 @@ def test_householder_from_gaussian_vectors_has_the_law_of_the_dense_qr():
         assert stats.ks_2samp(haar[:, i, j], ref[:, i, j]).pvalue > 1e-3
 
 
-@pytest.mark.parametrize("d", [1, 3, 12, 16, 100, 96, 384, 257])
+@pytest.mark.parametrize("d", [1, 3, 5, 12, 16, 100, 96, 384, 257, 784, 3072])
 @pytest.mark.parametrize("n", [1, 5, 16, 37])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_butterfly_tiled_rows_are_bit_identical_to_row_by_row(d, n, dtype):
-    """Rotating a tile of rows at once, two levels per pass where the tree allows
-    (d = 12, 16, 96, 384: balanced levels; 100, 257: some), changes the speed, not the
-    bits."""
+    """Rotating a tile of rows at once, three or two levels per pass where the tree
+    allows (d = 12, 16, 96, 384, 3072: balanced levels; 100, 257, 784: some), the two
+    lowest levels in one pass where they are nodes of 2 and 3 (d = 3, 5, 12, 96, 257,
+    384, 3072), changes the speed, not the bits."""
     from kernelbench.transforms import _rotate_rows
 
     rng = np.random.default_rng(d + n)
@@ -249,7 +250,7 @@ def test_butterfly_tiled_rows_are_bit_identical_to_row_by_row(d, n, dtype):
     np.testing.assert_array_equal(B.rotate_rows(X), ref)
 
 
-@pytest.mark.parametrize("d", [1, 2, 12, 100, 257])
+@pytest.mark.parametrize("d", [1, 2, 12, 96, 100, 257])
 @pytest.mark.parametrize("n", [3, 5, 16, 37])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("reflect", [False, True])
