@@ -302,6 +302,10 @@ def wy_factor_from_gram(VtV: np.ndarray, tau: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- FWHT
+#: Columns of a tile (rows held transposed) stored to the output rows at a time.
+STORE_BLOCK = 8
+
+
 @numba.njit(cache=True, nogil=True)
 def _fwht_inplace(x):  # pragma: no cover - compiled
     """Unnormalised FWHT of one contiguous vector, stages h = 1, 2, 4, ... in order.
@@ -403,6 +407,193 @@ def _hd_rows(X, signs, inv, scale, out):  # pragma: no cover - compiled
                 out[r, lo + j] = buf[j] * scale
 
 
+#: Rows transformed together by :func:`_hd_rows_tiled` (SIMD across rows).
+HD_TILE = 16
+
+
+@numba.njit(cache=True, nogil=True)
+def _wht8_first(x, m, inv, s, pre):  # pragma: no cover - compiled
+    """Stages h = 1, 2, 4 of the FWHT on a tile stored flat (entry j's :data:`HD_TILE`
+    lanes at x[j HD_TILE:]), in groups of 8 entries; with ``pre``, each entry is first
+    multiplied by ``inv`` and then by its sign s[j] (the previous transform's
+    normalisation and this one's D), as the separate passes would. The lane count is a
+    compile-time constant: the blocks' loops are unrolled, without overlap tests."""
+    t = HD_TILE
+    for g in range(0, m, 8):
+        p = g * t
+        x0 = x[p : p + t]
+        x1 = x[p + t : p + 2 * t]
+        x2 = x[p + 2 * t : p + 3 * t]
+        x3 = x[p + 3 * t : p + 4 * t]
+        x4 = x[p + 4 * t : p + 5 * t]
+        x5 = x[p + 5 * t : p + 6 * t]
+        x6 = x[p + 6 * t : p + 7 * t]
+        x7 = x[p + 7 * t : p + 8 * t]
+        if pre:
+            s0, s1, s2, s3 = s[g], s[g + 1], s[g + 2], s[g + 3]
+            s4, s5, s6, s7 = s[g + 4], s[g + 5], s[g + 6], s[g + 7]
+        else:
+            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = s[0]
+        for f in range(t):
+            a0 = x0[f]
+            a1 = x1[f]
+            a2 = x2[f]
+            a3 = x3[f]
+            a4 = x4[f]
+            a5 = x5[f]
+            a6 = x6[f]
+            a7 = x7[f]
+            if pre:
+                a0 = a0 * inv * s0
+                a1 = a1 * inv * s1
+                a2 = a2 * inv * s2
+                a3 = a3 * inv * s3
+                a4 = a4 * inv * s4
+                a5 = a5 * inv * s5
+                a6 = a6 * inv * s6
+                a7 = a7 * inv * s7
+            b0 = a0 + a1
+            b1 = a0 - a1
+            b2 = a2 + a3
+            b3 = a2 - a3
+            b4 = a4 + a5
+            b5 = a4 - a5
+            b6 = a6 + a7
+            b7 = a6 - a7
+            c0 = b0 + b2
+            c1 = b1 + b3
+            c2 = b0 - b2
+            c3 = b1 - b3
+            c4 = b4 + b6
+            c5 = b5 + b7
+            c6 = b4 - b6
+            c7 = b5 - b7
+            x0[f] = c0 + c4
+            x1[f] = c1 + c5
+            x2[f] = c2 + c6
+            x3[f] = c3 + c7
+            x4[f] = c0 - c4
+            x5[f] = c1 - c5
+            x6[f] = c2 - c6
+            x7[f] = c3 - c7
+
+
+@numba.njit(cache=True, nogil=True)
+def _wht8_blocks(x0, x1, x2, x3, x4, x5, x6, x7, n):  # pragma: no cover - compiled
+    """Three FWHT stages h, 2h, 4h on the 8 blocks x_r = entries r h .. (r + 1) h of a
+    group (n values each), in stage order: each value's additions as stage by stage."""
+    for f in range(n):
+        a0 = x0[f]
+        a1 = x1[f]
+        a2 = x2[f]
+        a3 = x3[f]
+        a4 = x4[f]
+        a5 = x5[f]
+        a6 = x6[f]
+        a7 = x7[f]
+        b0 = a0 + a1
+        b1 = a0 - a1
+        b2 = a2 + a3
+        b3 = a2 - a3
+        b4 = a4 + a5
+        b5 = a4 - a5
+        b6 = a6 + a7
+        b7 = a6 - a7
+        c0 = b0 + b2
+        c1 = b1 + b3
+        c2 = b0 - b2
+        c3 = b1 - b3
+        c4 = b4 + b6
+        c5 = b5 + b7
+        c6 = b4 - b6
+        c7 = b5 - b7
+        x0[f] = c0 + c4
+        x1[f] = c1 + c5
+        x2[f] = c2 + c6
+        x3[f] = c3 + c7
+        x4[f] = c0 - c4
+        x5[f] = c1 - c5
+        x6[f] = c2 - c6
+        x7[f] = c3 - c7
+
+
+@numba.njit(cache=True, nogil=True)
+def _fwht_tile(x, m, inv, s, pre):  # pragma: no cover - compiled
+    """Unnormalised FWHT of every lane of a tile stored flat (m entries of ``t`` lanes),
+    stages h = 1, 2, 4, ... in order: three at a time (radix 8), the one or two left
+    over at the end, each stage a contiguous loop over whole blocks of entries. Every
+    value sees the additions and subtractions of :func:`_fwht_inplace` in the same
+    order (``pre``: see :func:`_wht8_first`); m >= 8."""
+    t = HD_TILE
+    _wht8_first(x, m, inv, s, pre)
+    h = 8
+    while 8 * h <= m:
+        n = h * t
+        for g in range(0, m * t, 8 * n):
+            _wht8_blocks(
+                x[g : g + n],
+                x[g + n : g + 2 * n],
+                x[g + 2 * n : g + 3 * n],
+                x[g + 3 * n : g + 4 * n],
+                x[g + 4 * n : g + 5 * n],
+                x[g + 5 * n : g + 6 * n],
+                x[g + 6 * n : g + 7 * n],
+                x[g + 7 * n : g + 8 * n],
+                n,
+            )
+        h *= 8
+    while h < m:  # one or two stages left
+        n = h * t
+        for g in range(0, m * t, 2 * n):
+            u = x[g : g + n]
+            v = x[g + n : g + 2 * n]
+            for f in range(n):
+                a = u[f]
+                b = v[f]
+                u[f] = a + b
+                v[f] = a - b
+        h *= 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _hd_rows_tiled(X, signs, inv, scale, out):  # pragma: no cover - compiled
+    """:func:`_hd_rows` on :data:`HD_TILE` rows at a time, held transposed and flat (entry j's ``t``
+    lanes at buf[j t:], t = HD_TILE) so that every FWHT stage is a contiguous loop over the rows
+    (:func:`_fwht_tile`); the normalisation and the next sign diagonal folded into the
+    next transform's first pass, the last normalisation and ``scale`` into the store.
+    The same operations per value in the same order, hence the same bits; m >= 8."""
+    t = HD_TILE
+    N, d = X.shape
+    n_stack, k, m = signs.shape
+    D = out.shape[1]
+    buf = np.zeros(m * t, dtype=X.dtype)
+    x = buf[: m * t]
+    for r0 in range(0, N, t):
+        nb = min(t, N - r0)
+        for b in range(n_stack):
+            s = signs[b, k - 1]
+            # unsigned indices: no wraparound tests; column by column (rows can share
+            # cache sets)
+            for j in range(d):
+                sj = s[j]
+                for i in range(nb):
+                    x[numba.uint64(j * t + i)] = X[numba.uint64(r0 + i), numba.uint64(j)] * sj
+            for j in range(d, m):
+                sj = s[j]
+                for i in range(t):
+                    x[numba.uint64(j * t + i)] = 0.0 * sj  # a signed zero, as zeros times D_k
+            for tt in range(k - 1, -1, -1):
+                _fwht_tile(x, m, inv, signs[b, tt], tt < k - 1)
+            lo = b * m
+            hi = min(D, lo + m)
+            for j0 in range(0, hi - lo, STORE_BLOCK):
+                j1 = min(hi - lo, j0 + STORE_BLOCK)
+                for i in range(nb):
+                    row = out[r0 + i, lo + j0 : lo + j1]
+                    for j in range(j1 - j0):
+                        row[j] = x[numba.uint64((j0 + j) * t + i)] * inv * scale
+
+
 def hd_blocks_rows(X: np.ndarray, signs: np.ndarray, D: int) -> np.ndarray:
     """The rows of sqrt(m) [H D_1 H D_2 ... H D_k]_b x for every row x (zero-padded to
     m) and every stacked block b, truncated to D columns (Yu et al. 2016, Eq. 7).
@@ -415,7 +606,7 @@ def hd_blocks_rows(X: np.ndarray, signs: np.ndarray, D: int) -> np.ndarray:
     m = signs.shape[2]
     out = np.empty((X.shape[0], D), dtype=dt)
     signs = np.ascontiguousarray(signs, dtype=dt)
-    _hd_rows(X, signs, dt.type(1.0 / np.sqrt(m)), dt.type(np.sqrt(m)), out)
+    _hd(X, signs, dt.type(1.0 / np.sqrt(m)), dt.type(np.sqrt(m)), out)
     return out
 
 
@@ -433,8 +624,17 @@ def fwht_rows(X: np.ndarray) -> np.ndarray:
     X = np.ascontiguousarray(X)
     dt = X.dtype
     out = np.empty_like(X)
-    _hd_rows(X, np.ones((1, 1, m), dtype=dt), dt.type(1.0 / np.sqrt(m)), dt.type(1.0), out)
+    _hd(X, np.ones((1, 1, m), dtype=dt), dt.type(1.0 / np.sqrt(m)), dt.type(1.0), out)
     return out
+
+
+def _hd(X, signs, inv, scale, out) -> None:
+    """:func:`_hd_rows_tiled` for 4 rows or more and m >= 8, else :func:`_hd_rows` (the
+    same bits)."""
+    if len(X) >= 4 and signs.shape[2] >= 8:
+        _hd_rows_tiled(X, signs, inv, scale, out)
+    else:
+        _hd_rows(X, signs, inv, scale, out)
 
 
 # ----------------------------------------------------------------------- Circulant
@@ -530,8 +730,6 @@ def _rotate_rows(X, out, off, d1, d2, ptr, cos, sin, perms):  # pragma: no cover
 
 #: Rows rotated together by :func:`_rotate_rows_tiled` (SIMD across rows).
 BUTTERFLY_TILE = 16
-#: Columns of a tile stored to the output rows at a time.
-STORE_BLOCK = 8
 
 
 @cache
@@ -583,9 +781,26 @@ def _radix2(x, p, h, n, c, s):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _radix3(x, p, t, cc, sc, c, s):  # pragma: no cover - compiled
-    """A node (c, s) of 3 entries (t lanes each) at x[p:], (o, o + 2), after its child
-    (cc, sc) of 2 entries, (o, o + 1): the child first, as level by level."""
+def _radix2_lanes(x, p, c, s):  # pragma: no cover - compiled
+    """:func:`_radix2` of a node of 2 entries (:data:`BUTTERFLY_TILE` lanes each), the
+    lane count a compile-time constant."""
+    t = BUTTERFLY_TILE
+    u = x[p : p + t]
+    v = x[p + t : p + 2 * t]
+    for f in range(t):
+        a = u[f]
+        e = v[f]
+        u[f] = c * a - s * e
+        v[f] = s * a + c * e
+
+
+@numba.njit(cache=True, nogil=True)
+def _radix3(x, p, cc, sc, c, s):  # pragma: no cover - compiled
+    """A node (c, s) of 3 entries (:data:`BUTTERFLY_TILE` lanes each) at x[p:], (o, o + 2),
+    after its child (cc, sc) of 2 entries, (o, o + 1): the child first, as level by
+    level. The lane count is a compile-time constant: the loop is unrolled, without
+    overlap tests."""
+    t = BUTTERFLY_TILE
     x0 = x[p : p + t]
     x1 = x[p + t : p + 2 * t]
     x2 = x[p + 2 * t : p + 3 * t]
@@ -716,6 +931,8 @@ def _butterflies_tile(
     n_factors = perms.shape[0]
     d = X.shape[1]
     sn = np.empty(sin.shape[1], dtype=sin.dtype)
+    if tail and t != BUTTERFLY_TILE:
+        raise ValueError("the fused lowest levels need tiles of BUTTERFLY_TILE rows")
     for k in range(n_factors):
         cs = cos[k]
         for q in range(sn.shape[0]):
@@ -740,10 +957,10 @@ def _butterflies_tile(
             qc = ptr[n_levels - 1]  # the next node of the last level
             for q in range(ptr[bottom], ptr[bottom + 1]):
                 if d1[q] == 2:
-                    _radix3(buf, off[q] * t, t, cs[qc], sn[qc], cs[q], sn[q])
+                    _radix3(buf, off[q] * t, cs[qc], sn[qc], cs[q], sn[q])
                     qc += 1
                 else:
-                    _radix2(buf, off[q] * t, t, t, cs[q], sn[q])
+                    _radix2_lanes(buf, off[q] * t, cs[q], sn[q])
         _tile_levels(buf, t, off, d1, d2, ptr, cs, sn, pairs, bottom)
     return buf, tmp
 
