@@ -455,7 +455,8 @@ def sr33(repeats: int) -> None:
     read again by the simplex pass, against the fused pass; and its floor, the
     rotations alone (each rule's butterflies and permutations, rows in and out) plus
     the cos/sin pass over the output."""
-    from kernelbench.features.sr import SR33, _SphericalRadial
+    from kernelbench.features.sr import SR33
+    from kernelbench.transforms import simplex_into
     from kernelbench.trig import scaled_cos_sin
 
     specs = {"rff": ("rff", {}), "sr33": ("sr33", {})}
@@ -466,9 +467,12 @@ def sr33(repeats: int) -> None:
     P = fm.projections(X)
     scale = fm._feature_scale
 
+    def rotate_then_simplex(self, X, rot, U, out, lo, radii, refl):
+        simplex_into(rot.rotate_rows(X, out=U), out, lo, radii, refl)
+
     def unfused():
         fused = SR33._rule_into
-        SR33._rule_into = _SphericalRadial._rule_into
+        SR33._rule_into = rotate_then_simplex
         try:
             return fm.transform(X)
         finally:
