@@ -421,28 +421,20 @@ def _wht8_first(x, m, inv, s, pre):  # pragma: no cover - compiled
     t = HD_TILE
     for g in range(0, m, 8):
         p = g * t
-        x0 = x[p : p + t]
-        x1 = x[p + t : p + 2 * t]
-        x2 = x[p + 2 * t : p + 3 * t]
-        x3 = x[p + 3 * t : p + 4 * t]
-        x4 = x[p + 4 * t : p + 5 * t]
-        x5 = x[p + 5 * t : p + 6 * t]
-        x6 = x[p + 6 * t : p + 7 * t]
-        x7 = x[p + 7 * t : p + 8 * t]
         if pre:
             s0, s1, s2, s3 = s[g], s[g + 1], s[g + 2], s[g + 3]
             s4, s5, s6, s7 = s[g + 4], s[g + 5], s[g + 6], s[g + 7]
         else:
             s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = s[0]
         for f in range(t):
-            a0 = x0[f]
-            a1 = x1[f]
-            a2 = x2[f]
-            a3 = x3[f]
-            a4 = x4[f]
-            a5 = x5[f]
-            a6 = x6[f]
-            a7 = x7[f]
+            a0 = x[numba.uint64(p + f)]
+            a1 = x[numba.uint64(p + t + f)]
+            a2 = x[numba.uint64(p + 2 * t + f)]
+            a3 = x[numba.uint64(p + 3 * t + f)]
+            a4 = x[numba.uint64(p + 4 * t + f)]
+            a5 = x[numba.uint64(p + 5 * t + f)]
+            a6 = x[numba.uint64(p + 6 * t + f)]
+            a7 = x[numba.uint64(p + 7 * t + f)]
             if pre:
                 a0 = a0 * inv * s0
                 a1 = a1 * inv * s1
@@ -468,14 +460,14 @@ def _wht8_first(x, m, inv, s, pre):  # pragma: no cover - compiled
             c5 = b5 + b7
             c6 = b4 - b6
             c7 = b5 - b7
-            x0[f] = c0 + c4
-            x1[f] = c1 + c5
-            x2[f] = c2 + c6
-            x3[f] = c3 + c7
-            x4[f] = c0 - c4
-            x5[f] = c1 - c5
-            x6[f] = c2 - c6
-            x7[f] = c3 - c7
+            x[numba.uint64(p + f)] = c0 + c4
+            x[numba.uint64(p + t + f)] = c1 + c5
+            x[numba.uint64(p + 2 * t + f)] = c2 + c6
+            x[numba.uint64(p + 3 * t + f)] = c3 + c7
+            x[numba.uint64(p + 4 * t + f)] = c0 - c4
+            x[numba.uint64(p + 5 * t + f)] = c1 - c5
+            x[numba.uint64(p + 6 * t + f)] = c2 - c6
+            x[numba.uint64(p + 7 * t + f)] = c3 - c7
 
 
 @numba.njit(cache=True, nogil=True)
@@ -568,16 +560,21 @@ def _hd_rows_tiled(X, signs, inv, scale, out):  # pragma: no cover - compiled
     D = out.shape[1]
     buf = np.zeros(m * t, dtype=X.dtype)
     x = buf[: m * t]
+    rows = np.zeros(d * t, dtype=X.dtype)  # the tile's rows, transposed: read once
+    xt = rows[: d * t]
     for r0 in range(0, N, t):
         nb = min(t, N - r0)
+        # unsigned indices: no wraparound tests; column by column (rows can share cache
+        # sets)
+        for j in range(d):
+            for i in range(nb):
+                xt[numba.uint64(j * t + i)] = X[numba.uint64(r0 + i), numba.uint64(j)]
         for b in range(n_stack):
             s = signs[b, k - 1]
-            # unsigned indices: no wraparound tests; column by column (rows can share
-            # cache sets)
             for j in range(d):
                 sj = s[j]
-                for i in range(nb):
-                    x[numba.uint64(j * t + i)] = X[numba.uint64(r0 + i), numba.uint64(j)] * sj
+                for i in range(t):
+                    x[numba.uint64(j * t + i)] = xt[numba.uint64(j * t + i)] * sj
             for j in range(d, m):
                 sj = s[j]
                 for i in range(t):
@@ -785,13 +782,11 @@ def _radix2_lanes(x, p, c, s):  # pragma: no cover - compiled
     """:func:`_radix2` of a node of 2 entries (:data:`BUTTERFLY_TILE` lanes each), the
     lane count a compile-time constant."""
     t = BUTTERFLY_TILE
-    u = x[p : p + t]
-    v = x[p + t : p + 2 * t]
     for f in range(t):
-        a = u[f]
-        e = v[f]
-        u[f] = c * a - s * e
-        v[f] = s * a + c * e
+        a = x[numba.uint64(p + f)]
+        e = x[numba.uint64(p + t + f)]
+        x[numba.uint64(p + f)] = c * a - s * e
+        x[numba.uint64(p + t + f)] = s * a + c * e
 
 
 @numba.njit(cache=True, nogil=True)
@@ -801,17 +796,14 @@ def _radix3(x, p, cc, sc, c, s):  # pragma: no cover - compiled
     level. The lane count is a compile-time constant: the loop is unrolled, without
     overlap tests."""
     t = BUTTERFLY_TILE
-    x0 = x[p : p + t]
-    x1 = x[p + t : p + 2 * t]
-    x2 = x[p + 2 * t : p + 3 * t]
     for f in range(t):
-        a0 = x0[f]
-        a1 = x1[f]
-        a2 = x2[f]
+        a0 = x[numba.uint64(p + f)]
+        a1 = x[numba.uint64(p + t + f)]
+        a2 = x[numba.uint64(p + 2 * t + f)]
         b0 = cc * a0 - sc * a1
-        x1[f] = sc * a0 + cc * a1
-        x0[f] = c * b0 - s * a2
-        x2[f] = s * b0 + c * a2
+        x[numba.uint64(p + t + f)] = sc * a0 + cc * a1
+        x[numba.uint64(p + f)] = c * b0 - s * a2
+        x[numba.uint64(p + 2 * t + f)] = s * b0 + c * a2
 
 
 @numba.njit(cache=True, nogil=True)
