@@ -302,6 +302,10 @@ def wy_factor_from_gram(VtV: np.ndarray, tau: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- FWHT
+#: Columns of a tile (rows held transposed) stored to the output rows at a time.
+STORE_BLOCK = 8
+
+
 @numba.njit(cache=True, nogil=True)
 def _fwht_inplace(x):  # pragma: no cover - compiled
     """Unnormalised FWHT of one contiguous vector, stages h = 1, 2, 4, ... in order.
@@ -403,6 +407,190 @@ def _hd_rows(X, signs, inv, scale, out):  # pragma: no cover - compiled
                 out[r, lo + j] = buf[j] * scale
 
 
+#: Rows transformed together by :func:`_hd_rows_tiled` (SIMD across rows).
+HD_TILE = 16
+
+
+@numba.njit(cache=True, nogil=True)
+def _wht8_first(x, m, inv, s, pre):  # pragma: no cover - compiled
+    """Stages h = 1, 2, 4 of the FWHT on a tile stored flat (entry j's :data:`HD_TILE`
+    lanes at x[j HD_TILE:]), in groups of 8 entries; with ``pre``, each entry is first
+    multiplied by ``inv`` and then by its sign s[j] (the previous transform's
+    normalisation and this one's D), as the separate passes would. The lane count is a
+    compile-time constant: the blocks' loops are unrolled, without overlap tests."""
+    t = HD_TILE
+    for g in range(0, m, 8):
+        p = g * t
+        if pre:
+            s0, s1, s2, s3 = s[g], s[g + 1], s[g + 2], s[g + 3]
+            s4, s5, s6, s7 = s[g + 4], s[g + 5], s[g + 6], s[g + 7]
+        else:
+            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = s[0]
+        for f in range(t):
+            a0 = x[numba.uint64(p + f)]
+            a1 = x[numba.uint64(p + t + f)]
+            a2 = x[numba.uint64(p + 2 * t + f)]
+            a3 = x[numba.uint64(p + 3 * t + f)]
+            a4 = x[numba.uint64(p + 4 * t + f)]
+            a5 = x[numba.uint64(p + 5 * t + f)]
+            a6 = x[numba.uint64(p + 6 * t + f)]
+            a7 = x[numba.uint64(p + 7 * t + f)]
+            if pre:
+                a0 = a0 * inv * s0
+                a1 = a1 * inv * s1
+                a2 = a2 * inv * s2
+                a3 = a3 * inv * s3
+                a4 = a4 * inv * s4
+                a5 = a5 * inv * s5
+                a6 = a6 * inv * s6
+                a7 = a7 * inv * s7
+            b0 = a0 + a1
+            b1 = a0 - a1
+            b2 = a2 + a3
+            b3 = a2 - a3
+            b4 = a4 + a5
+            b5 = a4 - a5
+            b6 = a6 + a7
+            b7 = a6 - a7
+            c0 = b0 + b2
+            c1 = b1 + b3
+            c2 = b0 - b2
+            c3 = b1 - b3
+            c4 = b4 + b6
+            c5 = b5 + b7
+            c6 = b4 - b6
+            c7 = b5 - b7
+            x[numba.uint64(p + f)] = c0 + c4
+            x[numba.uint64(p + t + f)] = c1 + c5
+            x[numba.uint64(p + 2 * t + f)] = c2 + c6
+            x[numba.uint64(p + 3 * t + f)] = c3 + c7
+            x[numba.uint64(p + 4 * t + f)] = c0 - c4
+            x[numba.uint64(p + 5 * t + f)] = c1 - c5
+            x[numba.uint64(p + 6 * t + f)] = c2 - c6
+            x[numba.uint64(p + 7 * t + f)] = c3 - c7
+
+
+@numba.njit(cache=True, nogil=True)
+def _wht8_blocks(x0, x1, x2, x3, x4, x5, x6, x7, n):  # pragma: no cover - compiled
+    """Three FWHT stages h, 2h, 4h on the 8 blocks x_r = entries r h .. (r + 1) h of a
+    group (n values each), in stage order: each value's additions as stage by stage."""
+    for f in range(n):
+        a0 = x0[f]
+        a1 = x1[f]
+        a2 = x2[f]
+        a3 = x3[f]
+        a4 = x4[f]
+        a5 = x5[f]
+        a6 = x6[f]
+        a7 = x7[f]
+        b0 = a0 + a1
+        b1 = a0 - a1
+        b2 = a2 + a3
+        b3 = a2 - a3
+        b4 = a4 + a5
+        b5 = a4 - a5
+        b6 = a6 + a7
+        b7 = a6 - a7
+        c0 = b0 + b2
+        c1 = b1 + b3
+        c2 = b0 - b2
+        c3 = b1 - b3
+        c4 = b4 + b6
+        c5 = b5 + b7
+        c6 = b4 - b6
+        c7 = b5 - b7
+        x0[f] = c0 + c4
+        x1[f] = c1 + c5
+        x2[f] = c2 + c6
+        x3[f] = c3 + c7
+        x4[f] = c0 - c4
+        x5[f] = c1 - c5
+        x6[f] = c2 - c6
+        x7[f] = c3 - c7
+
+
+@numba.njit(cache=True, nogil=True)
+def _fwht_tile(x, m, inv, s, pre):  # pragma: no cover - compiled
+    """Unnormalised FWHT of every lane of a tile stored flat (m entries of ``t`` lanes),
+    stages h = 1, 2, 4, ... in order: three at a time (radix 8), the one or two left
+    over at the end, each stage a contiguous loop over whole blocks of entries. Every
+    value sees the additions and subtractions of :func:`_fwht_inplace` in the same
+    order (``pre``: see :func:`_wht8_first`); m >= 8."""
+    t = HD_TILE
+    _wht8_first(x, m, inv, s, pre)
+    h = 8
+    while 8 * h <= m:
+        n = h * t
+        for g in range(0, m * t, 8 * n):
+            _wht8_blocks(
+                x[g : g + n],
+                x[g + n : g + 2 * n],
+                x[g + 2 * n : g + 3 * n],
+                x[g + 3 * n : g + 4 * n],
+                x[g + 4 * n : g + 5 * n],
+                x[g + 5 * n : g + 6 * n],
+                x[g + 6 * n : g + 7 * n],
+                x[g + 7 * n : g + 8 * n],
+                n,
+            )
+        h *= 8
+    while h < m:  # one or two stages left
+        n = h * t
+        for g in range(0, m * t, 2 * n):
+            u = x[g : g + n]
+            v = x[g + n : g + 2 * n]
+            for f in range(n):
+                a = u[f]
+                b = v[f]
+                u[f] = a + b
+                v[f] = a - b
+        h *= 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _hd_rows_tiled(X, signs, inv, scale, out):  # pragma: no cover - compiled
+    """:func:`_hd_rows` on :data:`HD_TILE` rows at a time, held transposed and flat (entry j's ``t``
+    lanes at buf[j t:], t = HD_TILE) so that every FWHT stage is a contiguous loop over the rows
+    (:func:`_fwht_tile`); the normalisation and the next sign diagonal folded into the
+    next transform's first pass, the last normalisation and ``scale`` into the store.
+    The same operations per value in the same order, hence the same bits; m >= 8."""
+    t = HD_TILE
+    N, d = X.shape
+    n_stack, k, m = signs.shape
+    D = out.shape[1]
+    buf = np.zeros(m * t, dtype=X.dtype)
+    x = buf[: m * t]
+    rows = np.zeros(d * t, dtype=X.dtype)  # the tile's rows, transposed: read once
+    xt = rows[: d * t]
+    for r0 in range(0, N, t):
+        nb = min(t, N - r0)
+        # unsigned indices: no wraparound tests; column by column (rows can share cache
+        # sets)
+        for j in range(d):
+            for i in range(nb):
+                xt[numba.uint64(j * t + i)] = X[numba.uint64(r0 + i), numba.uint64(j)]
+        for b in range(n_stack):
+            s = signs[b, k - 1]
+            for j in range(d):
+                sj = s[j]
+                for i in range(t):
+                    x[numba.uint64(j * t + i)] = xt[numba.uint64(j * t + i)] * sj
+            for j in range(d, m):
+                sj = s[j]
+                for i in range(t):
+                    x[numba.uint64(j * t + i)] = 0.0 * sj  # a signed zero, as zeros times D_k
+            for tt in range(k - 1, -1, -1):
+                _fwht_tile(x, m, inv, signs[b, tt], tt < k - 1)
+            lo = b * m
+            hi = min(D, lo + m)
+            for j0 in range(0, hi - lo, STORE_BLOCK):
+                j1 = min(hi - lo, j0 + STORE_BLOCK)
+                for i in range(nb):
+                    row = out[r0 + i, lo + j0 : lo + j1]
+                    for j in range(j1 - j0):
+                        row[j] = x[numba.uint64((j0 + j) * t + i)] * inv * scale
+
+
 def hd_blocks_rows(X: np.ndarray, signs: np.ndarray, D: int) -> np.ndarray:
     """The rows of sqrt(m) [H D_1 H D_2 ... H D_k]_b x for every row x (zero-padded to
     m) and every stacked block b, truncated to D columns (Yu et al. 2016, Eq. 7).
@@ -415,7 +603,7 @@ def hd_blocks_rows(X: np.ndarray, signs: np.ndarray, D: int) -> np.ndarray:
     m = signs.shape[2]
     out = np.empty((X.shape[0], D), dtype=dt)
     signs = np.ascontiguousarray(signs, dtype=dt)
-    _hd_rows(X, signs, dt.type(1.0 / np.sqrt(m)), dt.type(np.sqrt(m)), out)
+    _hd(X, signs, dt.type(1.0 / np.sqrt(m)), dt.type(np.sqrt(m)), out)
     return out
 
 
@@ -433,8 +621,17 @@ def fwht_rows(X: np.ndarray) -> np.ndarray:
     X = np.ascontiguousarray(X)
     dt = X.dtype
     out = np.empty_like(X)
-    _hd_rows(X, np.ones((1, 1, m), dtype=dt), dt.type(1.0 / np.sqrt(m)), dt.type(1.0), out)
+    _hd(X, np.ones((1, 1, m), dtype=dt), dt.type(1.0 / np.sqrt(m)), dt.type(1.0), out)
     return out
+
+
+def _hd(X, signs, inv, scale, out) -> None:
+    """:func:`_hd_rows_tiled` for 4 rows or more and m >= 8, else :func:`_hd_rows` (the
+    same bits)."""
+    if len(X) >= 4 and signs.shape[2] >= 8:
+        _hd_rows_tiled(X, signs, inv, scale, out)
+    else:
+        _hd_rows(X, signs, inv, scale, out)
 
 
 # ----------------------------------------------------------------------- Circulant
@@ -532,6 +729,18 @@ def _rotate_rows(X, out, off, d1, d2, ptr, cos, sin, perms):  # pragma: no cover
 BUTTERFLY_TILE = 16
 
 
+@cache
+def butterfly_tail(d: int) -> bool:
+    """Whether the two lowest levels of a butterfly of size d are nodes of 2 and 3
+    entries (the last level: nodes of 2, the left halves of the 3s), whose subtrees go
+    in one pass (:func:`_radix3`): d = 3 x 2^k, for one, but not d = 2^k."""
+    off, d1, d2, ptr = butterfly_plan(d)
+    if len(ptr) < 3:
+        return False
+    size = d1 + d2
+    return bool(np.all(size[ptr[-2] :] == 2) and np.all(np.isin(size[ptr[-3] : ptr[-2]], (2, 3))))
+
+
 @numba.njit(cache=True, nogil=True)
 def _level_pairs(off, d1, d2, ptr):  # pragma: no cover - compiled
     """pairs[lv]: level lv can be applied in one pass with its parent level lv - 1 (radix
@@ -557,94 +766,230 @@ def _level_pairs(off, d1, d2, ptr):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _butterflies_tile(buf, tmp, off, d1, d2, ptr, cos, sin, perms, pairs):  # pragma: no cover
-    """Every factor B_k^T, P_k^T on a tile held transposed (d x tile) except the last
-    gather, which the caller folds into its store: returns (the buffer holding the
-    result before that gather, the other one). A level and its parent level go in one
-    pass where the tree allows (:func:`_level_pairs`)."""
+def _radix2(x, p, h, n, c, s):  # pragma: no cover - compiled
+    """Rotate x[p + f] with x[p + h + f], f < n, by (c, s) (one node of one level)."""
+    u = x[p : p + n]  # slices: unsigned indices, so the loop vectorises
+    v = x[p + h : p + h + n]
+    for f in range(n):
+        a = u[f]
+        e = v[f]
+        u[f] = c * a - s * e
+        v[f] = s * a + c * e
+
+
+@numba.njit(cache=True, nogil=True)
+def _radix2_lanes(x, p, c, s):  # pragma: no cover - compiled
+    """:func:`_radix2` of a node of 2 entries (:data:`BUTTERFLY_TILE` lanes each), the
+    lane count a compile-time constant."""
+    t = BUTTERFLY_TILE
+    for f in range(t):
+        a = x[numba.uint64(p + f)]
+        e = x[numba.uint64(p + t + f)]
+        x[numba.uint64(p + f)] = c * a - s * e
+        x[numba.uint64(p + t + f)] = s * a + c * e
+
+
+@numba.njit(cache=True, nogil=True)
+def _radix3(x, p, cc, sc, c, s):  # pragma: no cover - compiled
+    """A node (c, s) of 3 entries (:data:`BUTTERFLY_TILE` lanes each) at x[p:], (o, o + 2),
+    after its child (cc, sc) of 2 entries, (o, o + 1): the child first, as level by
+    level. The lane count is a compile-time constant: the loop is unrolled, without
+    overlap tests."""
+    t = BUTTERFLY_TILE
+    for f in range(t):
+        a0 = x[numba.uint64(p + f)]
+        a1 = x[numba.uint64(p + t + f)]
+        a2 = x[numba.uint64(p + 2 * t + f)]
+        b0 = cc * a0 - sc * a1
+        x[numba.uint64(p + t + f)] = sc * a0 + cc * a1
+        x[numba.uint64(p + f)] = c * b0 - s * a2
+        x[numba.uint64(p + 2 * t + f)] = s * b0 + c * a2
+
+
+@numba.njit(cache=True, nogil=True)
+def _radix4(x, p, n, c0, s0, c1, s1, c, s):  # pragma: no cover - compiled
+    """A node (c, s) of 4 blocks of n entries at x[p:] and its two children (c0, s0),
+    (c1, s1), the children first: each entry's operations as level by level."""
+    x0 = x[p : p + n]
+    x1 = x[p + n : p + 2 * n]
+    x2 = x[p + 2 * n : p + 3 * n]
+    x3 = x[p + 3 * n : p + 4 * n]
+    for f in range(n):
+        a0 = x0[f]
+        a1 = x1[f]
+        a2 = x2[f]
+        a3 = x3[f]
+        n0 = c0 * a0 - s0 * a1
+        n1 = s0 * a0 + c0 * a1
+        n2 = c1 * a2 - s1 * a3
+        n3 = s1 * a2 + c1 * a3
+        x0[f] = c * n0 - s * n2
+        x2[f] = s * n0 + c * n2
+        x1[f] = c * n1 - s * n3
+        x3[f] = s * n1 + c * n3
+
+
+@numba.njit(cache=True, nogil=True)
+def _radix8(x, p, n, cs, sn, q, q1, q0):  # pragma: no cover - compiled
+    """A node q of 8 blocks of n entries at x[p:], its children q1, q1 + 1 and
+    grandchildren q0 .. q0 + 3, the lowest level first (angles (cs, sn) as given)."""
+    c0, s0, c1, s1 = cs[q0], sn[q0], cs[q0 + 1], sn[q0 + 1]
+    c2, s2, c3, s3 = cs[q0 + 2], sn[q0 + 2], cs[q0 + 3], sn[q0 + 3]
+    ca, sa, cb, sb = cs[q1], sn[q1], cs[q1 + 1], sn[q1 + 1]
+    c, s = cs[q], sn[q]
+    x0 = x[p : p + n]
+    x1 = x[p + n : p + 2 * n]
+    x2 = x[p + 2 * n : p + 3 * n]
+    x3 = x[p + 3 * n : p + 4 * n]
+    x4 = x[p + 4 * n : p + 5 * n]
+    x5 = x[p + 5 * n : p + 6 * n]
+    x6 = x[p + 6 * n : p + 7 * n]
+    x7 = x[p + 7 * n : p + 8 * n]
+    for f in range(n):
+        a0 = x0[f]
+        a1 = x1[f]
+        a2 = x2[f]
+        a3 = x3[f]
+        a4 = x4[f]
+        a5 = x5[f]
+        a6 = x6[f]
+        a7 = x7[f]
+        b0 = c0 * a0 - s0 * a1
+        b1 = s0 * a0 + c0 * a1
+        b2 = c1 * a2 - s1 * a3
+        b3 = s1 * a2 + c1 * a3
+        b4 = c2 * a4 - s2 * a5
+        b5 = s2 * a4 + c2 * a5
+        b6 = c3 * a6 - s3 * a7
+        b7 = s3 * a6 + c3 * a7
+        e0 = ca * b0 - sa * b2
+        e2 = sa * b0 + ca * b2
+        e1 = ca * b1 - sa * b3
+        e3 = sa * b1 + ca * b3
+        e4 = cb * b4 - sb * b6
+        e6 = sb * b4 + cb * b6
+        e5 = cb * b5 - sb * b7
+        e7 = sb * b5 + cb * b7
+        x0[f] = c * e0 - s * e4
+        x4[f] = s * e0 + c * e4
+        x1[f] = c * e1 - s * e5
+        x5[f] = s * e1 + c * e5
+        x2[f] = c * e2 - s * e6
+        x6[f] = s * e2 + c * e6
+        x3[f] = c * e3 - s * e7
+        x7[f] = s * e3 + c * e7
+
+
+@numba.njit(cache=True, nogil=True)
+def _tile_levels(x, t, off, d1, d2, ptr, cs, sn, pairs, bottom):  # pragma: no cover
+    """Levels bottom - 1 down to 0 of one B^T (angles ``sn`` already negated) on a tile
+    stored flat, entry j's ``t`` lanes at x[j t : (j + 1) t]: three levels in one pass
+    (radix 8) or two (radix 4) where the tree allows (:func:`_level_pairs`). Each entry
+    sees the same rotations, in the same order, as level by level."""
+    lv = bottom - 1
+    while lv >= 0:
+        if lv >= 2 and pairs[lv] and pairs[lv - 1]:
+            for q in range(ptr[lv - 2], ptr[lv - 1]):
+                q1 = ptr[lv - 1] + 2 * (q - ptr[lv - 2])
+                q0 = ptr[lv] + 2 * (q1 - ptr[lv - 1])
+                _radix8(x, off[q] * t, d1[q0] * t, cs, sn, q, q1, q0)
+            lv -= 3
+        elif lv >= 1 and pairs[lv]:
+            for q in range(ptr[lv - 1], ptr[lv]):
+                q0 = ptr[lv] + 2 * (q - ptr[lv - 1])
+                _radix4(
+                    x, off[q] * t, d1[q0] * t, cs[q0], sn[q0], cs[q0 + 1], sn[q0 + 1], cs[q], sn[q]
+                )
+            lv -= 2
+        else:
+            for q in range(ptr[lv], ptr[lv + 1]):
+                _radix2(x, off[q] * t, d1[q] * t, d2[q] * t, cs[q], sn[q])
+            lv -= 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _butterflies_tile(
+    X, r0, nb, buf, tmp, t, off, d1, d2, ptr, cos, sin, perms, pairs, tail
+):  # pragma: no cover - compiled
+    """Every factor B_k^T, P_k^T on rows r0 .. r0 + nb of X, held transposed and flat
+    (entry j's ``t`` lanes at buf[j t:]), except the last gather, which the caller folds
+    into its store: returns (the buffer holding the result before that gather, the
+    other one). Per factor: the rows loaded (first factor) or the previous P^T
+    gathered, then the levels from the bottom up, three at a time where the tree
+    allows (:func:`_tile_levels`), the two lowest together where ``tail``
+    (:func:`butterfly_tail`). Each entry sees the same operations in the same order as
+    factor by factor, level by level (:func:`_rotate_rows`): the same bits."""
     n_levels = ptr.shape[0] - 1
     n_factors = perms.shape[0]
-    tile = buf.shape[1]
+    d = X.shape[1]
+    sn = np.empty(sin.shape[1], dtype=sin.dtype)
+    if tail and t != BUTTERFLY_TILE:
+        raise ValueError("the fused lowest levels need tiles of BUTTERFLY_TILE rows")
     for k in range(n_factors):
-        lv = n_levels - 1  # the transpose: levels bottom-up, angles negated
-        while lv >= 0:
-            if lv >= 1 and pairs[lv]:  # level lv and its parents in one pass
-                for q in range(ptr[lv - 1], ptr[lv]):
-                    q0 = ptr[lv] + 2 * (q - ptr[lv - 1])
-                    c0, s0 = cos[k, q0], -sin[k, q0]
-                    c1, s1 = cos[k, q0 + 1], -sin[k, q0 + 1]
-                    c, s = cos[k, q], -sin[k, q]
-                    o = off[q]
-                    m = d1[q0]
-                    for i in range(m):
-                        for b in range(tile):
-                            a0 = buf[o + i, b]
-                            a1 = buf[o + m + i, b]
-                            a2 = buf[o + 2 * m + i, b]
-                            a3 = buf[o + 3 * m + i, b]
-                            n0 = c0 * a0 - s0 * a1
-                            n1 = s0 * a0 + c0 * a1
-                            n2 = c1 * a2 - s1 * a3
-                            n3 = s1 * a2 + c1 * a3
-                            buf[o + i, b] = c * n0 - s * n2
-                            buf[o + 2 * m + i, b] = s * n0 + c * n2
-                            buf[o + m + i, b] = c * n1 - s * n3
-                            buf[o + 3 * m + i, b] = s * n1 + c * n3
-                lv -= 2
-                continue
-            for q in range(ptr[lv], ptr[lv + 1]):
-                c = cos[k, q]
-                s = -sin[k, q]
-                o = off[q]
-                h = d1[q]
-                for i in range(d2[q]):
-                    for b in range(tile):
-                        a = buf[o + i, b]
-                        e = buf[o + h + i, b]
-                        buf[o + i, b] = c * a - s * e
-                        buf[o + h + i, b] = s * a + c * e
-            lv -= 1
-        if k < n_factors - 1:
-            for j in range(buf.shape[0]):
-                src = perms[k, j]
-                for b in range(tile):
-                    tmp[j, b] = buf[src, b]
-            buf, tmp = tmp, buf
+        cs = cos[k]
+        for q in range(sn.shape[0]):
+            sn[q] = -sin[k, q]  # the transpose: angles negated
+        # unsigned indices below: no wraparound tests, so the loops vectorise
+        if k > 0:
+            buf, tmp = tmp, buf  # the previous factor's result is in tmp
+        dst = buf[: d * t]
+        if k == 0:  # column by column: the tile's rows can share cache sets
+            for j in range(d):
+                for b in range(nb):
+                    dst[numba.uint64(j * t + b)] = X[numba.uint64(r0 + b), numba.uint64(j)]
+        else:
+            prev = perms[k - 1]
+            for j in range(d):
+                src = prev[j] * t
+                for b in range(t):
+                    dst[numba.uint64(j * t + b)] = tmp[numba.uint64(src + b)]
+        bottom = n_levels
+        if tail:  # the two lowest levels: subtrees of 2 and 3 entries in one pass
+            bottom = n_levels - 2
+            qc = ptr[n_levels - 1]  # the next node of the last level
+            for q in range(ptr[bottom], ptr[bottom + 1]):
+                if d1[q] == 2:
+                    _radix3(buf, off[q] * t, cs[qc], sn[qc], cs[q], sn[q])
+                    qc += 1
+                else:
+                    _radix2_lanes(buf, off[q] * t, cs[q], sn[q])
+        _tile_levels(buf, t, off, d1, d2, ptr, cs, sn, pairs, bottom)
     return buf, tmp
 
 
 @numba.njit(cache=True, nogil=True)
-def _load_tile(X, r0, nb, buf):  # pragma: no cover - compiled
-    for j in range(X.shape[1]):
-        for b in range(nb):
-            buf[j, b] = X[r0 + b, j]
-
-
-@numba.njit(cache=True, nogil=True)
-def _rotate_rows_tiled(X, out, off, d1, d2, ptr, cos, sin, perms, tile):  # pragma: no cover
+def _rotate_rows_tiled(
+    X, out, off, d1, d2, ptr, cos, sin, perms, tile, tail
+):  # pragma: no cover - compiled
     """:func:`_rotate_rows` on ``tile`` rows at a time, stored transposed (d x tile), so
     every Givens rotation is a contiguous loop over the rows of the tile
     (:func:`_butterflies_tile`), the last permutation folded into the store. The same
     operations per entry in the same order, hence the same bits."""
     n, d = X.shape
     pairs = _level_pairs(off, d1, d2, ptr)
-    buf = np.zeros((d, tile), dtype=X.dtype)
-    tmp = np.zeros((d, tile), dtype=X.dtype)
+    buf = np.zeros(d * tile, dtype=X.dtype)
+    tmp = np.zeros(d * tile, dtype=X.dtype)
     last = perms[perms.shape[0] - 1]
     for r0 in range(0, n, tile):
         nb = min(tile, n - r0)
-        _load_tile(X, r0, nb, buf)
-        res, other = _butterflies_tile(buf, tmp, off, d1, d2, ptr, cos, sin, perms, pairs)
+        res, other = _butterflies_tile(
+            X, r0, nb, buf, tmp, tile, off, d1, d2, ptr, cos, sin, perms, pairs, tail
+        )
         buf, tmp = res, other
-        for j in range(d):
-            src = last[j]
+        # row by row over blocks of columns: each line of ``out`` written whole at once
+        # (the rows of a tile can share cache sets: d = 3072 is 6 x 4 KiB)
+        for j0 in range(0, d, STORE_BLOCK):
+            j1 = min(d, j0 + STORE_BLOCK)
+            src = last[j0:j1]
             for b in range(nb):
-                out[r0 + b, j] = res[src, b]
+                row = out[r0 + b, j0:j1]
+                for j in range(j1 - j0):  # unsigned indices: no wraparound tests
+                    row[j] = res[numba.uint64(src[j] * tile + b)]
 
 
 @numba.njit(cache=True, nogil=True)
 def _rotate_simplex_tiled(
-    X, out, lo, radii, reflect, off, d1, d2, ptr, cos, sin, perms, tile
+    X, out, lo, radii, reflect, off, d1, d2, ptr, cos, sin, perms, tile, tail
 ):  # pragma: no cover - compiled
     """:func:`_rotate_rows_tiled` with :func:`_simplex_into` fused into its store: the
     rotated tile (read through the last permutation) goes straight to the scaled
@@ -652,29 +997,30 @@ def _rotate_simplex_tiled(
     the same order as the two kernels one after the other, hence the same bits."""
     n, d = X.shape
     pairs = _level_pairs(off, d1, d2, ptr)
-    buf = np.zeros((d, tile), dtype=X.dtype)
-    tmp = np.zeros((d, tile), dtype=X.dtype)
+    buf = np.zeros(d * tile, dtype=X.dtype)
+    tmp = np.zeros(d * tile, dtype=X.dtype)
     last = perms[perms.shape[0] - 1]
     c = _simplex_coefficients(d)
     acc = np.zeros(tile)
     p = d + 1
     for r0 in range(0, n, tile):
         nb = min(tile, n - r0)
-        _load_tile(X, r0, nb, buf)
-        res, other = _butterflies_tile(buf, tmp, off, d1, d2, ptr, cos, sin, perms, pairs)
+        res, other = _butterflies_tile(
+            X, r0, nb, buf, tmp, tile, off, d1, d2, ptr, cos, sin, perms, pairs, tail
+        )
         buf, tmp = res, other
         for b in range(nb):
             acc[b] = 0.0
         for i in range(d):
-            src = last[i]
+            src = last[i] * tile
             ci = c[i]
             ri = radii[i]
-            for b in range(nb):
-                rv = ci * res[src, b]
+            for b in range(nb):  # unsigned indices: no wraparound tests
+                rv = ci * res[numba.uint64(src + b)]
                 v = (acc[b] + rv * (d - i)) * ri
-                out[r0 + b, lo + i] = v
+                out[numba.uint64(r0 + b), numba.uint64(lo + i)] = v
                 if reflect:
-                    out[r0 + b, lo + p + i] = -v
+                    out[numba.uint64(r0 + b), numba.uint64(lo + p + i)] = -v
                 acc[b] -= rv
         for b in range(nb):
             v = acc[b] * radii[d]
@@ -710,7 +1056,7 @@ class Butterfly:
         dt = X.dtype
         args = (off, d1, d2, ptr, self.cos.astype(dt), self.sin.astype(dt), self.perms)
         if len(X) >= 4:  # below, the per-row kernel wastes less on empty lanes
-            _rotate_rows_tiled(X, out, *args, BUTTERFLY_TILE)
+            _rotate_rows_tiled(X, out, *args, BUTTERFLY_TILE, butterfly_tail(self.d))
         else:
             _rotate_rows(X, out, *args)
         return out
@@ -737,6 +1083,7 @@ class Butterfly:
             self.sin.astype(dt),
             self.perms,
             BUTTERFLY_TILE,
+            butterfly_tail(self.d),
         )
 
     def matrix(self) -> np.ndarray:

@@ -231,13 +231,14 @@ def test_householder_from_gaussian_vectors_has_the_law_of_the_dense_qr():
         assert stats.ks_2samp(haar[:, i, j], ref[:, i, j]).pvalue > 1e-3
 
 
-@pytest.mark.parametrize("d", [1, 3, 12, 16, 100, 96, 384, 257])
+@pytest.mark.parametrize("d", [1, 3, 5, 12, 16, 100, 96, 384, 257, 784, 3072])
 @pytest.mark.parametrize("n", [1, 5, 16, 37])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_butterfly_tiled_rows_are_bit_identical_to_row_by_row(d, n, dtype):
-    """Rotating a tile of rows at once, two levels per pass where the tree allows
-    (d = 12, 16, 96, 384: balanced levels; 100, 257: some), changes the speed, not the
-    bits."""
+    """Rotating a tile of rows at once, three or two levels per pass where the tree
+    allows (d = 12, 16, 96, 384, 3072: balanced levels; 100, 257, 784: some), the two
+    lowest levels in one pass where they are nodes of 2 and 3 (d = 3, 5, 12, 96, 257,
+    384, 3072), changes the speed, not the bits."""
     from kernelbench.transforms import _rotate_rows
 
     rng = np.random.default_rng(d + n)
@@ -249,7 +250,7 @@ def test_butterfly_tiled_rows_are_bit_identical_to_row_by_row(d, n, dtype):
     np.testing.assert_array_equal(B.rotate_rows(X), ref)
 
 
-@pytest.mark.parametrize("d", [1, 2, 12, 100, 257])
+@pytest.mark.parametrize("d", [1, 2, 12, 96, 100, 257])
 @pytest.mark.parametrize("n", [3, 5, 16, 37])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("reflect", [False, True])
@@ -290,11 +291,13 @@ def _fwht_stagewise(X: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("m", [1, 2, 4, 8, 16, 32, 64, 512, 4096])
+@pytest.mark.parametrize("rows", [3, 21])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_fwht_same_bits_as_stagewise(m, dtype):
-    """The fused stages (radix 8, then radix 4) do every entry's additions in the
+def test_fwht_same_bits_as_stagewise(m, rows, dtype):
+    """The fused stages (radix 8, then radix 4; for 4 rows or more on tiles of rows,
+    radix 8 and the one or two stages left) do every entry's additions in the
     stage-by-stage order: equal bit for bit, not only up to rounding."""
-    X = np.random.default_rng(m).standard_normal((3, m)).astype(dtype)
+    X = np.random.default_rng(m).standard_normal((rows, m)).astype(dtype)
     ref = _fwht_stagewise(X) * dtype(1.0 / np.sqrt(m))
     out = fwht_rows(X)
     assert out.dtype == dtype
@@ -302,19 +305,24 @@ def test_fwht_same_bits_as_stagewise(m, dtype):
 
 
 @pytest.mark.parametrize(
-    ("d", "n_stack", "k", "D"), [(1, 1, 3, 1), (5, 2, 3, 13), (100, 3, 2, 300)]
+    ("d", "n_stack", "k", "D"),
+    [(1, 1, 3, 1), (5, 2, 3, 13), (100, 3, 2, 300), (30, 2, 3, 40), (600, 2, 3, 1201)],
 )
+@pytest.mark.parametrize("rows", [3, 7, 37])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_hd_blocks_rows_same_bits_as_blockwise(d, n_stack, k, D, dtype):
-    """One fused pass per row equals zero-padding, D_k, H, ..., D_1, H block by block
-    (each H normalised, then sqrt(m)) bit for bit, signed zeros included."""
+def test_hd_blocks_rows_same_bits_as_blockwise(d, n_stack, k, D, rows, dtype):
+    """One fused pass per row (3 rows), or per tile of rows with the normalisation and
+    the next sign diagonal folded into the next transform's first stages (7, 37 rows),
+    equals zero-padding, D_k, H, ..., D_1, H block by block (each H normalised, then
+    sqrt(m)) bit for bit, signed zeros included."""
     rng = np.random.default_rng(d)
     m = next_pow2(d)
-    X = rng.standard_normal((7, d)).astype(dtype)
+    X = rng.standard_normal((rows, d)).astype(dtype)
+    X[0, 0] = -0.0
     signs = rng.choice(np.array([-1, 1], dtype=np.int8), size=(n_stack, k, m))
-    ref = np.empty((7, D), dtype=dtype)
+    ref = np.empty((rows, D), dtype=dtype)
     for b in range(n_stack):
-        Y = np.zeros((7, m), dtype=dtype)
+        Y = np.zeros((rows, m), dtype=dtype)
         Y[:, :d] = X
         for s in signs[b][::-1]:
             Y *= s.astype(dtype)[None, :]
