@@ -22,8 +22,10 @@ from kernelbench.drawing import markdown_table, method_style, summarise  # noqa:
 from kernelbench.errors import KernelbenchError  # noqa: E402
 from kernelbench.figspec import build, draw  # noqa: E402
 from kernelbench.plot_command import plot  # noqa: E402
+from kernelbench.protocols import get_protocol  # noqa: E402
 from kernelbench.reference import load_reference, reference_dir  # noqa: E402
-from kernelbench.reporting.kernel_approx import KERNEL_APPROX, fig1_spec  # noqa: E402
+from kernelbench.reporting import summarise as summarise_protocol  # noqa: E402
+from kernelbench.reporting.kernel_approx import fig1_spec  # noqa: E402
 from kernelbench.results import read_results  # noqa: E402
 from kernelbench.stats import t_interval  # noqa: E402
 
@@ -174,7 +176,7 @@ def fig1_drawn(df: pd.DataFrame, metric: str = "fro", reference: bool = False, l
     SpecFigure, notes)."""
     from dataclasses import replace
 
-    summary = KERNEL_APPROX.summarise(df)
+    summary = summarise_protocol(get_protocol("kernel_approx"), df)
     spec, notes = fig1_spec(summary, metric, reference)
     spec = spec if log is None else replace(spec, logy=log)
     (fig,) = build(summary, spec, "t")
