@@ -46,8 +46,8 @@ def _golub_kahan_top(A: np.ndarray, check_every: int = 4) -> float | None:
     scale = 0.0
     for j in range(k_max):
         a = float(np.linalg.norm(u))
-        if a == 0.0:  # an invariant subspace: B_j holds the answer
-            return _bidiag_top(alpha[:j], beta[: max(j - 1, 0)])[0] if j else None
+        if a == 0.0:  # an invariant subspace: A V_{j+1} = U_j [B_j | beta_{j-1} e_j]
+            return _bidiag_top(np.append(alpha[:j], 0.0), beta[:j])[0] if j else None
         if a <= BREAKDOWN * scale:  # near breakdown: 1/a would amplify rounding
             return None
         scale = max(scale, a)

@@ -53,3 +53,19 @@ def test_spectral_norm_of_a_near_permutation_kernel(seed):
     K[rows, cols] = 1.0 - rng.choice([0.0, 4e-7, 9e-7, 1.8e-6], size=43)
     assert spectral_norm(K) == pytest.approx(np.linalg.norm(K, 2), rel=1e-12)
     assert spectral_norm(K.T) == pytest.approx(np.linalg.norm(K, 2), rel=1e-12)
+
+
+@pytest.mark.parametrize("cols", [{5: 2.0}, {5: 2.0, 7: 1.0}, {1: 1.0, 2: 3.0, 9: -3.0}])
+def test_an_exact_invariant_subspace_after_the_first_step(cols, monkeypatch):
+    """A rank-one u w^T with |u| = 2 and small integer w on 64 columns: every step is
+    exact and alpha_1 is exactly 0. Golub-Kahan answers (no Gram fallback) with the norm
+    of the 1 x 2 bidiagonal (alpha_0, beta_0), 2 |w|, not alpha_0 = 2 |sum w| / 8."""
+    import kernelbench.metrics as metrics
+
+    A = np.zeros((64, 64))
+    for c, w in cols.items():
+        A[:4, c] = w
+    expected = 2.0 * np.linalg.norm(list(cols.values()))
+    monkeypatch.setattr(metrics, "_gram_top", None)
+    assert spectral_norm(A) == pytest.approx(expected, rel=1e-12)
+    assert spectral_norm(A) == pytest.approx(np.linalg.norm(A, 2), rel=1e-12)
