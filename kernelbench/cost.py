@@ -39,7 +39,7 @@ COEF: dict[str, float] = {
     "sqr": 5.56e-11,  # per flop of a sample-space draw's QR of the points (2 (2N)^2 d)
     "chol": 3.37e-11,  # per flop of a Cholesky factorisation (F^3 / 3)
     "eigh": 1.52e-10,  # per p^3 of a symmetric eigendecomposition (p x p)
-    "learn": 2.05e-08,  # per element of an SVM's Gram (libsvm's fit and predict)
+    "learn": 2.05e-08,  # per element of an SVM's Gram (libsvm's fit; predict on the exact)
     "probe": 1.0,  # per CPU second of a probed map (a plug-in's: kernelbench.probe)
 }
 #: Golub-Kahan steps of a spectral norm, a typical count (N x N, rtol 1e-13).
@@ -199,9 +199,10 @@ def cell_terms(
             terms["gemm"] = R * (2.0 * N * p * max(N, F) + 2.0 * M * F)
             terms["eigh"] = R * p**3
             once = {"exact": 2.0 * N * (N + M) * s.d, "eigh": float(N) ** 3}
-        else:  # svm_precomputed on K_hat
-            terms["gemm"] = R * 2.0 * N * (N + M) * F
-            terms["learn"] = R * float(N) * (N + M)
+        else:  # svm_precomputed: K_hat by syrk (about a GEMM's time), libsvm's fit on
+            # it; the test rows through the primal weights (M F pairs flops: negligible)
+            terms["gemm"] = R * 2.0 * N * N * F
+            terms["learn"] = R * float(N) * N
             once = {"exact": 2.0 * N * (N + M) * s.d, "learn": float(N) * (N + M)}
         once = once if opts.get("exact", True) else {}
     elif proto == "walltime":

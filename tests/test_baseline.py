@@ -139,12 +139,35 @@ def test_an_experiment_without_results_is_one_line(tmp_path: Path):
     r = CliRunner().invoke(baseline, ["quick", str(tmp_path / "x")], standalone_mode=False)
     assert "does not exist" in str(r.exception)
     r = CliRunner().invoke(
-        baseline, ["munkhoeva2018_fig2", str(tmp_path), "--update"], standalone_mode=False
+        baseline, ["yu2016_fig2", str(tmp_path), "--update"], standalone_mode=False
     )
     assert str(r.exception) == (
-        "--update and --update-cells apply to munkhoeva2018_fig1, liu2020_table3, "
-        "liu2020_table3_paper"
+        "--update and --update-cells apply to munkhoeva2018_fig1, munkhoeva2018_fig2, "
+        "liu2020_table3, liu2020_table3_paper"
     )
+
+
+def test_fig2_update_cells_keeps_the_other_learners_rows():
+    """Fig. 2's cells are named with their learner: rerun SVM cells replace only the SVM
+    rows of those cells, the linear learner's rows of the same cells stay."""
+    from kernelbench.baseline.command import TABLES
+    from kernelbench.baseline.fig2 import KEYS
+
+    def table(learners, mean):
+        rows = [
+            {"dataset": "powerplant", "kernel": "rbf", "method_label": "rff", "learner": lr}
+            | {"n": n, "mean": mean}
+            for lr in learners
+            for n in (1, 3)
+        ]
+        return pd.DataFrame(rows)
+
+    fig2 = TABLES["munkhoeva2018_fig2"]
+    assert fig2.merged is not None and fig2.keys == tuple(KEYS)
+    old = table(["linear", "svm_precomputed"], 0.5)
+    out = update_table(old, table(["svm_precomputed"], 0.9), by="cell", keys=fig2.keys)
+    assert len(out) == 4
+    assert list(out.groupby("learner")["mean"].first()) == [0.5, 0.9]
 
 
 def test_liu_update_cells_keeps_other_cells_and_recomputes_the_rff_ratio():

@@ -132,11 +132,12 @@ def test_downstream_prices_its_learner_and_the_exact_score_once():
     base = ("protocol=downstream", "dataset=powerplant", "kernel=rbf", "method=rff", "runs=3")
     first, second = _grid((*base, "n=1"), (*base, "n=2"))
     s = first.shapes
-    gram = s.N * (s.N + s.N_test)
-    assert first.terms["learn"] == 3 * gram + gram  # 3 runs' SVMs and the exact one
-    assert second.terms["learn"] == 3 * gram and second.terms["exact"] == 0  # shared
+    gram = s.N * (s.N + s.N_test)  # the exact one predicts on the test Gram
+    # 3 runs' SVMs (fit on K_hat; predict through the primal weights) and the exact one
+    assert first.terms["learn"] == 3 * s.N**2 + gram
+    assert second.terms["learn"] == 3 * s.N**2 and second.terms["exact"] == 0  # shared
     (no_exact,) = _grid((*base, "n=1", "protocol.exact=false"))
-    assert no_exact.terms["learn"] == 3 * gram and no_exact.terms["exact"] == 0
+    assert no_exact.terms["learn"] == 3 * s.N**2 and no_exact.terms["exact"] == 0
     (linear,) = _grid((*base, "n=1", "protocol.learner=linear"))
     assert linear.terms["learn"] == 0
     assert linear.terms["eigh"] == 3 * min(s.N, s.F) ** 3 + s.N**3

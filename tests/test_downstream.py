@@ -198,3 +198,34 @@ def test_fig2_grids_cover_the_figure():
     assert full["method"] == experiment_sweep("fig1")[1]["method"]  # every method of Fig. 1
     assert full["n"] == ["1", "2", "3", "4", "5"] and reduced["n"] == ["1", "3", "5"]
     assert set(full["dataset"]) == set(reduced["dataset"]) == {"powerplant", "letter", "usps"}
+
+
+def test_a_ceiling_being_computed_by_another_worker_is_waited_for(tmp_path, monkeypatch):
+    """Workers of one output directory compute an exact score once: while another holds
+    the score's lock, a cell waits and then reads the score it wrote (computing it
+    again here would raise)."""
+    import dataclasses
+    import threading
+
+    from kernelbench.protocols import downstream
+
+    proto = get_protocol("downstream")
+    cell = dataclasses.replace(build_cell(_cell("linear")), output_dir=str(tmp_path))
+    digest, _ = exact_key(cell, proto)
+    path = tmp_path / EXACT_DIR / f"{digest}.json"
+    downstream._EXACT_MEMO.pop(digest, None)
+
+    def computed_again(self, cell, ctx):
+        raise AssertionError("the ceiling was computed a second time")
+
+    monkeypatch.setattr(downstream.Downstream, "_compute_exact", computed_again)
+    got: list = []
+    worker = threading.Thread(target=lambda: got.append(proto.exact_score(cell, None)))
+    with downstream._exact_lock(path):  # another worker computing the same ceiling
+        worker.start()
+        worker.join(0.5)
+        assert worker.is_alive()  # waiting for the lock
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps({"score": 0.625}))
+    worker.join(10)
+    assert got == [0.625]

@@ -145,3 +145,85 @@ def test_inner_cv_is_exact_loo_from_the_grid_and_deterministic(task):
 
 def test_pick_alpha_prefers_the_largest_of_tied_alphas():
     assert pick_alpha(np.array([0.5, 0.9, 0.9, 0.1]), [1e-3, 1e-2, 1e-1, 1.0]) == 0.1
+
+
+def _libsvm_decisions(model, K_test):
+    """libsvm's own pairwise decision values (scikit-learn negates them for two classes)."""
+    dec = model.decision_function(K_test)
+    if dec.ndim == 1:
+        return -dec[:, None]
+    return dec
+
+
+@pytest.mark.parametrize("classes", [2, 3, 10])
+@pytest.mark.parametrize("method", ["rff", "sr33", "orf"])
+def test_primal_ovo_predicts_as_libsvm_on_the_test_gram(digits_part, classes, method):
+    """PrimalOvO (w_pair . z + b, libsvm's vote) against SVC.predict on z(X_test) z(X)^T + c:
+    the same decision values to rounding, and the same prediction in every test row but
+    those with a decision within rounding of 0; ties of votes (several classes) go to the
+    lower class, as libsvm's, and they occur here so the rule is exercised."""
+    from kernelbench.learners.svm import PrimalOvO, symmetric_gram
+
+    X, y, Xt, _ = digits_part
+    keep, keep_t = y < classes, np.ones(len(Xt), bool)
+    X, y = X[keep], y[keep]
+    ties = mismatched = near = 0
+    for seed in range(4):
+        for n in (1, 2):
+            fm, Z, Zt = _features(X, Xt[keep_t], method=method, n=n, seed=seed)
+            model = SVC(kernel="precomputed", decision_function_shape="ovo")
+            model.fit(symmetric_gram(Z, fm.constant_), y)
+            primal = PrimalOvO(model, Z, fm.constant_, "classification")
+            K_test = Zt @ Z.T + fm.constant_
+            ref_dec = _libsvm_decisions(model, K_test)
+            dec = primal.decision(Zt)
+            np.testing.assert_allclose(dec, ref_dec, rtol=0, atol=1e-10)
+            close = (np.abs(ref_dec) < 1e-10).any(axis=1)
+            ours, ref = primal.predict(Zt), model.predict(K_test)
+            mismatched += int((ours != ref)[~close].sum())
+            near += int(close.sum())
+            if classes > 2:
+                pos = ref_dec > 0
+                votes = np.zeros((len(Zt), classes), int)
+                pairs = [(a, b) for a in range(classes) for b in range(a + 1, classes)]
+                for p, (a, b) in enumerate(pairs):
+                    votes[:, a] += pos[:, p]
+                    votes[:, b] += ~pos[:, p]
+                ties += int((np.sort(votes, axis=1)[:, -1] == np.sort(votes, axis=1)[:, -2]).sum())
+    assert mismatched == 0  # rows with a decision within 1e-10 of 0 may differ (none here)
+    if classes > 2:
+        assert ties > 0
+
+
+def test_primal_svr_equals_libsvm_and_float32_features(digits_part):
+    from kernelbench.learners.svm import PrimalOvO, symmetric_gram
+
+    X, _, Xt, _ = digits_part
+    target = np.sin(3 * X[:, 20]) + X[:, 36]
+    fm, Z, Zt = _features(X, Xt, kernel="arccos1", n=2)
+    model = SVR(kernel="precomputed").fit(symmetric_gram(Z, fm.constant_), target)
+    primal = PrimalOvO(model, Z, fm.constant_, "regression")
+    np.testing.assert_allclose(
+        primal.predict(Zt), model.predict(Zt @ Z.T + fm.constant_), rtol=0, atol=1e-12
+    )
+    Z32, Zt32 = Z.astype(np.float32), Zt.astype(np.float32)
+    labels = (X[:, 36] > 0.3).astype(int)
+    fit = make_learner("svm_precomputed").fit(Z32, labels, "classification", fm.constant_)
+    K32 = (Z32 @ Z32.T + np.float32(fm.constant_)).astype(np.float64)
+    ref = SVC(kernel="precomputed").fit(K32, labels)
+    Kt32 = (Zt32 @ Z32.T + np.float32(fm.constant_)).astype(np.float64)
+    assert np.mean(fit.predict(Zt32) == ref.predict(Kt32)) >= 0.99
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("N", [1, 5, 255, 256, 257, 700])
+def test_symmetric_gram_is_z_zt_exactly_symmetric(N, dtype):
+    from kernelbench.learners.svm import symmetric_gram
+
+    Z = np.random.default_rng(N).normal(size=(N, 9)).astype(dtype)
+    K = symmetric_gram(Z, 0.3)
+    assert K.dtype == np.float64 and K.flags.c_contiguous
+    np.testing.assert_array_equal(K, K.T)
+    ref = Z.astype(np.float64) @ Z.T.astype(np.float64) + 0.3
+    tol = 1e-12 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(K, ref, rtol=0, atol=tol * np.abs(ref).max())

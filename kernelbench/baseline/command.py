@@ -20,7 +20,7 @@ import click
 import pandas as pd
 
 from kernelbench.baseline import fig1, fig2, figures, liu2020
-from kernelbench.baseline.format import cell_table, update_table, write_table
+from kernelbench.baseline.format import CELL, cell_table, update_table, write_table
 from kernelbench.errors import KernelbenchError, choices_error
 
 
@@ -37,13 +37,16 @@ class PaperTable:
     float_format: str | None = None
     #: whether the line naming the table names its runs
     runs: bool = True
+    #: the columns naming a cell (``--update-cells``)
+    keys: tuple[str, ...] = CELL
 
     def write(self, df: pd.DataFrame, out: Path, update: str | None, figure: bool) -> None:
         """Write the table (``update``: replace only the datasets or cells of ``df``)."""
         table = self.build(df)
         csv = out / self.name
         if update and csv.is_file() and self.merged:
-            table = self.merged(update_table(pd.read_csv(csv), table, by=update))
+            old = pd.read_csv(csv)
+            table = self.merged(update_table(old, table, by=update, keys=self.keys))
         write_table(table, csv, self.float_format)
         runs = f", runs {sorted(int(r) for r in table['runs'].unique())}" if self.runs else ""
         click.echo(f"wrote {csv} ({len(table)} cells{runs})")
@@ -63,7 +66,11 @@ TABLES = {
         partial(cell_table, metric=fig1.METRIC), "fig1_baseline.csv", lambda t: t, fig1.draw_figure
     ),
     "munkhoeva2018_fig2": PaperTable(
-        fig2.baseline_table, "fig2_baseline.csv", None, fig2.draw_figure
+        fig2.baseline_table,
+        "fig2_baseline.csv",
+        lambda t: t,
+        fig2.draw_figure,
+        keys=tuple(fig2.KEYS),
     ),
     "liu2020_table3": _liu("liu2020_table3_baseline.csv"),
     "liu2020_table3_paper": _liu("liu2020_table3_paper_baseline.csv"),

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +49,39 @@ if TYPE_CHECKING:  # pragma: no cover
 EXACT_DIR = ".exact"
 #: Exact-kernel scores computed in this process: hash -> (score, info).
 _EXACT_MEMO: dict[str, tuple[float, dict[str, Any]]] = {}
+
+
+def _read_exact(path: Path | None) -> float | None:
+    """The cached exact score at ``path``; None if absent or unreadable (recomputed)."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        return float(json.loads(path.read_text())["score"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+@contextmanager
+def _exact_lock(path: Path | None) -> Iterator[None]:
+    """An exclusive lock per exact score file (a lock file in the temporary folder,
+    named by the file's absolute path): concurrent workers of one grid wait for the
+    first one's ceiling instead of computing it again."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock, at worst computed twice
+        yield
+        return
+    if path is None:
+        yield
+        return
+    name = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:24]
+    lock = Path(tempfile.gettempdir()) / f"kernelbench-exact-{name}.lock"
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)
@@ -182,19 +218,22 @@ class Downstream(Protocol[DownstreamSettings]):
         digest, payload = exact_key(cell, self)
         out = cell.output_dir
         path = Path(out) / EXACT_DIR / f"{digest}.json" if out else None
-        if path is not None and path.is_file():
-            try:
-                return float(json.loads(path.read_text())["score"])
-            except (OSError, ValueError, KeyError):
-                pass  # unreadable: recompute and rewrite
-        if digest not in _EXACT_MEMO:
-            _EXACT_MEMO[digest] = self._compute_exact(cell, ctx)
-        value, info = _EXACT_MEMO[digest]
-        if path is not None:
-            text = json.dumps(
-                {**payload, **info, "score": value}, sort_keys=True, indent=1, default=str
-            )
-            atomic_write(path, lambda f: f.write(text.encode()))
+        cached = _read_exact(path)
+        if cached is not None:
+            return cached
+        # workers of one output directory compute a ceiling once: the others wait for it
+        with _exact_lock(path):
+            cached = _read_exact(path) if digest not in _EXACT_MEMO else None
+            if cached is not None:
+                return cached
+            if digest not in _EXACT_MEMO:
+                _EXACT_MEMO[digest] = self._compute_exact(cell, ctx)
+            value, info = _EXACT_MEMO[digest]
+            if path is not None:
+                text = json.dumps(
+                    {**payload, **info, "score": value}, sort_keys=True, indent=1, default=str
+                )
+                atomic_write(path, lambda f: f.write(text.encode()))
         return value
 
     def _compute_exact(self, cell: Cell, ctx: Context) -> tuple[float, dict[str, Any]]:

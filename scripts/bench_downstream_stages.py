@@ -1,0 +1,184 @@
+"""Where Fig. 2's and Liu Table 3's runs spend their time, stage by stage, in one process.
+
+``fig2``: per (dataset, n) of the ``downstream`` protocol (Munkhoeva et al. 2018, Fig. 2),
+one map (``--method``, ``--kernel``) fitted on the train part, then, interleaved A B A B
+(``--rounds``), CPU seconds of this process (one BLAS thread):
+
+* map: fit + transform of the train and test rows;
+* K_hat: ``Z @ Z.T + c`` (GEMM, before) and :func:`symmetric_gram` (syrk, now);
+* libsvm fit on K_hat;
+* predict: libsvm's predict on the test Gram (before) and :class:`PrimalOvO` (now),
+  with the number of test rows whose prediction differs and of decisions within
+  ``1e-9`` of 0 (the rounding of another summation order can only flip those);
+* ``--linear``: the linear learner's fit + predict (its F x F or N x N problem);
+* ``--exact``: each learner's exact-kernel ceiling (once: the largest stage of a
+  cell group, computed once per (dataset, kernel, learner)).
+
+``liu``: per (dataset, method, s/d) of ``liu2020_table3``, one run of the ``krr``
+protocol (its row's seconds: map fit, transform of every pass, ridge train, predict)
+and the spectral error, the rest of the run's CPU time.
+
+    python scripts/bench_downstream_stages.py fig2 --datasets letter usps powerplant --ns 1 5
+    python scripts/bench_downstream_stages.py liu --datasets codrna eeg --ns 16 128
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from functools import partial
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+CLOCK = time.process_time
+
+
+def _timed(fn):
+    t0 = CLOCK()
+    out = fn()
+    return out, CLOCK() - t0
+
+
+def fig2(args: argparse.Namespace) -> None:
+    from sklearn.svm import SVC, SVR
+
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
+    from kernelbench.learners import make_learner
+    from kernelbench.learners.svm import PrimalOvO, symmetric_gram
+    from kernelbench.protocols import get_protocol
+    from kernelbench.protocols.common import feature_map, run_rng
+
+    proto = get_protocol("downstream")
+    head = "dataset     n      N      M      F stage            before     now   ratio"
+    print(head, flush=True)
+    for name in args.datasets:
+        for n in args.ns:
+            raw = make_cell(args.method, args.kernel, name, n=n, runs=1, protocol="downstream")
+            raw["protocol"]["exact"] = False
+            cell = build_cell(raw)
+            ctx = proto.prepare(cell)
+            fm = feature_map(cell, run_rng(cell, 0), d=ctx.X_train.shape[1])
+
+            def mapped(fm=fm, ctx=ctx):
+                fm.fit(ctx.X_train)
+                return fm.transform(ctx.X_train), fm.transform(ctx.X_test)
+
+            (Z, Zt), t_map = _timed(mapped)
+            c = fm.constant_
+            N, M, F = len(Z), len(Zt), Z.shape[1]
+            task = ctx.task
+            model_cls = SVC if task == "classification" else SVR
+            times: dict[str, list[float]] = {k: [] for k in ("gemm", "syrk", "old", "new")}
+            fit_t = []
+            for _ in range(args.rounds):
+                K_old, t = _timed(lambda Z=Z, c=c: Z @ Z.T + c)
+                times["gemm"].append(t)
+                del K_old
+                K, t = _timed(lambda Z=Z, c=c: symmetric_gram(Z, c))
+                times["syrk"].append(t)
+                model, t = _timed(partial(model_cls(kernel="precomputed").fit, K, ctx.y_train))
+                fit_t.append(t)
+                del K
+
+                def old(model=model, Z=Z, Zt=Zt, c=c):
+                    return np.concatenate(
+                        [model.predict(Zt[i : i + 2048] @ Z.T + c) for i in range(0, len(Zt), 2048)]
+                    )
+
+                p_old, t = _timed(old)
+                times["old"].append(t)
+                primal = PrimalOvO(model, Z, c, task)
+                p_new, t = _timed(lambda primal=primal, Zt=Zt: primal.predict(Zt))
+                times["new"].append(t)
+            dec = primal.decision(Zt)
+            near = int((np.abs(dec) < 1e-9).any(axis=1).sum())
+            if task == "classification":
+                differ = int((p_old != p_new).sum())
+            else:
+                differ = float(np.max(np.abs(p_old - p_new)))
+            pre = f"{name:<10}{n:>3}{N:>7}{M:>7}{F:>7} "
+            print(f"{pre}map          {t_map:>10.2f}", flush=True)
+            g, s = min(times["gemm"]), min(times["syrk"])
+            print(f"{pre}K_hat        {g:>10.2f}{s:>8.2f}{s / g:>8.2f}")
+            print(f"{pre}libsvm fit   {min(fit_t):>10.2f}")
+            o, w = min(times["old"]), min(times["new"])
+            print(
+                f"{pre}predict      {o:>10.2f}{w:>8.2f}{w / o:>8.3f}"
+                f"   differ {differ}, near 0 {near}"
+            )
+            if args.linear:
+                lin = make_learner("linear")
+                fitted, t_fit = _timed(partial(lin.fit, Z, ctx.y_train, task, c))
+                _, t = _timed(partial(fitted.predict, Zt))
+                t += t_fit
+                print(f"{pre}linear       {t:>10.2f}")
+            if args.exact:
+                for learner in ("svm_precomputed", "linear"):
+                    raw["protocol"] |= {"exact": False, "learner": learner}
+                    cx = build_cell(raw)
+                    _, t = _timed(lambda cx=cx: proto._compute_exact(cx, proto.prepare(cx)))
+                    print(f"{pre}exact {learner:<15}{t:>5.2f}", flush=True)
+
+
+def liu(args: argparse.Namespace) -> None:
+    import types
+
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
+    from kernelbench.learners import ridge
+    from kernelbench.protocols import common, get_protocol, krr
+
+    # the protocol's row times its stages by wall clock: read this process's CPU clock
+    # instead (a shared machine's load stretches wall time, not CPU time)
+    shim = types.SimpleNamespace(perf_counter=time.process_time, process_time=time.process_time)
+    for module in (krr, ridge, common):
+        module.time = shim  # type: ignore[attr-defined]
+    proto = get_protocol("krr")
+    print("dataset  method    s/d     s  map_fit transform  train  predict  spectral+rest  total")
+    for name in args.datasets:
+        for method in args.methods:
+            for n in args.ns:
+                cell = build_cell(make_cell(method, "rbf", name, n=n, runs=1, protocol="krr"))
+                ctx = proto.prepare(cell)
+                t0 = CLOCK()
+                (row,) = proto._run(cell, ctx, 0)
+                cpu = CLOCK() - t0
+                parts = [row[k] for k in ("fit_seconds", "transform_seconds")]
+                parts += [row["train_seconds"], row["predict_seconds"]]
+                rest = cpu - sum(parts)  # the row's parts are CPU seconds here
+                print(
+                    f"{name:<9}{method:<8}{n:>5}{row['s']:>6}{parts[0]:>9.2f}{parts[1]:>10.2f}"
+                    f"{parts[2]:>7.2f}{parts[3]:>9.2f}{rest:>15.2f}{cpu:>7.2f}",
+                    flush=True,
+                )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("grid", choices=["fig2", "liu"])
+    ap.add_argument("--datasets", nargs="+", default=None)
+    ap.add_argument("--ns", nargs="+", type=float, default=None)
+    ap.add_argument("--method", default="rff")
+    ap.add_argument("--methods", nargs="+", default=["rff"])
+    ap.add_argument("--kernel", default="rbf")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--linear", action="store_true")
+    ap.add_argument("--exact", action="store_true")
+    args = ap.parse_args(argv)
+    with threadpool_limits(1, user_api="blas"):
+        if args.grid == "fig2":
+            args.datasets = args.datasets or ["letter", "usps", "powerplant"]
+            args.ns = [int(n) for n in (args.ns or [1, 5])]
+            fig2(args)
+        else:
+            args.datasets = args.datasets or ["codrna", "eeg", "magic04"]
+            args.ns = [int(n) for n in (args.ns or [16, 128])]
+            liu(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
