@@ -1,6 +1,6 @@
 """``kernelbench baseline EXPERIMENT RUN_DIR...``: our baseline of an experiment.
 
-Any experiment whose protocol has a reporting contract gets the generic baseline
+Any experiment whose protocol declares its metrics gets the generic baseline
 (:func:`generic_write`): ``<experiment>_baseline.csv`` (the headline metric per cell) and
 the protocol's default figures as PNG. The papers' baselines keep the formats that
 REPRODUCTION.md and their verify configs read: :mod:`.fig1` (munkhoeva2018_fig1),
@@ -172,7 +172,7 @@ def baseline(
     redraw: bool,
 ) -> None:
     """Aggregate EXPERIMENT's shards under RESULTS (one or more directories) into a
-    baseline table and figures: any experiment whose protocol has a reporting contract
+    baseline table and figures: any experiment whose protocol declares its metrics
     (EXPERIMENT_baseline.csv), built-in or plug-in; the papers' own formats for
     munkhoeva2018_fig1, munkhoeva2018_fig2, liu2020_table3[_paper], yu2016_*,
     yang2014_*. With --redraw: the committed PNGs drawn again from their tables."""
