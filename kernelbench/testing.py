@@ -30,6 +30,8 @@ A map declares the properties it claims (``RandomFeatureMap.claims``, the names 
 ``batch_independent``
     After fit, transform(X[i:i+1]) equals row i of transform(X) bit for bit, and so do
     a slice and a permutation of X, in d = 5 and 40, for every kernel the map fits.
+    (A BLAS product gives a row other last bits at another place in its batch: the
+    built-in maps take theirs through :func:`kernelbench.transforms.row_products`.)
 ``sklearn``
     get_params lists the constructor's arguments, set_params takes them back, clone
     gives an unfitted copy with equal parameters, and a pickled fitted map transforms

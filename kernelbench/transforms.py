@@ -20,6 +20,7 @@ vectors, and "apply M to every vector" returns ``X @ M.T``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -55,6 +56,58 @@ def haar_orthogonal(rng: np.random.Generator, d: int, cols: int | None = None) -
     Q, R = np.linalg.qr(rng.standard_normal((d, d if cols is None else cols)))
     Q *= np.where(np.diagonal(R) < 0.0, -1.0, 1.0)[None, :]
     return Q
+
+
+# ------------------------------------------------------------- batch-independent rows
+#: Multiply-adds per product of :func:`row_blocks` (sets its block's rows): enough to
+#: keep BLAS efficient, small enough that a single row costs one block.
+ROW_BLOCK_WORK = 2**23
+#: The fewest and most rows of a block (powers of two: a multiple of every OpenBLAS
+#: kernel's row unroll, 16 the largest; fewer than 128 rows re-pack W too often).
+ROW_BLOCK_MIN, ROW_BLOCK_MAX = 128, 1024
+
+
+def row_block(d: int, width: int) -> int:
+    """Rows B of every product of :func:`row_blocks` for rows of length d and ``width``
+    outputs: the power of two in [128, 1024] nearest above ``ROW_BLOCK_WORK / (d width)``,
+    a function of the map's shape only."""
+    rows = ROW_BLOCK_WORK / max(1, d * width)
+    return int(min(ROW_BLOCK_MAX, max(ROW_BLOCK_MIN, next_pow2(int(np.ceil(rows))))))
+
+
+def row_blocks(
+    X: np.ndarray, columns: Callable[[np.ndarray], np.ndarray], width: int, block: int
+) -> np.ndarray:
+    """f(x) for every row x of X (N x width, X's dtype), where ``columns(Xb)`` gives the
+    width x B matrix of the f(x) of a block Xb of B rows as its columns.
+
+    Every call of ``columns`` gets a C-contiguous block of exactly ``block`` rows (the
+    last one padded with zero rows), so each BLAS product in it has one shape and one
+    code path for any N, a single row included (numpy would send a 1-row product to
+    GEMV). With the rows as the columns of the result (BLAS's M dimension, the row
+    unroll of its kernels; ``block`` a multiple of it), OpenBLAS gives a row the same
+    bits at every place in a block and whatever the other rows hold (measured,
+    docs/performance.md): so a row's f(x) does not depend on its batch.
+    """
+    N, d = X.shape
+    out = np.empty((N, width), dtype=X.dtype)
+    if N == 0:
+        return out
+    Xb = np.zeros((block, d), dtype=X.dtype)  # one buffer: every block alike
+    for lo in range(0, N, block):
+        hi = min(N, lo + block)
+        Xb[: hi - lo] = X[lo:hi]
+        if hi - lo < block:
+            Xb[hi - lo :] = 0.0
+        out[lo:hi] = columns(Xb)[:, : hi - lo].T
+    return out
+
+
+def row_products(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """X W^T (N x D for W D x d, in X's dtype) with each row's bits independent of the
+    batch: W X_b^T on fixed blocks X_b of :func:`row_block` rows (:func:`row_blocks`)."""
+    W = W.astype(X.dtype, copy=False)
+    return row_blocks(X, lambda Xb: W @ Xb.T, W.shape[0], row_block(X.shape[1], W.shape[0]))
 
 
 # -------------------------------------------------------------------- Householder

@@ -753,7 +753,7 @@ def test_orf_forms_w_for_many_rows_under_the_budget():
 def test_orf_panels_in_wide_form_equal_the_drawn_panels(construction, d, n, monkeypatch):
     """A map fitted on WIDE_FIT_ROWS rows or more applies its panels merged 256 wide (a
     short last block through its formed rows), fewer rows keep the drawn panels: the
-    same projections up to rounding, in row tiles as well; the form is the fit's."""
+    same projections up to rounding, in several row blocks as well; the form is the fit's."""
     from kernelbench.features import orf
     from kernelbench.transforms import HouseholderProduct, WideReflectors
 
@@ -770,8 +770,8 @@ def test_orf_panels_in_wide_form_equal_the_drawn_panels(construction, d, n, monk
     P, R = wide.projections(X), ref.projections(X)
     assert np.max(np.abs(P - R)) <= 1e-14 * np.max(np.abs(R))
     assert np.max(np.abs(drawn.projections(X) - R)) <= 1e-14 * np.max(np.abs(R))
-    monkeypatch.setattr(orf, "ROW_TILE_BYTES", 1)  # tiles of 64 rows
-    X2 = np.random.default_rng(6).standard_normal((150, d))
+    monkeypatch.setattr(orf, "row_block", lambda d, D: 128)  # blocks of 128 rows
+    X2 = np.random.default_rng(6).standard_normal((300, d))
     T2 = wide.projections(X2)
     assert np.max(np.abs(T2 - ref.projections(X2))) <= 1e-14 * np.max(np.abs(T2))
     np.testing.assert_array_equal(T2, wide.projections(X2))  # reruns: bit for bit

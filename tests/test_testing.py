@@ -44,17 +44,16 @@ def test_every_builtin_map_passes_what_it_claims(method):
 
 
 def test_builtins_declare_what_they_do_not_claim():
-    """gq is biased by design, sorf only nearly unbiased, nystrom data-dependent, the
-    BLAS-product maps depend on their batch; the structured ones claim everything."""
+    """gq is biased by design, sorf only nearly unbiased, nystrom data-dependent; the
+    structured ones claim everything, and every map claims batch independence."""
     claims = {name: FEATURE_MAPS.get(name)().claimed() for name in FEATURE_MAPS.names()}
     assert "unbiased" not in claims["gq"] | claims["sorf"] | claims["nystrom"]
     assert "exact_D" not in claims["nystrom"]
-    for name in ("rff", "orf", "qmc", "lev_rff", "slw_rff", "nystrom", "sr11"):
-        assert "batch_independent" not in claims[name]
-    for name in ("fastfood", "signed_circulant", "sr33", "sr13"):
+    assert all("batch_independent" in c for c in claims.values())
+    for name in ("fastfood", "signed_circulant", "sr33", "sr13", "rff", "orf", "sr11"):
         assert claims[name] == set(PROPERTIES)
     assert "unbiased" not in FEATURE_MAPS.get("orf")(construction="tall_qr").claimed()
-    assert "batch_independent" not in FEATURE_MAPS.get("sr33")(rotation="haar").claimed()
+    assert "batch_independent" in FEATURE_MAPS.get("sr33")(rotation="haar").claimed()
 
 
 class BiasedRFF(RFF):
@@ -119,7 +118,7 @@ class SortedSORF(SORF):
 def test_each_property_fails_on_a_map_broken_in_it(cls, prop):
     (result,) = check_feature_map(cls, raise_on_failure=False, properties=[prop])
     assert result.status == "FAIL", result
-    # the unbroken parent passes or does not claim it (RFF: batch_independent)
+    # the unbroken parent passes
     assert check_feature_map(cls.__mro__[1], properties=[prop])[0].status != "FAIL"
     with pytest.raises(FeatureMapCheckError, match=prop):
         check_feature_map(cls, properties=[prop])
@@ -128,9 +127,7 @@ def test_each_property_fails_on_a_map_broken_in_it(cls, prop):
 def test_a_method_config_or_instance_is_checked_with_its_params():
     r = check_feature_map("orf_tallqr", properties=["unbiased", "exact_D"])
     assert [x.status for x in r] == ["not claimed", "PASS"]
-    r = check_feature_map(
-        FEATURE_MAPS.get("sr33")(rotation="haar"), properties=["batch_independent"]
-    )
+    r = check_feature_map(FEATURE_MAPS.get("orf")(construction="tall_qr"), properties=["unbiased"])
     assert r[0].status == "not claimed"
 
 
@@ -159,26 +156,44 @@ def test_cli_check_unknown_method_is_one_line_exit_2(capsys):
     assert "unknown method 'nope'" in err and "fastfood" in err and "orf_tallqr" in err
 
 
-def _claims_batch_independence(method: str) -> bool:
-    from kernelbench.testing import resolve
+#: Every map, and the parameters that take another product path: the Haar rotations,
+#: tall-QR orf, orf's panels (W not formed), lev_rff's re-weighted columns.
+BATCH_SUBJECTS = [
+    *FEATURE_MAPS.names(),
+    "orf_tallqr",
+    "sr33_haar",
+    FEATURE_MAPS.get("sr13")(rotation="haar"),
+    FEATURE_MAPS.get("orf")(dense_limit_mb=0),
+    FEATURE_MAPS.get("orf")(construction="tall_qr", dense_limit_mb=0),
+    FEATURE_MAPS.get("lev_rff")(mode="reweight"),
+    FEATURE_MAPS.get("slw_rff")(mode="reweight"),
+]
 
-    return "batch_independent" in resolve(method).make("rbf", 1, None).claimed()
 
-
-@pytest.mark.parametrize(
-    "method", [m for m in FEATURE_MAPS.names() if _claims_batch_independence(m)]
-)
-def test_a_map_that_claims_batch_independence_has_it(method):
-    """Every map that claims it: a row's features are the same bits alone and in any
-    batch. (The maps whose transform is a BLAS product claim nothing: whether their rows
-    depend on the batch is the BLAS kernel's choice, on this machine they do, with
-    OPENBLAS_CORETYPE=Sandybridge qmc's do not.)"""
+@pytest.mark.parametrize("method", BATCH_SUBJECTS, ids=repr)
+def test_every_map_is_batch_independent(method):
+    """Every map claims it and has it: a row's features are the same bits alone and in
+    any batch (the BLAS products in fixed row blocks, kernelbench.transforms.row_products;
+    a map broken in it fails: test_each_property_fails_on_a_map_broken_in_it)."""
     from kernelbench.testing import _batch_independent, resolve
 
     subject = resolve(method)
+    assert "batch_independent" in subject.make("rbf", 1, None).claimed()
     _batch_independent(subject, subject.kernels())
 
 
-def test_the_structured_maps_claim_batch_independence():
-    claiming = {m for m in FEATURE_MAPS.names() if _claims_batch_independence(m)}
-    assert {"sorf", "sr13", "sr33", "fastfood", "signed_circulant"} <= claiming
+@pytest.mark.parametrize("construction", ["stacked", "tall_qr"])
+def test_orf_wide_panels_are_batch_independent(construction):
+    """orf fitted on enough rows applies its panels merged wide (WideReflectors) and a
+    short last block through its formed rows: a row's bits alone and in the batch."""
+    from kernelbench.features import orf
+
+    X = np.random.default_rng(3).standard_normal((orf.WIDE_FIT_ROWS + 44, 40))
+    fm = FEATURE_MAPS.get("orf")(
+        n=1.1, random_state=2, construction=construction, dense_limit_mb=0
+    ).fit(X)
+    assert fm.W_ is None and isinstance(fm.blocks_[0][0], orf.WideReflectors)
+    Z = fm.transform(X)
+    for i in (0, 5, 131, len(X) - 1):
+        np.testing.assert_array_equal(fm.transform(X[i : i + 1])[0], Z[i])
+    np.testing.assert_array_equal(fm.transform(X[::-1]), Z[::-1])

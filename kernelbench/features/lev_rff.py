@@ -29,6 +29,7 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import check_choice, check_real
 from kernelbench.features.rff import DenseFeatureMap
+from kernelbench.transforms import row_products
 from kernelbench.trig import scaled_cos_sin, scaled_cos_sin_split
 
 #: Rows of X turned into features at once while scoring (memory O(chunk * l)).
@@ -171,8 +172,7 @@ class ResampledRFF(DenseFeatureMap):
     def _project(self, X: np.ndarray) -> np.ndarray:
         if self.mode != "reweight":
             return super()._project(X)
-        W = self.column_W_ if X.dtype == np.float64 else self.column_W_.astype(X.dtype)
-        P = X @ W.T
+        P = row_products(X, self.column_W_)
         P += np.concatenate([self.phase_, self.phase_]).astype(X.dtype)
         return P
 

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import FLOATS, RandomFeatureMap
+from kernelbench.transforms import row_block, row_blocks
 
 
 @FEATURE_MAPS.register("nystrom")
@@ -32,9 +33,8 @@ class Nystrom(RandomFeatureMap):
     paper_label = "Nystrom (no paper)"
     data_dependent = True
     #: Data-dependent: no random-feature estimate of K (not ``unbiased``), min(N,
-    #: n_outputs D) features (not ``exact_D`` nor the shapes of ``dtype_shapes``), and
-    #: k(X, L) K_LL^{+1/2} is a BLAS GEMM (not ``batch_independent``).
-    claims = frozenset({"seeded", "sklearn"})
+    #: n_outputs D) features (not ``exact_D`` nor the shapes of ``dtype_shapes``).
+    claims = frozenset({"seeded", "batch_independent", "sklearn"})
 
     def fit(self, X: Any, y: Any = None) -> Nystrom:
         """Draw m landmarks uniformly without replacement from the rows of X."""
@@ -63,10 +63,18 @@ class Nystrom(RandomFeatureMap):
         return self.kernel_.exact(X, self.landmarks_, gamma=self.gamma)
 
     def transform(self, X: Any) -> np.ndarray:
-        """z(X) = k(X, L) K_LL^{+1/2} (N x m), in the dtype of X."""
+        """z(X) = k(X, L) K_LL^{+1/2} (N x m), in the dtype of X: in fixed row blocks X_b
+        as the columns (K_LL^{+1/2})^T k(L, X_b) (k symmetric), so a row's bits do not
+        depend on its batch (:func:`kernelbench.transforms.row_blocks`)."""
         check_is_fitted(self, "normalization_")
         X = validate_data(self, X, dtype=FLOATS, reset=False)
-        Z = self._kernel(X.astype(np.float64, copy=False)) @ self.normalization_
+        L, Nt = self.landmarks_, self.normalization_.T
+        m, d = Nt.shape[0], X.shape[1]
+
+        def columns(Xb: np.ndarray) -> np.ndarray:
+            return Nt @ self.kernel_.exact(L, Xb, gamma=self.gamma)
+
+        Z = row_blocks(X.astype(np.float64, copy=False), columns, m, row_block(d + m, m))
         return Z.astype(X.dtype, copy=False)
 
     def projections(self, X: Any) -> np.ndarray:

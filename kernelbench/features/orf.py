@@ -23,6 +23,9 @@ from kernelbench.transforms import (
     chi_norms,
     haar_orthogonal,
     reflector_scalars,
+    row_block,
+    row_blocks,
+    row_products,
     wy_factor_from_gram,
 )
 from kernelbench.validation import check_bool, check_int
@@ -37,9 +40,6 @@ SHORT_BLOCK_ROWS = 16
 #: 300 mapped rows); fewer keep the drawn 64-reflector panels (as fast for a few rows a
 #: call: their V stays in cache). Chosen in fit: every call then takes the same form.
 WIDE_FIT_ROWS = 256
-#: The panels map rows in tiles of at most this many bytes of input (the workspace's
-#: bound; a row's projections do not depend on the tile it is in).
-ROW_TILE_BYTES = 32 * 2**20
 
 
 @FEATURE_MAPS.register("orf")
@@ -72,9 +72,6 @@ class ORF(RandomFeatureMap):
     """
 
     paper_label = "Gort"
-    #: Not batch_independent: X W^T is a BLAS GEMM (or the panels' GEMMs), whose
-    #: rounding of a row depends on the row's place in the batch (docs/plugins.md).
-    claims = RandomFeatureMap.claims - {"batch_independent"}
 
     construction: str = "stacked"
     dense_limit_mb: float = 64.0
@@ -207,15 +204,15 @@ class ORF(RandomFeatureMap):
         return self._panels(X)
 
     def _panels(self, X: np.ndarray) -> np.ndarray:
-        """X W^T by applying the Householder panels (W never formed), in row tiles of at
-        most :data:`ROW_TILE_BYTES`; a short last block through its formed rows."""
+        """X W^T by applying the Householder panels (W never formed), in fixed blocks of
+        rows (:func:`kernelbench.transforms.row_blocks`: a row's bits do not depend on
+        its batch); a short last block through its formed rows."""
+        D, d = self.n_projections_, X.shape[1]
+        return row_blocks(X, lambda Xb: self._panel_rows(Xb).T, D, row_block(d, D))
+
+    def _panel_rows(self, X: np.ndarray) -> np.ndarray:
+        """X W^T of one block of rows by the panels."""
         N, d = X.shape
-        tile = max(64, ROW_TILE_BYTES // (X.itemsize * max(d, 1)))
-        if N > tile:
-            out = np.empty((N, self.n_projections_), dtype=X.dtype)
-            for lo in range(0, N, tile):
-                out[lo : lo + tile] = self._panels(X[lo : lo + tile])
-            return out
         D = self.n_projections_
         dt = X.dtype
         if self.construction == "stacked":
@@ -223,7 +220,7 @@ class ORF(RandomFeatureMap):
             for b, (Q, S) in enumerate(self.blocks_):
                 lo, hi = b * d, min(D, (b + 1) * d)
                 if Q is None:  # a short last block: its formed rows
-                    out[:, lo:hi] = X @ self.short_rows_.astype(dt, copy=False).T
+                    out[:, lo:hi] = row_products(X, self.short_rows_)
                     continue
                 # rows S Q diag(sign R): sign-correct the input, then x -> Q x
                 Y = Q.apply_rows(X * Q.r_signs.astype(dt)[None, :])

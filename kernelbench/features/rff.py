@@ -6,18 +6,15 @@ import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import RandomFeatureMap, sample_factor
+from kernelbench.transforms import row_products
 
 
 class DenseFeatureMap(RandomFeatureMap):
-    """A feature map whose projections are a stored dense D x d matrix ``W_``."""
-
-    #: Not batch_independent: X W^T is a BLAS GEMM, whose rounding of a row depends on
-    #: the row's place in the batch (OpenBLAS's kernels; docs/plugins.md).
-    claims = RandomFeatureMap.claims - {"batch_independent"}
+    """A feature map whose projections are a stored dense D x d matrix ``W_``; X W^T in
+    fixed row blocks (:func:`kernelbench.transforms.row_products`: batch_independent)."""
 
     def _project(self, X: np.ndarray) -> np.ndarray:
-        W = self.W_ if X.dtype == np.float64 else self.W_.astype(X.dtype)
-        return X @ W.T
+        return row_products(X, self.W_)
 
 
 @FEATURE_MAPS.register("rff")

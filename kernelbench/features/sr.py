@@ -34,7 +34,13 @@ import numpy as np
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import RandomFeatureMap, check_choice, check_int
-from kernelbench.transforms import Butterfly, chi_norms, haar_orthogonal, simplex_into
+from kernelbench.transforms import (
+    Butterfly,
+    chi_norms,
+    haar_orthogonal,
+    row_products,
+    simplex_into,
+)
 
 ROTATIONS = ("butterfly", "haar")
 RADII = ("per_point", "per_rule")
@@ -53,11 +59,6 @@ class _SphericalRadial(RandomFeatureMap):
     radius: str = "per_point"
 
     # -- parameters ---------------------------------------------------------
-    def claimed(self) -> frozenset[str]:
-        """Haar rotations are dense d x d products (BLAS GEMM: a row's rounding depends
-        on its place in the batch), so ``rotation="haar"`` is not batch_independent."""
-        return self.claims - ({"batch_independent"} if self.rotation == "haar" else set())
-
     def _check_params(self) -> None:
         check_choice("rotation", self.rotation, ROTATIONS)
         check_choice("radius", self.radius, RADII)
@@ -77,12 +78,11 @@ class _SphericalRadial(RandomFeatureMap):
         return Butterfly(d, int(self.n_butterflies), rng)
 
     def _rotate(self, X: np.ndarray, rot: Any, out: np.ndarray) -> np.ndarray:
-        """X @ Q: the coordinates Q^T x of every row in the rotated frame."""
+        """X @ Q: the coordinates Q^T x of every row in the rotated frame (a dense Q, and
+        sr11's one direction, in fixed row blocks: :func:`row_products`)."""
         if isinstance(rot, Butterfly):
             return rot.rotate_rows(X, out=out)
-        if rot.shape[1] != X.shape[1]:  # sr11: one direction per rule
-            return X @ rot.astype(X.dtype, copy=False)
-        return np.matmul(X, rot.astype(X.dtype, copy=False), out=out)
+        return row_products(X, rot.T)
 
     def _draw_radii(self, rng: np.random.Generator, t: int, p: int, d: int) -> np.ndarray:
         df = d + 2 if self._radial_degree == 3 else d
@@ -140,8 +140,6 @@ class SR11(_SphericalRadial):
     """
 
     paper_label = "SR11"
-    #: One direction per rule: X q is a BLAS GEMV (a row's rounding depends on its batch).
-    claims = _SphericalRadial.claims - {"batch_independent"}
 
     def _nodes_per_rule(self, d: int) -> int:
         return 1
