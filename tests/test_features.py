@@ -771,6 +771,7 @@ def test_orf_panels_in_wide_form_equal_the_drawn_panels(construction, d, n, monk
     assert np.max(np.abs(P - R)) <= 1e-14 * np.max(np.abs(R))
     assert np.max(np.abs(drawn.projections(X) - R)) <= 1e-14 * np.max(np.abs(R))
     monkeypatch.setattr(orf, "row_block", lambda d, D: 128)  # blocks of 128 rows
+    monkeypatch.setattr(orf, "ROW_BLOCK_MAX", 128)  # the wide form's blocks too
     X2 = np.random.default_rng(6).standard_normal((300, d))
     T2 = wide.projections(X2)
     assert np.max(np.abs(T2 - ref.projections(X2))) <= 1e-14 * np.max(np.abs(T2))

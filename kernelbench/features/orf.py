@@ -18,6 +18,7 @@ from kernelbench.features.base import (
 from kernelbench.features.rff import DenseFeatureMap
 from kernelbench.transforms import (
     HOUSEHOLDER_PANEL,
+    ROW_BLOCK_MAX,
     HouseholderProduct,
     WideReflectors,
     chi_norms,
@@ -206,9 +207,13 @@ class ORF(RandomFeatureMap):
     def _panels(self, X: np.ndarray) -> np.ndarray:
         """X W^T by applying the Householder panels (W never formed), in fixed blocks of
         rows (:func:`kernelbench.transforms.row_blocks`: a row's bits do not depend on
-        its batch); a short last block through its formed rows."""
+        its batch); a short last block through its formed rows. The wide panels (many
+        rows expected) in blocks of :data:`~kernelbench.transforms.ROW_BLOCK_MAX` rows:
+        each block streams every panel (docs/performance.md)."""
         D, d = self.n_projections_, X.shape[1]
-        return row_blocks(X, lambda Xb: self._panel_rows(Xb).T, D, row_block(d, D))
+        wide = any(isinstance(Q, WideReflectors) for Q, _ in self.blocks_)
+        block = ROW_BLOCK_MAX if wide else row_block(d, D)
+        return row_blocks(X, lambda Xb: self._panel_rows(Xb).T, D, block)
 
     def _panel_rows(self, X: np.ndarray) -> np.ndarray:
         """X W^T of one block of rows by the panels."""
