@@ -105,9 +105,14 @@ def row_blocks(
 
 def row_products(X: np.ndarray, W: np.ndarray) -> np.ndarray:
     """X W^T (N x D for W D x d, in X's dtype) with each row's bits independent of the
-    batch: W X_b^T on fixed blocks X_b of :func:`row_block` rows (:func:`row_blocks`)."""
+    batch: W X_b^T on fixed blocks X_b of :func:`row_block` rows (:func:`row_blocks`).
+    A one-row W gets a zero second row: numpy would send W X_b^T to GEMV, whose split
+    over threads gives a row other bits by its place (float32, 2 threads, measured)."""
+    D, d = W.shape
+    if D == 1:
+        W = np.vstack([W, np.zeros_like(W)])
     W = W.astype(X.dtype, copy=False)
-    return row_blocks(X, lambda Xb: W @ Xb.T, W.shape[0], row_block(X.shape[1], W.shape[0]))
+    return row_blocks(X, lambda Xb: (W @ Xb.T)[:D], D, row_block(d, D))
 
 
 # -------------------------------------------------------------------- Householder

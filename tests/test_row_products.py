@@ -9,7 +9,7 @@ import pytest
 from kernelbench import transforms
 from kernelbench.transforms import row_block, row_blocks, row_products
 
-SHAPES = [(1, 1), (3, 7), (5, 24), (17, 36), (40, 82), (100, 7), (300, 602), (784, 1570)]
+SHAPES = [(1, 1), (3, 7), (5, 24), (17, 36), (40, 82), (100, 1), (100, 7), (300, 602), (784, 1570)]
 
 
 @pytest.mark.parametrize(("d", "D"), SHAPES)
