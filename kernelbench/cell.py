@@ -61,7 +61,7 @@ class Figure:
 
 class Measurement(Protocol):
     """What a protocol is (:class:`kernelbench.protocols.Protocol` implements it): the
-    declarations of its cells, rows and reports, and four hooks. Declared here so that
+    declarations of its cells, rows and reports, and its hooks. Declared here so that
     ``cell`` depends on nothing in ``protocols/``. Derived: :func:`shard_schema`,
     :func:`cell_keys`, :func:`row_keys`."""
 
@@ -97,6 +97,7 @@ class Measurement(Protocol):
     def measure(self, cell: Cell, ctx: Any, runs: Sequence[int]) -> list[dict]: ...
     def run(self, cell: Cell, ctx: Any, run: int) -> list[dict]: ...
     def read_reference(self, table: Any) -> Any: ...
+    def price(self, cell: Cell) -> Any: ...  # a kernelbench.cost.Work
 
 
 def shard_schema(proto: Measurement) -> pa.Schema:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kernelbench.errors import KernelbenchError
@@ -41,17 +41,14 @@ COEF: dict[str, float] = {
     "eigh": 1.52e-10,  # per p^3 of a symmetric eigendecomposition (p x p)
     "learn": 2.05e-08,  # per element of an SVM's Gram (libsvm's fit; predict on the exact)
     "probe": 1.0,  # per CPU second of a probed map (a plug-in's: kernelbench.probe)
+    "sinc": 1.3e-08,  # per pair and dimension of a box discrepancy (kernelbench.qmc)
 }
 #: Golub-Kahan steps of a spectral norm, a typical count (N x N, rtol 1e-13).
 SPECTRAL_STEPS = 40
 #: Methods whose draw orthogonalises blocks (a QR of D d^2 flops per run).
 ORTHOGONAL = ("orf", "sr11", "sr13", "sr33")
-#: Methods whose krr fit computes leverage scores of the features first.
-LEVERAGE = ("lev_rff", "slw_rff")
 #: Bytes of one float64.
 F64 = 8
-#: Protocols that measure a kernel on two random subsets X, Y of ``samples`` rows.
-SAMPLE_PAIR = ("kernel_approx", "pair_mse", "qmc_discrepancy", "qmc_adaptive")
 
 
 @dataclass(frozen=True)
@@ -66,6 +63,30 @@ class Shapes:
     runs: int
     rows: int  # rows x columns read from the data file (the train part)
     batch: int  # runs measured together (their features held at once)
+    n: float = 0.0  # the map's n at d (what a probe of a plug-in's map draws)
+    sample_space: bool = False  # whether a run draws the projections of its 2N points
+
+
+@dataclass(frozen=True)
+class Work:
+    """A protocol's price of one cell (its ``price`` hook): the cell's shapes and what
+    the protocol does besides drawing its maps and mapping its rows, as work counts
+    (keys of :data:`COEF`) of all its runs. The map's own work (draw, QR, projections,
+    nonlinearity, or a plug-in's probe) is counted by :func:`cell_terms` from ``mapped``
+    and ``calls``."""
+
+    shapes: Shapes
+    #: work counts of the cell's runs (all of them), e.g. K_hat's GEMM flops
+    terms: Mapping[str, float] = field(default_factory=dict)
+    #: work done once per (data, kernel) in a process, e.g. the exact kernel
+    once: Mapping[str, float] = field(default_factory=dict)
+    #: rows mapped per run (None: N + N_test, the two sets once)
+    mapped: float | None = None
+    #: transform calls per run (what a probe's per-call time is multiplied by)
+    calls: int = 2
+    #: float64 elements held at the peak besides the data, W and the projections
+    #: (None: one run's features and the F x F normal equations)
+    held: int | None = None
 
 
 @dataclass(frozen=True)
@@ -82,57 +103,89 @@ class CellCost:
     probe: Probe | None = None
 
 
-def shapes(cell: Cell) -> Shapes:
-    """The sizes of ``cell`` (a :class:`~kernelbench.cell.Cell`) from its config and its
-    dataset's spec; a protocol without a data file (``variance_ratio``) uses its
-    settings' ``d`` and its points."""
+def data_shape(cell: Cell) -> tuple[int, int, int]:
+    """(rows of the data file's train part, and its test part where the recipe
+    concatenates it; the train rows the recipe keeps; d after its PCA) of ``cell``'s
+    dataset, from its registered spec: no data is read."""
     from kernelbench.datasets import DATASETS
+
+    ds = cell.data_settings
+    spec = DATASETS.get(str(cell.dataset.get("name")))
+    rows, d = spec.n_train + (spec.n_test if ds.get("concat_test") else 0), spec.d
+    train = int(ds.get("train_rows") or rows)
+    if ds.get("pca"):
+        d = int(ds["pca"])
+    return rows, train, d
+
+
+def sample_rows(cell: Cell, train: int) -> int:
+    """Rows per subset of a sample pair: the recipe's ``samples``, else min(train, 1000)."""
+    return int(cell.data_settings.get("samples") or min(train, 1000))
+
+
+def split_rows(cell: Cell, rows: int, train: int) -> tuple[int, int]:
+    """(train, test) rows of a split of ``rows`` rows (``train`` kept) by the recipe's
+    ``test``: ``rest`` with ``train_rows``, ``given`` (the test part half the train
+    rows), else half and half."""
+    ds = cell.data_settings
+    if ds.get("test") == "rest" and ds.get("train_rows"):
+        return train, max(0, rows - train)
+    N = train // 2 if ds.get("test") not in ("given", "rest") else train
+    return N, max(0, rows - N) if ds.get("test") != "given" else N // 2
+
+
+def make_shapes(
+    cell: Cell,
+    N: int,
+    N_test: int,
+    d: int,
+    rows: int,
+    n: float,
+    batch: int = 1,
+    sample_space: bool = False,
+) -> Shapes:
+    """The :class:`Shapes` of ``cell``: D projections of the map's ``n`` at ``d``
+    (:func:`~kernelbench.features.base.n_projections`) and F = D per output of the
+    kernel's nonlinearity (a plug-in kernel: 2)."""
     from kernelbench.features.base import n_projections
     from kernelbench.kernels import KERNELS
-    from kernelbench.protocols.common import map_n
 
-    proto = cell.protocol
-    ds = cell.data_settings
-    settings = cell.settings
-    if proto.name == "variance_ratio":
-        d = int(settings.get("d", 16))
-        points = int(settings.get("pairs", 8)) * int(
-            float(settings.get("z_max", 4.0)) / float(settings.get("z_step", 0.25))
-        )
-        rows, N, N_test = 0, points, points
-    else:
-        spec = DATASETS.get(str(cell.dataset.get("name")))  # its registered spec: no data read
-        rows, d = spec.n_train + (spec.n_test if ds.get("concat_test") else 0), spec.d
-        train = int(ds.get("train_rows") or rows)
-        if ds.get("pca"):
-            d = int(ds["pca"])
-        if proto.name == "pair_mse":
-            d = 1 << max(0, (d - 1).bit_length())  # zero-padded to a power of two
-        if proto.name in SAMPLE_PAIR:
-            N = int(ds.get("samples") or min(train, 1000))
-            N_test = N
-        elif proto.name == "walltime":
-            N, N_test = int(settings.get("points", 10)), 0
-        else:  # a split into train and test rows
-            if ds.get("test") == "rest" and ds.get("train_rows"):
-                N, N_test = train, max(0, rows - train)
-            else:
-                N = train // 2 if ds.get("test") not in ("given", "rest") else train
-                N_test = max(0, rows - N) if ds.get("test") != "given" else N // 2
-        rows *= d
-    D = n_projections(map_n(cell, d), d)
+    D = n_projections(n, d)
     try:
         outputs = KERNELS.get(str(cell.kernel["name"])).n_outputs
     except KernelbenchError:  # a plug-in kernel: the larger count
         outputs = 2
-    F = outputs * D
-    batch = 1
-    if proto.name == "kernel_approx":  # features of a batch held at once when small
-        from kernelbench.protocols.kernel_approx import BATCH_Z_BYTES, batch_runs
+    return Shapes(N, N_test, d, D, outputs * D, int(cell.runs), rows, batch, n, sample_space)
 
-        if F64 * 2 * N * F <= BATCH_Z_BYTES:
-            batch = min(batch_runs(cell), int(cell.runs))
-    return Shapes(N, N_test, d, D, F, int(cell.runs), rows, batch)
+
+def features(cell: Cell, s: Shapes) -> float:
+    """The features a run computes: F, Nystroem's at most its N fitted rows (m = F
+    landmarks)."""
+    F = float(s.F)
+    return min(F, float(s.N)) if cell.method.get("name") == "nystrom" else F
+
+
+def pair_work(cell: Cell, s: Shapes, passes: int = 1) -> Work:
+    """The work of a sample pair X, Y (N x d, N_test x d; :meth:`Protocol.price`'s
+    default): per run and pass K_hat = z(X) z(Y)^T (2 N M F flops) and the spectral norm
+    of its error (:data:`SPECTRAL_STEPS` products of 4 N M flops), the exact K and its
+    norms once; held: K, the Krylov bases, and a batch's features and K_hat."""
+    R, N, M, F = s.runs, s.N, s.N_test, features(cell, s)
+    RP = R * passes
+    return Work(
+        s,
+        terms={"gemm": RP * 2.0 * N * M * F, "spectral": RP * 4.0 * SPECTRAL_STEPS * N * M},
+        once={"exact": 2.0 * N * M * s.d + 4.0 * SPECTRAL_STEPS * N * M},
+        mapped=passes * float(N + M),
+        calls=2 * passes,
+        held=N * M + 2 * SPECTRAL_STEPS * (N + M) + s.batch * ((N + M) * s.F + N * M),
+    )
+
+
+def shapes(cell: Cell) -> Shapes:
+    """The sizes of ``cell`` (a :class:`~kernelbench.cell.Cell`), as its protocol's
+    ``price`` hook counts them."""
+    return cell.protocol.price(cell).shapes
 
 
 def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float, bool]:
@@ -140,15 +193,9 @@ def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float, bool]:
     sample space) of one map, as docs/performance.md, "The cost model", counts them."""
     family = str(cell.method.get("name"))
     params = cell.method.get("params") or {}
-    d, ss = float(s.d), False
-    if cell.protocol.name == "kernel_approx" and cell.settings.get("draws", "sample_space") == (
-        "sample_space"
-    ):
-        from kernelbench.protocols.common import feature_map
-
-        fm = feature_map(cell, None, d=s.d)
-        if fm.supports_sample_space(2 * s.N, s.d):
-            d, ss = float(2 * s.N), True
+    d, ss = float(s.d), s.sample_space
+    if ss:
+        d = float(2 * s.N)
     log_d = max(1.0, math.log2(max(d, 2.0)))
     if family == "sorf":
         blocks = float(params.get("n_blocks", 3))
@@ -163,51 +210,26 @@ def _map_work(cell: Cell, s: Shapes) -> tuple[float, float, float, bool]:
 
 
 def cell_terms(
-    cell: Cell, shared: bool, s: Shapes, start: bool, probe: Probe | None = None
+    cell: Cell, shared: bool, work: Work, start: bool, probe: Probe | None = None
 ) -> dict[str, float]:
     """The work counts of one cell (keys of :data:`COEF`); ``shared``: its data and
     exact kernel were computed by an earlier cell of the grid in the same process;
-    ``s``: its :func:`shapes`; ``start``: the process's first cell; ``probe``: its map's
-    measured speed (a plug-in's), which replaces the map's counted work (draw, QR,
-    projections, nonlinearity) by its measured seconds."""
-    R, N, M, F = s.runs, s.N, s.N_test, float(s.F)
-    family, proto, opts = str(cell.method.get("name")), cell.protocol.name, cell.settings
+    ``work``: its protocol's price (:class:`Work`); ``start``: the process's first cell;
+    ``probe``: its map's measured speed (a plug-in's), which replaces the map's counted
+    work (draw, QR, projections, nonlinearity) by its measured seconds."""
+    s = work.shapes
+    R, N, M = s.runs, s.N, s.N_test
+    family = str(cell.method.get("name"))
     k, draws, qr, ss = _map_work(cell, s)
     terms = dict.fromkeys(COEF, 0.0)
     terms.update(cell=1.0, start=float(start), draw=R * draws, qr=R * qr)
     terms["data"] = 0.0 if shared else float(s.rows)
     terms["sqr"] = R * 2.0 * (N + M) ** 2 * s.d if ss else 0.0
-    if family == "nystrom":  # m = F landmarks, at most the N fitted rows
-        F = min(F, float(N))
-    mapped, once = float(N + M), {}  # rows mapped per run; work once per cell
-    if proto in SAMPLE_PAIR:
-        terms["gemm"] = R * 2.0 * N * M * F
-        terms["spectral"] = R * 4.0 * SPECTRAL_STEPS * N * M
-        once = {"exact": 2.0 * N * M * s.d + 4.0 * SPECTRAL_STEPS * N * M}
-    elif proto == "krr":  # fold Grams, k L + 1 Cholesky, the CV pass, the spectral check
-        P, L = float(opts.get("spectral_points", 0)), len(opts.get("lambdas") or [1.0])
-        folds = int(opts.get("cv_folds") or 1) if L > 1 else 1
-        lev = family in LEVERAGE  # the leverage scores: one more pass, Gram and solve
-        mapped += N * (2 if lev else 1) + P
-        terms["gemm"] = R * ((1 + lev) * N * F * F + 2.0 * N * F * L + 2.0 * P * P * F)
-        terms["chol"] = R * (folds * L * (folds > 1) + 1 + lev) * F**3 / 3
-        terms["spectral"] = R * 4.0 * SPECTRAL_STEPS * P * P
-        once = {"exact": 2.0 * P * P * s.d + 4.0 * SPECTRAL_STEPS * P * P}
-    elif proto == "downstream":
-        if opts.get("learner") == "linear":  # Gram and eigh of the smaller side
-            p = min(N, F)
-            terms["gemm"] = R * (2.0 * N * p * max(N, F) + 2.0 * M * F)
-            terms["eigh"] = R * p**3
-            once = {"exact": 2.0 * N * (N + M) * s.d, "eigh": float(N) ** 3}
-        else:  # svm_precomputed: K_hat by syrk (about a GEMM's time), libsvm's fit on
-            # it; the test rows through the primal weights (M F pairs flops: negligible)
-            terms["gemm"] = R * 2.0 * N * N * F
-            terms["learn"] = R * float(N) * N
-            once = {"exact": 2.0 * N * (N + M) * s.d, "learn": float(N) * (N + M)}
-        once = once if opts.get("exact", True) else {}
-    elif proto == "walltime":
-        mapped *= 1 + int(opts.get("repeats", 1))
-    for key, v in ({} if shared else once).items():
+    F = features(cell, s)
+    mapped = float(N + M) if work.mapped is None else work.mapped  # rows mapped per run
+    for key, v in work.terms.items():
+        terms[key] += v
+    for key, v in ({} if shared else work.once).items():
         terms[key] += v
     terms["proj"] = R * 2.0 * mapped * k * s.D
     terms["elem"] = R * mapped * F
@@ -215,19 +237,9 @@ def cell_terms(
         terms.update(draw=0.0, qr=0.0, proj=R * 2.0 * mapped * s.d * F)
         terms["eigh"] += R * F**3
     if probe is not None:
-        calls = map_calls(cell)
         terms.update(draw=0.0, qr=0.0, sqr=0.0, proj=0.0, elem=0.0)
-        terms["probe"] = R * probe.seconds(calls, mapped)
+        terms["probe"] = R * probe.seconds(work.calls, mapped)
     return terms
-
-
-def map_calls(cell: Cell) -> int:
-    """Transform calls per run: walltime's 1 + repeats, krr's fit, CV and test passes,
-    else the two sets of rows (X and Y, or train and test)."""
-    proto, opts = cell.protocol.name, cell.settings
-    if proto == "walltime":
-        return 1 + int(opts.get("repeats", 1))
-    return 3 if proto == "krr" else 2
 
 
 def rff_map_seconds(rows: int, d: int, D: int) -> float:
@@ -241,19 +253,16 @@ def probe_rows(s: Shapes) -> int:
     return max(1, s.N, s.N_test)
 
 
-def peak_bytes(cell: Cell, s: Shapes) -> int:
-    """The float64 bytes ``cell`` holds at once at its peak (docs/performance.md)."""
+def peak_bytes(work: Work) -> int:
+    """The float64 bytes a cell holds at once at its peak (docs/performance.md): the
+    data, what its protocol holds (:attr:`Work.held`), W and one call's projections."""
+    s = work.shapes
     N, M = s.N, s.N_test
     data = s.rows + (N + M) * s.d
-    if cell.protocol.name in SAMPLE_PAIR:
-        fixed = N * M + 2 * SPECTRAL_STEPS * (N + M)  # K, Krylov bases
-        per_batch = s.batch * ((N + M) * s.F + N * M)  # features and K_hat of a batch
-    else:  # an SVM's N x N K_hat and a 2048-row test block
-        fixed = N * (N + 2048) if cell.settings.get("learner") == "svm_precomputed" else 0
-        per_batch = (N + M) * s.F + s.F * s.F  # features and the normal equations
+    held = (N + M) * s.F + s.F * s.F if work.held is None else work.held
     weights = s.d * s.D
     projections = max(N, M) * s.D  # X W^T before its nonlinearity
-    return int(F64 * (data + fixed + per_batch + weights + projections))
+    return int(F64 * (data + held + weights + projections))
 
 
 def price(cells: Iterable[Cell]) -> list[CellCost]:
@@ -266,16 +275,15 @@ def price(cells: Iterable[Cell]) -> list[CellCost]:
     out = []
     for i, cell in enumerate(cells):
         key = (cell.pair_key, dumps(cell.kernel))
-        s = shapes(cell)
+        work = cell.protocol.price(cell)
+        s = work.shapes
         measured = None
         if not is_builtin(str(cell.method["name"])):  # a plug-in: its own speed
-            from kernelbench.protocols.common import map_n
-
-            measured = probe(cell, s.d, s.D, map_n(cell, s.d), probe_rows(s), rff_map_seconds)
-        terms = cell_terms(cell, key in seen, s, i == 0, measured)
+            measured = probe(cell, s.d, s.D, s.n, probe_rows(s), rff_map_seconds)
+        terms = cell_terms(cell, key in seen, work, i == 0, measured)
         seen.add(key)
         seconds = sum(COEF[k] * v for k, v in terms.items())
-        out.append(CellCost(cell, s, seconds, peak_bytes(cell, s), terms, measured))
+        out.append(CellCost(cell, s, seconds, peak_bytes(work), terms, measured))
     return out
 
 

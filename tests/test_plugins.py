@@ -449,6 +449,7 @@ HOOKS = {
     "run",
     "measure",
     "read_reference",
+    "price",
 }
 
 

@@ -32,7 +32,8 @@ subclass with a ``name`` registers it under that name, once. Its contract
 - hooks: ``check_settings``, ``skip`` (why it cannot measure a cell, before any data is
   loaded), ``prepare`` (what every run shares), ``cell_columns``, ``run`` (the rows of
   one run), ``measure`` (the rows of a batch of runs: default, ``run`` per run) and
-  ``read_reference`` (a paper's table as cells).
+  ``read_reference`` (a paper's table as cells) and ``price`` (what a cell costs before it
+  runs, counted in the terms of :mod:`kernelbench.cost`; default: a sample pair's).
 
 The measuring helpers every protocol shares are functions of a cell in
 :mod:`kernelbench.protocols.common`. The runner (:mod:`kernelbench.experiment`), verify,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from kernelbench.cell import Cell
+    from kernelbench.cost import Work
 
 __all__ = [
     "PROTOCOLS",
@@ -173,6 +175,18 @@ class Protocol(Generic[S]):
         transform_seconds and the protocol's columns; one row, or several that each name
         their ``run`` (e.g. one per iteration)."""
         raise NotImplementedError
+
+    def price(self, cell: Cell) -> Work:
+        """What the cell costs before it runs (:mod:`kernelbench.cost`, the plan line):
+        its shapes and the protocol's work besides its maps, as counts of the cost
+        model's terms (:class:`~kernelbench.cost.Work`). Default: the sample pair of the
+        default :meth:`prepare` (:func:`~kernelbench.cost.pair_work`: K once, per run the
+        map of X and Y, K_hat and its error's spectral norm), so a protocol without
+        pricing code gets a finite price; one whose runs do other work overrides it."""
+        from kernelbench.cost import pair_work
+        from kernelbench.protocols.common import pair_shapes
+
+        return pair_work(cell, pair_shapes(cell))
 
     def read_reference(self, table: pd.DataFrame) -> pd.DataFrame:
         """A reference table as cells (:func:`reference_cells`); default: as it is."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from kernelbench.seeding import derive_rng
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
+    from kernelbench.cost import Shapes
     from kernelbench.features import RandomFeatureMap
 
 #: Most rows over which a bandwidth rule averages (the neighbours are all rows).
@@ -116,6 +117,18 @@ def exact_pair(cell: Cell) -> Pair:
             f"the exact kernel of {cell.dataset['name']!r} is zero; errors are undefined"
         )
     return Pair(X, Y, K, fro_K, spec_K, prov)
+
+
+def pair_shapes(cell: Cell, pad: Callable[[int], int] | None = None) -> Shapes:
+    """The :class:`~kernelbench.cost.Shapes` of the cell's sample pair (:func:`exact_pair`):
+    two subsets of ``samples`` rows of its train part, d its columns (``pad``: the d the
+    map sees instead, e.g. zero-padded), D from :func:`map_n` at that d."""
+    from kernelbench.cost import data_shape, make_shapes, sample_rows
+
+    rows, train, d = data_shape(cell)
+    d = pad(d) if pad is not None else d
+    N = sample_rows(cell, train)
+    return make_shapes(cell, N, N, d, rows * d, map_n(cell, d))
 
 
 def run_rng(cell: Cell, run: int) -> np.random.Generator:

@@ -36,6 +36,7 @@ from kernelbench.protocols.common import (
     feature_map,
     fit_transform,
     kernel_params,
+    map_n,
     run_rng,
     split_cached,
 )
@@ -44,6 +45,7 @@ from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
+    from kernelbench.cost import Work
 
 #: Directory (under the output directory) of the cached exact-kernel scores.
 EXACT_DIR = ".exact"
@@ -203,6 +205,29 @@ class Downstream(Protocol[DownstreamSettings]):
         self.learner(cell)  # one line naming the learners, metrics if unknown
         self.metric_name(cell)
         return None
+
+    def price(self, cell: Cell) -> Work:
+        """Per run the learner on the features: svm_precomputed forms K_hat by syrk (about
+        a GEMM's time) and libsvm fits on it (the test rows go through the primal
+        weights: negligible), holding the N x N K_hat and a 2048-row test block; linear
+        one Gram and eigendecomposition of the smaller side (p = min(N, F)). The exact
+        kernel's score (``exact``) once."""
+        from kernelbench.cost import Work, data_shape, features, make_shapes, split_rows
+
+        rows, train, d = data_shape(cell)
+        N, M = split_rows(cell, rows, train)
+        s = make_shapes(cell, N, M, d, rows * d, map_n(cell, d))
+        R, F, opts = s.runs, features(cell, s), cell.settings
+        if opts.get("learner") == "linear":
+            p = min(N, F)
+            terms = {"gemm": R * (2.0 * N * p * max(N, F) + 2.0 * M * F), "eigh": R * p**3}
+            once = {"exact": 2.0 * N * (N + M) * s.d, "eigh": float(N) ** 3}
+        else:
+            terms = {"gemm": R * 2.0 * N * N * F, "learn": R * float(N) * N}
+            once = {"exact": 2.0 * N * (N + M) * s.d, "learn": float(N) * (N + M)}
+        svm = N * (N + 2048) if opts.get("learner") == "svm_precomputed" else 0
+        held = svm + (N + M) * s.F + s.F * s.F
+        return Work(s, terms, once if opts.get("exact", True) else {}, held=held)
 
     def prepare(self, cell: Cell) -> Context:
         dataset_json, seed, data_json, key = cell.pair_key

@@ -16,7 +16,7 @@ import math
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,11 +24,19 @@ import pyarrow as pa
 
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import REL_FRO, REL_SPEC, Figure, Protocol
-from kernelbench.protocols.common import Pair, feature_map, fit_transform, run_rng, sizes
+from kernelbench.protocols.common import (
+    Pair,
+    feature_map,
+    fit_transform,
+    pair_shapes,
+    run_rng,
+    sizes,
+)
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
+    from kernelbench.cost import Work
 
 #: Precision of the K_hat product (the ``product`` setting); the first is the default.
 PRODUCTS = ("float64", "float32")
@@ -100,6 +108,20 @@ class KernelApprox(Protocol[KernelApproxSettings]):
         """Whether the cell's runs draw in sample space (``draws`` and the map allow it)."""
         draws = self._opts(cell).draws
         return draws == "sample_space" and fm.supports_sample_space(n_points, d)
+
+    def price(self, cell: Cell) -> Work:
+        """The sample pair's work (the default), its runs batched where one run's
+        features are at most ``BATCH_Z_BYTES``, drawn in sample space where the map and
+        ``draws`` allow it at 2N points."""
+        from kernelbench.cost import F64, pair_work
+
+        s = pair_shapes(cell)
+        batch = 1
+        if F64 * 2 * s.N * s.F <= BATCH_Z_BYTES:  # features of a batch held at once
+            batch = min(batch_runs(cell), int(cell.runs))
+        fm = feature_map(cell, None, d=s.d)
+        ss = self._sample_space(cell, fm, 2 * s.N, s.d)
+        return pair_work(cell, replace(s, batch=batch, sample_space=ss))
 
     def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
         """The rows of ``runs``, in groups of :func:`batch_runs` (:meth:`_group`)."""

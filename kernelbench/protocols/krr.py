@@ -42,9 +42,13 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from kernelbench.cell import Cell
+    from kernelbench.cost import Work
 
 #: Dataset names of the paper's Table 3 -> kernelbench dataset ids.
 PAPER_DATASETS = {"EEG": "eeg", "cod-RNA": "codrna", "covtype": "covtype", "magic04": "magic04"}
+#: Methods whose fit computes leverage scores of the features first (priced: one more
+#: pass over the train rows, Gram and factorisation).
+LEVERAGE = ("lev_rff", "slw_rff")
 #: Kernel width conventions: gamma of exp(-gamma |x - x'|^2) for a given sigma.
 WIDTHS = ("sigma2", "2sigma2")
 #: How lev_rff and slw_rff use their scores (kernelbench.features.lev_rff.MODES).
@@ -266,6 +270,38 @@ class KRR(Protocol[KRRSettings]):
             return str(choices_error("kernel of protocol 'krr'", cell.kernel["name"], ["rbf"]))
         self.feature_map(cell, random_state=None)
         return None
+
+    def price(self, cell: Cell) -> Work:
+        """Per run: the train rows mapped for the fit and the CV pass (leverage-score maps,
+        :data:`LEVERAGE`, once more), the test rows and the spectral check's points; the
+        fold Grams (N F^2 flops), k L + 1 Cholesky factorisations of F x F (k folds, L
+        lambdas) and the spectral norm on ``spectral_points`` rows, whose exact kernel
+        is computed once."""
+        from kernelbench.cost import (
+            SPECTRAL_STEPS,
+            Work,
+            data_shape,
+            features,
+            make_shapes,
+            split_rows,
+        )
+
+        rows, train, d = data_shape(cell)
+        N, M = split_rows(cell, rows, train)
+        s = make_shapes(cell, N, M, d, rows * d, common.map_n(cell, d))
+        R, F, opts = s.runs, features(cell, s), cell.settings
+        P, L = float(opts.get("spectral_points", 0)), len(opts.get("lambdas") or [1.0])
+        folds = int(opts.get("cv_folds") or 1) if L > 1 else 1
+        lev = cell.method.get("name") in LEVERAGE  # one more pass, Gram and solve
+        mapped = float(N + M)
+        mapped += N * (2 if lev else 1) + P
+        terms = {
+            "gemm": R * ((1 + lev) * N * F * F + 2.0 * N * F * L + 2.0 * P * P * F),
+            "chol": R * (folds * L * (folds > 1) + 1 + lev) * F**3 / 3,
+            "spectral": R * 4.0 * SPECTRAL_STEPS * P * P,
+        }
+        once = {"exact": 2.0 * P * P * s.d + 4.0 * SPECTRAL_STEPS * P * P}
+        return Work(s, terms, once, mapped=mapped, calls=3)
 
     def _split_key(self, cell: Cell, repeat: int | None = None) -> tuple:
         """The cache key of a split: the dataset with the reading's scaling, and the

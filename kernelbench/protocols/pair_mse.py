@@ -27,6 +27,7 @@ from kernelbench.protocols.common import (
     fit_transform,
     kernel_approx_pair_cached,
     kernel_params,
+    pair_shapes,
     read_only,
     run_rng,
 )
@@ -34,6 +35,7 @@ from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
+    from kernelbench.cost import Work
 
 
 def next_pow2(d: int) -> int:
@@ -105,6 +107,12 @@ class PairMSE(Protocol[PairMSESettings]):
                 f"got {cell.kernel['name']!r}"
             )
         return super().skip(cell)
+
+    def price(self, cell: Cell) -> Work:
+        """The sample pair's work (the default) at d zero-padded to a power of two."""
+        from kernelbench.cost import pair_work
+
+        return pair_work(cell, pair_shapes(cell, pad=next_pow2))
 
     def prepare(self, cell: Cell) -> PaddedPair:
         from kernelbench.kernels import exact_kernel

@@ -22,18 +22,25 @@ Drawn and compared by its reporting side, :mod:`kernelbench.reporting.qmc_adapti
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import REL_SPEC, Figure, Metric, Protocol
-from kernelbench.protocols.common import Pair, feature_map, fit_transform, run_rng
+from kernelbench.protocols.common import Pair, feature_map, fit_transform, pair_shapes, run_rng
+from kernelbench.protocols.qmc_discrepancy import sinc_pairs
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
+    from kernelbench.cost import Work
+
+
+#: Evaluations of the discrepancy and its gradient per nonlinear-CG iteration (scipy's
+#: line search), for the price: 5.7-9.2 measured on digits, LETTER and Powerplant.
+CG_EVALS = 8
 
 
 @dataclass
@@ -84,6 +91,20 @@ class QMCAdaptive(Protocol[QMCAdaptiveSettings]):
                 f"(e.g. method=qmc_adaptive), got {method.get('label') or method['name']!r}"
             )
         return super().skip(cell)
+
+    def price(self, cell: Cell) -> Work:
+        """Per run: the nonlinear CG on the box discrepancy, ``max_cg_iter`` iterations
+        of about :data:`CG_EVALS` evaluations of it and its gradient (D (D - 1) / 2 pairs
+        of d sincs each, Proposition 11); then, for the start and each iteration, the map
+        of X and Y, K_hat and its error's spectral norm (the sample pair's work,
+        max_cg_iter + 1 times)."""
+        from kernelbench.cost import pair_work
+
+        s = pair_shapes(cell)
+        iters = int(feature_map(cell, None, d=s.d).max_cg_iter)
+        work = pair_work(cell, s, passes=iters + 1)
+        sinc = s.runs * (CG_EVALS * iters + 1) * sinc_pairs(s)
+        return replace(work, terms={**work.terms, "sinc": sinc})
 
     def run(self, cell: Cell, ctx: Pair, run: int) -> list[dict]:
         fm = feature_map(cell, run_rng(cell, run), d=ctx.X.shape[1])

@@ -17,7 +17,7 @@ Drawn and compared by its reporting side, :mod:`kernelbench.reporting.qmc_discre
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,11 +25,12 @@ import pyarrow as pa
 
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import REL_FRO, REL_SPEC, Figure, Metric, Protocol
-from kernelbench.protocols.common import Pair, feature_map, fit_transform, run_rng
+from kernelbench.protocols.common import Pair, feature_map, fit_transform, pair_shapes, run_rng
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
+    from kernelbench.cost import Shapes, Work
 
 
 @dataclass
@@ -41,6 +42,12 @@ class QMCDiscrepancySettings(ProtocolSettings):
     name: str = "qmc_discrepancy"
     data: str | None = "kernel_approx"
     box_scale: float = 1.0
+
+
+def sinc_pairs(s: Shapes) -> float:
+    """Sincs of one evaluation of the box discrepancy of D frequencies in d dimensions:
+    Theorem 9's sum over the D (D - 1) / 2 pairs, a product of d sincs each."""
+    return s.D * (s.D - 1) / 2 * s.d
 
 
 class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
@@ -80,6 +87,16 @@ class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
         if cell.method.get("params", {}).get("sequence") == "adaptive":
             return "protocol qmc_discrepancy: use qmc_adaptive for adaptive QMC"
         return super().skip(cell)
+
+    def price(self, cell: Cell) -> Work:
+        """The sample pair's work (the default) and per run the box discrepancy of the D
+        frequencies (:func:`kernelbench.qmc.mean_squared_error`, Theorem 9): a sinc per
+        pair and dimension, D (D - 1) / 2 pairs of d."""
+        from kernelbench.cost import pair_work
+
+        s = pair_shapes(cell)
+        work = pair_work(cell, s)
+        return replace(work, terms={**work.terms, "sinc": s.runs * sinc_pairs(s)})
 
     def cell_columns(self, cell: Cell, ctx: Pair) -> dict[str, Any]:
         return {**ctx.columns(), "box_scale": float(self._opts(cell).box_scale)}

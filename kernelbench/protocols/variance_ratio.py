@@ -32,13 +32,14 @@ import pyarrow as pa
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import Figure, Metric, Protocol
-from kernelbench.protocols.common import feature_map, fit_transform, run_rng
+from kernelbench.protocols.common import feature_map, fit_transform, map_n, run_rng
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
+    from kernelbench.cost import Work
 
 #: sigma = 1: kernelbench's exp(-gamma ||x - y||^2) with gamma = 1 / (2 sigma^2).
 GAMMA = 0.5
@@ -118,6 +119,16 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
                 f"got {cell.kernel['name']!r}"
             )
         return self._check_map(cell, {**cell.kernel["params"], "gamma": GAMMA})
+
+    def price(self, cell: Cell) -> Work:
+        """Synthetic pairs, no data file: ``pairs`` directions per z at the settings' d,
+        each run maps the points of every z; nothing else is counted."""
+        from kernelbench.cost import Work, make_shapes
+
+        opts = self._opts(cell)
+        d = int(opts.d)
+        points = int(opts.pairs) * int(float(opts.z_max) / float(opts.z_step))
+        return Work(make_shapes(cell, points, points, d, 0, map_n(cell, d)))
 
     def prepare(self, cell: Cell) -> Grid:
         s = self._opts(cell)

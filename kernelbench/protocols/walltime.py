@@ -22,13 +22,20 @@ import numpy as np
 import pyarrow as pa
 
 from kernelbench.protocols import Figure, Metric, Protocol
-from kernelbench.protocols.common import data_columns, feature_map, fit_transform, run_rng
+from kernelbench.protocols.common import (
+    data_columns,
+    feature_map,
+    fit_transform,
+    map_n,
+    run_rng,
+)
 from kernelbench.seeding import derive_rng
 from kernelbench.settings import ProtocolSettings
 from kernelbench.validation import check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
+    from kernelbench.cost import Work
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,17 @@ class Walltime(Protocol[WalltimeSettings]):
         out["points"] = check_int("points", out["points"], 1)
         out["repeats"] = check_int("repeats", out["repeats"], 1)
         return out
+
+    def price(self, cell: Cell) -> Work:
+        """The ``points`` rows mapped 1 + repeats times per run (the first call and the
+        timed repeats), nothing else."""
+        from kernelbench.cost import Work, data_shape, make_shapes
+
+        rows, _, d = data_shape(cell)
+        opts = self._opts(cell)
+        s = make_shapes(cell, int(opts.points), 0, d, rows * d, map_n(cell, d))
+        calls = 1 + int(opts.repeats)
+        return Work(s, mapped=float(s.N + s.N_test) * calls, calls=calls)
 
     def prepare(self, cell: Cell) -> Points:
         X, prov = _points_cached(*cell.pair_key, int(self._opts(cell).points))
