@@ -58,10 +58,13 @@ GRIDS = {
     # the protocols not above, small cells of each
     "variance_ratio": ["protocol=variance_ratio", "dataset=gaussian_pairs", "method=rff,orf"]
     + ["runs=20", "protocol.d=16"],
-    "qmc_discrepancy": ["protocol=qmc_discrepancy", "method=qmc,rff", "runs=5"]
+    "qmc_discrepancy": ["protocol=qmc_discrepancy", "method=qmc,rff", "n=1,2,4", "runs=5"]
     + ["dataset.splits.kernel_approx.samples=300"],
-    "qmc_adaptive": ["protocol=qmc_adaptive", "method=qmc_adaptive", "runs=2"]
+    "qmc_adaptive": ["protocol=qmc_adaptive", "method=qmc_adaptive", "n=1,2", "runs=2"]
     + ["method.params.max_cg_iter=6", "dataset.splits.kernel_approx.samples=200"],
+    # the qmc protocols on a paper grid: Yang's Fig. 3 at its largest n, Fig. 4 at 2 runs
+    "yang_fig3": ["experiment=yang2014_fig3", "n=8"],
+    "yang_fig4": ["experiment=yang2014_fig4", "runs=2"],
     # a plug-in (pip install -e examples/toy_rff): priced by its probe (kernelbench.probe)
     "plugin": ["method=toy_rff,rff", "n=1,4", "runs=5", "dataset=digits,usps"],
 }
@@ -114,16 +117,20 @@ def micro() -> dict[str, float]:
     """Seconds per unit of the terms whose unit is one kernel's work, timed alone (one
     BLAS thread, CPU time, best of 3): normals drawn, GEMM flops (the exact kernel),
     QR flops (of a map's blocks, and of the points in sample space), matrix-vector flops
-    (the spectral norm), Cholesky flops, eigendecomposition p^3; K_hat, the projections
+    (the spectral norm), Cholesky flops, eigendecomposition p^3, a box discrepancy's sinc
+    pairs (its first call compiles: timed after it); K_hat, the projections
     and the learners' Grams at the GEMM's rate. The other terms (fixed costs, Python
     per run, elementwise, libsvm) are fitted."""
     from scipy.linalg import cho_factor, eigh
     from threadpoolctl import threadpool_limits
 
+    from kernelbench.qmc import mean_squared_error
+
     rng = np.random.default_rng(0)
     A, v = rng.standard_normal((1000, 1000)), rng.standard_normal(1000)
     T, P = rng.standard_normal((2000, 256)), rng.standard_normal((3000, 200))
     S = A @ A.T + 1000 * np.eye(1000)
+    mean_squared_error(T[:400, :32], 1.0)  # compiled (or loaded from numba's cache)
     with threadpool_limits(1, user_api="blas"):
         out = {
             "draw": _cpu(lambda: rng.standard_normal(4_000_000)) / 4e6,
@@ -133,6 +140,7 @@ def micro() -> dict[str, float]:
             "sqr": _cpu(lambda: np.linalg.qr(P, mode="r")) / (2 * 3000 * 200**2),
             "chol": _cpu(lambda: cho_factor(S, check_finite=False)) / (1000**3 / 3),
             "eigh": _cpu(lambda: eigh(S, check_finite=False, driver="evd")) / 1000**3,
+            "sinc": _cpu(lambda: mean_squared_error(T[:400, :32], 1.0)) / (400 * 399 / 2 * 32),
         }
     out["gemm"] = out["proj"] = out["exact"]  # K_hat and the projections: GEMMs
     print("timed alone: " + ", ".join(f"{k} {v:.3g} s" for k, v in out.items()))

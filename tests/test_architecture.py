@@ -258,12 +258,31 @@ def test_the_runner_verify_and_cli_never_branch_on_a_protocol_name():
     assert not found, f"branches on a protocol's name: {found}"
 
 
+def protocol_literals(path: Path, names: set[str]) -> list[str]:
+    """String constants equal to a protocol's name (``file:line``)."""
+    return [
+        f"{path.name}:{node.lineno}"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+    ]
+
+
+def test_the_plan_names_no_protocol():
+    """A cell's price is its protocol's ``price`` hook: cost.py and estimate.py neither
+    branch on a protocol's name nor hold one (a plug-in protocol is priced as built-ins are)."""
+    names = _protocol_names()
+    paths = [PACKAGE / "cost.py", PACKAGE / "estimate.py"]
+    found = [hit for p in paths for hit in name_branches(p, names) + protocol_literals(p, names)]
+    assert not found, f"protocol names in the plan: {found}"
+
+
 def test_the_name_branch_check_catches_one(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text(
         "def f(p):\n    if p.name == 'krr':\n        return 1\n    return p in ('walltime',)\n"
     )
     assert name_branches(bad, {"krr", "walltime"}) == ["bad.py:2", "bad.py:4"]
+    assert protocol_literals(bad, {"krr", "walltime"}) == ["bad.py:2", "bad.py:4"]
 
 
 DOC = PACKAGE.parent / "docs" / "architecture.md"
