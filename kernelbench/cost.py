@@ -22,9 +22,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: CPU seconds per unit of each work count of :func:`cell_terms`, one BLAS thread, from
 #: ``scripts/calibrate_cost.py --fit`` on the 2-core AMD EPYC development machine: draw,
-#: qr, sqr, spectral, chol, eigh and the GEMM rate (exact, proj, gemm) timed alone, the
-#: rest fitted (docs/performance.md, "The cost model"). A numba map's first compile
-#: and a run's Python fitted to zero there (absorbed by start and elem).
+#: qr, sqr, spectral, chol, eigh, sinc and the GEMM rate (exact, proj, gemm) timed alone,
+#: the rest fitted (docs/performance.md, "The cost model"). A numba map's first compile
+#: and a run's Python fitted to zero there (absorbed by start and elem). What a cell's
+#: protocol does is counted by its ``price`` hook (:class:`Work`); the module names no
+#: protocol.
 COEF: dict[str, float] = {
     "start": 0.14,  # once per process: the first cell's imports
     "cell": 0.0138,  # per cell: build, shard, summary

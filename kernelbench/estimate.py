@@ -5,8 +5,8 @@
 :func:`grid_points` expands ``kernelbench run``'s arguments as Hydra's basic sweeper
 does and refuses, in one line, an empty sweep, a sweep without ``-m`` and non-finite
 numbers; :func:`run_plan` also refuses what each job would refuse before loading its
-data (:meth:`Protocol.check`). The cells are priced and guarded by
-:mod:`kernelbench.cost`.
+data (:meth:`Protocol.skip`). The cells are priced (each by its protocol's ``price``
+hook) and guarded by :mod:`kernelbench.cost`.
 
 Composing every cell with Hydra costs 0.1-0.3 s each, so the cells are composed once
 per distinct set of overrides other than ``method``, ``kernel``, ``n``, ``runs`` and
