@@ -184,6 +184,13 @@ def pair_work(cell: Cell, s: Shapes, passes: int = 1) -> Work:
     )
 
 
+def sinc_pairs(s: Shapes) -> float:
+    """Units of term ``sinc`` in one evaluation of the box discrepancy of D frequencies
+    in d dimensions (:func:`kernelbench.qmc.mean_squared_error`): Theorem 9's sum over
+    the D (D - 1) / 2 pairs, a product of d sincs each."""
+    return s.D * (s.D - 1) / 2 * s.d
+
+
 def shapes(cell: Cell) -> Shapes:
     """The sizes of ``cell`` (a :class:`~kernelbench.cell.Cell`), as its protocol's
     ``price`` hook counts them."""

@@ -30,7 +30,6 @@ import pyarrow as pa
 from kernelbench.metrics import spectral_norm
 from kernelbench.protocols import REL_SPEC, Figure, Metric, Protocol
 from kernelbench.protocols.common import Pair, feature_map, fit_transform, pair_shapes, run_rng
-from kernelbench.protocols.qmc_discrepancy import sinc_pairs
 from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,7 +97,7 @@ class QMCAdaptive(Protocol[QMCAdaptiveSettings]):
         of d sincs each, Proposition 11); then, for the start and each iteration, the map
         of X and Y, K_hat and its error's spectral norm (the sample pair's work,
         max_cg_iter + 1 times)."""
-        from kernelbench.cost import pair_work
+        from kernelbench.cost import pair_work, sinc_pairs
 
         s = pair_shapes(cell)
         iters = int(feature_map(cell, None, d=s.d).max_cg_iter)

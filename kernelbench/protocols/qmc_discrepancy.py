@@ -30,7 +30,7 @@ from kernelbench.settings import ProtocolSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from kernelbench.cell import Cell
-    from kernelbench.cost import Shapes, Work
+    from kernelbench.cost import Work
 
 
 @dataclass
@@ -42,12 +42,6 @@ class QMCDiscrepancySettings(ProtocolSettings):
     name: str = "qmc_discrepancy"
     data: str | None = "kernel_approx"
     box_scale: float = 1.0
-
-
-def sinc_pairs(s: Shapes) -> float:
-    """Sincs of one evaluation of the box discrepancy of D frequencies in d dimensions:
-    Theorem 9's sum over the D (D - 1) / 2 pairs, a product of d sincs each."""
-    return s.D * (s.D - 1) / 2 * s.d
 
 
 class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
@@ -92,7 +86,7 @@ class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
         """The sample pair's work (the default) and per run the box discrepancy of the D
         frequencies (:func:`kernelbench.qmc.mean_squared_error`, Theorem 9): a sinc per
         pair and dimension, D (D - 1) / 2 pairs of d."""
-        from kernelbench.cost import pair_work
+        from kernelbench.cost import pair_work, sinc_pairs
 
         s = pair_shapes(cell)
         work = pair_work(cell, s)
