@@ -18,6 +18,8 @@ block                                what it is
 :func:`chi_norms`                    chi(d) row norms (ORF's and Fastfood's S)
 :func:`rademacher`                   +-1 sign diagonals
 :func:`circulant_rows`               circulant products by the real FFT
+:func:`row_products`                 X W^T with a row's bits independent of its batch
+                                     (fixed row blocks; ``batch_invariant``)
 ==================================== ==================================================
 """
 
@@ -33,6 +35,7 @@ from kernelbench.transforms import (
     hd_blocks_rows,
     next_pow2,
     rademacher,
+    row_products,
 )
 
 __all__ = [
@@ -45,4 +48,5 @@ __all__ = [
     "hd_blocks_rows",
     "next_pow2",
     "rademacher",
+    "row_products",
 ]

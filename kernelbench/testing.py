@@ -28,8 +28,12 @@ A map declares the properties it claims (``RandomFeatureMap.claims``, the names 
     float32 in, float32 out (close to the float64 features of the same seed), float64
     kept, N x (n_outputs D) finite features for d = 1, 2, 3, 17, 40, and D < d.
 ``batch_independent``
-    After fit, transform(X[i:i+1]) equals row i of transform(X) bit for bit, and so do
-    a slice and a permutation of X, in d = 5 and 40, for every kernel the map fits.
+    After fit, transform(X[i:i+1]) has the bytes of row i of transform(X), N = 1100 rows
+    (rows 0, 1, 7, 15-17, 63-64, 127-128, 255-256, 1023-1024, 1099: the edges of blocks
+    of 16 to 1024 rows), and so do three slices and a permutation of X, in float64 and
+    float32, d = 5 and 40 and D < d, for every kernel the map fits. (A map whose
+    transform is a dense BLAS product claims it with ``batch_invariant=True`` only:
+    :func:`kernelbench.transforms.row_products`.)
 ``sklearn``
     get_params lists the constructor's arguments, set_params takes them back, each has
     declared constraints (``_parameter_constraints``) and fit refuses a value of no
@@ -274,28 +278,46 @@ def _dtype_shapes(subject: _Subject, kernels: list[str]) -> str:
     return "float32 kept; d = 1, 2, 3, 17, 40; D < d at d = 17, 40"
 
 
+#: Rows of the batch-independence check's batches: more than the largest block of
+#: :func:`kernelbench.transforms.row_products` (1024), so a batch spans blocks.
+BATCH_ROWS = 1100
+
+
 def _batch_independent(subject: _Subject, kernels: list[str]) -> str:
     rng = np.random.default_rng(39)
+    N = BATCH_ROWS
+    places = (0, 1, 7, 15, 16, 17, 63, 64, 127, 128, 255, 256, 1023, 1024, N - 1)
     for kernel in kernels:
-        for d in (5, 40):
-            X = _points(300, d, seed=d + 1)
-            fm = subject.fit(kernel, 2, 5, X[:60])
-            Z = fm.transform(X)
-            for i in (0, 1, 7, 150, 299):
+        for d, n in ((5, 2), (40, 2), (40, 0.3)):  # D = 24, 164, 25 (D < d)
+            X64 = _points(N, d, seed=d + 1)
+            fm = subject.fit(kernel, n, 5, X64[:60])
+            for X in (X64, X64.astype(np.float32)):
+                where = f"{kernel}, d={d}, n={n}, {X.dtype}"
+                Z = fm.transform(X)
+                for i in places:
+                    _require(
+                        _same_bits(fm.transform(X[i : i + 1])[0], Z[i]),
+                        f"{where}: row {i} alone differs from row {i} of a {N}-row batch",
+                    )
+                for lo, hi in ((3, 40), (1000, N), (250, 270)):
+                    _require(
+                        _same_bits(fm.transform(X[lo:hi]), Z[lo:hi]),
+                        f"{where}: rows {lo}..{hi - 1} differ from the same rows in the batch",
+                    )
+                perm = rng.permutation(N)
                 _require(
-                    np.array_equal(fm.transform(X[i : i + 1])[0], Z[i]),
-                    f"{kernel}, d={d}: row {i} alone differs from row {i} of a 300-row batch",
+                    _same_bits(fm.transform(X[perm]), Z[perm]),
+                    f"{where}: a permuted batch gives other bits",
                 )
-            _require(
-                np.array_equal(fm.transform(X[3:40]), Z[3:40]),
-                f"{kernel}, d={d}: rows 3..39 differ from the same rows in the batch",
-            )
-            perm = rng.permutation(len(X))
-            _require(
-                np.array_equal(fm.transform(X[perm]), Z[perm]),
-                f"{kernel}, d={d}: a permuted batch gives other bits",
-            )
-    return f"rows alone, a slice, a permutation (d = 5, 40; {', '.join(kernels)})"
+    return (
+        f"rows alone, slices, a permutation of {N} rows (d = 5, 40, D < d; float64, "
+        f"float32; {', '.join(kernels)})"
+    )
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """The same dtype, shape and bytes (NaNs and signed zeros included)."""
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def _same_params(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -420,14 +442,22 @@ def _run(
 
 @click.command("check")
 @click.argument("method")
-def check(method: str) -> None:
+@click.option(
+    "--batch-invariant",
+    is_flag=True,
+    help="Check the map with batch_invariant=True (its BLAS products in fixed row blocks).",
+)
+def check(method: str, batch_invariant: bool) -> None:
     """Test the properties a feature map claims (unbiasedness, exactly D projections,
     seeding, dtypes and shapes, batch independence, scikit-learn conventions): one line
     per property, PASS, FAIL or not claimed; exit 1 if a claimed one fails.
 
     METHOD: a registered method (kernelbench list), a method config, or a plug-in's."""
-    results = check_feature_map(method, raise_on_failure=False)
     subject = resolve(method)
+    target: Any = method
+    if batch_invariant:
+        target = subject.cls(**{**subject.params, "batch_invariant": True})
+    results = check_feature_map(target, raise_on_failure=False)
     click.echo(f"{method} ({subject.cls.__module__}.{subject.cls.__name__})")
     for r in results:
         click.echo(f"  {r.line()}")

@@ -20,6 +20,7 @@ vectors, and "apply M to every vector" returns ``X @ M.T``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -55,6 +56,96 @@ def haar_orthogonal(rng: np.random.Generator, d: int, cols: int | None = None) -
     Q, R = np.linalg.qr(rng.standard_normal((d, d if cols is None else cols)))
     Q *= np.where(np.diagonal(R) < 0.0, -1.0, 1.0)[None, :]
     return Q
+
+
+# ------------------------------------------------------------- batch-independent rows
+#: Multiply-adds of one block's product, which sets :func:`row_block`'s rows B: 128
+#: rows for a W of fewer than 2^17 entries, else 64 (docs/performance.md,
+#: "Batch-independent BLAS products").
+ROW_BLOCK_WORK = 2**23
+#: The fewest and most rows of a block: powers of two, so a multiple of every OpenBLAS
+#: kernel's row unroll. Fewer rows re-pack W more often (1.7-3x the plain product on
+#: large batches at 16 rows), more make the transposes and a call of few rows dearer.
+ROW_BLOCK_MIN, ROW_BLOCK_MAX = 64, 128
+#: Bytes of results (and of padded input) that :func:`row_products` computes in one
+#: stacked call (numpy's matmul over a stack of blocks: one GEMM per block).
+ROW_CHUNK_BYTES = 2**20
+
+
+def row_block(d: int, width: int) -> int:
+    """Rows B of every block of :func:`row_products` and :func:`row_blocks` for rows of
+    length d and ``width`` outputs: the power of two in [:data:`ROW_BLOCK_MIN`,
+    :data:`ROW_BLOCK_MAX`] nearest above ``ROW_BLOCK_WORK / (d width)``, a function of
+    the fitted map's shape only, never of the call."""
+    rows = ROW_BLOCK_WORK / max(1, d * width)
+    return int(min(ROW_BLOCK_MAX, max(ROW_BLOCK_MIN, next_pow2(int(np.ceil(rows))))))
+
+
+def row_blocks(
+    X: np.ndarray, columns: Callable[[np.ndarray], np.ndarray], width: int, block: int
+) -> np.ndarray:
+    """f(x) for every row x of X (N x width, X's dtype), where ``columns(Xb)`` gives the
+    width x B matrix whose columns are the f(x) of the rows of a block Xb.
+
+    Every call of ``columns`` gets a C-contiguous float64 block of exactly ``block``
+    rows (the last one padded with zero rows), so each BLAS product in it has one shape
+    and one code path for any N, a single row included (numpy would send a one-row
+    product to GEMV). With the rows as the columns of every product (BLAS's M dimension,
+    which its kernels unroll; ``block`` a multiple of the unroll), OpenBLAS gives a row
+    the same bits at every place in a block whatever the other rows hold (measured,
+    docs/performance.md): so a row's f(x) does not depend on its batch. In float64
+    whatever X's dtype (OpenBLAS's Haswell SGEMM gives float32 rows other bits by
+    their place in a block of more than 16 rows), rounded to X's dtype at the end.
+    """
+    N, d = X.shape
+    out = np.empty((N, width), dtype=X.dtype)
+    if N == 0:
+        return out
+    Xb = np.zeros((block, d))  # one buffer: every block alike
+    for lo in range(0, N, block):
+        hi = min(N, lo + block)
+        Xb[: hi - lo] = X[lo:hi]
+        if hi - lo < block:
+            Xb[hi - lo :] = 0.0
+        out[lo:hi] = columns(Xb)[:, : hi - lo].T
+    return out
+
+
+def block_product(W: np.ndarray, Xb: np.ndarray) -> np.ndarray:
+    """W Xb^T (D x B, float64) for one block Xb of :func:`row_blocks`: the block's rows in
+    BLAS's M dimension; a one-row W gets a zero second row (numpy would call GEMV)."""
+    W = np.asarray(W, dtype=np.float64)
+    if len(W) == 1:
+        return (np.vstack([W, np.zeros_like(W)]) @ Xb.T)[:1]
+    return W @ Xb.T
+
+
+def row_products(X: np.ndarray, W: np.ndarray, block: int | None = None) -> np.ndarray:
+    """X W^T (N x D for W D x d, in X's dtype) with each row's bits independent of the
+    batch: W X_b^T in float64 on fixed blocks X_b of ``block`` (default
+    :func:`row_block`) rows, the last one padded with zero rows, as :func:`row_blocks`
+    does, the blocks of a chunk in one stacked matmul (numpy calls GEMM once per block,
+    the same shape each time; no Python loop per block). A one-row W gets a zero
+    second row: numpy would send W X_b^T to GEMV."""
+    D, d = W.shape
+    N = X.shape[0]
+    B = row_block(d, D) if block is None else int(block)
+    Wp = np.asarray(W, dtype=np.float64)
+    if D == 1:
+        Wp = np.vstack([Wp, np.zeros_like(Wp)])
+    out = np.empty((N, D), dtype=X.dtype)
+    step = B * max(1, ROW_CHUNK_BYTES // (8 * B * (len(Wp) + d)))  # rows per chunk
+    for lo in range(0, N, step):
+        hi = min(N, lo + step)
+        nb, full = -(-(hi - lo) // B), (hi - lo) // B
+        Xs = np.zeros((nb * B, d))
+        Xs[: hi - lo] = X[lo:hi]
+        R = np.matmul(Wp, Xs.reshape(nb, B, d).transpose(0, 2, 1))  # nb x D x B
+        dst = out[lo : lo + full * B].reshape(full, B, D)
+        np.copyto(dst, R[:full, :D].transpose(0, 2, 1), casting="same_kind")
+        if full < nb:
+            out[lo + full * B : hi] = R[full, :D, : hi - lo - full * B].T
+    return out
 
 
 # -------------------------------------------------------------------- Householder
@@ -238,9 +329,11 @@ class WideReflectors:
             panels.append((off, V, np.ascontiguousarray(U)))
         return cls(Q.m, transpose, tuple(panels), Q.r_signs)
 
-    def apply_rows(self, X: np.ndarray) -> np.ndarray:
+    def apply_rows(self, X: np.ndarray, gemm_only: bool = False) -> np.ndarray:
         """X @ Q^T (every row x becomes Q x; Q^T x if ``transpose``), in X's dtype; a new
-        array (F order). Each row's result depends on that row only."""
+        array (F order), the rows in BLAS's M dimension of both products of a panel.
+        ``gemm_only``: a one-reflector panel's first product by GEMM too (numpy's
+        matmul would call GEMV; :func:`row_blocks`)."""
         if X.shape[1] != self.m:
             raise ValueError(f"rows must have length {self.m}, got {X.shape[1]}")
         Zt = np.array(X.T, order="C")  # the vectors as columns: Zt[off:] is contiguous
@@ -255,7 +348,10 @@ class WideReflectors:
         gemm = get_blas_funcs("gemm", (Zt,))
         for off, V, U in panels if self.transpose else panels[::-1]:
             Zs = Zt[off:]
-            W = U @ Zs  # b x N
+            if gemm_only and len(U) == 1:  # W^T = Zs^T U^T, rows in M
+                W = gemm(1.0, Zs.T, U.T).T
+            else:
+                W = U @ Zs  # b x N
             # Zs -= V W, in place: in BLAS's column order Zs^T -= W^T V^T
             gemm(-1.0, W.T, V.T, beta=1.0, c=Zs.T, overwrite_c=1)
         return Zt.T

@@ -46,16 +46,23 @@ def test_every_builtin_map_passes_what_it_claims(method):
 
 def test_builtins_declare_what_they_do_not_claim():
     """gq is biased by design, sorf only nearly unbiased, nystrom data-dependent, the
-    BLAS-product maps depend on their batch; the structured ones claim everything."""
+    BLAS-product maps batch-independent with batch_invariant only; the structured ones
+    claim everything, and with batch_invariant every map claims batch independence."""
     claims = {name: FEATURE_MAPS.get(name)().claimed() for name in FEATURE_MAPS.names()}
     assert "unbiased" not in claims["gq"] | claims["sorf"] | claims["nystrom"]
     assert "exact_D" not in claims["nystrom"]
-    for name in ("rff", "orf", "qmc", "lev_rff", "slw_rff", "nystrom", "sr11"):
+    for name in ("rff", "orf", "qmc", "gq", "lev_rff", "slw_rff", "nystrom", "sr11"):
         assert "batch_independent" not in claims[name]
     for name in ("fastfood", "signed_circulant", "sr33", "sr13"):
         assert claims[name] == set(PROPERTIES)
     assert "unbiased" not in FEATURE_MAPS.get("orf")(construction="tall_qr").claimed()
     assert "batch_independent" not in FEATURE_MAPS.get("sr33")(rotation="haar").claimed()
+    for name in FEATURE_MAPS.names():
+        invariant = FEATURE_MAPS.get(name)(batch_invariant=True).claimed()
+        assert invariant == claims[name] | {"batch_independent"}, name
+    assert FEATURE_MAPS.get("sr33")(rotation="haar", batch_invariant=True).claimed() == set(
+        PROPERTIES
+    )
 
 
 class BiasedRFF(RFF):
@@ -157,6 +164,11 @@ def test_a_method_config_or_instance_is_checked_with_its_params():
         FEATURE_MAPS.get("sr33")(rotation="haar"), properties=["batch_independent"]
     )
     assert r[0].status == "not claimed"
+    r = check_feature_map(
+        FEATURE_MAPS.get("sr33")(rotation="haar", batch_invariant=True),
+        properties=["batch_independent"],
+    )
+    assert r[0].status == "PASS"
 
 
 def test_cli_check_prints_one_line_per_property(capsys):
@@ -184,26 +196,66 @@ def test_cli_check_unknown_method_is_one_line_exit_2(capsys):
     assert "unknown method 'nope'" in err and "fastfood" in err and "orf_tallqr" in err
 
 
-def _claims_batch_independence(method: str) -> bool:
+#: Every map and config with batch_invariant=True, and the parameters that take another
+#: product path: the Haar rotations, orf's panels (W not formed; the short last block's
+#: formed rows at d = 40, n = 2), tall-QR orf both ways, lev_rff's re-weighted columns.
+BATCH_SUBJECTS = [
+    *FEATURE_MAPS.names(),
+    "orf_tallqr",
+    "qmc_adaptive",
+    ("sr33", {"rotation": "haar"}),
+    ("sr13", {"rotation": "haar"}),
+    ("orf", {"dense_limit_mb": 0}),
+    ("orf", {"construction": "tall_qr", "dense_limit_mb": 0}),
+    ("lev_rff", {"mode": "reweight"}),
+    ("slw_rff", {"mode": "reweight"}),
+]
+
+
+@pytest.mark.parametrize("method", BATCH_SUBJECTS, ids=str)
+def test_every_map_is_batch_independent_with_batch_invariant(method):
+    """Every map claims it with batch_invariant=True and has it: a row's features are
+    the same bytes alone and in batches of 1100 rows, at the edges of the blocks of
+    kernelbench.transforms.row_products, float64 and float32, D < d (a map broken in it
+    fails: test_each_property_fails_on_a_map_broken_in_it)."""
     from kernelbench.testing import resolve
 
-    return "batch_independent" in resolve(method).make("rbf", 1, None).claimed()
+    name, params = method if isinstance(method, tuple) else (method, {})
+    subject = resolve(name)
+    fm = subject.cls(**{**subject.params, **params, "batch_invariant": True})
+    (result,) = check_feature_map(fm, properties=["batch_independent"])
+    assert result.status == "PASS", result
 
 
-@pytest.mark.parametrize(
-    "method", [m for m in FEATURE_MAPS.names() if _claims_batch_independence(m)]
-)
-def test_a_map_that_claims_batch_independence_has_it(method):
-    """Every map that claims it: a row's features are the same bits alone and in any
-    batch. (The maps whose transform is a BLAS product claim nothing: whether their rows
-    depend on the batch is the BLAS kernel's choice, on this machine they do, with
-    OPENBLAS_CORETYPE=Sandybridge qmc's do not.)"""
-    from kernelbench.testing import _batch_independent, resolve
+@pytest.mark.parametrize("method", ["rff", "orf", "nystrom", "sr11"])
+def test_breaking_the_blocked_product_fails_the_check(method, monkeypatch):
+    """row_products and row_blocks with a block that follows the call (all rows in one
+    product): the dense maps' batch independence is no longer what they claim."""
+    from kernelbench import transforms
+    from kernelbench.features import nystrom, orf, rff
 
-    subject = resolve(method)
-    _batch_independent(subject, subject.kernels())
+    def one_block(X, columns, width, block):
+        Xb = np.asarray(X, dtype=np.float64)
+        return columns(Xb)[:, : len(X)].T.astype(X.dtype)
+
+    def one_product(X, W, block=None):
+        return (X.astype(np.float64) @ np.asarray(W, dtype=np.float64).T).astype(X.dtype)
+
+    for module in (transforms, orf, nystrom):
+        monkeypatch.setattr(module, "row_blocks", one_block, raising=False)
+    for module in (transforms, rff, orf):
+        monkeypatch.setattr(module, "row_products", one_product, raising=False)
+    from kernelbench.features import sr
+
+    monkeypatch.setattr(sr, "row_products", one_product)
+    fm = FEATURE_MAPS.get(method)(batch_invariant=True)
+    (result,) = check_feature_map(fm, raise_on_failure=False, properties=["batch_independent"])
+    assert result.status == "FAIL", result
 
 
-def test_the_structured_maps_claim_batch_independence():
-    claiming = {m for m in FEATURE_MAPS.names() if _claims_batch_independence(m)}
-    assert {"sorf", "sr13", "sr33", "fastfood", "signed_circulant"} <= claiming
+def test_cli_check_batch_invariant_checks_the_blocked_products(capsys):
+    assert _cli("check", "sr11", "--batch-invariant") == 0
+    out = capsys.readouterr().out
+    assert "batch_independent  PASS" in out
+    assert _cli("check", "sr11") == 0
+    assert "batch_independent  not claimed" in capsys.readouterr().out

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.kernels import get_kernel, resolve_gamma
-from kernelbench.validation import check_constraints, check_n, check_random_state
+from kernelbench.validation import check_bool, check_constraints, check_n, check_random_state
 
 #: The input dtypes a map keeps (others are converted to float64).
 FLOATS = [np.float64, np.float32]
@@ -92,6 +92,11 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
     #: :func:`kernelbench.testing.check_feature_map` tests (all, unless a map says
     #: otherwise; :meth:`claimed` may narrow them for some parameters).
     claims: ClassVar[frozenset[str]] = frozenset(PROPERTIES)
+    #: Whether ``transform`` takes a dense BLAS product of the rows (X W^T), whose bits
+    #: for a row OpenBLAS lets depend on the batch (its kernel, edge code and thread
+    #: split follow the product's shape): such a map claims ``batch_independent`` only
+    #: with ``batch_invariant=True`` (:func:`kernelbench.transforms.row_products`).
+    blas_rows: ClassVar[bool] = False
     #: Each parameter's constraints, as scikit-learn's (None admits None): a map declares
     #: those of the parameters it adds; ``__init_subclass__`` merges its parents'.
     _parameter_constraints: ClassVar[dict[str, list]] = {
@@ -99,12 +104,17 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         "n": [lambda _, n: check_n(n)],
         "gamma": [None, lambda _, gamma: resolve_gamma(gamma, 1)],
         "random_state": [lambda _, seed: check_random_state(seed)],
+        "batch_invariant": [check_bool],
     }
 
     kernel: str = "rbf"
     n: float = 1
     gamma: float | None = None
     random_state: Any = None
+    #: Take every dense BLAS product of ``transform`` in fixed blocks of rows, so that a
+    #: row's features are the same bits alone or in any batch (opt-in: it costs up to
+    #: several times more on calls of a few rows; docs/performance.md).
+    batch_invariant: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -121,8 +131,17 @@ class RandomFeatureMap(TransformerMixin, BaseEstimator):
         """Rules between parameters that :attr:`_parameter_constraints` cannot state."""
 
     def claimed(self) -> frozenset[str]:
-        """The properties this map claims with its parameters (:attr:`claims`)."""
+        """The properties this map claims with its parameters (:attr:`claims`; without
+        ``batch_invariant``, a map with :meth:`_blas_rows` does not claim
+        ``batch_independent``)."""
+        if self._blas_rows() and not self.batch_invariant:
+            return self.claims - {"batch_independent"}
         return self.claims
+
+    def _blas_rows(self) -> bool:
+        """Whether this map's ``transform`` takes a dense BLAS product of the rows
+        (:attr:`blas_rows`; a map whose product depends on a parameter overrides it)."""
+        return self.blas_rows
 
     def _require_rbf(self, what: str) -> None:
         """One line unless the kernel is the Gaussian one, which ``what`` needs."""

@@ -173,8 +173,7 @@ class ResampledRFF(DenseFeatureMap):
     def _project(self, X: np.ndarray) -> np.ndarray:
         if self.mode != "reweight":
             return super()._project(X)
-        W = self.column_W_ if X.dtype == np.float64 else self.column_W_.astype(X.dtype)
-        P = X @ W.T
+        P = self._rows_times(X, self.column_W_)
         P += np.concatenate([self.phase_, self.phase_]).astype(X.dtype)
         return P
 

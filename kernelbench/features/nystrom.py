@@ -18,6 +18,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import FLOATS, RandomFeatureMap
+from kernelbench.kernels import sq_norms
+from kernelbench.transforms import block_product, row_block, row_blocks
 
 
 @FEATURE_MAPS.register("nystrom")
@@ -32,9 +34,11 @@ class Nystrom(RandomFeatureMap):
     paper_label = "Nystrom (no paper)"
     data_dependent = True
     #: Data-dependent: no random-feature estimate of K (not ``unbiased``), min(N,
-    #: n_outputs D) features (not ``exact_D`` nor the shapes of ``dtype_shapes``), and
-    #: k(X, L) K_LL^{+1/2} is a BLAS GEMM (not ``batch_independent``).
-    claims = frozenset({"seeded", "sklearn"})
+    #: n_outputs D) features (not ``exact_D`` nor the shapes of ``dtype_shapes``);
+    #: k(X, L) K_LL^{+1/2} is a BLAS GEMM (``batch_independent`` with
+    #: ``batch_invariant``).
+    claims = frozenset({"seeded", "batch_independent", "sklearn"})
+    blas_rows = True
 
     def fit(self, X: Any, y: Any = None) -> Nystrom:
         """Draw m landmarks uniformly without replacement from the rows of X."""
@@ -66,8 +70,25 @@ class Nystrom(RandomFeatureMap):
         """z(X) = k(X, L) K_LL^{+1/2} (N x m), in the dtype of X."""
         check_is_fitted(self, "normalization_")
         X = validate_data(self, X, dtype=FLOATS, reset=False)
+        if self.batch_invariant:
+            return self._blocks(X)
         Z = self._kernel(X.astype(np.float64, copy=False)) @ self.normalization_
         return Z.astype(X.dtype, copy=False)
+
+    def _blocks(self, X: np.ndarray) -> np.ndarray:
+        """z(X) in fixed row blocks X_b as the columns (K_LL^{+1/2})^T k(L, X_b) (k
+        symmetric), every product with the block's rows in BLAS's M dimension, so a
+        row's bits do not depend on its batch (:func:`row_blocks`)."""
+        L, Nt = self.landmarks_, self.normalization_.T
+        if len(L) == 1:  # a zero second landmark: k(L, X_b) stays a GEMM, not GEMV
+            L = np.vstack([L, np.zeros_like(L)])
+        m, d = Nt.shape[0], X.shape[1]
+
+        def columns(Xb: np.ndarray) -> np.ndarray:
+            K = self.kernel_._exact_block(L, Xb, sq_norms(Xb), self.gamma)[:m]
+            return block_product(Nt, K.T)
+
+        return row_blocks(X, columns, m, row_block(d + m, m))
 
     def projections(self, X: Any) -> np.ndarray:
         """Nystroem has no projections X W^T: its features come from :meth:`transform`."""

@@ -14,9 +14,12 @@ from kernelbench.transforms import (
     HOUSEHOLDER_PANEL,
     HouseholderProduct,
     WideReflectors,
+    block_product,
     chi_norms,
     haar_orthogonal,
     reflector_scalars,
+    row_block,
+    row_blocks,
     wy_factor_from_gram,
 )
 from kernelbench.validation import Interval, StrOptions, check_bool
@@ -66,9 +69,9 @@ class ORF(RandomFeatureMap):
     """
 
     paper_label = "Gort"
-    #: Not batch_independent: X W^T is a BLAS GEMM (or the panels' GEMMs), whose
-    #: rounding of a row depends on the row's place in the batch (docs/plugins.md).
-    claims = RandomFeatureMap.claims - {"batch_independent"}
+    #: X W^T is a BLAS GEMM, or the panels' GEMMs (``batch_invariant``: the wide panels
+    #: in fixed row blocks, :func:`kernelbench.transforms.row_blocks`).
+    blas_rows = True
     _parameter_constraints = {
         "construction": [StrOptions(CONSTRUCTIONS)],
         "dense_limit_mb": [Interval(float, 0)],
@@ -86,7 +89,8 @@ class ORF(RandomFeatureMap):
     def claimed(self) -> frozenset[str]:
         """The published tall-QR construction is biased for the odd (arc-cosine) kernels
         (LAPACK's signs, no Haar correction): it does not claim ``unbiased``."""
-        return self.claims - ({"unbiased"} if self.construction == "tall_qr" else set())
+        claims = super().claimed()
+        return claims - ({"unbiased"} if self.construction == "tall_qr" else set())
 
     def _forms_w(self, d: int, D: int) -> str | None:
         """How ``fit`` forms W: ``"dorgqr"`` under ``dense_limit_mb``; ``"gemm"`` above
@@ -116,7 +120,8 @@ class ORF(RandomFeatureMap):
         route = self._forms_w(d, D)
         self.W_ = None if route is None else self._dense(d, D, gemm=route == "gemm")
         self.short_rows_ = None
-        if self.W_ is None and self.fit_rows_ >= WIDE_FIT_ROWS:  # docs/performance.md
+        wide = self.fit_rows_ >= WIDE_FIT_ROWS or self.batch_invariant  # rows in BLAS's M
+        if self.W_ is None and wide:  # docs/performance.md
             r = D - (len(self.blocks_) - 1) * d
             if self.construction == "stacked" and r < d and r <= SHORT_BLOCK_ROWS:
                 Q, S = self.blocks_[-1]  # its rows S_r Q_r diag(sign R), as _dense forms them
@@ -195,13 +200,17 @@ class ORF(RandomFeatureMap):
 
     def _project(self, X: np.ndarray) -> np.ndarray:
         if self.W_ is not None:  # formed in fit: one GEMM
-            return DenseFeatureMap._project(self, X)
+            return DenseFeatureMap._rows_times(self, X, self.W_)
+        if self.batch_invariant:  # the wide panels on fixed blocks of rows
+            D, d = self.n_projections_, X.shape[1]
+            return row_blocks(X, lambda Xb: self._panels(Xb).T, D, row_block(d, D))
         return self._panels(X)
 
     def _panels(self, X: np.ndarray) -> np.ndarray:
         """X W^T by applying the Householder panels (W never formed), in row tiles of at
         most :data:`ROW_TILE_BYTES`; a short last block through its formed rows."""
         N, d = X.shape
+        exact = {"gemm_only": True} if self.batch_invariant else {}  # WideReflectors
         tile = max(64, ROW_TILE_BYTES // (X.itemsize * max(d, 1)))
         if N > tile:
             out = np.empty((N, self.n_projections_), dtype=X.dtype)
@@ -215,10 +224,13 @@ class ORF(RandomFeatureMap):
             for b, (Q, S) in enumerate(self.blocks_):
                 lo, hi = b * d, min(D, (b + 1) * d)
                 if Q is None:  # a short last block: its formed rows
-                    out[:, lo:hi] = X @ self.short_rows_.astype(dt, copy=False).T
+                    if self.batch_invariant:  # the rows in BLAS's M dimension
+                        out[:, lo:hi] = block_product(self.short_rows_, X).T
+                    else:
+                        out[:, lo:hi] = X @ self.short_rows_.astype(dt, copy=False).T
                     continue
                 # rows S Q diag(sign R): sign-correct the input, then x -> Q x
-                Y = Q.apply_rows(X * Q.r_signs.astype(dt)[None, :])
+                Y = Q.apply_rows(X * Q.r_signs.astype(dt)[None, :], **exact)
                 out[:, lo:hi] = Y[:, : hi - lo] * S[: hi - lo].astype(dt)[None, :]
             return out
         Q = self.blocks_[0][0]
@@ -226,9 +238,9 @@ class ORF(RandomFeatureMap):
         if D >= d:  # W x = S Q [x; 0]
             Xp = np.zeros((N, D), dtype=dt)
             Xp[:, :d] = X
-            return Q.apply_rows(Xp) * S
+            return Q.apply_rows(Xp, **exact) * S
         if isinstance(Q, WideReflectors):  # W x = S (Q^T x)[:D] (Q^T held)
-            return Q.apply_rows(X)[:, :D] * S
+            return Q.apply_rows(X, **exact)[:, :D] * S
         return Q.apply_rows(X, transpose=True)[:, :D] * S  # W x = S (Q^T x)[:D]
 
 

@@ -6,18 +6,23 @@ import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import RandomFeatureMap, sample_factor
+from kernelbench.transforms import row_products
 
 
 class DenseFeatureMap(RandomFeatureMap):
-    """A feature map whose projections are a stored dense D x d matrix ``W_``."""
+    """A feature map whose projections are a stored dense D x d matrix ``W_``: X W^T is
+    a BLAS GEMM (``batch_invariant``: in fixed row blocks, :func:`row_products`)."""
 
-    #: Not batch_independent: X W^T is a BLAS GEMM, whose rounding of a row depends on
-    #: the row's place in the batch (OpenBLAS's kernels; docs/plugins.md).
-    claims = RandomFeatureMap.claims - {"batch_independent"}
+    blas_rows = True
 
     def _project(self, X: np.ndarray) -> np.ndarray:
-        W = self.W_ if X.dtype == np.float64 else self.W_.astype(X.dtype)
-        return X @ W.T
+        return self._rows_times(X, self.W_)
+
+    def _rows_times(self, X: np.ndarray, W: np.ndarray) -> np.ndarray:
+        """X W^T in X's dtype: one GEMM, or with ``batch_invariant`` batch-independent."""
+        if self.batch_invariant:
+            return row_products(X, W)
+        return X @ (W if X.dtype == np.float64 else W.astype(X.dtype)).T
 
 
 @FEATURE_MAPS.register("rff")

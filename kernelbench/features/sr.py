@@ -33,7 +33,13 @@ import numpy as np
 
 from kernelbench.features import FEATURE_MAPS
 from kernelbench.features.base import RandomFeatureMap
-from kernelbench.transforms import Butterfly, chi_norms, haar_orthogonal, simplex_into
+from kernelbench.transforms import (
+    Butterfly,
+    chi_norms,
+    haar_orthogonal,
+    row_products,
+    simplex_into,
+)
 from kernelbench.validation import Interval, StrOptions, check_bool
 
 ROTATIONS = ("butterfly", "haar")
@@ -59,10 +65,10 @@ class _SphericalRadial(RandomFeatureMap):
     radius: str = "per_point"
 
     # -- parameters ---------------------------------------------------------
-    def claimed(self) -> frozenset[str]:
-        """Haar rotations are dense d x d products (BLAS GEMM: a row's rounding depends
-        on its place in the batch), so ``rotation="haar"`` is not batch_independent."""
-        return self.claims - ({"batch_independent"} if self.rotation == "haar" else set())
+    def _blas_rows(self) -> bool:
+        """Haar rotations are dense d x d products (a BLAS GEMM), sr11's one direction a
+        product too; butterflies are not."""
+        return self.rotation == "haar"
 
     def _nodes_per_rule(self, d: int) -> int:
         raise NotImplementedError
@@ -77,6 +83,8 @@ class _SphericalRadial(RandomFeatureMap):
         """X @ Q: the coordinates Q^T x of every row in the rotated frame."""
         if isinstance(rot, Butterfly):
             return rot.rotate_rows(X, out=out)
+        if self.batch_invariant:  # in fixed row blocks: a row's bits whatever its batch
+            return row_products(X, rot.T)
         if rot.shape[1] != X.shape[1]:  # sr11: one direction per rule
             return X @ rot.astype(X.dtype, copy=False)
         return np.matmul(X, rot.astype(X.dtype, copy=False), out=out)
@@ -137,8 +145,10 @@ class SR11(_SphericalRadial):
     """
 
     paper_label = "SR11"
-    #: One direction per rule: X q is a BLAS GEMV (a row's rounding depends on its batch).
-    claims = _SphericalRadial.claims - {"batch_independent"}
+
+    def _blas_rows(self) -> bool:
+        """One direction per rule: X q is a BLAS product whatever ``rotation`` says."""
+        return True
 
     def _nodes_per_rule(self, d: int) -> int:
         return 1
