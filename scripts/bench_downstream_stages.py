@@ -14,11 +14,19 @@ one map (``--method``, ``--kernel``) fitted on the train part, then, interleaved
 * ``--exact``: each learner's exact-kernel ceiling (once: the largest stage of a
   cell group, computed once per (dataset, kernel, learner)).
 
+``linear``: the linear learner's N x N problem (features wider than the train rows, as
+USPS at n = 5, and ``--exact-rows`` rows of the exact-kernel ceiling), per penalty grid
+(``--grids``: the default 8 alphas, and shorter ones), by one eigendecomposition and by a
+Cholesky factorisation per alpha (``linear.CHOLESKY_MAX_ALPHAS`` set for each route),
+interleaved A B A B; with the alpha each chose and the largest difference of the test
+decisions' predictions.
+
 ``liu``: per (dataset, method, s/d) of ``liu2020_table3``, one run of the ``krr``
 protocol (its row's seconds: map fit, transform of every pass, ridge train, predict)
 and the spectral error, the rest of the run's CPU time.
 
     python scripts/bench_downstream_stages.py fig2 --datasets letter usps powerplant --ns 1 5
+    python scripts/bench_downstream_stages.py linear --datasets usps --ns 5 --exact-rows 4500
     python scripts/bench_downstream_stages.py liu --datasets codrna eeg --ns 16 128
 """
 
@@ -123,6 +131,67 @@ def fig2(args: argparse.Namespace) -> None:
                     print(f"{pre}exact {learner:<15}{t:>5.2f}", flush=True)
 
 
+def linear(args: argparse.Namespace) -> None:
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
+    from kernelbench.kernels import exact_kernel
+    from kernelbench.learners import linear as lin
+    from kernelbench.learners import make_learner
+    from kernelbench.protocols import get_protocol
+    from kernelbench.protocols.common import feature_map, kernel_params, run_rng
+
+    proto = get_protocol("downstream")
+    grids = {8: lin.DEFAULT_ALPHAS, 4: (1e-3, 1e-1, 10.0, 1000.0), 1: (1.0,)}
+    print("dataset     n  problem          N  alphas     eig  cholesky  ratio  differ")
+    for name in args.datasets:
+        for n in args.ns:
+            raw = make_cell(args.method, args.kernel, name, n=n, runs=1, protocol="downstream")
+            raw["protocol"] |= {"exact": False, "learner": "linear"}
+            cell = build_cell(raw)
+            ctx = proto.prepare(cell)
+            fm = feature_map(cell, run_rng(cell, 0), d=ctx.X_train.shape[1])
+            fm.fit(ctx.X_train)
+            Z, Zt = fm.transform(ctx.X_train), fm.transform(ctx.X_test)
+            rows = args.exact_rows
+            X, y = ctx.X_train[:rows], ctx.y_train[:rows]
+            params = kernel_params(cell)
+
+            def kernel(A, B, params=params):
+                return exact_kernel(args.kernel, A, B, **params)
+
+            def on_features(L, Z=Z, Zt=Zt, ctx=ctx):
+                return L.fit(Z, ctx.y_train, ctx.task).predict(Zt)
+
+            def on_kernel(L, X=X, y=y, kernel=kernel, ctx=ctx):
+                return L.fit_exact(kernel, X, y, ctx.task).predict(ctx.X_test[:2048])
+
+            problems = {f"features F={Z.shape[1]}": on_features}
+            if rows:
+                problems["exact kernel"] = on_kernel
+            for label, solve in problems.items():
+                N = len(ctx.X_train) if label.startswith("features") else len(X)
+                for k in args.grids:
+                    learner = make_learner("linear", alphas=grids[k])
+                    t = {"eig": [], "chol": []}
+                    out = {}
+                    for _ in range(args.rounds):
+                        for route, limit in (("eig", 0), ("chol", 99)):
+                            lin.CHOLESKY_MAX_ALPHAS = limit
+                            got, sec = _timed(lambda s=solve, learner=learner: s(learner))
+                            t[route].append(sec)
+                            out[route] = got
+                    e, c = min(t["eig"]), min(t["chol"])
+                    if np.asarray(out["eig"]).dtype.kind == "f":
+                        differ = f"{np.max(np.abs(out['eig'] - out['chol'])):.1e}"
+                    else:
+                        differ = f"{int(np.sum(out['eig'] != out['chol']))} rows"
+                    print(
+                        f"{name:<10}{n:>3}  {label:<13}{N:>6}{k:>7}{e:>8.2f}{c:>9.2f}"
+                        f"{c / e:>7.2f}  {differ}",
+                        flush=True,
+                    )
+
+
 def liu(args: argparse.Namespace) -> None:
     import types
 
@@ -158,7 +227,7 @@ def liu(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("grid", choices=["fig2", "liu"])
+    ap.add_argument("grid", choices=["fig2", "linear", "liu"])
     ap.add_argument("--datasets", nargs="+", default=None)
     ap.add_argument("--ns", nargs="+", type=float, default=None)
     ap.add_argument("--method", default="rff")
@@ -167,12 +236,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--linear", action="store_true")
     ap.add_argument("--exact", action="store_true")
+    ap.add_argument("--grids", nargs="+", type=int, default=[8, 4, 1], choices=[8, 4, 1])
+    ap.add_argument("--exact-rows", type=int, default=0)
     args = ap.parse_args(argv)
     with threadpool_limits(1, user_api="blas"):
-        if args.grid == "fig2":
+        if args.grid in ("fig2", "linear"):
             args.datasets = args.datasets or ["letter", "usps", "powerplant"]
             args.ns = [int(n) for n in (args.ns or [1, 5])]
-            fig2(args)
+            (fig2 if args.grid == "fig2" else linear)(args)
         else:
             args.datasets = args.datasets or ["codrna", "eeg", "magic04"]
             args.ns = [int(n) for n in (args.ns or [16, 128])]

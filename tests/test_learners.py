@@ -10,7 +10,8 @@ from sklearn.svm import SVC, SVR
 
 from kernelbench.errors import KernelbenchError
 from kernelbench.features import make_feature_map
-from kernelbench.learners import LEARNERS, check_task, make_learner, score
+from kernelbench.kernels import exact_kernel
+from kernelbench.learners import LEARNERS, check_task, linear, make_learner, score
 from kernelbench.learners.linear import pick_alpha
 
 
@@ -112,10 +113,11 @@ def test_linear_constant_is_absorbed_by_the_intercept(c):
     np.testing.assert_allclose(feat.predict(Zt), exact.predict(Zt), rtol=1e-8, atol=1e-9)
 
 
+@pytest.mark.parametrize("D", [15, 60])  # the D x D eigendecomposition; N x N by Cholesky
 @pytest.mark.parametrize("task", ["regression", "classification"])
-def test_inner_cv_is_exact_loo_from_the_grid_and_deterministic(task):
+def test_inner_cv_is_exact_loo_from_the_grid_and_deterministic(task, D):
     rng = np.random.default_rng(7)
-    Z = rng.normal(size=(40, 15))
+    Z = rng.normal(size=(40, D))
     signal = Z[:, 0] + 0.5 * Z[:, 1]
     if task == "regression":
         y, metric, model = signal + rng.normal(size=40), "r2", Ridge
@@ -141,6 +143,59 @@ def test_inner_cv_is_exact_loo_from_the_grid_and_deterministic(task):
     again = make_learner("linear", alphas=alphas).fit(Z, y, task)
     assert again.info == fit.info
     np.testing.assert_array_equal(again.predict(Z), fit.predict(Z))
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_cholesky_route_equals_the_eigendecomposition(task, monkeypatch):
+    """The N x N problem (features wider than the rows, and the exact kernel) by one
+    Cholesky factorisation per alpha gives the eigendecomposition's leave-one-out
+    scores, choice of alpha and predictions, to rounding."""
+    rng = np.random.default_rng(11)
+    Z, Zt = rng.normal(size=(70, 90)), rng.normal(size=(25, 90))
+    X, Xt = rng.normal(size=(70, 3)), rng.normal(size=(25, 3))
+    signal = np.sin(2 * X[:, 0]) + Z[:, 0] - X[:, 1] ** 2
+    y = signal + 0.3 * rng.normal(size=70)
+    if task == "classification":
+        y = np.digitize(y, np.quantile(y, [0.33, 0.67]))
+
+    def kernel(A, B):
+        return exact_kernel("rbf", A, B, gamma=0.5)
+
+    def both(alphas, fit):
+        out = []
+        for limit in (0, linear.CHOLESKY_MAX_ALPHAS):  # 0: every grid by eigh
+            monkeypatch.setattr(linear, "CHOLESKY_MAX_ALPHAS", limit)
+            fitted = fit(make_learner("linear", alphas=alphas, chunk_rows=7))
+            out.append(fitted)
+        return out
+
+    for alphas in ([1e-3, 0.1, 10.0, 1000.0], [0.3]):
+        for fit, rows in (
+            (lambda L: L.fit(Z, y, task), Zt),
+            (lambda L: L.fit_exact(kernel, X, y, task), Xt),
+        ):
+            eig, chol = both(alphas, fit)
+            assert chol.info["alpha"] == eig.info["alpha"]
+            assert chol.info["loo_score"] == pytest.approx(eig.info["loo_score"], abs=1e-12)
+            if task == "regression":
+                np.testing.assert_allclose(chol.predict(rows), eig.predict(rows), rtol=1e-9)
+            else:
+                np.testing.assert_array_equal(chol.predict(rows), eig.predict(rows))
+
+
+def test_cholesky_route_gives_way_where_the_factorisation_fails():
+    """K + alpha I not positive definite: None (the learner then takes the
+    eigendecomposition), and K is left as it was."""
+    rng = np.random.default_rng(2)
+    B = rng.normal(size=(12, 12))
+    K = B @ B.T - 3.0 * np.eye(12)  # an eigenvalue below -alpha
+    K = K - np.eye(12) * max(0.0, np.linalg.eigvalsh(K)[0] + 1.0)
+    before = K.copy()
+    targets = linear.Targets(rng.normal(size=12), "regression")
+    assert linear.loo_cholesky(K, targets, [0.5], "r2") is None
+    np.testing.assert_array_equal(K, before)
+    ok = B @ B.T
+    assert linear.loo_cholesky(ok, targets, [0.5], "r2") is not None
 
 
 def test_pick_alpha_prefers_the_largest_of_tied_alphas():
