@@ -25,9 +25,19 @@ decisions' predictions.
 protocol (its row's seconds: map fit, transform of every pass, ridge train, predict)
 and the spectral error, the rest of the run's CPU time.
 
+``liu-solve``: per (dataset, s/d), the ridge's cross-validation solves on one run's real
+fold Grams (rff, the code's reading: 3 folds x 4 lambdas), interleaved A B A B (CPU
+seconds): the learner's Cholesky factorisation per (fold, lambda) against one
+eigendecomposition per fold reused for every lambda (``eigh``), the tridiagonal
+reduction alone (``sytrd``: the lower bound of any route through it) and one Cholesky
+per fold with preconditioned CG for its other lambdas (``pcg``); with each route's
+largest relative difference in the coefficients, the held-out predictions whose sign
+differs from the Cholesky route's, and whether the chosen lambda moves.
+
     python scripts/bench_downstream_stages.py fig2 --datasets letter usps powerplant --ns 1 5
     python scripts/bench_downstream_stages.py linear --datasets usps --ns 5 --exact-rows 4500
     python scripts/bench_downstream_stages.py liu --datasets codrna eeg --ns 16 128
+    python scripts/bench_downstream_stages.py liu-solve --datasets eeg codrna --ns 32 128
 """
 
 from __future__ import annotations
@@ -213,7 +223,7 @@ def liu(args: argparse.Namespace) -> None:
                 cell = build_cell(make_cell(method, "rbf", name, n=n, runs=1, protocol="krr"))
                 ctx = proto.prepare(cell)
                 t0 = CLOCK()
-                (row,) = proto._run(cell, ctx, 0)
+                (row,) = proto.run(cell, ctx, 0)
                 cpu = CLOCK() - t0
                 parts = [row[k] for k in ("fit_seconds", "transform_seconds")]
                 parts += [row["train_seconds"], row["predict_seconds"]]
@@ -225,9 +235,141 @@ def liu(args: argparse.Namespace) -> None:
                 )
 
 
+def _eigh_route(B, rhs, lams):
+    from scipy.linalg import eigh
+
+    mu, Q = eigh(B, lower=False, driver="evd", check_finite=False)
+    return Q @ ((Q.T @ rhs)[:, None] / (mu[:, None] + np.asarray(lams)))
+
+
+def _sytrd_route(B, rhs, lams):
+    from scipy.linalg import lapack
+
+    lapack.dsytrd(np.array(B, order="F"), lower=0, overwrite_a=1)
+    return None
+
+
+def _pcg_route(B, rhs, lams, tol=1e-13, max_iter=150):
+    """Cholesky at the grid's second value, preconditioned CG for the rest: to a relative
+    residual ``tol`` or ``max_iter`` steps (iterations in ``_pcg_route.iterations``)."""
+    from scipy.linalg import cho_factor, cho_solve
+
+    lf = lams[min(1, len(lams) - 1)]
+    A = np.array(B, order="F", copy=True)
+    A[np.diag_indices_from(A)] += lf
+    cf = cho_factor(A, lower=False, check_finite=False, overwrite_a=True)
+    Bs = B + np.triu(B, 1).T  # the full matrix (the Grams hold the upper triangle)
+    out = []
+    for lam in lams:
+        x = cho_solve(cf, rhs)
+        if lam != lf:
+            r = rhs - (Bs @ x + lam * x)
+            z = cho_solve(cf, r)
+            p, rz = z.copy(), r @ z
+            steps = 0
+            for _ in range(max_iter):
+                steps += 1
+                Ap = Bs @ p + lam * p
+                a = rz / (p @ Ap)
+                x += a * p
+                r -= a * Ap
+                if np.linalg.norm(r) <= tol * np.linalg.norm(rhs):
+                    break
+                z = cho_solve(cf, r)
+                rz, rz_old = r @ z, rz
+                p = z + (rz / rz_old) * p
+            _pcg_route.iterations.append(steps)
+        out.append(x)
+    return np.array(out).T
+
+
+_pcg_route.iterations = []  # type: ignore[attr-defined]
+
+
+def liu_solve(args: argparse.Namespace) -> None:
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
+    from kernelbench.learners.ridge import ChunkedRidge, sign_labels
+    from kernelbench.protocols import get_protocol
+
+    proto = get_protocol("krr")
+    captured: dict = {}
+
+    class Capture(ChunkedRidge):
+        def _cross_validate(self, X, y, transform, folds, G, b, zs, ys, counts, *rest):
+            captured.update(X=X, y=y, transform=transform, folds=folds, G=G, b=b, zs=zs)
+            captured.update(ys=ys, counts=counts, rest=rest)
+            return super()._cross_validate(X, y, transform, folds, G, b, zs, ys, counts, *rest)
+
+    print("dataset    s/d     N     F route      CPU-s  ratio  max rel coef  signs differ  lambda")
+    for name in args.datasets:
+        for n in args.ns:
+            cell = build_cell(make_cell(args.method, "rbf", name, n=n, runs=1, protocol="krr"))
+            ctx = proto.run_split(cell, proto.prepare(cell), 0)
+            fm = proto.feature_map(cell, proto.run_rng(cell, 0), d=ctx.X_train.shape[1])
+            fm.fit(ctx.X_train, ctx.y_train)
+            krr = proto.learner(cell, 0)
+            ref = Capture(**vars(krr))
+            ref.fit(ctx.X_train, ctx.y_train, fm.transform)
+            c = captured
+            Gt, bt, zt, yt, grid = c["rest"]
+            k, F = len(c["G"]), Gt.shape[0]
+            systems = []
+            for j in range(k):
+                nj = int(c["counts"].sum() - c["counts"][j])
+                mean = (yt - c["ys"][j]) / nj if ref.center else 0.0
+                rhs = (bt - c["b"][j]) - mean * (zt - c["zs"][j]) if ref.center else bt - c["b"][j]
+                pens = [ref._penalty(lam, nj) for lam in grid]
+                systems.append((Gt - c["G"][j], rhs, mean, pens))
+
+            def chol(B, rhs, lams, ref=ref, F=F):
+                zero = np.zeros(F)
+                return np.array([ref._solve(B, rhs, zero, 0.0, 1, lam)[0] for lam in lams]).T
+
+            routes = {"cholesky": chol, "eigh": _eigh_route, "sytrd": _sytrd_route}
+            routes["pcg"] = _pcg_route
+            times: dict[str, list[float]] = {r: [] for r in routes}
+            sols: dict[str, list] = {}
+            for _ in range(args.rounds):
+                for route, fn in routes.items():
+                    t0 = CLOCK()
+                    sols[route] = [fn(B, rhs, pens) for B, rhs, _, pens in systems]
+                    times[route].append(CLOCK() - t0)
+            # held-out predictions of every route: one pass over the train rows
+            preds: dict[str, list] = {r: [] for r in routes if r != "sytrd"}
+            y_rows = []
+            for start in range(0, len(c["y"]), ref.chunk_rows):
+                sl = slice(start, start + ref.chunk_rows)
+                Z = np.asarray(c["transform"](c["X"][sl]), dtype=np.float64)
+                f = c["folds"][sl]
+                for j, (_, _, mean, _) in enumerate(systems):
+                    rows = f == j
+                    y_rows.append(c["y"][sl][rows])
+                    for route in preds:
+                        preds[route].append(Z[rows] @ sols[route][j] + mean)
+            yy = np.concatenate(y_rows)[:, None]
+            ref_pred = np.concatenate(preds["cholesky"])
+            base = min(times["cholesky"])
+            for route in routes:
+                t = min(times[route])
+                line = f"{name:<9}{n:>5}{len(c['y']):>7}{F:>6} {route:<9}{t:>7.2f}{t / base:>7.2f}"
+                if route in preds:
+                    ref_coef = np.concatenate(sols["cholesky"])
+                    coef = np.concatenate(sols[route])
+                    rel = float(np.abs(coef - ref_coef).max() / np.abs(ref_coef).max())
+                    pred = np.concatenate(preds[route])
+                    flips = int((sign_labels(pred) != sign_labels(ref_pred)).sum())
+                    acc = (sign_labels(pred) == yy).mean(axis=0)
+                    lam = grid[max(range(len(grid)), key=lambda i: (acc[i], i))]
+                    line += f"{rel:>14.1e}{flips:>14d}  {lam:g} (learner {ref.lambda_:g})"
+                print(line, flush=True)
+            print(f"pcg iterations per (fold, lambda), last round: {_pcg_route.iterations[-9:]}")
+            _pcg_route.iterations.clear()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("grid", choices=["fig2", "linear", "liu"])
+    ap.add_argument("grid", choices=["fig2", "linear", "liu", "liu-solve"])
     ap.add_argument("--datasets", nargs="+", default=None)
     ap.add_argument("--ns", nargs="+", type=float, default=None)
     ap.add_argument("--method", default="rff")
@@ -247,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             args.datasets = args.datasets or ["codrna", "eeg", "magic04"]
             args.ns = [int(n) for n in (args.ns or [16, 128])]
-            liu(args)
+            (liu if args.grid == "liu" else liu_solve)(args)
     return 0
 
 
