@@ -13,6 +13,7 @@ working directory and pytest arguments and exits with pytest's exit code.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -27,6 +28,8 @@ CHILD_TIMEOUT_S = 600
 def serve(path: str) -> None:
     """Import the heavy dependencies, then fork one pytest per connection, in turn."""
     import hydra.extra.pytest_plugin  # noqa: F401
+    import hypothesis.extra.numpy  # noqa: F401
+    import hypothesis.strategies  # noqa: F401
     import numba  # noqa: F401
     import numpy  # noqa: F401
     import pandas  # noqa: F401
@@ -38,6 +41,8 @@ def serve(path: str) -> None:
     import xdist.plugin  # noqa: F401
 
     assert not any(m == "kernelbench" or m.startswith("kernelbench.") for m in sys.modules)
+    # the imported objects never change: the children's collections skip them
+    gc.freeze()
     if os.path.exists(path):
         os.unlink(path)
     server = socket.socket(socket.AF_UNIX)
