@@ -11,13 +11,14 @@ import pandas as pd
 import pytest
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.stats import welch_df
+from kernelbench.stats import BLAS_SPREAD, welch_df
 from kernelbench.verify import compare
 from kernelbench.verify.compare import (
     compare_baseline,
     compare_reference,
     judge,
     load_sample_variation,
+    pooled_bias,
     tau_df,
 )
 from tests.test_verify import cfg_with, ours_row, ref_row
@@ -158,3 +159,145 @@ def test_a_baseline_cell_of_one_run_adds_no_variance():
     base = [ours_row(mean=0.101, std=math.nan, runs=1, seed=1)]
     t = compare_baseline(pd.DataFrame(ours), pd.DataFrame(base))
     assert t["base_se"].iloc[0] == pytest.approx(0.01 / math.sqrt(30), rel=1e-12)
+
+
+def _satterthwaite(*terms: tuple[float, float]) -> float:
+    """(sum v)^2 / sum v^2 / df, written out (Welch 1947)."""
+    return sum(v for v, _ in terms) ** 2 / sum(v**2 / df for v, df in terms)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_baseline_df_is_welch_satterthwaite_of_the_two_variances(seed):
+    """Same seed, other runs: the halves of s^2 with df R - 1 and B - 1; another seed:
+    s^2 / R and s^2 / B (independent means)."""
+    R, B, s_o, s_b = 30, 500, 0.01, 0.03
+    ours = [ours_row(mean=0.1, std=s_o, runs=R)]
+    base = [ours_row(mean=0.101, std=s_b, runs=B, seed=seed)]
+    t = compare_baseline(pd.DataFrame(ours), pd.DataFrame(base))
+    if seed == 0:
+        want = _satterthwaite((0.5 * s_o**2, R - 1), (0.5 * s_b**2, B - 1))
+    else:
+        want = _satterthwaite((s_o**2 / R, R - 1), (s_b**2 / B, B - 1))
+    assert t["base_test"].iloc[0] == "z"
+    assert t["base_df"].iloc[0] == pytest.approx(want, rel=1e-12)
+
+
+def test_the_baseline_ratio_is_ours_over_the_baseline_and_nan_at_a_zero_baseline():
+    ours = [ours_row(mean=0.1), ours_row(label="gq", mean=0.1)]
+    base = [ours_row(mean=0.125, runs=500), ours_row(label="gq", mean=0.0, runs=500)]
+    t = compare_baseline(pd.DataFrame(ours), pd.DataFrame(base))
+    assert t["base_ratio"].iloc[0] == pytest.approx(0.8, rel=1e-12)
+    assert math.isnan(t["base_ratio"].iloc[1])
+    assert list(t["base_mean"]) == [0.125, 0.0] and list(t["base_runs"]) == [500, 500]
+
+
+def _family(ours, ref, known=()):
+    t = compare_reference(pd.DataFrame(ours), pd.DataFrame(ref), cfg_with(known=known), None)
+    return pooled_bias(t, None)
+
+
+def test_the_pooled_se_of_independent_runs_is_the_root_sum_of_relative_sems_over_k():
+    """Paper std 0, no tau: Var(mean r_i) = sum (sem_i / p_i)^2 / k^2; a cell of one run
+    (sem NaN) adds nothing; its df is Welch's of the cells' runs - 1."""
+    ps, ms = [0.1, 0.2, 0.4], [0.11, 0.2, 0.5]
+    ours = [
+        ours_row(n=1, mean=ms[0], std=0.01, runs=30),
+        ours_row(n=2, mean=ms[1], std=0.04, runs=20),
+        ours_row(n=3, mean=ms[2], std=math.nan, runs=1),
+    ]
+    ref = [ref_row(n=n, mean=p, std=0.0) for n, p in zip((1, 2, 3), ps, strict=True)]
+    (row,) = _family(ours, ref).to_dict("records")
+    v = [(0.01 / math.sqrt(30) / 0.1) ** 2, (0.04 / math.sqrt(20) / 0.2) ** 2]
+    assert row["cells"] == 3 and row["ns"] == "1,2,3"
+    assert row["bias"] == pytest.approx(np.mean([0.1, 0.0, 0.25]), rel=1e-12)
+    assert row["se"] == pytest.approx(math.sqrt(sum(v)) / 3, rel=1e-12)
+    assert row["df"] == pytest.approx(_satterthwaite((v[0] / 9, 29), (v[1] / 9, 19)), rel=1e-12)
+    assert (row["ratio_min"], row["ratio_max"]) == pytest.approx((1.0, 1.25))
+
+
+def test_the_pooled_se_of_the_papers_sems_is_their_mean_relative_sem():
+    """Our runs exact, no tau: the paper's cells are of unknown correlation, so the bound
+    (sum sd_i / k)^2 with sd_i = paper sem / paper mean, df the fewest paper runs - 1; a
+    paper cell without a std adds nothing."""
+    ps = [0.1, 0.2, 0.4]
+    ours = [ours_row(n=n, mean=p, std=0.0) for n, p in zip((1, 2, 3), ps, strict=True)]
+    ref = [
+        ref_row(n=1, mean=0.1, std=0.02, runs=400),
+        ref_row(n=2, mean=0.2, std=0.02, runs=100),
+        ref_row(n=3, mean=0.4, std=math.nan, runs=500),
+    ]
+    (row,) = _family(ours, ref).to_dict("records")
+    sd = [0.02 / math.sqrt(400) / 0.1, 0.02 / math.sqrt(100) / 0.2]
+    assert row["se"] == pytest.approx(sum(sd) / 3, rel=1e-12)
+    assert row["df"] == pytest.approx(99.0, rel=1e-12)
+
+
+def test_a_family_pools_its_unknown_cells_or_if_all_are_known_all_its_cells():
+    """Two cells not known and one known: the two pooled, not known; one not known and
+    one known: no pooled test; all known: pooled and known, each distinct reason once."""
+    known = [
+        {"methods": ["orf"], "ns": [3], "reason": "r1"},
+        {"methods": ["gq"], "reason": "r1"},
+        {"methods": ["gq"], "ns": [2], "reason": "r2"},
+        {"methods": ["sorf"], "ns": [2], "reason": "r3"},
+    ]
+    ours = [ours_row(label=m, n=n) for m in ("orf", "gq") for n in (1, 2, 3)]
+    ours += [ours_row(label="sorf", n=n) for n in (1, 2)]
+    ref = [ref_row(method=m, n=n) for m in ("orf", "gq", "sorf") for n in (1, 2, 3)]
+    p = _family(ours, ref, known).set_index("method_label")
+    assert sorted(p.index) == ["gq", "orf"]
+    assert p.loc["orf", "cells"] == 2 and p.loc["orf", "known"] == ""
+    assert p.loc["orf", "ns"] == "1,2"
+    assert p.loc["gq", "cells"] == 3 and p.loc["gq", "known"] == "r1; r1; r2"
+
+
+def test_with_shared_runs_our_cells_sems_are_bounded_as_correlated():
+    """shared_runs (the cells of a family share their draws): our relative sems enter as
+    (sum sd_i / k)^2 too, with the fewest runs - 1 as df."""
+    ours = [
+        ours_row(n=1, mean=0.1, std=0.01, runs=30),
+        ours_row(n=2, mean=0.2, std=0.04, runs=20),
+    ]
+    ref = [ref_row(n=n, mean=p, std=0.0) for n, p in ((1, 0.1), (2, 0.2))]
+    t = compare_reference(pd.DataFrame(ours), pd.DataFrame(ref), cfg_with(), None)
+    (row,) = pooled_bias(t, None, shared_runs=True).to_dict("records")
+    sd = [0.01 / math.sqrt(30) / 0.1, 0.04 / math.sqrt(20) / 0.2]
+    assert row["se"] == pytest.approx(sum(sd) / 2, rel=1e-12)
+    assert row["df"] == pytest.approx(19.0, rel=1e-12)
+
+
+def test_the_pooled_tau_term_is_the_pairs_own_cv_and_df():
+    """tau enters as one shared offset 2 cv^2 with the df of the pair's row."""
+    ours = [ours_row(n=n, mean=p, std=0.0) for n, p in ((1, 0.1), (2, 0.2))]
+    ref = [ref_row(n=n, mean=p, std=0.02, runs=100) for n, p in ((1, 0.1), (2, 0.2))]
+    t = compare_reference(pd.DataFrame(ours), pd.DataFrame(ref), cfg_with(), TAU)
+    (row,) = pooled_bias(t, TAU).to_dict("records")
+    sd = (0.02 / 10 / 0.1 + 0.02 / 10 / 0.2) / 2
+    assert row["cv"] == pytest.approx(0.1, rel=1e-12)
+    assert row["se"] == pytest.approx(math.sqrt(sd**2 + 2 * 0.1**2), rel=1e-12)
+    assert row["df"] == pytest.approx(_satterthwaite((sd**2, 99), (2 * 0.1**2, 56)), rel=1e-12)
+
+
+def test_a_noiseless_family_has_the_floor_of_a_relative_difference_as_its_se():
+    """std 0 on both sides, no tau: se is BLAS_SPREAD (the floor at scale 1, the mean of
+    relative differences), and z the mean relative difference over it."""
+    ours = [ours_row(n=n, mean=p * (1 + 1e-12), std=0.0) for n, p in ((1, 0.1), (2, 0.2))]
+    ref = [ref_row(n=n, mean=p, std=0.0) for n, p in ((1, 0.1), (2, 0.2))]
+    (row,) = _family(ours, ref).to_dict("records")
+    assert row["se"] == BLAS_SPREAD
+    assert row["z"] == pytest.approx(row["bias"] / BLAS_SPREAD, rel=1e-12)
+    assert row["bias"] == pytest.approx(1e-12, rel=1e-3)
+
+
+def test_a_z_at_the_critical_value_reproduces():
+    """docs/verification.md: reproduced when |z| <= z_crit (the bound included)."""
+    from kernelbench.stats import sidak_z
+
+    z = sidak_z(1, 0.01)
+    table = pd.DataFrame(
+        {"paper_mean": [0.1], "known": [""], "z": [-z], "df": [math.inf], "ratio": [1.0]}
+    )
+    judged, _, m = judge(table, 0.01, False)
+    assert m == 1 and judged["z_crit"].iloc[0] == z
+    assert judged["verdict"].iloc[0] == compare.REPRODUCED
+    assert bool(judged["within_tolerance"].iloc[0])
