@@ -52,7 +52,7 @@ def test_a_missing_sample_variation_table_is_one_line_naming_what_writes_it(tmp_
     msg = str(err.value)
     assert "\n" not in msg
     assert msg.startswith("sample-variation table ")
-    assert "scripts/measure_sample_variation.py writes it" in msg
+    assert msg.endswith("not found (scripts/measure_sample_variation.py writes it)")
     assert load_sample_variation(None) is None
 
 
@@ -64,6 +64,14 @@ TAU = pd.DataFrame(
         "df": [56, 10, 20],
     }
 )
+
+
+def test_tau_cv_reads_the_pairs_own_row():
+    assert compare.tau_cv(TAU, "letter", "rbf") == (0.1, "measured")
+    assert compare.tau_cv(TAU, "mnist", "rbf") == (0.2, "measured")
+    assert compare.tau_cv(TAU, "letter", "arccos0") == (0.3, "measured")
+    assert compare.tau_cv(TAU, "mnist", "arccos0") == (0.0, compare.DEFAULT_TAU)
+    assert compare.tau_cv(TAU.iloc[:0], "letter", "rbf") == (0.0, "none")
 
 
 def test_tau_df_reads_the_pairs_own_row():
@@ -241,8 +249,8 @@ def test_a_family_pools_its_unknown_cells_or_if_all_are_known_all_its_cells():
         {"methods": ["gq"], "ns": [2], "reason": "r2"},
         {"methods": ["sorf"], "ns": [2], "reason": "r3"},
     ]
-    ours = [ours_row(label=m, n=n) for m in ("orf", "gq") for n in (1, 2, 3)]
-    ours += [ours_row(label="sorf", n=n) for n in (1, 2)]
+    ours = [ours_row(label="sorf", n=n) for n in (1, 2)]  # first: the others follow it
+    ours += [ours_row(label=m, n=n) for m in ("orf", "gq") for n in (1, 2, 3)]
     ref = [ref_row(method=m, n=n) for m in ("orf", "gq", "sorf") for n in (1, 2, 3)]
     p = _family(ours, ref, known).set_index("method_label")
     assert sorted(p.index) == ["gq", "orf"]
@@ -301,3 +309,107 @@ def test_a_z_at_the_critical_value_reproduces():
     assert m == 1 and judged["z_crit"].iloc[0] == z
     assert judged["verdict"].iloc[0] == compare.REPRODUCED
     assert bool(judged["within_tolerance"].iloc[0])
+    # the baseline's same-draws test: |base_z| <= 1 agrees
+    table = table.assign(base_test="rtol", base_mean=0.1, base_z=-1.0, base_df=math.inf)
+    judged, _, _ = judge(table, 0.01, True)
+    assert judged["base_z_crit"].iloc[0] == 1.0
+    assert judged["base_verdict"].iloc[0] == compare.AGREES
+    # and a pooled family's z at its critical value
+    pooled = pd.DataFrame({"known": [""], "z": [z], "df": [math.inf]})
+    judged, _, m = judge(table.assign(known="r"), 0.01, False, pooled)
+    assert m == 1 and pooled["z_crit"].iloc[0] == z
+    assert bool(pooled["within_tolerance"].iloc[0])
+    assert pooled["verdict"].iloc[0] == compare.REPRODUCED
+
+
+def test_verify_table_reads_the_configs_reference_pools_and_compares_the_baseline():
+    """Without ``ref``, the config's reference is read; the families are pooled; a
+    baseline adds its columns. Checked against the paper's powerplant rbf rff cells."""
+    import dataclasses
+
+    from kernelbench.reference import load_reference
+    from kernelbench.verify import load_config
+    from kernelbench.verify.compare import verify_table
+
+    cfg = dataclasses.replace(load_config(), sample_variation=None)
+    paper = load_reference(cfg.reference)
+    cells = paper[(paper["dataset"] == "powerplant") & (paper["kernel"] == "rbf")]
+    cells = cells[(cells["method"] == "rff") & cells["n"].isin([1, 2])]
+    ours = pd.DataFrame(
+        [
+            ours_row(dataset="powerplant", n=n, mean=m)
+            for n, m in zip(cells["n"], cells["mean"], strict=True)
+        ]
+    )
+    ver = verify_table(ours, cfg, baseline=ours)
+    assert list(ver.table["paper_mean"]) == list(cells["mean"])
+    assert list(ver.table["verdict"]) == [compare.REPRODUCED] * 2
+    assert list(ver.table["base_verdict"]) == [compare.AGREES] * 2
+    assert list(ver.pooled["cells"]) == [2] and ver.m == 3  # two cells, one family
+    same = verify_table(ours, cfg, ref=paper, baseline=ours)
+    pd.testing.assert_frame_equal(ver.table, same.table)
+
+
+def test_sort_cells_orders_datasets_by_d_else_by_name_then_kernels_and_methods():
+    rows = [
+        {"dataset": "usps", "kernel": "rbf", "method_label": "rff", "n": 1.0, "d": 256},
+        {"dataset": "letter", "kernel": "rbf", "method_label": "rff", "n": 2.0, "d": 16},
+        {"dataset": "letter", "kernel": "rbf", "method_label": "rff", "n": 1.0, "d": 16},
+        {"dataset": "powerplant", "kernel": "rbf", "method_label": "rff", "n": 1.0, "d": 4},
+    ]
+    t = compare.sort_cells(pd.DataFrame(rows))
+    assert list(zip(t["dataset"], t["n"], strict=True)) == [
+        ("powerplant", 1.0),
+        ("letter", 1.0),
+        ("letter", 2.0),
+        ("usps", 1.0),
+    ]
+    assert list(t.columns) == list(rows[0]) and list(t.index) == [0, 1, 2, 3]
+    t = compare.sort_cells(pd.DataFrame(rows).drop(columns="d"))  # no d: by name
+    assert list(t["dataset"]) == ["letter", "letter", "powerplant", "usps"]
+    # kernels and methods in the figures' order (drawing.KERNEL_ORDER, METHOD_STYLES),
+    # not by name; unknown methods after the known ones
+    cells = [("arccos0", "gq"), ("rbf", "zz"), ("rbf", "gq"), ("rbf", "rff"), ("arccos0", "rff")]
+    t = compare.sort_cells(
+        pd.DataFrame(
+            [{"dataset": "letter", "kernel": k, "method_label": m, "n": 1.0} for k, m in cells]
+        )
+    )
+    assert list(zip(t["kernel"], t["method_label"], strict=True)) == [
+        ("rbf", "rff"),
+        ("rbf", "gq"),
+        ("rbf", "zz"),
+        ("arccos0", "rff"),
+        ("arccos0", "gq"),
+    ]
+
+
+def test_default_sensitivity_returns_the_keys_and_both_verdicts_only(tmp_path):
+    import dataclasses
+
+    from kernelbench.verify.compare import default_sensitivity, verify_table
+
+    path = tmp_path / "tau.csv"
+    TAU.to_csv(path, index=False)
+    cfg = dataclasses.replace(cfg_with(), sample_variation=path)
+    ours = pd.DataFrame([ours_row(mean=0.12), ours_row(dataset="usps", mean=0.12)])
+    ref = pd.DataFrame([ref_row(mean=0.1), ref_row(dataset="usps", mean=0.1)])
+    cols = ["dataset", "kernel", "method_label", "n", "verdict", "verdict_widest"]
+    flips = default_sensitivity(ours, cfg, verify_table(ours, cfg, ref=ref), ref=ref)
+    assert list(flips.columns) == cols and list(flips["dataset"]) == ["usps"]
+    none = default_sensitivity(ours[:1], cfg, verify_table(ours[:1], cfg, ref=ref), ref=ref)
+    assert none.empty and list(none.columns) == cols
+
+
+def test_counts_tally_the_baseline_verdicts_and_the_same_draws_comparisons():
+    t = pd.DataFrame(
+        {
+            "verdict": [compare.REPRODUCED] * 5,
+            "base_verdict": [compare.AGREES] * 3 + [compare.DRIFTS, compare.NO_BASELINE],
+            "base_test": ["rtol", "z", "z", "rtol", ""],
+            "base_mean": [0.1, 0.1, 0.1, 0.1, np.nan],
+        }
+    )
+    c = compare.counts(t)
+    assert (c["agree"], c["drift"], c["no_baseline"], c["same_draws"]) == (3, 1, 1, 2)
+    assert compare.failed(t) and not compare.failed(t.iloc[[0, 1, 2, 4]])

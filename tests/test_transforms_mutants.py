@@ -49,12 +49,13 @@ def test_haar_frame_has_orthonormal_columns_and_is_the_square_ones_first_columns
 
 def test_a_householder_product_refuses_more_reflectors_than_rows():
     rng = np.random.default_rng(3)
-    with pytest.raises(ValueError, match="need 0 <= k <= m, got m=3, k=4"):
+    with pytest.raises(ValueError, match=r"^need 0 <= k <= m, got m=3, k=4$"):
         HouseholderProduct.gaussian(rng, 3, 4)
     with pytest.raises(ValueError, match="need 0 <= k <= m"):
         HouseholderProduct.gaussian(rng, 3, -1)
     assert HouseholderProduct.gaussian(rng, 4).k == 4  # k defaults to m
     empty = HouseholderProduct.gaussian(rng, 4, 0)
+    assert empty.beta.shape == (0,) and empty.panels == ()
     np.testing.assert_array_equal(empty.matrix(), np.eye(4))
     assert empty.reduced().shape == (4, 0) and empty.reduced_rows().shape == (0, 4)
 
@@ -66,9 +67,9 @@ def test_r_signs_are_the_signs_of_beta_with_plus_one_for_zero():
 
 def test_apply_rows_refuses_rows_of_another_length():
     hp = HouseholderProduct.gaussian(np.random.default_rng(4), 5, 3)
-    with pytest.raises(ValueError, match="rows must have length 5, got 4"):
+    with pytest.raises(ValueError, match=r"^rows must have length 5, got 4$"):
         hp.apply_rows(np.ones((2, 4)))
-    with pytest.raises(ValueError, match="rows must have length 5, got 4"):
+    with pytest.raises(ValueError, match=r"^rows must have length 5, got 4$"):
         WideReflectors.of(hp).apply_rows(np.ones((2, 4)))
     X = np.ones((2, 5))
     hp.apply_rows(X)
@@ -100,6 +101,9 @@ def test_wide_reflectors_apply_q_and_its_transpose(transpose, dtype):
     want = X @ Q if transpose else X @ Q.T
     np.testing.assert_allclose(got, want, atol=1e-12 if dtype == np.float64 else 1e-5)
     assert W.apply_rows(np.zeros((0, 9), dtype=dtype)).shape == (0, 9)
+    if not transpose:  # Q itself unless Q^T is asked for
+        default = WideReflectors.of(hp).apply_rows(X.astype(dtype))
+        np.testing.assert_array_equal(default, got)
 
 
 def test_reflector_scalars_map_the_vector_onto_the_first_axis():
@@ -133,3 +137,37 @@ def test_circulant_rows_are_the_dense_circulant_product(d, dtype):
     assert got.dtype == dtype and got.shape == (3, d)
     want = X @ scipy.linalg.circulant(c).T
     np.testing.assert_allclose(got, want, atol=1e-12 if dtype == np.float64 else 1e-5)
+
+
+def test_drawn_products_are_immutable_values():
+    """A drawn Q is shared by the maps that hold it: its fields cannot be rebound."""
+    import dataclasses
+
+    hp = HouseholderProduct.gaussian(np.random.default_rng(9), 4, 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        hp.m = 5
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        WideReflectors.of(hp).transpose = True
+
+
+def test_wide_reflectors_of_several_wide_panels_apply_them_in_order():
+    """k > APPLY_PANEL: two wide panels, applied last to first for Q (first to last for
+    Q^T), as the dense Q."""
+    hp = HouseholderProduct.gaussian(np.random.default_rng(10), 300, 270)
+    Q = hp.matrix()
+    X = np.random.default_rng(11).standard_normal((3, 300))
+    for transpose, want in ((False, X @ Q.T), (True, X @ Q)):
+        W = WideReflectors.of(hp, transpose=transpose)
+        assert len(W.panels) == 2
+        np.testing.assert_allclose(W.apply_rows(X), want, atol=1e-11)
+
+
+def test_the_drawn_betas_have_the_chi_laws_of_the_columns_tails():
+    """beta_i = -sign(alpha) ||(alpha, x)|| of a fresh N(0, I) vector of length m - i, so
+    beta_i^2 ~ chi^2(m - i) (Stewart 1980): mean m - i, variance 2 (m - i); 2000 draws,
+    means within 4 standard errors."""
+    rng = np.random.default_rng(12)
+    m, k, R = 6, 4, 2000
+    b2 = np.stack([HouseholderProduct.gaussian(rng, m, k, panel=3).beta for _ in range(R)]) ** 2
+    dof = m - np.arange(k)
+    assert np.all(np.abs(b2.mean(axis=0) - dof) < 4 * np.sqrt(2 * dof / R))
