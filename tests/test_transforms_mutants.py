@@ -86,6 +86,9 @@ def test_merged_panels_hold_the_same_q(width):
     assert [off for off, _, _ in wide.panels] == list(range(0, 8, width - width % 3))
     np.testing.assert_allclose(wide.matrix(), hp.matrix(), atol=1e-13)
     np.testing.assert_array_equal(wide.beta, hp.beta)
+    # from panels of one reflector: width reflectors per joined panel
+    one = HouseholderProduct.gaussian(np.random.default_rng(5), 11, 8, panel=1).merged(width)
+    assert [V.shape[1] for _, V, _ in one.panels][0] == min(width, 8)
 
 
 @pytest.mark.parametrize("transpose", [False, True])
@@ -171,3 +174,14 @@ def test_the_drawn_betas_have_the_chi_laws_of_the_columns_tails():
     b2 = np.stack([HouseholderProduct.gaussian(rng, m, k, panel=3).beta for _ in range(R)]) ** 2
     dof = m - np.arange(k)
     assert np.all(np.abs(b2.mean(axis=0) - dof) < 4 * np.sqrt(2 * dof / R))
+
+
+def test_wide_reflectors_convert_their_panels_once_for_float32_input():
+    """``cast`` holds the panels converted for a float32 input (once), none for float64."""
+    hp = HouseholderProduct.gaussian(np.random.default_rng(13), 6, 4)
+    W = WideReflectors.of(hp)
+    W.apply_rows(np.ones((2, 6)))
+    assert W.cast == {}
+    W.apply_rows(np.ones((2, 6), dtype=np.float32))
+    assert list(W.cast) == [np.dtype(np.float32)]
+    assert all(V.dtype == U.dtype == np.float32 for _, V, U in W.cast[np.dtype(np.float32)])
