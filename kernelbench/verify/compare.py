@@ -106,7 +106,8 @@ def compare_reference(
         out["known"] = "; ".join(k.reason for k in rules)
         if r is None:
             cols = ["paper_mean", "paper_std", "paper_sem", "paper_runs", "ratio", "tau"]
-            out.update(dict.fromkeys([*cols, "tau_source", "se_diff", "z"], np.nan), tau_source="")
+            cols += ["tau_source", "se_diff", "z", "df"]
+            out.update(dict.fromkeys(cols, np.nan), tau_source="")
             rows.append(out)
             continue
         cv, source = tau_cv(
@@ -151,7 +152,7 @@ def compare_baseline(
         b = idx.get(_key(cell, keys))
         out = {k: cell[k] for k in keys}
         if b is None:
-            cols = ["base_mean", "base_runs", "base_ratio", "base_se", "base_z"]
+            cols = ["base_mean", "base_runs", "base_ratio", "base_se", "base_z", "base_df"]
             out.update(dict.fromkeys(cols, np.nan), base_test="")
             rows.append(out)
             continue
