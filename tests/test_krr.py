@@ -177,7 +177,7 @@ def test_reference_cells_read_table3() -> None:
 
 def test_figures_from_results(eeg_rows, tmp_path) -> None:
     """liu_table3 puts ours beside the paper's cell; liu_fig1 draws its three panels."""
-    from kernelbench.reporting import FigureOptions
+    from kernelbench.outputs.generic import FigureOptions
 
     _, df = eeg_rows
     rff = run_cell(make_cell("rff", dataset="eeg", n=1, runs=2, protocol="krr"))
