@@ -9,7 +9,9 @@ its environment block, the commit, versions and machine, cut out and hashed apar
 
 ``--runs DIR`` holds small result sets, one folder per protocol (made once, the first
 time, by the small cells of ``tests/test_rows_unchanged.py``); keep it between the two
-runs so both draw the same shards. PDF and SVG carry no date (SOURCE_DATE_EPOCH=0).
+runs so both draw the same shards. PDF and SVG carry no date (SOURCE_DATE_EPOCH=0) and
+SVG ids are salted alike (``svg.hashsalt``, else random). ``--only plot`` (a prefix of the
+groups' names) redoes only those groups.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def make_runs(runs: Path) -> None:
             kb("run", *CELLS[name], f"output_dir={runs / name}", cwd=ROOT)
 
 
-def manifest(runs: Path) -> dict[str, dict[str, str]]:
+def manifest(runs: Path, only: str = "") -> dict[str, dict[str, str]]:
     from kernelbench.packaged import baseline_dir
 
     out: dict[str, dict[str, str]] = {
@@ -79,14 +81,20 @@ def manifest(runs: Path) -> dict[str, dict[str, str]]:
     }
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
-        kb("report", "--out", str(t / "REPRODUCTION.md"), cwd=ROOT)
-        out["kernelbench report"] = {"REPRODUCTION.md": md5((t / "REPRODUCTION.md").read_bytes())}
-        shutil.copytree(ROOT / "results" / "baseline", t / "redraw")
-        for png in (t / "redraw").glob("*.png"):
-            png.unlink()
-        kb("baseline", "--redraw", "--out", str(t / "redraw"), cwd=ROOT)
-        out["baseline --redraw"] = tree(t / "redraw")
-        for name in sorted(p.name for p in runs.iterdir() if p.is_dir()):
+        if "kernelbench report".startswith(only):
+            kb("report", "--out", str(t / "REPRODUCTION.md"), cwd=ROOT)
+            out["kernelbench report"] = {
+                "REPRODUCTION.md": md5((t / "REPRODUCTION.md").read_bytes())
+            }
+        if "baseline --redraw".startswith(only):
+            shutil.copytree(ROOT / "results" / "baseline", t / "redraw")
+            for png in (t / "redraw").glob("*.png"):
+                png.unlink()
+            kb("baseline", "--redraw", "--out", str(t / "redraw"), cwd=ROOT)
+            out["baseline --redraw"] = tree(t / "redraw")
+        for name in sorted(
+            p.name for p in runs.iterdir() if p.is_dir() and "plot".startswith(only)
+        ):
             for flag in ((), ("--reference",)):
                 dest = t / "plot" / "-".join([name, *flag])
                 kb(
@@ -100,10 +108,11 @@ def manifest(runs: Path) -> dict[str, dict[str, str]]:
                     cwd=ROOT,
                 )
                 out[f"plot {name} {' '.join(flag)}".strip()] = tree(dest)
-        kb("report", "--html", str(t / "site"), cwd=ROOT)
-        out["report --html"] = tree(t / "site")
-        kb("report", "--html", str(t / "site_runs"), "--results", str(runs), cwd=ROOT)
-        out["report --html --results"] = tree(t / "site_runs")
+        if "report --html".startswith(only):
+            kb("report", "--html", str(t / "site"), cwd=ROOT)
+            out["report --html"] = tree(t / "site")
+            kb("report", "--html", str(t / "site_runs"), "--results", str(runs), cwd=ROOT)
+            out["report --html --results"] = tree(t / "site_runs")
     return out
 
 
@@ -126,15 +135,21 @@ def main() -> None:
     parser.add_argument("--runs", type=Path, required=True)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--compare", type=Path)
+    parser.add_argument("--only", default="", help="only the groups whose name starts so")
     args = parser.parse_args()
-    os.environ.update(SOURCE_DATE_EPOCH="0", MPLBACKEND="Agg")
+    rc = Path(tempfile.mkdtemp()) / "matplotlibrc"
+    rc.write_text("svg.hashsalt: kernelbench\n")
+    os.environ.update(SOURCE_DATE_EPOCH="0", MPLBACKEND="Agg", MATPLOTLIBRC=str(rc))
     args.runs.mkdir(parents=True, exist_ok=True)
     make_runs(args.runs)
-    found = manifest(args.runs.resolve())
+    found = manifest(args.runs.resolve(), args.only)
     if args.out:
         args.out.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
     if args.compare:
-        sys.exit(1 if compare(json.loads(args.compare.read_text()), found) else 0)
+        before = json.loads(args.compare.read_text())
+        if args.only:
+            before = {k: v for k, v in before.items() if k.startswith(args.only) or k in found}
+        sys.exit(1 if compare(before, found) else 0)
 
 
 if __name__ == "__main__":

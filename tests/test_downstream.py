@@ -13,7 +13,7 @@ from kernelbench.cell import build_cell, cell_keys, cell_shard_path
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_and_store
 from kernelbench.outputs.papers.munkhoeva2018 import FIG2, fig2_summary
-from kernelbench.outputs.render import draw
+from kernelbench.outputs.render import draw, finish
 from kernelbench.outputs.spec import build
 from kernelbench.protocols import figure_of, get_protocol
 from kernelbench.protocols.common import feature_map, run_rng
@@ -148,7 +148,7 @@ def test_fig2_draws_kernels_by_datasets_with_the_exact_line(tmp_path):
 
     plt.close(figure)
     fig2 = figure_of(get_protocol("downstream"), "fig2").load()
-    out = fig2(df, tmp_path, FigureOptions(formats=["png"]))
+    out = finish(fig2(df, tmp_path, FigureOptions(formats=["png"])))
     assert sorted(p.name for p in out.written) == [
         "fig2_summary.csv",
         "fig2_summary.md",
