@@ -9,7 +9,7 @@ The figure functions the protocols name live in their papers' modules
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,10 +45,6 @@ class FigureOutput:
     written: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     pending: list[tuple[SpecFigure, Any, str, Sequence[str]]] = field(default_factory=list)
-
-
-#: draw(results of one experiment, output directory, options) -> FigureOutput
-DrawFn = Callable[[pd.DataFrame, Any, FigureOptions], FigureOutput]
 
 
 def summarise(
