@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Price a run (cells, runs, time, peak memory); run nothing.",
     ),
     "plot": (
-        "kernelbench.plot_command",
+        "kernelbench.outputs.plot",
         "plot",
         "Draw the papers' figures and tables from results.",
     ),
@@ -36,17 +36,17 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Check a paper's grid cell by cell against its numbers.",
     ),
     "report": (
-        "kernelbench.report.command",
+        "kernelbench.outputs.report",
         "report",
         "Write REPRODUCTION.md from the committed results.",
     ),
     "baseline": (
-        "kernelbench.baseline.command",
+        "kernelbench.outputs.baseline",
         "baseline",
         "Write an experiment's baseline table and figures (beside its results).",
     ),
     "leaderboard": (
-        "kernelbench.leaderboard",
+        "kernelbench.outputs.leaderboard",
         "leaderboard",
         "Rank a method against the published ones on the leaderboard's grids.",
     ),

@@ -669,7 +669,7 @@ def launch(args: list[str], multirun: bool = False) -> None:
 
     from kernelbench.config import config_dir, searchpath_overrides
     from kernelbench.estimate import SHOWS, announce, parts_plan, run_plan
-    from kernelbench.leaderboard import part_args
+    from kernelbench.outputs.leaderboard import part_args
     from kernelbench.plugins import load
     from kernelbench.progress import ENV_BAR, ENV_BOARD, Board, read_reports, summary
 
@@ -809,7 +809,7 @@ def estimate(multirun: bool, overrides: tuple[str, ...]) -> None:
     """
     from kernelbench.cost import Plan, available_memory, format_bytes, limits, parse_memory
     from kernelbench.estimate import parts_plan, run_plan
-    from kernelbench.leaderboard import part_args
+    from kernelbench.outputs.leaderboard import part_args
 
     parts = part_args(list(overrides))
     if parts is not None:

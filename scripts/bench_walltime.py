@@ -31,7 +31,7 @@ import pandas as pd
 
 from kernelbench.config import experiment_sweep
 from kernelbench.launch import launch
-from kernelbench.reporting.walltime import median_summary
+from kernelbench.outputs.papers.munkhoeva2018 import median_summary
 from kernelbench.results import read_results
 
 #: The experiment config whose grid is measured (configs/experiment/fig3.yaml).

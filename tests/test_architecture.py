@@ -39,29 +39,36 @@ LAYERS: dict[str, int] = {
     "bandwidth": 1,
     "theory": 1,
     "qmc": 1,
-    "drawing": 1,
-    "figspec": 1,
     "timing": 1,
     "features": 2,
     "datasets": 2,
     "learners": 2,
     "protocols": 3,
-    "reporting": 3,
     "builtin": 3,
     "cell": 3,
     "cost": 3,
     "probe": 3,
     "experiment": 4,
     "verify": 4,
-    "leaderboard": 4,
-    "plot_command": 4,
     "launch": 5,
     "slurm": 5,
     "estimate": 5,
-    "report": 5,
-    "site": 5,
-    "baseline": 5,
-    "baseline.format": 1,
+    # the output side, one package split by layer (docs/architecture.md): what every
+    # output shares (styles, figure specs, tables, verdict words, report sections) ...
+    "outputs": 1,
+    # ... outputs of any experiment from its rows, and the papers' declarations ...
+    "outputs.generic": 3,
+    "outputs.papers": 3,
+    # ... the renderers and the leaderboard's statistics ...
+    "outputs.render": 4,
+    "outputs.plotly_render": 4,
+    "outputs.leaderboard": 4,
+    # ... the site and the commands
+    "outputs.site": 5,
+    "outputs.site_board": 5,
+    "outputs.plot": 5,
+    "outputs.baseline": 5,
+    "outputs.report": 5,
     "cli": 6,
     "__init__": 6,
 }
@@ -307,3 +314,71 @@ def test_the_cell_path_diagram_names_real_modules_and_states_its_climbs():
     climbs = sum(b > a for a, b in zip(layers, layers[1:], strict=False))
     claimed = re.search(r"\*\*Climbs back up: (\d+)\*\*", DOC.read_text())
     assert claimed and int(claimed.group(1)) == climbs <= 5
+
+
+#: The output side's declarations: what a figure, a table, a claim and a verdict are, and
+#: each paper's (docs/architecture.md, "From a row to a PNG, a web page and a verdict").
+DECLARATIONS = (
+    "outputs",
+    "outputs.style",
+    "outputs.spec",
+    "outputs.tables",
+    "outputs.verdicts",
+    "outputs.sections",
+    "outputs.generic",
+    "outputs.papers",
+    "outputs.papers.munkhoeva2018",
+    "outputs.papers.liu2020",
+    "outputs.papers.yu2016",
+    "outputs.papers.yang2014",
+)
+RENDERERS = ("outputs.render", "outputs.plotly_render", "outputs.site", "outputs.site_board")
+
+
+def reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for m in graph.get(todo.pop(), ()):
+            if m not in seen:
+                seen.add(m)
+                todo.append(m)
+    return seen
+
+
+def third_party(path: Path) -> set[str]:
+    """The top-level names of the non-kernelbench modules a file imports (anywhere)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+    return out
+
+
+def test_the_declarations_import_neither_verify_nor_a_renderer():
+    graph = module_graph()
+    for name in DECLARATIONS:
+        assert name in graph, f"no module {name}"
+        found = {m for m in reach(graph, name) if m.split(".")[0] == "verify" or m in RENDERERS}
+        assert not found, f"{name} reaches {sorted(found)}"
+        path = PACKAGE.joinpath(*name.split("."))
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        drawn = third_party(path) & {"matplotlib", "plotly"}
+        assert not drawn, f"{name} imports {sorted(drawn)}"
+
+
+def test_verify_reaches_no_renderer():
+    graph = module_graph()
+    for name in (m for m in graph if m.split(".")[0] == "verify"):
+        found = reach(graph, name) & set(RENDERERS)
+        assert not found, f"{name} reaches {sorted(found)}"
+    for path in sorted((PACKAGE / "verify").glob("*.py")):
+        assert not third_party(path) & {"matplotlib", "plotly"}, path.name
+
+
+def test_reach_follows_imports_through_other_modules():
+    graph = {"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a"}}
+    assert reach(graph, "a") == {"b", "c"} and reach(graph, "c") == set()

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from kernelbench.baseline.command import TABLES, baseline
-from kernelbench.baseline.format import CELL, COLUMNS, cell_table, read_table, update_table
 from kernelbench.errors import KernelbenchError
-from kernelbench.figspec import build
-from kernelbench.reporting.kernel_approx import FIG1
+from kernelbench.outputs.baseline import TABLES, baseline
+from kernelbench.outputs.papers.munkhoeva2018 import FIG1
+from kernelbench.outputs.spec import build
+from kernelbench.outputs.tables import CELL, COLUMNS, cell_table, read_table, update_table
 from kernelbench.stats import aggregate
 
 
@@ -150,8 +150,8 @@ def test_an_experiment_without_results_is_one_line(tmp_path: Path):
 def test_fig2_update_cells_keeps_the_other_learners_rows():
     """Fig. 2's cells are named with their learner: rerun SVM cells replace only the SVM
     rows of those cells, the linear learner's rows of the same cells stay."""
-    from kernelbench.baseline.command import TABLES
-    from kernelbench.baseline.fig2 import KEYS
+    from kernelbench.outputs.baseline import TABLES
+    from kernelbench.outputs.papers.munkhoeva2018 import FIG2_KEYS as KEYS
 
     def table(learners, mean):
         rows = [
@@ -173,7 +173,7 @@ def test_fig2_update_cells_keeps_the_other_learners_rows():
 def test_liu_update_cells_keeps_other_cells_and_recomputes_the_rff_ratio():
     """A method rerun alone (no rff rows in its results) is spliced into the Liu table;
     its feature-time ratio is to the table's rff at the same cell."""
-    from kernelbench.baseline.liu2020 import with_rff_ratio
+    from kernelbench.outputs.papers.liu2020 import with_rff_ratio
 
     def table(methods, seconds):
         rows = [

@@ -154,7 +154,7 @@ def test_help_and_argument_errors_import_no_heavy_module(args):
         "except SystemExit as e:\n"
         "    code = e.code\n"
         "heavy = ('sklearn', 'hydra', 'numba', 'scipy', 'kernelbench.features', 'matplotlib',\n"
-        "         'plotly', 'jinja2', 'markdown_it', 'kernelbench.site.build')\n"
+        "         'plotly', 'jinja2', 'markdown_it', 'kernelbench.outputs.site')\n"
         "print(sorted(m for m in heavy if m in sys.modules), code, file=sys.stderr)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

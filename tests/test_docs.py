@@ -11,7 +11,7 @@ import re
 from collections import deque
 from pathlib import Path
 
-from kernelbench.site.build import slug
+from kernelbench.outputs.site import slug
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -12,11 +12,12 @@ import pytest
 from kernelbench.cell import build_cell, cell_keys, cell_shard_path
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_and_store
-from kernelbench.figspec import build, draw
+from kernelbench.outputs.papers.munkhoeva2018 import FIG2, fig2_summary
+from kernelbench.outputs.render import draw, finish
+from kernelbench.outputs.spec import build
 from kernelbench.protocols import figure_of, get_protocol
 from kernelbench.protocols.common import feature_map, run_rng
 from kernelbench.protocols.downstream import EXACT_DIR, exact_key
-from kernelbench.reporting.downstream import FIG2, fig2_summary
 from kernelbench.results import read_results
 from tests.test_cli import kb
 
@@ -120,7 +121,7 @@ def _fake_results() -> pd.DataFrame:
 
 
 def test_fig2_draws_kernels_by_datasets_with_the_exact_line(tmp_path):
-    from kernelbench.reporting import FigureOptions
+    from kernelbench.outputs.generic import FigureOptions
 
     df = _fake_results()
     (spec_fig,) = build(fig2_summary(df), FIG2, "t")  # one learner: one figure
@@ -147,7 +148,7 @@ def test_fig2_draws_kernels_by_datasets_with_the_exact_line(tmp_path):
 
     plt.close(figure)
     fig2 = figure_of(get_protocol("downstream"), "fig2").load()
-    out = fig2(df, tmp_path, FigureOptions(formats=["png"]))
+    out = finish(fig2(df, tmp_path, FigureOptions(formats=["png"])))
     assert sorted(p.name for p in out.written) == [
         "fig2_summary.csv",
         "fig2_summary.md",

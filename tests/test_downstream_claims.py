@@ -1,4 +1,4 @@
-"""The Fig. 2 claim tests of REPRODUCTION.md (kernelbench/report/fig2.py) can fail:
+"""The Fig. 2 claim tests of REPRODUCTION.md (kernelbench/outputs/papers/munkhoeva2018.py) can fail:
 synthetic baselines where B is clearly worse, or where the best approximant loses."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from kernelbench.report import fig2
+from kernelbench.outputs.papers import munkhoeva2018 as fig2
 
 METHODS = ["rff", "orf", "sr33"]
 

@@ -17,13 +17,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from kernelbench.figspec import SpecFigure, draw  # noqa: E402
-from kernelbench.reporting.paper_figures import (  # noqa: E402
+from kernelbench.outputs.papers import (  # noqa: E402
     BASELINE_FIGURES,
     PAGES,
     BaselineFigure,
 )
-from kernelbench.site.figures import plotly_figure  # noqa: E402
+from kernelbench.outputs.plotly_render import plotly_figure  # noqa: E402
+from kernelbench.outputs.render import draw  # noqa: E402
+from kernelbench.outputs.spec import SpecFigure  # noqa: E402
 
 BASELINE = Path(__file__).resolve().parents[1] / "results" / "baseline"
 

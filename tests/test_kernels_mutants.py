@@ -48,7 +48,7 @@ def test_gamma_must_be_positive_and_finite(gamma):
 
 @pytest.mark.parametrize("name", list(KERNELS))
 def test_a_kernel_knows_its_id_and_the_figures_name_it_like_the_registry(name):
-    from kernelbench.drawing import KERNEL_NAMES
+    from kernelbench.outputs.style import KERNEL_NAMES
 
     kern = get_kernel(name)
     assert kern.name == name

@@ -177,7 +177,8 @@ def test_reference_cells_read_table3() -> None:
 
 def test_figures_from_results(eeg_rows, tmp_path) -> None:
     """liu_table3 puts ours beside the paper's cell; liu_fig1 draws its three panels."""
-    from kernelbench.reporting import FigureOptions
+    from kernelbench.outputs.generic import FigureOptions
+    from kernelbench.outputs.render import finish
 
     _, df = eeg_rows
     rff = run_cell(make_cell("rff", dataset="eeg", n=1, runs=2, protocol="krr"))
@@ -206,5 +207,5 @@ def test_figures_from_results(eeg_rows, tmp_path) -> None:
     ) in other.notes
     assert "blank paper_* columns" in (tmp_path / "magic04" / "liu_table3.md").read_text()
     fig1 = figure_of(get_protocol("krr"), "liu_fig1").load()
-    fig1(both, tmp_path, FigureOptions(formats=("png",)))
+    finish(fig1(both, tmp_path, FigureOptions(formats=("png",))))
     assert (tmp_path / "liu_fig1.png").stat().st_size > 0

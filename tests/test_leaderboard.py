@@ -1,4 +1,4 @@
-"""The leaderboard (kernelbench.leaderboard): its statistic, its grids and its command."""
+"""The leaderboard (kernelbench.outputs.leaderboard): its statistic, its grids and its command."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.leaderboard import (
+from kernelbench.outputs.leaderboard import (
     MIN_BLOCKS,
     REFERENCE,
     Grid,
@@ -365,7 +365,7 @@ def test_every_method_has_its_own_colour_and_marker_with_3_to_1_contrast():
     """Every label a figure can show (built-ins, method configs' labels, the toy_rff
     plug-in, and the reserve plug-in colours) has a colour no other label has, at
     least 3:1 against white, at a CIELAB distance of 20 or more from every other."""
-    from kernelbench.drawing import _FALLBACK_COLOURS, method_style
+    from kernelbench.outputs.style import _FALLBACK_COLOURS, method_style
 
     labels = _every_label()
     styles = {m: method_style(m) for m in labels}
@@ -385,7 +385,7 @@ def test_every_method_has_its_own_colour_and_marker_with_3_to_1_contrast():
 
 
 def test_a_plugin_colour_is_none_of_the_built_in_ones():
-    from kernelbench.drawing import METHOD_STYLES, method_style
+    from kernelbench.outputs.style import METHOD_STYLES, method_style
 
     fixed = {c for c, _ in METHOD_STYLES.values()}
     for name in ["toy_rff", "my_map", "brand_new", "x"]:
@@ -394,7 +394,7 @@ def test_a_plugin_colour_is_none_of_the_built_in_ones():
 
 
 def test_report_method_needs_html():
-    from kernelbench.report.command import report
+    from kernelbench.outputs.report import report
 
     res = CliRunner().invoke(report, ["--method", "toy_rff"])
     assert res.exit_code == 2 and "--method needs --html" in res.output

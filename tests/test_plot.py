@@ -18,14 +18,15 @@ import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
 from kernelbench import reference as reference_mod  # noqa: E402
-from kernelbench.drawing import markdown_table, method_style, summarise  # noqa: E402
 from kernelbench.errors import KernelbenchError  # noqa: E402
-from kernelbench.figspec import build, draw  # noqa: E402
-from kernelbench.plot_command import plot  # noqa: E402
+from kernelbench.outputs.generic import summarise as summarise_protocol  # noqa: E402
+from kernelbench.outputs.papers.munkhoeva2018 import fig1_spec  # noqa: E402
+from kernelbench.outputs.plot import plot  # noqa: E402
+from kernelbench.outputs.render import draw  # noqa: E402
+from kernelbench.outputs.spec import build  # noqa: E402
+from kernelbench.outputs.style import markdown_table, method_style, summarise  # noqa: E402
 from kernelbench.protocols import get_protocol  # noqa: E402
 from kernelbench.reference import load_reference, reference_dir  # noqa: E402
-from kernelbench.reporting import summarise as summarise_protocol  # noqa: E402
-from kernelbench.reporting.kernel_approx import fig1_spec  # noqa: E402
 from kernelbench.results import read_results  # noqa: E402
 from kernelbench.stats import t_interval  # noqa: E402
 
@@ -249,7 +250,8 @@ def test_method_styles_are_stable_and_distinct() -> None:
     known = ["rff", "orf", "orf_tallqr", "sorf", "qmc", "gq", "sr33", "sr33_haar"]
     assert len({method_style(m) for m in known}) == len(known)
     new = ["brand_new", "my_map", "rff_variant"]
-    code = f"from kernelbench.drawing import method_style; print([method_style(m) for m in {new}])"
+    code = "from kernelbench.outputs.style import method_style; "
+    code += f"print([method_style(m) for m in {new}])"
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
@@ -517,7 +519,7 @@ def test_log_panel_clips_values_past_a_gap():
     """A log panel keeps its range when its values are spread (no gap over LOG_GAP
     decades) and clips only what lies past such a gap: drawn on the bottom edge (not on
     the line), and noted."""
-    from kernelbench.drawing import LOG_GAP, _log_bottom
+    from kernelbench.outputs.style import LOG_GAP, _log_bottom
 
     spread = [1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7]
     assert _log_bottom(spread) == pytest.approx(1e-7 / 1.3)

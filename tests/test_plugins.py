@@ -8,7 +8,9 @@ temporary folder that the subprocesses running ``kernelbench`` see on PYTHONPATH
 from __future__ import annotations
 
 import ast
+import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -217,7 +219,7 @@ import pyarrow as pa
 
 from kernelbench.protocols import Figure, Metric, Protocol, get_protocol
 from kernelbench.protocols.common import feature_map, fit_transform, run_rng
-from kernelbench.reporting import FigureOutput, summarise
+from kernelbench.outputs.generic import FigureOutput, summarise
 from kernelbench.settings import ProtocolSettings
 
 
@@ -292,6 +294,21 @@ def test_a_plugin_protocol_is_one_class(tmp_path):
     assert r.returncode == 0, r.stderr
     base = pd.read_csv(tmp_path / "results" / "baseline" / "max_digits_baseline.csv")
     assert base["mean"].iloc[0] == pytest.approx(rows["max_error"].mean(), rel=1e-12)
+
+    # the site: a page of its experiment, its figure and its table, from the rows and the
+    # protocol's declared headline alone (kernelbench.outputs.generic.headline_cells)
+    html = tmp_path / "html"
+    r = kernelbench(
+        env, "report", "--html", str(html), "--results", str(out), "--only", "fig3", cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    page = (html / "runs-0-max_digits.html").read_text()
+    figure = re.search(r'<script type="application/json" class="kb-fig"[^>]*>(.*?)</script>', page)
+    assert figure, "no figure on the experiment's page"
+    ys = [y for trace in json.loads(figure.group(1))["data"] for y in trace.get("y") or ()]
+    assert pytest.approx(rows["max_error"].mean(), rel=1e-12) in ys
+    assert "max_error" in page and "max_digits" in (html / "index.html").read_text()
+    assert list((html / "figures" / "runs-0-max_digits").glob("*.png"))
 
 
 def test_an_unknown_method_names_the_plugin_one(plugin_env, tmp_path):
@@ -401,7 +418,7 @@ def test_every_protocol_declares_what_it_reports():
     """A protocol is one registered object: its headline among its metrics, each metric a
     column of its shards, each figure's metrics among its metrics and its drawing
     function found; the figures' modules hold no second registry."""
-    import kernelbench.reporting
+    import kernelbench.outputs.generic
     from kernelbench.cell import cell_keys, shard_schema
     from kernelbench.protocols import PROTOCOLS
 
@@ -417,7 +434,7 @@ def test_every_protocol_declares_what_it_reports():
         for fig in proto.figures:
             assert set(fig.metrics) <= set(proto.metrics), (name, fig.name)
             assert callable(fig.load()), (name, fig.name)
-    assert not hasattr(kernelbench.reporting, "REPORTING")
+    assert not hasattr(kernelbench.outputs.generic, "REPORTING")
     # the keys verify and the figures group by: a protocol's own keys before n, its
     # index (a row per iteration, say) after it
     assert cell_keys(PROTOCOLS.get("kernel_approx")) == ("dataset", "kernel", "method_label", "n")

@@ -12,7 +12,7 @@ from kernelbench.datasets import train_part
 from kernelbench.errors import KernelbenchError
 from kernelbench.experiment import make_cell, run_cell, run_grid
 from kernelbench.kernels import exact_kernel
-from kernelbench.plot_command import make_plots
+from kernelbench.outputs.plot import make_plots
 from kernelbench.protocols import get_protocol
 from kernelbench.protocols.common import BANDWIDTH_QUERIES, feature_map, run_rng
 from kernelbench.protocols.pair_mse import next_pow2

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from kernelbench.report.command import SECTIONS, report
+from kernelbench.outputs.report import SECTIONS, report
 
 ROOT = Path(__file__).resolve().parents[1]
 

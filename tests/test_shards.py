@@ -217,7 +217,7 @@ def test_a_sweep_over_seed_and_parameters_keeps_every_shard(tmp_path):
 
 
 def test_plot_and_verify_do_not_pool_cells_of_another_seed(tmp_path):
-    from kernelbench.plot_command import make_plots, split_variants
+    from kernelbench.outputs.plot import make_plots, split_variants
     from kernelbench.protocols import get_protocol
     from kernelbench.verify.command import grid_rows
 

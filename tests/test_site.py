@@ -13,13 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 from kernelbench.errors import KernelbenchError
-from kernelbench.figspec import FigureSpec, build
-from kernelbench.report.command import report
-from kernelbench.report.common import Claim, Section, Summary
-from kernelbench.site import build as site_build
-from kernelbench.site.build import build_site, results_page
-from kernelbench.site.figures import plotly_figure, ratio_table
-from kernelbench.site.pages import PAGES
+from kernelbench.outputs import site as site_build
+from kernelbench.outputs.generic import ratio_table
+from kernelbench.outputs.papers import PAGES
+from kernelbench.outputs.plotly_render import plotly_figure
+from kernelbench.outputs.report import report
+from kernelbench.outputs.sections import Claim, Section, Summary
+from kernelbench.outputs.site import build_site, results_page
+from kernelbench.outputs.spec import FigureSpec, build
 from tests.test_plot import make_results, write_shards
 
 ROOT = Path(__file__).resolve().parents[1]  # the source tree
@@ -162,7 +163,7 @@ def test_every_spec_of_the_site_builds_from_its_committed_table():
 
 
 def test_numbers_for_people_and_z_at_the_floor():
-    from kernelbench.site.build import _cell, header
+    from kernelbench.outputs.site import _cell, header
     from kernelbench.stats import BLAS_SPREAD, z_score, z_text
 
     z = z_score(89.82 - 87.20, 0.0, 87.20)  # two constant samples: z at the floor
@@ -215,7 +216,7 @@ def test_a_runs_folder_and_a_table_folder_feed_the_site(tmp_path):
 
 
 def test_the_site_renders_the_same_claims_as_reproduction_md(tmp_path):
-    from kernelbench.report.command import load_sections
+    from kernelbench.outputs.report import load_sections
 
     (section,) = load_sections(["fig3"])
     page = results_page("fig3", section.title, [], tmp_path, section=section)
@@ -231,7 +232,7 @@ def test_the_site_renders_the_same_claims_as_reproduction_md(tmp_path):
 def test_command_errors(tmp_path, monkeypatch):
     res = CliRunner().invoke(report, ["--results", str(tmp_path)])
     assert res.exit_code == 2 and "--results needs --html" in res.output
-    monkeypatch.setattr("kernelbench.site.SITE_MODULES", ("plotly", "no_such_module_kb"))
+    monkeypatch.setattr("kernelbench.outputs.site.SITE_MODULES", ("plotly", "no_such_module_kb"))
     from kernelbench.cli import main
 
     with pytest.raises(SystemExit) as exc:
@@ -260,7 +261,7 @@ def test_the_leaderboard_page_ranks_a_new_method(tmp_path):
     """A run of experiment=leaderboard's Fig. 1 grid (munkhoeva2018_fig1_reduced) for a
     method at half of rff's committed error in every cell: the page ranks it with ratio
     0.5 beside the published methods, which come from the committed baselines."""
-    from kernelbench.leaderboard import grids
+    from kernelbench.outputs.leaderboard import grids
 
     base = pd.read_csv(FIG1)
     grid = grids()[0]
@@ -279,8 +280,8 @@ def test_the_leaderboard_page_ranks_a_new_method(tmp_path):
     assert out / "leaderboard.html" in rep.pages
     text = (out / "leaderboard.html").read_text()
     assert f"{grid.title} [{grid.grid}]" in text and 'value="half_rff"' in text
-    from kernelbench.leaderboard import grid_table, rank_grid
-    from kernelbench.site.build import BASELINE_DIR
+    from kernelbench.outputs.leaderboard import grid_table, rank_grid
+    from kernelbench.outputs.site import BASELINE_DIR
 
     ranked = rank_grid(grid_table(grid, BASELINE_DIR, runs), grid)
     ranked = ranked[ranked["track"] == "data-independent"].set_index("method_label")
@@ -288,7 +289,7 @@ def test_the_leaderboard_page_ranks_a_new_method(tmp_path):
     assert ranked.loc["half_rff", "cells"] == ranked.loc["rff", "cells"] == 27
     # the run's method is highlighted (learnt from the results), in its own colour,
     # and the page names its statistic and says how to add a method
-    from kernelbench.drawing import method_style
+    from kernelbench.outputs.style import method_style
 
     assert text.count('<tr class="kb-mine" data-method="half_rff">') == 1
     assert text.count('class="kb-mine"') == 1  # one grid run, one row
@@ -302,8 +303,8 @@ def test_the_leaderboard_page_ranks_a_new_method(tmp_path):
 def test_the_leaderboard_highlights_the_method_option(tmp_path):
     """`report --html --method NAME` highlights NAME, a published method, with no run;
     without it and without a run nothing is highlighted."""
-    from kernelbench.site.board import board
-    from kernelbench.site.build import BASELINE_DIR
+    from kernelbench.outputs.site import BASELINE_DIR
+    from kernelbench.outputs.site_board import board
 
     none = tmp_path / "none"
     _, content, found = board([none], BASELINE_DIR, "sr33")

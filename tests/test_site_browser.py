@@ -16,9 +16,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kernelbench.site.build import BASELINE_DIR as BASELINE
-from kernelbench.site.build import build_site
-from kernelbench.site.pages import PAGES
+from kernelbench.outputs.papers import PAGES
+from kernelbench.outputs.site import BASELINE_DIR as BASELINE
+from kernelbench.outputs.site import build_site
 from tests.conftest import missing_ground
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from kernelbench.site.build import build_site
+from kernelbench.outputs.site import build_site
 
 ROOT = Path(__file__).resolve().parents[1]  # the source tree
 

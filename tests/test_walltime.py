@@ -14,12 +14,13 @@ from click.testing import CliRunner  # noqa: E402
 from kernelbench.cell import build_cell
 from kernelbench.errors import KernelbenchError  # noqa: E402
 from kernelbench.experiment import make_cell, run_and_store, run_cell
-from kernelbench.figspec import build, draw  # noqa: E402
 from kernelbench.launch import plan  # noqa: E402
-from kernelbench.plot_command import plot  # noqa: E402
+from kernelbench.outputs.generic import FigureOptions  # noqa: E402
+from kernelbench.outputs.papers.munkhoeva2018 import FIG3, draw_fig3, median_summary  # noqa: E402
+from kernelbench.outputs.plot import plot  # noqa: E402
+from kernelbench.outputs.render import draw, finish  # noqa: E402
+from kernelbench.outputs.spec import build  # noqa: E402
 from kernelbench.protocols import PROTOCOLS, get_protocol  # noqa: E402
-from kernelbench.reporting import FigureOptions  # noqa: E402
-from kernelbench.reporting.walltime import FIG3, draw_fig3, median_summary  # noqa: E402
 from kernelbench.results import read_results  # noqa: E402
 
 
@@ -188,7 +189,8 @@ def test_fig3_axes_and_lines(tmp_path):
     ax = axes[0]
     lines = {ln.get_gid().split("\t")[1]: ln for ln in ax.get_lines()}
     assert np.all(lines["rff"].get_ydata() > lines["sr33"].get_ydata())
-    out = draw_fig3(df, tmp_path, FigureOptions(formats=("png",)))
+    out = finish(draw_fig3(df, tmp_path, FigureOptions(formats=("png",))))
+    assert (tmp_path / "fig3_walltime_map.png").is_file()
     assert (tmp_path / "fig3_walltime_map.png") in out.written
     summary = pd.read_csv(tmp_path / "fig3_summary.csv")
     assert set(summary["metric"]) == {"map", "fit", "first"}

@@ -11,7 +11,7 @@ the learner is trained on z(X_train) and scored on z(X_test):
 The same learner on the exact kernel, ``exact_score``, is computed once per (dataset,
 kernel, learner and parameters, metric, seed) and cached under
 ``<output_dir>/.exact/<hash>.json``. Settings: :class:`DownstreamSettings`. Reporting
-side: :mod:`kernelbench.reporting.downstream` (figure ``fig2``).
+side: :mod:`kernelbench.outputs.papers.munkhoeva2018` (figure ``fig2``).
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ class Downstream(Protocol[DownstreamSettings]):
         Figure(
             "fig2",
             "Munkhoeva Fig. 2: test accuracy / R^2 vs n (kernels x datasets), per learner",
-            "kernelbench.reporting.downstream:draw_fig2",
+            "kernelbench.outputs.papers.munkhoeva2018:draw_fig2",
             metrics=("score",),
         ),
     )

@@ -7,7 +7,7 @@ dataset)), the exact cross-kernel K = k(X, Y), and per run a fresh map fitted on
     rel_spec_error = ||K - K_hat||_2 / ||K||_2,     K_hat = z(X) z(Y)^T + constant_.
 
 Settings ``product`` and ``draws``: :class:`KernelApproxSettings`. Reporting side:
-:mod:`kernelbench.reporting.kernel_approx` (figure ``fig1``).
+:mod:`kernelbench.outputs.papers.munkhoeva2018` (figure ``fig1``).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ class KernelApprox(Protocol[KernelApproxSettings]):
         Figure(
             "fig1",
             "Munkhoeva Fig. 1: kernel approximation error vs n (kernels x datasets)",
-            "kernelbench.reporting.kernel_approx:draw_fig1",
+            "kernelbench.outputs.papers.munkhoeva2018:draw_fig1",
             metrics=("fro", "spec"),
         ),
     )

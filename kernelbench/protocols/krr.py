@@ -15,7 +15,7 @@ inner k-fold cross-validation:
 
 The ridge sees the features z(x) only (sr33's constant_ is not a feature). Settings:
 :class:`KRRSettings` (the readings the paper leaves open: docs/liu2020.md). Reporting
-side: :mod:`kernelbench.reporting.krr` (``liu_table3``, ``liu_fig1``).
+side: :mod:`kernelbench.outputs.papers.liu2020` (``liu_table3``, ``liu_fig1``).
 """
 
 from __future__ import annotations
@@ -246,13 +246,13 @@ class KRR(Protocol[KRRSettings]):
         Figure(
             "liu_table3",
             "Liu et al. 2020 Table 3: KRR accuracy and feature time, ours beside the paper's",
-            "kernelbench.reporting.krr:draw_table3",
+            "kernelbench.outputs.papers.liu2020:draw_table3",
             metrics=("accuracy",),
         ),
         Figure(
             "liu_fig1",
             "Liu et al. 2020 Fig. 1: spectral error, accuracy and feature time vs s/d",
-            "kernelbench.reporting.krr:draw_fig1",
+            "kernelbench.outputs.papers.liu2020:draw_fig1",
             metrics=("spec", "accuracy", "time"),
         ),
     )

@@ -8,7 +8,7 @@ nearest neighbour, :func:`.common.kernel_params`). Per run a fresh map fitted on
     mse           = mean over the pairs (x_i, y_j) of (k(x_i, y_j) - k_hat(x_i, y_j))^2
     rel_fro_error = ||K - K_hat||_F / ||K||_F
 
-Reporting side: :mod:`kernelbench.reporting.pair_mse` (``yu_mse``: Figs. 4, 5(c)).
+Reporting side: :mod:`kernelbench.outputs.papers.yu2016` (``yu_mse``: Figs. 4, 5(c)).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class PairMSE(Protocol[PairMSESettings]):
         Figure(
             "yu_mse",
             "Yu Fig. 4 / 5(c): kernel MSE over pairs against D/d (one panel per dataset)",
-            "kernelbench.reporting.pair_mse:draw_yu_mse",
+            "kernelbench.outputs.papers.yu2016:draw_yu_mse",
             metrics=("mse", "fro"),
         ),
     )

@@ -16,7 +16,7 @@ of every iteration. One row per (run, iteration t = 0..n_cg_iter, 0 = Halton):
 
 Figure ``yang_adaptive``: the four metrics against the iteration (Fig. 4(a)-(c):
 box []b and []b/2 via ``box_scale``).
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.qmc_adaptive`.
+Drawn and compared by its reporting side, :mod:`kernelbench.outputs.papers.yang2014`.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class QMCAdaptive(Protocol[QMCAdaptiveSettings]):
         Figure(
             "yang_adaptive",
             "Yang Fig. 4: discrepancy, max/mean squared and norm errors over CG iterations",
-            "kernelbench.reporting.qmc_adaptive:draw_yang_adaptive",
+            "kernelbench.outputs.papers.yang2014:draw_yang_adaptive",
             metrics=("discrepancy", "max", "mean", "norm"),
         ),
     )

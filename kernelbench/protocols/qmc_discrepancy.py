@@ -12,7 +12,7 @@ the box discrepancy of its frequencies and its Gram errors:
     rel_spec_error = ||K - K_hat||_2 / ||K||_2
 
 Figure ``yang_discrepancy``: both against n, one row of panels per dataset.
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.qmc_discrepancy`.
+Drawn and compared by its reporting side, :mod:`kernelbench.outputs.papers.yang2014`.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class QMCDiscrepancy(Protocol[QMCDiscrepancySettings]):
         Figure(
             "yang_discrepancy",
             "Yang Fig. 3: box discrepancy and Gram error against n",
-            "kernelbench.reporting.qmc_discrepancy:draw_yang_discrepancy",
+            "kernelbench.outputs.papers.yang2014:draw_yang_discrepancy",
             metrics=("discrepancy", "fro", "spec"),
         ),
     )

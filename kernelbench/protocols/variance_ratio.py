@@ -18,7 +18,7 @@ The mean of ``ratio`` over runs estimates Var(method)/Var(RFF) for an unbiased m
 
 Figure ``yu_variance``: the ratio against z, one panel per d, with Yu et al.'s
 Eq. (3) and the exact ratio of :mod:`kernelbench.theory` as dashed curves.
-Drawn and compared by its reporting side, :mod:`kernelbench.reporting.variance_ratio`.
+Drawn and compared by its reporting side, :mod:`kernelbench.outputs.papers.yu2016`.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class VarianceRatio(Protocol[VarianceRatioSettings]):
         Figure(
             "yu_variance",
             "Yu Fig. 2: Var(method)/Var(RFF) against z = ||x - y|| / sigma, one panel per d",
-            "kernelbench.reporting.variance_ratio:draw_yu_variance",
+            "kernelbench.outputs.papers.yu2016:draw_yu_variance",
             metrics=("ratio", "mse"),
         ),
     )

@@ -6,7 +6,7 @@ BLAS on one thread. Per run a fresh map: ``fit_seconds`` (drawing it; a map with
 parameter ``map_rows``, orf, is told the rows it will map, ``points`` x (1 + ``repeats``)), then
 ``first_map_seconds`` (its first ``transform``: compilation, caches) and ``repeats``
 timed ``transform`` calls, one row each (``map_seconds`` = ``transform_seconds``).
-Reporting side: :mod:`kernelbench.reporting.walltime` (figure ``fig3``).
+Reporting side: :mod:`kernelbench.outputs.papers.munkhoeva2018` (figure ``fig3``).
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class Walltime(Protocol[WalltimeSettings]):
         Figure(
             "fig3",
             "Munkhoeva Fig. 3: map (or fit) time vs d, log-log, median and interquartile band",
-            "kernelbench.reporting.walltime:draw_fig3",
+            "kernelbench.outputs.papers.munkhoeva2018:draw_fig3",
             metrics=("map", "fit", "first"),
         ),
     )

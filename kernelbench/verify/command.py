@@ -12,10 +12,10 @@ from typing import Any
 import click
 import pandas as pd
 
-from kernelbench.baseline.format import read_table
 from kernelbench.cell import build_cell, cell_keys, row_keys
 from kernelbench.cost import announce_cells
 from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.outputs.tables import read_table
 from kernelbench.protocols import Protocol, get_protocol, metric_of
 from kernelbench.results import dumps
 from kernelbench.stats import SAME_DRAWS_ATOL, SAME_DRAWS_RTOL, aggregate

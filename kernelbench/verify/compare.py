@@ -12,9 +12,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.baseline.format import read_checked
 from kernelbench.cell import cell_keys
-from kernelbench.drawing import dataset_order, kernel_rank, label_rank
+from kernelbench.outputs.style import dataset_order, kernel_rank, label_rank
+from kernelbench.outputs.tables import read_checked
+from kernelbench.outputs.verdicts import (
+    AGREES,
+    DEFAULT_TAU,
+    DEVIATES,
+    DRIFTS,
+    KNOWN,
+    NO_BASELINE,
+    NO_REFERENCE,
+    REPRODUCED,
+    tally,
+)
 from kernelbench.protocols import get_protocol, reference_cells
 from kernelbench.reference import load_reference
 from kernelbench.results import format_n
@@ -31,15 +42,6 @@ from kernelbench.verify.config import UNMEASURED, SampleVariationDefault, Verify
 
 #: The cell keys of the kernel_approx protocol (the default of the functions below).
 CELL = ["dataset", "kernel", "method_label", "n"]
-#: Verdicts against the paper.
-REPRODUCED = "reproduced"
-DEVIATES = "deviates"
-KNOWN = "known deviation"
-NO_REFERENCE = "no reference"
-#: Verdicts against the baseline.
-AGREES = "agrees"
-DRIFTS = "drifts"
-NO_BASELINE = "no baseline"
 
 
 def _key(row, keys: Sequence[str], method_col: str = "method_label") -> tuple:
@@ -54,10 +56,6 @@ def load_sample_variation(path: Path | None) -> pd.DataFrame | None:
         return None
     hint = "scripts/measure_sample_variation.py writes it"
     return read_checked(path, "sample-variation table", hint, ["dataset", "kernel", "cv"])
-
-
-#: tau_source of a cell whose pair the table does not measure (flagged in the report).
-DEFAULT_TAU = "default"
 
 
 def tau_cv(
@@ -367,13 +365,6 @@ def sort_cells(t: pd.DataFrame, keys: Sequence[str] = CELL) -> pd.DataFrame:
     rows = list(zip(*cols, strict=True))
     idx = sorted(range(len(t)), key=rows.__getitem__)
     return t.iloc[idx].reset_index(drop=True)
-
-
-def tally(verdicts: pd.Series, prefix: str = "") -> dict[str, int]:
-    """How many ``verdicts`` reproduce, are known deviations, deviate."""
-    v = verdicts.astype(str)
-    n = [(v == REPRODUCED).sum(), v.str.startswith(KNOWN).sum(), (v == DEVIATES).sum()]
-    return {prefix + k: int(c) for k, c in zip(("reproduced", "known", "deviate"), n, strict=True)}
 
 
 def counts(t: pd.DataFrame, pooled: pd.DataFrame | None = None) -> dict[str, int]:

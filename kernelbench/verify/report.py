@@ -176,7 +176,7 @@ def write_table(
 ) -> list[Path]:
     """``.csv``: every column (pooled families in ``<stem>_pooled.csv``); ``.md``: the
     wide printed tables. The files written."""
-    from kernelbench.drawing import markdown_table
+    from kernelbench.outputs.style import markdown_table
 
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".md":

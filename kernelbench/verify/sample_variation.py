@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.baseline.format import update_table
+from kernelbench.outputs.tables import update_table
 from kernelbench.stats import aggregate
 from kernelbench.verify.compare import CELL
 

@@ -1,16 +1,112 @@
-"""REPRODUCTION.md, Yu et al. 2016 section: Fig. 2 (variance ratio), Fig. 4 (MSE against D)
-and Fig. 5(c) (SORF blocks), each claim checked on our committed numbers
-(results/baseline/yu2016_*.csv). Criteria fixed before the numbers: "about equal" is
-within 10%, "much worse" at least 1.5 times the error.
+"""Yu et al. (2016), Figs. 2, 4 and 5(c): what kernelbench reports of the paper.
+
+The figures declared once (:data:`YU_FIG2`, :data:`YU_FIG4`), the figure functions the
+protocols ``variance_ratio`` and ``pair_mse`` name, and the report section with the
+paper's claims checked on our tables (:func:`build`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 import pandas as pd
 
-from kernelbench.report import common
-from kernelbench.report.common import BASE, Claim, Section, Summary, fmt, render, table
+from kernelbench.outputs import sections as common
+from kernelbench.outputs.generic import FigureOptions, FigureOutput, spec_output, summarise
+from kernelbench.outputs.sections import BASE, Claim, Section, Summary, fmt, render, table
+from kernelbench.outputs.spec import BaselineFigure, FigureSpec
+from kernelbench.protocols import get_protocol, metric_of
 from kernelbench.theory import orf_variance_ratio, orf_variance_ratio_exact
+
+# ---------------------------------------------------------------------- variance_ratio
+
+
+def eq3(df: pd.DataFrame) -> pd.Series:
+    """Yu et al. (2016) Eq. (3): the ORF variance ratio at each orf row's z, d and D."""
+    from kernelbench.theory import orf_variance_ratio
+
+    out = pd.Series(np.nan, index=df.index)
+    for (d, D), g in df[df["method"] == "orf"].groupby(["d", "D"]):
+        out[g.index] = orf_variance_ratio(g["z"].to_numpy(dtype=float), int(d), int(D))
+    return out
+
+
+#: Yu et al. Fig. 2, declared once: the variance ratio against z, one panel per d, Eq. (3)
+#: dashed and 1 (as RFF) dotted; drawn by the site and the PNGs.
+YU_FIG2 = FigureSpec(
+    "yu2016_fig2.csv",
+    title="Fig. 2",
+    x="z",
+    rows="kernel",
+    cols="d",
+    where=(("metric", "ratio"),),
+    xlabel="z = ‖x − y‖/σ",
+    ylabel="variance ratio to RFF",
+    paper=eq3,
+    hline=1.0,
+    hline_label="as RFF (ratio 1)",
+)
+
+
+def draw_yu_variance(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``yu_variance_<metric>.<fmt>`` (:data:`YU_FIG2`) and
+    ``yu_variance_summary.csv``/``.md``."""
+    metric_id = options.metric or "ratio"
+    metric = metric_of(get_protocol("variance_ratio"), metric_id)
+    summary = summarise(
+        get_protocol("variance_ratio"),
+        df,
+        ["experiment", "kernel", "d", "D", "method_label", "n", "z"],
+    )
+    spec = YU_FIG2
+    if metric_id != "ratio":  # Eq. (3) and 1 are ratios
+        where = (("metric", metric_id),)
+        spec = replace(spec, where=where, ylabel=metric.label, hline=None, paper=None)
+    intro = (
+        "ratio = MSE of the kernel value / Var K_RFF(z, D) (Yu et al. 2016, Lemma 1), "
+        "mean over runs with 95% t-interval; D = n d projections."
+    )
+    title = "Yu et al. 2016, Fig. 2: variance ratio against z"
+    table = ("yu_variance_summary", title, intro)
+    return spec_output(summary, spec, out, f"yu_variance_{metric_id}", options, table)
+
+
+# ---------------------------------------------------------------------- pair_mse
+
+#: Yu et al. Figs. 4 and 5(c), declared once: the kernel MSE over pairs against D/d, one
+#: panel per dataset; drawn by the site and the PNGs.
+YU_FIG4 = FigureSpec(
+    "yu2016_fig4.csv",
+    title="Fig. 4",
+    rows="kernel",
+    where=(("metric", "mse"),),
+    xlabel="D/d",
+    ylabel="kernel MSE over pairs",
+    logy=True,
+)
+
+
+def draw_yu_mse(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``yu_mse_<metric>.<fmt>`` (:data:`YU_FIG4`) and ``yu_mse_summary.csv``/``.md``
+    into ``out``."""
+    metric_id = options.metric or "mse"
+    metric = metric_of(get_protocol("pair_mse"), metric_id)
+    summary = summarise(get_protocol("pair_mse"), df)
+    ylabel = YU_FIG4.ylabel if metric_id == "mse" else metric.label
+    spec = replace(YU_FIG4, where=(("metric", metric_id),), ylabel=ylabel)
+    intro = (
+        "Mean over runs, sample std, standard error and 95% t-interval; "
+        "MSE over all pairs (x_i, y_j) of the two subsets; d zero-padded to a power of two."
+    )
+    title = "Yu et al. 2016, Fig. 4: kernel approximation MSE against D/d"
+    table = ("yu_mse_summary", title, intro)
+    return spec_output(summary, spec, out, f"yu_mse_{metric_id}", options, table)
+
+
+# ---------------------------------------------------------------------- report_yu
 
 #: "about equal": the two means within this relative distance
 SAME = 0.10
@@ -144,7 +240,7 @@ def mse_table(t: pd.DataFrame, methods: list[str], datasets: list[str] | None = 
     return table(["dataset", "D/d", *cols], rows)
 
 
-def build() -> Section | None:
+def build(verify: Any = None) -> Section | None:
     f2, f4 = BASE / "yu2016_fig2.csv", BASE / "yu2016_fig4.csv"
     if not f2.exists() or not f4.exists():
         return None
@@ -172,3 +268,19 @@ def build() -> Section | None:
     note = "Figs. 2, 4 and 5(c) as claims checked on our numbers (the paper has no tables)."
     summary = Summary(claims=len(claims), claims_hold=n_hold, note=note)
     return Section("yu2016", "Yu et al. 2016 (ORF, SORF)", summary, body)
+
+
+# ---------- what the report, the site and the committed PNGs take of the paper
+
+#: report section key -> its builder
+SECTIONS = {"yu2016": build}
+#: report section key -> the figures of its site page
+PAGES: dict[str, tuple[FigureSpec, ...]] = {"yu2016": (YU_FIG4, YU_FIG2)}
+#: committed PNG stem -> its figure (``kernelbench baseline --redraw``)
+BASELINE_FIGURES = {
+    "yu2016_fig2": BaselineFigure(YU_FIG2),
+    "yu2016_fig4": BaselineFigure(YU_FIG4),
+    "yu2016_fig4_qmc_reduced": BaselineFigure(
+        replace(YU_FIG4, table="yu2016_fig4_qmc_reduced.csv", title="Fig. 4, QMC sequences")
+    ),
+}

@@ -1,7 +1,8 @@
 """``kernelbench report``: REPRODUCTION.md from the committed reference numbers and our
-baselines (nothing is rerun): a summary table, one section per paper experiment
-(kernelbench/report/<section>.py, ``build()`` -> :class:`~kernelbench.report.common.Section`
-or None), the long tables in an appendix.
+baselines (nothing is rerun): a summary table, one section per paper experiment (built by
+its paper's module, :mod:`kernelbench.outputs.papers`, as a
+:class:`~kernelbench.outputs.sections.Section`, its verdicts by ``kernelbench verify``),
+the long tables in an appendix.
 """
 
 from __future__ import annotations
@@ -10,8 +11,16 @@ from pathlib import Path
 
 import click
 
-from kernelbench.report.common import SECTIONS, load_sections, render
+from kernelbench.outputs.sections import SECTIONS, Section, render
 from kernelbench.validation import check_output_dir, check_output_file
+
+
+def load_sections(only: list[str] | None = None) -> list[Section]:
+    """The report's sections (or ``only`` these) that build, judged by ``kernelbench verify``."""
+    from kernelbench import verify
+    from kernelbench.outputs.papers import load_sections as build
+
+    return build(verify, only)
 
 
 @click.command("report")
@@ -61,7 +70,7 @@ def report(
     against ours, from results/reference/ and results/baseline/ (nothing is rerun).
     With --html DIR, the same as a static site (docs/site.md)."""
     if html_dir is not None:
-        from kernelbench.site import build_html
+        from kernelbench.outputs.site import build_html
 
         check_output_dir(html_dir, "--html")  # before any page is built
         build_html(html_dir, results, only, method)

@@ -1,6 +1,8 @@
 """``kernelbench report --html DIR``: a page per report section, per experiment of a
 ``--results`` runs folder, a leaderboard and an index; Plotly figures (no CDN) with a PNG
-fallback and a PDF. :func:`results_page` builds a page from any results DataFrame."""
+fallback and a PDF. :func:`results_page` builds a page from any results DataFrame; a
+results folder's experiments, of any protocol, get a page each from their rows and their
+protocol's declared headline metric (:func:`runs_frame`), no output code of their own."""
 
 from __future__ import annotations
 
@@ -22,24 +24,23 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_info
 
-from kernelbench.drawing import kernel_name
-from kernelbench.figspec import FigureSpec, SpecFigure, build
-from kernelbench.leaderboard import default_baseline_dir
+from kernelbench.outputs.generic import headline_cells, ratio_table
+from kernelbench.outputs.leaderboard import default_baseline_dir
+from kernelbench.outputs.papers import PAGES, load_sections
+from kernelbench.outputs.plotly_render import plotly_figure, ratio_box
+from kernelbench.outputs.render import draw_files
+from kernelbench.outputs.sections import Claim, Section, first_file, rel
+from kernelbench.outputs.spec import FigureSpec, SpecFigure, build
+from kernelbench.outputs.style import kernel_name
 from kernelbench.packaged import shipped, source_tree, tree_name
-from kernelbench.plot_command import experiment_protocol, split_variants
-from kernelbench.protocols import metric_of
-from kernelbench.report.common import Claim, Section, first_file, load_sections, rel
 from kernelbench.results import _cpu_model, _git_commit, read_results, shard_files
-from kernelbench.site.figures import draw, plotly_figure, ratio_box, ratio_table
-from kernelbench.site.pages import PAGES
-from kernelbench.stats import aggregate
 
 #: the source checkout of an editable install, whose Markdown files and tables the site
 #: renders and copies when linked; None for a wheel (such links are left as text)
 ROOT = source_tree()
 
-TEMPLATES = Path(str(resources.files("kernelbench.site") / "templates"))
-#: The committed baselines (one definition: kernelbench.leaderboard.default_baseline_dir).
+TEMPLATES = Path(str(resources.files("kernelbench.outputs") / "templates" / "site"))
+#: The committed baselines (one definition: kernelbench.outputs.leaderboard.default_baseline_dir).
 BASELINE_DIR = default_baseline_dir()
 #: The navigation's short name of each report section.
 SHORT = {
@@ -60,7 +61,7 @@ VERDICT_CLASS = {
 PACKAGES = (
     "kernelbench numpy scipy scikit-learn pandas matplotlib plotly jinja2 threadpoolctl qmcpy numba"
 ).split()
-#: The page key of the leaderboard (kernelbench.leaderboard).
+#: The page key of the leaderboard (kernelbench.outputs.leaderboard).
 LEADERBOARD = "leaderboard"
 
 
@@ -351,7 +352,7 @@ class Page:
     verdict_note: str = ""
     standings: list[tuple[str, Table]] = field(default_factory=list)
     files: list[tuple[str, str]] = field(default_factory=list)
-    board: object | None = None  # the leaderboard's content (kernelbench.site.board.Board)
+    board: object | None = None  # the leaderboard's content (kernelbench.outputs.site_board.Board)
 
 
 def _script_json(obj: object) -> str:
@@ -512,9 +513,11 @@ def build_site(
     out.mkdir(parents=True, exist_ok=True)
     write_assets(out)
     report = SiteReport()
-    sections = load_sections(list(only) if only else None)
+    from kernelbench import verify
+
+    sections = load_sections(verify, list(only) if only else None)
     dirs = [*(Path(r) for r in results), BASELINE_DIR]
-    runs = [(Path(r), df) for r in results if (df := _runs_frame(Path(r), report)) is not None]
+    runs = [(Path(r), df) for r in results if (df := runs_frame(Path(r), report)) is not None]
     pages: list[tuple[str, str, dict | None]] = []  # key, navigation name, page
     for s in sections:
         tables, paths = [], []
@@ -553,11 +556,11 @@ def build_site(
 
 
 def _leaderboard(runs: Sequence[Path], method: str | None = None) -> dict | None:
-    """The leaderboard page (:func:`kernelbench.site.board.board`): every grid's two
+    """The leaderboard page (:func:`kernelbench.outputs.site_board.board`): every grid's two
     tracks with their rank test, map times, ``method`` (else the method found in the
     first runs folder with shards) highlighted, the grids' errors and every cell; None
     without the committed tables."""
-    from kernelbench.site.board import board
+    from kernelbench.outputs.site_board import board
 
     made = board(runs, BASELINE_DIR, method)
     if made is None:
@@ -593,25 +596,48 @@ def draw_static(jobs: Sequence[tuple[SpecFigure, Path]], workers: int | None = N
         workers = min(len(os.sched_getaffinity(0)), 4)
     if workers <= 1 or len(jobs) < 4:
         for fig, where in jobs:
-            draw(fig, where)
+            draw_files(fig, where)
         return
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        list(pool.map(draw, *zip(*jobs, strict=True), chunksize=-(-len(jobs) // workers)))
+        list(pool.map(draw_files, *zip(*jobs, strict=True), chunksize=-(-len(jobs) // workers)))
 
 
-def _runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:
+def runs_frame(path: Path, report: SiteReport) -> pd.DataFrame | None:
     """Per cell of every experiment under a runs folder: its headline metric over runs
     (None without shards)."""
     if not shard_files(path):
         return None
-    df = read_results(path)
     frames = []
-    for exp, rows in df.groupby("experiment", sort=True):
-        proto = experiment_protocol(rows, str(exp))
-        rows, _ = split_variants(rows, proto)
-        metric = metric_of(proto, None)
-        keys = [k for k in ("experiment", "dataset", "kernel", "method_label", "n") if k in rows]
-        frames.append(aggregate(rows, keys, metric.column).assign(metric=metric.column))
-        report.notes.append(f"{path}: {exp} ({proto.name}, {metric.column})")
+    for exp, proto, table in headline_cells(read_results(path)):
+        frames.append(table)
+        report.notes.append(f"{path}: {exp} ({proto.name}, {table['metric'].iloc[0]})")
     return pd.concat(frames, ignore_index=True)
+
+
+#: What ``--html`` needs beyond the core dependencies (the ``[site]`` extra).
+SITE_MODULES = ("plotly", "markdown_it")
+
+
+def build_html(
+    out: Path, results: Sequence[Path] = (), only: Sequence[str] = (), method: str | None = None
+) -> None:
+    """``kernelbench report --html OUT``: check the extra is installed (else a one-line
+    error naming it), build the site, say where it is."""
+    import importlib.util
+
+    import click
+
+    from kernelbench.errors import KernelbenchError
+
+    missing = [m for m in SITE_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        raise KernelbenchError(
+            f"the site needs {', '.join(missing)}: pip install 'kernelbench[site]'"
+        )
+    from kernelbench.outputs.site import build_site
+
+    report = build_site(out, results, only or None, method)
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    click.echo(f"wrote {len(report.pages)} pages to {out}: open {out / 'index.html'}")

@@ -9,44 +9,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
-import pandas as pd
 
-from kernelbench.cell import cell_keys, shard_schema
-from kernelbench.drawing import FORMATS, parse_formats
+from kernelbench.cell import shard_schema
 from kernelbench.errors import KernelbenchError, choices_error
-from kernelbench.protocols import PROTOCOLS, Protocol, figure_of, get_protocol
-from kernelbench.reporting import FigureOptions
-from kernelbench.results import read_results, variant_labels
+from kernelbench.outputs.generic import (
+    FigureOptions,
+    FigureOutput,
+    experiment_protocol,
+    split_variants,
+)
+from kernelbench.outputs.style import FORMATS, parse_formats
+from kernelbench.protocols import PROTOCOLS, figure_of
+from kernelbench.results import read_results
 from kernelbench.validation import check_output_dir
 
 DEFAULT_RESULTS = Path("results") / "runs"
-
-
-def experiment_protocol(df: pd.DataFrame, experiment: str) -> Protocol:
-    """The protocol of an experiment's rows (shards without the column: kernel_approx)."""
-    found = df["protocol"].dropna().astype(str).unique() if "protocol" in df.columns else []
-    names = sorted(found) or ["kernel_approx"]
-    if len(names) > 1:
-        raise KernelbenchError(
-            f"experiment {experiment!r} mixes protocols ({', '.join(names)}); "
-            "give each protocol its own experiment name"
-        )
-    return get_protocol(names[0])
-
-
-def split_variants(rows: pd.DataFrame, proto: Protocol) -> tuple[pd.DataFrame, list[str]]:
-    """``rows`` with what differs between cells of one method label (seed, parameters,
-    settings: :func:`variant_labels`) appended to ``method_label``, and the settings
-    that differ."""
-    fixed = ("experiment", "dataset", "kernel", "method_label")
-    own = cell_keys(proto)
-    keys = [*fixed, *(k for k in own if k not in (*fixed, "n"))]
-    variant = variant_labels(rows, keys, exclude=(*own, "runs"))
-    if not (variant != "").any():
-        return rows, []
-    varied = sorted({part.split("=")[0] for text in variant for part in text.split() if part})
-    labels = [f"{m} {v}" if v else m for m, v in zip(rows["method_label"], variant, strict=True)]
-    return rows.assign(method_label=labels), varied
 
 
 @dataclass
@@ -113,6 +90,10 @@ def make_plots(
                 raise choices_error(f"metric of figure {name!r}", metric, fig.metrics)
             opts = FigureOptions(metric=metric, reference=reference, log=log, formats=formats)
             result = fig.load()(rows, Path(out) / exp, opts)
+            if isinstance(result, FigureOutput) and result.pending:
+                from kernelbench.outputs.render import finish
+
+                result = finish(result)
             report.written.setdefault(exp, []).extend(result.written)
             report.notes += [f"{exp}: {note}" for note in result.notes]
             drawn += 1

@@ -1,5 +1,7 @@
-"""Drawing helpers shared by the protocols' figures and tables: fixed styles and display
-names (a method looks the same in every figure), per-cell summaries, panels, tables."""
+"""What every figure and table shares: fixed styles and display names (a method looks the
+same in every figure), orders, per-cell summaries, Markdown tables and the figure formats.
+No renderer: matplotlib and Plotly draw with these (:mod:`kernelbench.outputs.render`,
+:mod:`kernelbench.outputs.plotly_render`)."""
 
 from __future__ import annotations
 
@@ -7,16 +9,12 @@ import math
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError, choices_error
 from kernelbench.stats import t_interval
-
-if TYPE_CHECKING:  # pragma: no cover
-    from matplotlib.figure import Figure
 
 #: Kernel rows, top to bottom, and their display names.
 KERNEL_ORDER: tuple[str, ...] = ("rbf", "arccos0", "arccos1")
@@ -234,17 +232,3 @@ def _log_bottom(positive: Sequence[float]) -> float:
     if gaps.size:
         return float(10.0 ** (logs[gaps[-1] + 1] - 1.0))
     return float(10.0 ** logs[0] / 1.3)
-
-
-def save_figure(fig: Figure, out: Path, stem: str, formats: Sequence[str]) -> list[Path]:
-    """Save ``fig`` as ``<out>/<stem>.<fmt>`` for each format and close it."""
-    import matplotlib.pyplot as plt
-
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / f"{stem}.{fmt}" for fmt in formats]
-    try:
-        for path in written:
-            fig.savefig(path, dpi=150, bbox_inches="tight")
-    finally:
-        plt.close(fig)
-    return written

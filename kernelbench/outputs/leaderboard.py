@@ -121,7 +121,7 @@ def _grid_cells(grid: Grid) -> pd.DataFrame:
 def grid_table(grid: Grid, baseline_dir: Path, results: Path | None = None) -> pd.DataFrame:
     """Per (cell, method_label): mean, runs and error of the grid's metric, from the
     baseline, or from ``results`` for the methods found there (``source``)."""
-    from kernelbench.baseline.format import cell_table, read_table
+    from kernelbench.outputs.tables import cell_table, read_table
 
     keys = [*grid.cell_keys, "method_label"]
     base = read_table(Path(baseline_dir) / grid.baseline, keys)
@@ -242,7 +242,7 @@ def map_times(
     its ratio to rff's (``rff_seconds``) from the same table or run (``source``: the
     committed table, or ``results`` for the methods measured there, each against that
     run's rff)."""
-    from kernelbench.reporting.walltime import median_summary
+    from kernelbench.outputs.papers.munkhoeva2018 import median_summary
 
     part = map_time_part(name)
     cols = ["method_label", "points", "d", "map_seconds", "vs_rff", "rff_seconds", "source"]

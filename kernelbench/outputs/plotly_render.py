@@ -1,6 +1,6 @@
-"""The site's Plotly renderer of :mod:`kernelbench.figspec` figures (:func:`plotly_figure`:
+"""The site's Plotly renderer of :mod:`kernelbench.outputs.spec` figures (:func:`plotly_figure`:
 the page's interactive small multiples; :func:`draw`: the PNG fallback and the PDF
-download, by the matplotlib renderer :func:`kernelbench.figspec.draw`), and the view
+download, by the matplotlib renderer :func:`kernelbench.outputs.render.draw`), and the view
 relative to rff (:func:`ratio_table`, :func:`ratio_box`)."""
 
 from __future__ import annotations
@@ -11,15 +11,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import label_rank, method_style
-from kernelbench.figspec import FigureSpec, Panel, SpecFigure, facet_label, row_title
+from kernelbench.outputs.spec import FigureSpec, Panel, SpecFigure, facet_label, row_title
+from kernelbench.outputs.generic import BASE_METHOD, Z95
+from kernelbench.outputs.style import label_rank, method_style
 
 __all__ = ["FigureSpec", "SpecFigure", "draw", "plotly_figure", "ratio_box", "ratio_table"]
 
-#: The method every ratio is taken against.
-BASE_METHOD = "rff"
-#: Two-sided normal quantile of the drawn intervals (95%).
-Z95 = 1.959963984540054
 #: The layout both Plotly figures end with.
 STYLE = {"template": "plotly_white", "font": {"family": "Helvetica, Arial, sans-serif"}}
 MARGIN = {"l": 70, "r": 20, "t": 70, "b": 55}
@@ -281,31 +278,6 @@ def _hline_trace(value: float, xs: list[float], ax: str, label: str, shown: set[
     return trace
 
 
-def ratio_table(df: pd.DataFrame, spec: FigureSpec, base: str = BASE_METHOD) -> pd.DataFrame:
-    """Every cell's mean over ``base``'s mean in the same cell (same facets, kernel and x),
-    with a 95% interval from the delta method on the log ratio:
-    exp(±1.96 sqrt((sem_m / mean_m)^2 + (sem_b / mean_b)^2)). Empty without ``base``."""
-    df = spec.select(df)
-    if df.empty or base not in set(df["method_label"]) or spec.y not in df:
-        return pd.DataFrame()
-    keys = [c for c in (*spec.pages, spec.rows, spec.cols, "kernel", spec.x) if c and c in df]
-    keys = list(dict.fromkeys(keys))
-    sem = df["sem"] if "sem" in df else pd.Series(np.nan, index=df.index)
-    t = df.assign(_sem=sem)[[*keys, "method_label", spec.y, "_sem"]]
-    b = t[t["method_label"] == base].drop(columns="method_label")
-    b = b.rename(columns={spec.y: "_base", "_sem": "_base_sem"})
-    m = t[t["method_label"] != base].merge(b, on=keys, how="inner")
-    ratio = m[spec.y] / m["_base"]
-    half = Z95 * np.sqrt((m["_sem"] / m[spec.y]) ** 2 + (m["_base_sem"] / m["_base"]) ** 2)
-    out = m[[*keys, "method_label"]].copy()
-    out["ratio"] = ratio
-    out["ratio_low"] = ratio * np.exp(-half)
-    out["ratio_high"] = ratio * np.exp(half)
-    x = spec.xlabel.split(" (")[0].split(" =")[0]  # the x as the figure names it: s/d, D/d
-    out = out.rename(columns={spec.x: x}) if x and x not in out else out
-    return out[np.isfinite(out["ratio"])].reset_index(drop=True)
-
-
 def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD) -> dict:
     """Per method, a box plot of its ratios to ``base`` over the page's cells."""
     data = []
@@ -360,21 +332,3 @@ def ratio_box(ratios: pd.DataFrame, key: str, what: str, base: str = BASE_METHOD
         **STYLE,
     }
     return {"data": data, "layout": layout, "key": key}
-
-
-def draw(fig: SpecFigure, out_dir: Path) -> None:
-    """Write ``<out_dir>/<fig.key>.png`` and ``.pdf`` (:func:`kernelbench.figspec.draw`)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from kernelbench.figspec import draw as draw_matplotlib
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    f = draw_matplotlib(fig)
-    title = {"Title": fig.title}
-    f.savefig(out_dir / f"{fig.key}.png", dpi=80, metadata={**title, "Software": "kernelbench"})
-    pdf = {**title, "Subject": fig.settings, "Creator": "kernelbench", "CreationDate": None}
-    f.savefig(out_dir / f"{fig.key}.pdf", metadata=pdf)
-    plt.close(f)

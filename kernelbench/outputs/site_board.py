@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernelbench.drawing import method_style
-from kernelbench.leaderboard import (
+from kernelbench.outputs.leaderboard import (
     ALPHA,
     MIN_BLOCKS,
     REFERENCE,
@@ -26,6 +25,7 @@ from kernelbench.leaderboard import (
     rank_grid,
     test_line,
 )
+from kernelbench.outputs.style import method_style
 
 #: The statistic the ranks come from, as the page names it.
 PRIMARY = "average rank over independent blocks (lower is better)"
@@ -62,7 +62,7 @@ class Board:
 
 
 def swatch(label: str) -> tuple[str, str]:
-    """(colour, glyph) of a method label: :func:`kernelbench.drawing.method_style`."""
+    """(colour, glyph) of a method label: :func:`kernelbench.outputs.style.method_style`."""
     colour, marker = method_style(label)
     return colour, GLYPHS.get(marker, "●")
 

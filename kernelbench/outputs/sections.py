@@ -1,14 +1,13 @@
 """What a section of REPRODUCTION.md is, and the helpers its sections share.
 
 A section is data, rendered twice: the Markdown of REPRODUCTION.md and the HTML site
-(:mod:`kernelbench.site`): Markdown lines and :class:`Claim` items in its body, its
+(:mod:`kernelbench.outputs.site`): Markdown lines and :class:`Claim` items in its body, its
 cell-by-cell verdicts a table (:attr:`Section.cells`). Its prose is a Jinja2 template,
-``templates/<section>.md``, which its module fills with the numbers (:func:`render`).
+``templates/report/<section>.md``, which its module fills with the numbers (:func:`render`).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kernelbench.drawing import markdown_text as table
+from kernelbench.outputs.style import markdown_text as table
+from kernelbench.outputs.verdicts import DEVIATES, KNOWN, tally
 from kernelbench.packaged import baseline_dir, tree_name
-from kernelbench.verify.compare import DEVIATES, KNOWN, tally
 
 #: The committed baseline tables the sections read (``results/baseline``, shipped as
 #: package data: :mod:`kernelbench.packaged`).
@@ -100,24 +99,13 @@ def rel(p: Path | str | None) -> str:
         return str(p)
 
 
-#: Section modules, in report order.
+#: The report's sections, in report order (each built by its paper's module:
+#: :data:`kernelbench.outputs.papers.BUILDERS`).
 SECTIONS = ("fig1", "fig2", "fig3", "liu2020", "yu2016", "yang2014")
 
 
-def load_sections(only: list[str] | None = None) -> list[Section]:
-    """The sections of :data:`SECTIONS` (or of ``only``) that build, in report order."""
-    sections = []
-    for name in SECTIONS:
-        if only and name not in only:
-            continue
-        section = importlib.import_module(f"kernelbench.report.{name}").build()
-        if section is not None:
-            sections.append(section)
-    return sections
-
-
 def render(template: str, **context) -> list[str | Claim]:
-    """``templates/<template>.md`` filled with ``context``, as body lines; a :class:`Claim`
+    """``templates/report/<template>.md`` filled with ``context``, as body lines; a :class:`Claim`
     printed on a line of its own stays a Claim (the site boxes it)."""
     import jinja2
 
@@ -130,7 +118,7 @@ def render(template: str, **context) -> list[str | Claim]:
         return value
 
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("kernelbench.report"),
+        loader=jinja2.PackageLoader("kernelbench.outputs", "templates/report"),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,

@@ -1,15 +1,90 @@
-"""REPRODUCTION.md, Yang et al. 2014 section: Figs. 2-4 (QMC sequences against MC, box
-discrepancy beside the Gram error, adaptive QMC), each claim checked on our committed
-numbers (results/baseline/yang2014_*.csv) with criteria fixed before the numbers;
-Tables 1-2 (cpu, census) are runnable online, not run here (no network).
+"""Yang et al. (2014), Figs. 2-4: what kernelbench reports of the paper.
+
+The figures declared once (:data:`YANG_FIG2`, :data:`YANG_FIG3`, :data:`YANG_FIG4`), the
+figure functions the protocols ``qmc_discrepancy`` and ``qmc_adaptive`` name, and the
+report section with the paper's claims checked on our tables (:func:`build`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
 import pandas as pd
 
-from kernelbench.report import common
-from kernelbench.report.common import BASE, Claim, Section, Summary, fmt, render, table
+from kernelbench.outputs import sections as common
+from kernelbench.outputs.generic import FigureOptions, FigureOutput, spec_output, summarise
+from kernelbench.outputs.papers.munkhoeva2018 import YLABELS
+from kernelbench.outputs.sections import BASE, Claim, Section, Summary, fmt, render, table
+from kernelbench.outputs.spec import BaselineFigure, FigureSpec
+from kernelbench.protocols import get_protocol, metric_of
+
+# ---------------------------------------------------------------------- qmc_discrepancy
+
+#: Yang et al. Fig. 3, declared once: each metric (rows) against n, one column per
+#: dataset; drawn by the site and the PNGs.
+YANG_FIG3 = FigureSpec(
+    "yang2014_fig3.csv",
+    title="Fig. 3",
+    rows="metric",
+    xlabel="n (s = n d points)",
+    ylabel="value",
+    logy=True,
+)
+
+
+def draw_yang_discrepancy(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``yang_discrepancy.<fmt>`` (:data:`YANG_FIG3`: the discrepancy and the
+    metrics, or ``options.metric`` only, against n) and
+    ``yang_discrepancy_summary.csv``/``.md`` (all three metrics)."""
+    summary = summarise(get_protocol("qmc_discrepancy"), df)
+    drawn = summary
+    if options.metric is not None:
+        metric_of(
+            get_protocol("qmc_discrepancy"), options.metric
+        )  # one line naming the metrics if unknown
+        drawn = summary[summary["metric"].isin(["discrepancy", options.metric])]
+    intro = "Mean over runs with 95% t-interval per (dataset, method, n)."
+    title = "Yang et al. 2014, Fig. 3: box discrepancy beside the Gram error"
+    table = ("yang_discrepancy_summary", title, intro)
+    return spec_output(summary, YANG_FIG3, out, "yang_discrepancy", options, table, drawn=drawn)
+
+
+# ---------------------------------------------------------------------- qmc_adaptive
+
+#: Yang et al. Fig. 4, declared once: each metric (rows) per CG iteration, one column
+#: per dataset; drawn by the site and the PNGs.
+YANG_FIG4 = FigureSpec(
+    "yang2014_fig4.csv",
+    title="Fig. 4",
+    x="iteration",
+    rows="metric",
+    xlabel="iteration",
+    ylabel="value",
+    logy=True,
+)
+
+
+def draw_yang_adaptive(df: pd.DataFrame, out: Path, options: FigureOptions) -> FigureOutput:
+    """Write ``yang_adaptive.<fmt>`` (:data:`YANG_FIG4`: the metrics, or
+    ``options.metric``, against the iteration) and ``yang_adaptive_summary.csv``/``.md``."""
+    summary = summarise(get_protocol("qmc_adaptive"), df)
+    if options.metric is not None:
+        metric_of(
+            get_protocol("qmc_adaptive"), options.metric
+        )  # one line naming the metrics if unknown
+        summary = summary[summary["metric"] == options.metric]
+    intro = (
+        "Mean over runs with 95% t-interval, per CG iteration of the box-discrepancy "
+        "minimisation (iteration 0 = the Halton start, scrambled or RR2)."
+    )
+    title = "Yang et al. 2014, Fig. 4: adaptive QMC over the iterations"
+    table = ("yang_adaptive_summary", title, intro)
+    return spec_output(summary, YANG_FIG4, out, "yang_adaptive", options, table)
+
+
+# ---------------------------------------------------------------------- report_yang
 
 #: Their four sequences (Sec. 6.1): MATLAB's RR2 Halton and scrambled Sobol', Nuyens'
 #: lattice and digital net (qmcpy's CBC lattice and Sobol' net here).
@@ -189,7 +264,7 @@ def fig4_claims(
     return lines
 
 
-def build() -> Section | None:
+def build(verify: Any = None) -> Section | None:
     f2, f4 = BASE / "yang2014_fig2.csv", BASE / "yang2014_fig4.csv"
     pca = common.first_file(BASE / "yang2014_fig2_pca.csv", BASE / "yang2014_fig2_pca_reduced.csv")
     if not f2.exists() or not f4.exists() or pca is None:
@@ -248,3 +323,33 @@ def nn50_lines(path) -> list[str] | None:
             )
             lines.append(f"- {ds}, {label}: " + "; ".join(parts) + ".")
     return lines
+
+
+# ---------- what the report, the site and the committed PNGs take of the paper
+
+#: Fig. 2: the relative spectral Gram error against n, a panel per dataset.
+YANG_FIG2 = FigureSpec(
+    "yang2014_fig2_pca_reduced.csv",
+    title="Fig. 2 (PCA 250)",
+    where=(("metric", "spec"),),
+    xlabel="n (s = n d points)",
+    ylabel=YLABELS["spec"],
+    logy=True,
+)
+#: report section key -> its builder
+SECTIONS = {"yang2014": build}
+#: report section key -> the figures of its site page
+PAGES: dict[str, tuple[FigureSpec, ...]] = {"yang2014": (YANG_FIG2, YANG_FIG3, YANG_FIG4)}
+#: committed PNG stem -> its figure (``kernelbench baseline --redraw``)
+BASELINE_FIGURES = {
+    "yang2014_fig2": BaselineFigure(replace(YANG_FIG2, table="yang2014_fig2.csv", title="Fig. 2")),
+    "yang2014_fig2_pca_reduced": BaselineFigure(YANG_FIG2),
+    "yang2014_fig3": BaselineFigure(YANG_FIG3),
+    "yang2014_fig3_half": BaselineFigure(
+        replace(YANG_FIG3, table="yang2014_fig3_half.csv", title="Fig. 3, box []b/2")
+    ),
+    "yang2014_fig4": BaselineFigure(YANG_FIG4),
+    "yang2014_fig4_nn50": BaselineFigure(
+        replace(YANG_FIG4, table="yang2014_fig4_nn50.csv", title="Fig. 4, σ by nn50")
+    ),
+}

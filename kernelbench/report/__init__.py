@@ -1,1 +1,0 @@
-"""The sections of REPRODUCTION.md, one module per paper experiment (see ``command``)."""
