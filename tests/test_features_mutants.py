@@ -265,3 +265,36 @@ def test_integer_input_is_read_as_float64(method):
     assert Z.dtype == np.float64
     np.testing.assert_array_equal(Z, fm.transform(Xi.astype(np.float64)))
     assert make_feature_map(method, random_state=0).fit(Xi * 1.0).transform(Xi).dtype == np.float64
+
+
+@pytest.mark.parametrize(("n", "d", "D"), [(0.2, 1, 1), (0.1, 1, 1), (0.25, 1, 1), (1, 1, 4)])
+def test_the_smallest_budgets_give_one_projection(n, d, D):
+    """D = max(1, round(2n(d + 1))): 0.8 and 1.0 round to 1, 0.4 to 0, raised to 1."""
+    from kernelbench.features.base import n_projections
+
+    assert n_projections(n, d) == D
+    assert make_feature_map("rff", n=n, random_state=0).fit(_data(d)).n_projections_ == D
+
+
+def test_a_map_for_the_gaussian_kernel_only_refuses_others_in_one_line():
+    """Leverage scores are those of the Gaussian kernel's features (Liu et al. 2020)."""
+    from kernelbench.errors import KernelbenchError
+
+    X, y = _data(3, n_rows=8), np.sign(_data(1, n_rows=8)[:, 0])
+    whole = r"^levrff needs the Gaussian kernel \(rbf\), got 'arccos0'$"
+    with pytest.raises(KernelbenchError, match=whole):
+        make_feature_map("lev_rff", kernel="arccos0", random_state=0).fit(X, y)
+    assert make_feature_map("lev_rff", random_state=0).fit(X, y).n_projections_ == 8
+
+
+def test_a_map_fitted_in_sample_space_refuses_to_project_in_one_line():
+    from kernelbench.errors import KernelbenchError
+
+    fm = make_feature_map("rff", random_state=0)
+    fm.fit_sample_space(_data(7, n_rows=3))
+    whole = (
+        r"^this RFF was fitted by fit_sample_space: it holds no projections W for other "
+        r"points; use fit$"
+    )
+    with pytest.raises(KernelbenchError, match=whole):
+        fm.transform(_data(7, n_rows=3))
