@@ -298,3 +298,33 @@ def test_a_map_fitted_in_sample_space_refuses_to_project_in_one_line():
     )
     with pytest.raises(KernelbenchError, match=whole):
         fm.transform(_data(7, n_rows=3))
+
+
+# ---------------------------------------------------------------------- slw_rff.py
+def _labelled(n_rows: int = 10, d: int = 3, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n_rows, d))
+    return X, np.where(X[:, 0] > 0, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("mode", ["resample", "reweight"])
+def test_slw_scores_do_not_depend_on_the_row_chunks(mode, monkeypatch):
+    """The alignment y^T [cos, sin] sums over every row chunk (memory O(chunk l))."""
+    from kernelbench.features import lev_rff
+
+    X, y = _labelled()
+    whole = make_feature_map("slw_rff", mode=mode, random_state=1).fit(X, y).scores_
+    monkeypatch.setattr(lev_rff, "SCORE_CHUNK_ROWS", 3)
+    chunked = make_feature_map("slw_rff", mode=mode, random_state=1).fit(X, y).scores_
+    np.testing.assert_allclose(chunked, whole, rtol=1e-12)
+
+
+def test_slw_reweight_column_scores_are_each_columns_label_alignment():
+    """reweight (the public code's SERLSRFF.m): (z_c^T y)^2 per column of
+    Z = [cos(X~ W^T + b), sin(X~ W^T + b)], over s (Liu et al. 2020, Eq. 15)."""
+    X, y = _labelled()
+    fm = make_feature_map("slw_rff", mode="reweight", gamma=0.5, random_state=2).fit(X, y)
+    s = fm.n_projections_
+    P = X @ fm.W_.T + fm.phase_  # input scale sqrt(2 gamma) = 1
+    want = np.concatenate([y @ np.cos(P), y @ np.sin(P)]) ** 2 / s
+    np.testing.assert_allclose(fm.scores_, want, rtol=1e-12)
