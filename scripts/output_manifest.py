@@ -1,5 +1,6 @@
-"""The md5 of every output kernelbench writes, to show that a change of the output code
-leaves them byte-identical: the committed baselines (and the packaged copy), the
+"""The md5 of every output kernelbench writes, before and after a change of its code.
+
+It shows that the change leaves them byte-identical: the committed baselines (and the packaged copy), the
 reference tables, REPRODUCTION.md, what ``kernelbench report``, ``baseline --redraw``
 and ``plot`` write, and the site of ``report --html`` (every file; ``index.html`` with
 its environment block, the commit, versions and machine, cut out and hashed apart).
