@@ -1,9 +1,10 @@
 """The md5 of every output kernelbench writes, before and after a change of its code.
 
-It shows that the change leaves them byte-identical: the committed baselines (and the packaged copy), the
-reference tables, REPRODUCTION.md, what ``kernelbench report``, ``baseline --redraw``
-and ``plot`` write, and the site of ``report --html`` (every file; ``index.html`` with
-its environment block, the commit, versions and machine, cut out and hashed apart).
+It shows that the change leaves them byte-identical: the committed baselines (and the
+packaged copy), the reference tables, REPRODUCTION.md, what ``kernelbench report``,
+``baseline --redraw`` and ``plot`` write, and the site of ``report --html`` (every file;
+``index.html`` with its environment block, the commit, versions and machine, cut out and
+hashed apart).
 
     python scripts/output_manifest.py --runs DIR --out manifest.json
     python scripts/output_manifest.py --runs DIR --compare manifest.json
@@ -63,9 +64,9 @@ def kb(*args: str, cwd: Path) -> None:
 
 def make_runs(runs: Path) -> None:
     """One folder of shards per protocol of :data:`PROTOCOLS`, from the golden cells."""
-    sys.path.insert(0, str(ROOT))
-    from tests.test_rows_unchanged import CELLS
-
+    code = "import json; from tests.test_rows_unchanged import CELLS; print(json.dumps(CELLS))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    CELLS = json.loads(out.stdout)  # the golden cells, read in the source tree
     for name in PROTOCOLS:
         if not (runs / name).is_dir():
             kb("run", *CELLS[name], f"output_dir={runs / name}", cwd=ROOT)

@@ -6,16 +6,14 @@ relative to rff (:func:`ratio_table`, :func:`ratio_box`)."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from kernelbench.outputs.generic import BASE_METHOD
 from kernelbench.outputs.spec import FigureSpec, Panel, SpecFigure, facet_label, row_title
-from kernelbench.outputs.generic import BASE_METHOD, Z95
 from kernelbench.outputs.style import label_rank, method_style
 
-__all__ = ["FigureSpec", "SpecFigure", "draw", "plotly_figure", "ratio_box", "ratio_table"]
+__all__ = ["FigureSpec", "SpecFigure", "plotly_figure", "ratio_box"]
 
 #: The layout both Plotly figures end with.
 STYLE = {"template": "plotly_white", "font": {"family": "Helvetica, Arial, sans-serif"}}

@@ -49,12 +49,12 @@ HLINE = {"color": "0.3", "ls": ":", "lw": 1.2}
 
 
 def draw(fig: SpecFigure) -> Figure:
-    """The matplotlib rendering of ``fig``, as :func:`kernelbench.outputs.plotly_render.plotly_figure`
-    draws it: the panel grid, each series with its band, the paper's values dashed, the
-    panel's dotted line, log axes with ticks at powers of ten, values below a log panel's
-    range as triangles on its bottom edge (counted in the caption). Each line's ``gid`` is
-    ``kind<TAB>series<TAB>row<TAB>column`` (kind: ours, below, paper), as the Plotly
-    traces' meta."""
+    """The matplotlib rendering of ``fig``, as
+    :func:`kernelbench.outputs.plotly_render.plotly_figure` draws it: the panel grid, each
+    series with its band, the paper's values dashed, the panel's dotted line, log axes with
+    ticks at powers of ten, values below a log panel's range as triangles on its bottom edge
+    (counted in the caption). Each line's ``gid`` is ``kind<TAB>series<TAB>row<TAB>column``
+    (kind: ours, below, paper), as the Plotly traces' meta."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
