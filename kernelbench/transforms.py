@@ -114,10 +114,14 @@ def row_blocks(
 def block_product(W: np.ndarray, Xb: np.ndarray) -> np.ndarray:
     """W Xb^T (D x B, float64) for one block Xb of :func:`row_blocks`: the block's rows in
     BLAS's M dimension; a one-row W gets a zero second row (numpy would call GEMV)."""
+    return (gemm_rows(W) @ Xb.T)[: len(W)]
+
+
+def gemm_rows(W: np.ndarray) -> np.ndarray:
+    """W in float64 with a zero second row when it has one row: a product W X^T of it
+    stays a GEMM (numpy would send a one-row product to GEMV), of one code path."""
     W = np.asarray(W, dtype=np.float64)
-    if len(W) == 1:
-        return (np.vstack([W, np.zeros_like(W)]) @ Xb.T)[:1]
-    return W @ Xb.T
+    return np.vstack([W, np.zeros_like(W)]) if len(W) == 1 else W
 
 
 def row_products(X: np.ndarray, W: np.ndarray, block: int | None = None) -> np.ndarray:
@@ -130,9 +134,7 @@ def row_products(X: np.ndarray, W: np.ndarray, block: int | None = None) -> np.n
     D, d = W.shape
     N = X.shape[0]
     B = row_block(d, D) if block is None else int(block)
-    Wp = np.asarray(W, dtype=np.float64)
-    if D == 1:
-        Wp = np.vstack([Wp, np.zeros_like(Wp)])
+    Wp = gemm_rows(W)
     out = np.empty((N, D), dtype=X.dtype)
     step = B * max(1, ROW_CHUNK_BYTES // (8 * B * (len(Wp) + d)))  # rows per chunk
     for lo in range(0, N, step):

@@ -78,6 +78,11 @@ class Spectrum:
         return cls(lam[keep], U[:, keep])
 
 
+def true_labels(targets: Targets) -> np.ndarray:
+    """The observed targets the LOO predictions are scored against (labels or values)."""
+    return targets.Y[:, 0] if targets.classes is None else targets.decode(targets.Y)
+
+
 def loo_scores(
     spec: Spectrum, targets: Targets, alphas: Sequence[float], metric: str
 ) -> np.ndarray:
@@ -87,7 +92,7 @@ def loo_scores(
     y_mean = Y.mean(axis=0)
     UtY = spec.U.T @ (Y - y_mean)
     U2 = spec.U * spec.U
-    y_true = targets.Y[:, 0] if targets.classes is None else targets.decode(targets.Y)
+    y_true = true_labels(targets)
     out = np.empty(len(alphas))
     for a, alpha in enumerate(alphas):
         f = spec.lam / (spec.lam + alpha)
@@ -114,7 +119,7 @@ def loo_cholesky(
     n = len(Y)
     y_mean = Y.mean(axis=0)
     Yc = Y - y_mean
-    y_true = targets.Y[:, 0] if targets.classes is None else targets.decode(targets.Y)
+    y_true = true_labels(targets)
     diag = np.diag_indices(n)
     k_diag = K[diag].copy()
     scores, duals = np.empty(len(alphas)), []
@@ -168,7 +173,10 @@ class LinearRidge(Learner):
 
     def _select(self, spec: Spectrum, targets: Targets, task: str) -> tuple[float, dict]:
         """(alpha, the info of the fit): the LOO choice."""
-        scores = loo_scores(spec, targets, self.alphas, check_task(task))
+        return self._choice(loo_scores(spec, targets, self.alphas, check_task(task)))
+
+    def _choice(self, scores: np.ndarray) -> tuple[float, dict]:
+        """(alpha, the info of the fit) for the LOO scores of ``self.alphas``."""
         alpha = pick_alpha(scores, self.alphas)
         return alpha, {"alpha": alpha, "loo_score": float(np.max(scores))}
 
@@ -184,8 +192,7 @@ class LinearRidge(Learner):
         if got is None:
             return None
         scores, duals = got
-        alpha = pick_alpha(scores, self.alphas)
-        info = {"alpha": alpha, "loo_score": float(np.max(scores))}
+        alpha, info = self._choice(scores)
         return duals[self.alphas.index(alpha)], info
 
     def fit(self, Z: np.ndarray, y: np.ndarray, task: str, constant: float = 0.0) -> Fitted:
