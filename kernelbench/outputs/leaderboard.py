@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.packaged import baseline_dir as default_baseline_dir
 from kernelbench.stats import rank_test, t_interval
 
 #: The experiment file that declares the leaderboard's grids.
@@ -395,10 +396,3 @@ def leaderboard(
         csv_out.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(csv_out, index=False)
         click.echo(f"wrote {csv_out}")
-
-
-def default_baseline_dir() -> Path:
-    """The committed baselines (``results/baseline``, shipped as package data)."""
-    from kernelbench.packaged import baseline_dir
-
-    return baseline_dir()

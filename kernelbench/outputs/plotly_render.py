@@ -10,6 +10,7 @@ import math
 import pandas as pd
 
 from kernelbench.outputs.generic import BASE_METHOD
+from kernelbench.outputs.sections import fmt as _fmt
 from kernelbench.outputs.spec import FigureSpec, Panel, SpecFigure, facet_label, row_title
 from kernelbench.outputs.style import label_rank, method_style
 
@@ -46,10 +47,6 @@ def _json_num(v: float | None) -> float | None:
 def _short(v: float | None) -> float | None:
     """A drawn length (an error bar) to 4 significant digits: a lighter page."""
     return None if v is None or not math.isfinite(v) else float(f"{v:.4g}")
-
-
-def _fmt(v: float | None) -> str:
-    return "–" if v is None or not math.isfinite(v) else f"{v:.4g}"
 
 
 #: Gaps between panels, as fractions of the figure's width and height.

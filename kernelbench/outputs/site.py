@@ -77,7 +77,6 @@ HEADERS = {
     "paper_mean": "paper's mean",
     "ratio_low": "ratio, 95% low",
     "ratio_high": "ratio, 95% high",
-    "mean_rank": "mean rank",
     "ci_low": "95% low",
     "ci_high": "95% high",
     "q025": "2.5% quantile",
@@ -85,18 +84,7 @@ HEADERS = {
     "q25": "25% quantile",
     "q75": "75% quantile",
     "sem": "std error",
-    "std": "std",
-    "n": "n",
-    "d": "d",
-    "z": "z",
-    "runs": "runs",
     "values": "timed calls",
-    "paper": "paper",
-    "ours": "ours",
-    "table": "table",
-    "cells": "cells",
-    "verdict": "verdict",
-    "measured": "measured",
     "counted": "in the count",
     "feature_seconds": "feature time (s)",
     "peak_memory_mb": "peak memory (MB)",
@@ -341,7 +329,6 @@ class Page:
     intro: str = ""
     figures: list[tuple[SpecFigure, str]] = field(default_factory=list)
     methods: list[str] = field(default_factory=list)
-    kernels: list[str] = field(default_factory=list)
     verdicts: Table | None = None
     claims: Table | None = None
     body: str = ""
@@ -635,8 +622,6 @@ def build_html(
         raise KernelbenchError(
             f"the site needs {', '.join(missing)}: pip install 'kernelbench[site]'"
         )
-    from kernelbench.outputs.site import build_site
-
     report = build_site(out, results, only or None, method)
     for note in report.notes:
         click.echo(f"note: {note}")

@@ -15,7 +15,6 @@ import pandas as pd
 
 from kernelbench.outputs.leaderboard import (
     ALPHA,
-    MIN_BLOCKS,
     REFERENCE,
     TRACKS,
     grid_table,
@@ -58,7 +57,6 @@ class Board:
     guide: str = GUIDE
     guide_html: str = ""
     alpha: float = ALPHA
-    min_blocks: int = MIN_BLOCKS
 
 
 def swatch(label: str) -> tuple[str, str]:
