@@ -79,7 +79,9 @@ def catalogue() -> str:
         from kernelbench.kernels import KERNELS
         from kernelbench.learners import LEARNERS
         from kernelbench.protocols import PROTOCOLS
+        from kernelbench.verify.config import declared
 
+        own = {name: cfg.about for name, cfg in declared().items()}
         text = (
             f"{method_catalogue(FEATURE_MAPS)}\n\n"
             f"Kernels:   {', '.join(KERNELS.names())}\n\n"
@@ -87,7 +89,7 @@ def catalogue() -> str:
             f"Protocols: {', '.join(sorted(PROTOCOLS.names()))}\n\n"
             f"Learners:  {', '.join(sorted(LEARNERS.names()))}\n\n"
             f"{config_catalogue('experiment', 'Experiments', 'kernelbench run experiment=')}\n\n"
-            f"{config_catalogue('verify', 'Verify configs', 'kernelbench verify --config ')}"
+            f"{config_catalogue('verify', 'Verify configs', 'kernelbench verify --config ', own)}"
         )
         broken = problems()
     if broken:
@@ -159,15 +161,21 @@ def _config_note(path: Any, cfg: dict[str, Any]) -> str:
     return "; ".join(p for p in (f"the papers' {label}" if label else "", params) if p)
 
 
-def config_catalogue(group: str, title: str, use: str) -> str:
+def config_catalogue(
+    group: str, title: str, use: str, declared: dict[str, str] | None = None
+) -> str:
     """Every option of a config group (``experiment``, ``verify``), kernelbench's and the
     plug-ins', one line each: its name, whose it is when a plug-in's, and its leading
-    comment's first sentence."""
+    comment's first sentence (``declared``: options defined in code -> their line)."""
     from kernelbench.config import config_file, config_origin, group_options
 
-    names = group_options(group)
+    declared = declared or {}
+    names = sorted({*group_options(group), *declared})
     lines = [f"{title}: {len(names)} (run one: {use}<name>)"]
     for name in names:
+        if name in declared:
+            lines.append(f"  {name:<29}{declared[name]}")
+            continue
         path = config_file(group, name)
         origin = config_origin(path)
         note = _config_note(path, {}) or "(no description)"

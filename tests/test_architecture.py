@@ -56,7 +56,8 @@ LAYERS: dict[str, int] = {
     # the output side, one package split by layer (docs/architecture.md): what every
     # output shares (styles, figure specs, tables, verdict words, report sections) ...
     "outputs": 1,
-    # ... outputs of any experiment from its rows, and the papers' declarations ...
+    # ... outputs of any experiment from its rows, and the papers' declarations (figure
+    # specs, claims, verify configs: read by verify, a layer above) ...
     "outputs.generic": 3,
     "outputs.papers": 3,
     # ... the renderers and the leaderboard's statistics ...
@@ -316,8 +317,9 @@ def test_the_cell_path_diagram_names_real_modules_and_states_its_climbs():
     assert claimed and int(claimed.group(1)) == climbs <= 5
 
 
-#: The output side's declarations: what a figure, a table, a claim and a verdict are, and
-#: each paper's (docs/architecture.md, "From a row to a PNG, a web page and a verdict").
+#: The output side's declarations: what a figure, a table, a claim, a verdict and its rules
+#: are, and each paper's (docs/architecture.md, "From a row to a PNG, a web page and a
+#: verdict").
 DECLARATIONS = (
     "outputs",
     "outputs.style",
@@ -358,16 +360,33 @@ def third_party(path: Path) -> set[str]:
     return out
 
 
+def leaks(graph: dict[str, set[str]], name: str) -> set[str]:
+    """The modules of verify and the renderers that ``name`` reaches."""
+    return {m for m in reach(graph, name) if m.split(".")[0] == "verify" or m in RENDERERS}
+
+
 def test_the_declarations_import_neither_verify_nor_a_renderer():
     graph = module_graph()
     for name in DECLARATIONS:
         assert name in graph, f"no module {name}"
-        found = {m for m in reach(graph, name) if m.split(".")[0] == "verify" or m in RENDERERS}
+        found = leaks(graph, name)
         assert not found, f"{name} reaches {sorted(found)}"
         path = PACKAGE.joinpath(*name.split("."))
         path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
         drawn = third_party(path) & {"matplotlib", "plotly"}
         assert not drawn, f"{name} imports {sorted(drawn)}"
+
+
+def test_verify_reads_the_papers_declarations_and_the_check_catches_the_reverse():
+    """The arrow runs one way: verify's loader reads each paper's ``VERIFY`` (its record in
+    ``outputs.verdicts``); a paper's module importing verify, directly or through another
+    module, is caught by the layer table and by :func:`leaks`."""
+    graph = module_graph()
+    assert {"outputs.papers", "outputs.verdicts"} <= reach(graph, "verify.config")
+    assert layer("outputs.papers.liu2020") < layer("verify.config")
+    bad = {k: set(v) for k, v in graph.items()}
+    bad["outputs.style"] = bad["outputs.style"] | {"verify.compare"}
+    assert leaks(bad, "outputs.papers.munkhoeva2018") >= {"verify.compare", "verify.config"}
 
 
 def test_verify_reaches_no_renderer():

@@ -75,15 +75,18 @@ def cli_inprocess(*args: str) -> int:
 
 def test_list_names_every_experiment_and_verify_config_on_one_line(capsys):
     """``kernelbench list``: a block per config group, one line per option (its name and
-    its file's leading comment), every option of the group and nothing else."""
+    its file's leading comment, or a paper's verify config and its ``about``), every option
+    of the group and nothing else."""
     assert cli_inprocess("list") == 0
     out = capsys.readouterr().out
     experiments = out.split("\nExperiments: ", 1)[1].split("\nVerify configs: ", 1)[0]
     verify = out.split("\nVerify configs: ", 1)[1].split("\nBroken plug-ins:", 1)[0]
-    for block, group in ((experiments, "experiment"), (verify, "verify")):
+    from kernelbench.verify import config_names
+
+    for block, names in ((experiments, group_options("experiment")), (verify, config_names())):
         head, *rows = block.strip().splitlines()
-        assert head.startswith(f"{len(group_options(group))} (run one: kernelbench ")
-        assert [row.split()[0] for row in rows] == group_options(group)
+        assert head.startswith(f"{len(names)} (run one: kernelbench ")
+        assert [row.split()[0] for row in rows] == names
         assert all(row.startswith("  ") and len(row.split()) > 2 for row in rows), rows
         assert not [row for row in rows if "(no description)" in row or "@package" in row]
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from kernelbench.cell import shard_schema
 from kernelbench.cli import main
-from kernelbench.config import config_dir, group_options
+from kernelbench.config import group_options
 from kernelbench.errors import KernelbenchError
 from kernelbench.protocols import get_protocol
 from kernelbench.reference import load_reference
@@ -40,7 +40,7 @@ from kernelbench.verify import (
     VerifyConfig,
     compare_baseline,
     compare_reference,
-    config_path,
+    config_names,
     counts,
     failed,
     grid_cells,
@@ -50,6 +50,7 @@ from kernelbench.verify import (
     pooled_bias,
     sort_cells,
     tau_cv,
+    to_mapping,
     verdict_line,
 )
 
@@ -414,6 +415,57 @@ def test_verify_config_parses():
     assert set(cfg.compare.values()) <= set(ref["method"])
 
 
+@pytest.mark.parametrize("name", ["munkhoeva2018_fig1", "liu2020_table3", "liu2020_table3_paper"])
+def test_a_yaml_file_loads_into_the_record_a_paper_declares(tmp_path, name):
+    """A paper's declaration (outputs/papers/<paper>.py) and the same definition written
+    as a user's YAML file load into one record, by one loader: every field equal."""
+    from kernelbench.outputs.papers import VERIFY
+
+    own = load_config(name)
+    assert own.name == name and VERIFY[name].reference == own.reference
+    raw = to_mapping(VERIFY[name])  # its paths made relative to the file's directory
+    for key in ("sample_variation", "baseline"):
+        if raw[key] is not None:
+            raw[key] = Path(raw[key]).name
+            (tmp_path / raw[key]).write_text("")
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    mine = load_config(str(path))
+    for key in ("sample_variation", "baseline"):  # resolved beside the file, not shipped
+        theirs = getattr(own, key)
+        assert getattr(mine, key) == (None if theirs is None else tmp_path / theirs.name)
+    assert dataclasses.replace(mine, sample_variation=own.sample_variation,
+                               baseline=own.baseline) == own  # fmt: skip
+    assert own.known_deviations and all(k.reason and k.detail for k in own.known_deviations)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"alpah": 0.05}, r"unknown keys \['alpah'\]; valid: \['about', 'alpha', "),
+        ({"protocol": "nope"}, "unknown protocol 'nope'; valid choices: "),
+        ({"metric": "nope"}, "unknown metric of protocol 'krr' 'nope'; valid choices: acc"),
+        ({"known_deviations": [{"method": ["orf"], "reason": "r"}]},
+         r"known_deviations\[0\]: unknown keys \['method'\]; valid: \['compare_with', "),
+        ({"grids": {"reduced": [{"exp": "fig1"}]}}, "a grid entry is an experiment name or "),
+        ({"alpha": 2}, r"alpha must be in \(0, 1\), got 2"),
+        ({"seed": "zero"}, "mine.yaml: invalid literal for int"),
+    ],
+)  # fmt: skip
+def test_a_bad_yaml_key_or_value_is_one_line_naming_the_valid_ones(
+    tmp_path, capsys, change, message
+):
+    raw = {**to_mapping(load_config("liu2020_table3")), "baseline": None, **change}
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(KernelbenchError, match=message):
+        load_config(str(path))
+    with pytest.raises(SystemExit) as exc:  # the command: that line, exit 2, nothing run
+        main(["verify", "--config", str(path), "--results", str(tmp_path / "runs")])
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and err.startswith("Error: ") and not (tmp_path / "runs").exists()
+
+
 def test_reduced_grid_has_tallqr_and_a_slice_of_mnist_and_leukemia():
     cfg = load_config()
     cells = grid_cells(cfg, "reduced")
@@ -527,7 +579,7 @@ def synthetic(tmp_path):
             1,
             errors_with_mean(paper * factor),
         )
-    raw = yaml.safe_load(config_path().read_text())
+    raw = to_mapping(load_config())
     raw.update(sample_variation=None, baseline=None)
     cfg = tmp_path / "verify.yaml"
     cfg.write_text(yaml.safe_dump(raw))
@@ -660,9 +712,12 @@ def test_cli_errors_are_one_line(synthetic, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1
     assert "with 5 runs" in err[0] and err[0].endswith("it has runs: 30")
-    code, _ = run_verify(["--config", "nope", "--no-run"], capsys)
-    assert code == 2
-    assert (config_dir() / "verify" / "munkhoeva2018_fig1.yaml").is_file()
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", "--config", "nope", "--no-run"])
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2
+    assert err.endswith(f"valid choices: {', '.join(config_names())}")
+    assert {"munkhoeva2018_fig1", "liu2020_table3", "liu2020_table3_paper"} <= set(config_names())
 
 
 # -- the pooled bias test per (dataset, kernel, method) --------------------------------

@@ -1,5 +1,6 @@
 """``kernelbench verify``: does kernelbench reproduce a paper's numbers, cell by cell?
-:mod:`.config`, :mod:`.grid`, :mod:`.compare` (statistics), :mod:`.report`, :mod:`.command`."""
+:mod:`.config` (loads what each paper declares, or a YAML file), :mod:`.grid`,
+:mod:`.compare` (statistics), :mod:`.report`, :mod:`.command`."""
 
 from __future__ import annotations
 
@@ -24,7 +25,14 @@ from kernelbench.verify.compare import (
     tau_cv,
     verify_table,
 )
-from kernelbench.verify.config import VerifyConfig, config_path, load_config, parse_known
+from kernelbench.verify.config import (
+    VerifyConfig,
+    config_names,
+    config_path,
+    load_config,
+    parse_known,
+    to_mapping,
+)
 from kernelbench.verify.grid import grid_cells, grid_experiments, run_cells
 from kernelbench.verify.report import WIDTH, verdict_line
 
@@ -33,3 +41,4 @@ __all__ += ["WIDTH", "VerifyConfig", "compare_baseline", "compare_reference", "c
 __all__ += ["counts", "failed", "grid_cells", "grid_experiments", "judge", "load_config"]
 __all__ += ["load_sample_variation", "parse_known", "pooled_bias", "run_cells", "sort_cells"]
 __all__ += ["tau_cv", "verdict_line", "verify_table", "DEFAULT_TAU", "default_sensitivity"]
+__all__ += ["config_names", "to_mapping"]

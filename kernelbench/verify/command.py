@@ -1,5 +1,6 @@
 """``kernelbench verify``: run a paper's grid and check it cell by cell against the paper
-(configs/verify/<name>.yaml, :mod:`kernelbench.verify.compare`, docs/verification.md).
+(its ``VerifyConfig``: :mod:`kernelbench.verify.config`; :mod:`kernelbench.verify.compare`,
+docs/verification.md).
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def grid_rows(df: pd.DataFrame, proto: Protocol, cells: list[dict[str, Any]]) ->
     "config_name",
     default=DEFAULT_CONFIG,
     show_default=True,
-    help="Verify config: a name in configs/verify/ or a YAML path.",
+    help="Verify config: a name (kernelbench list) or a YAML path.",
 )
 @click.option("--alpha", type=float, default=None, help="Family-wise false-alarm rate.")
 @click.option("--quiet", "-q", is_flag=True, help="Do not echo cells as they run.")
@@ -141,7 +142,7 @@ def verify(
     """Run a paper's grid and check, cell by cell, that it reproduces the paper.
 
     --config names what is checked: munkhoeva2018_fig1 (Fig. 1, the default),
-    liu2020_table3 (Table 3), ... (configs/verify/).
+    liu2020_table3 (Table 3), ... (kernelbench list), or a YAML file of the same keys.
 
     Every cell is tested, and every (dataset, kernel, method) family pooled across n
     for a systematic bias. The last line is PASS or FAIL with the counts and where the

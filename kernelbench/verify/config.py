@@ -1,115 +1,59 @@
-"""What "reproducing a paper" means, as data: ``configs/verify/<name>.yaml`` (reference,
-protocol, metric, grids, method mapping, known deviations, alpha, sample variation,
-baseline, ``shared_runs``).
+"""What "reproducing a paper" means: a :class:`~kernelbench.outputs.verdicts.VerifyConfig`,
+declared by its paper's module (``VERIFY`` of ``kernelbench/outputs/papers/<paper>.py``)
+or read from a YAML file of the same keys (a user's path, or a plug-in's
+``configs/verify/<name>.yaml``); one loader and one check for both.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from kernelbench.errors import KernelbenchError
+from kernelbench.errors import KernelbenchError, choices_error
+from kernelbench.outputs.verdicts import (
+    RULE_COLUMNS,
+    UNMEASURED,
+    GridEntry,
+    KnownDeviation,
+    SampleVariationDefault,
+    VerifyConfig,
+)
 from kernelbench.protocols import get_protocol, metric_of
 from kernelbench.results import format_n
 
 DEFAULT_CONFIG = "munkhoeva2018_fig1"
 
-#: known-deviation rule keys -> the cell column they match
-RULE_COLUMNS = {
-    "datasets": "dataset",
-    "kernels": "kernel",
-    "methods": "method_label",
-    "ns": "n",
-    "data_sources": "data_source",
-}
+
+def declared() -> dict[str, VerifyConfig]:
+    """kernelbench's own verify configs by name: the papers' declarations."""
+    from kernelbench.outputs.papers import VERIFY
+
+    return VERIFY
 
 
-@dataclass(frozen=True)
-class KnownDeviation:
-    """A rule: the cells it matches are a known deviation, for ``reason``.
+def config_names() -> list[str]:
+    """Every verify config's name: the papers' and the plug-ins' ``configs/verify/``."""
+    from kernelbench.config import group_options
 
-    ``datasets``, ``kernels``, ``methods``, ``ns``, ``data_sources`` and ``where`` (any
-    other column) hold fnmatch patterns; a key left out matches everything.
-    """
-
-    reason: str
-    datasets: tuple[str, ...] | None = None
-    kernels: tuple[str, ...] | None = None
-    methods: tuple[str, ...] | None = None
-    ns: tuple[str, ...] | None = None
-    data_sources: tuple[str, ...] | None = None
-    where: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    compare_with: str | None = None
-    detail: str = ""
-
-    def matches(self, row: Mapping[str, Any]) -> bool:
-        """Whether a cell (a mapping of its columns) matches every pattern of the rule."""
-        checks = [(getattr(self, key), row.get(col)) for key, col in RULE_COLUMNS.items()]
-        checks += [(patterns, row.get(col)) for col, patterns in self.where]
-        for patterns, value in checks:
-            if patterns is None:
-                continue
-            if value is None or (isinstance(value, float) and math.isnan(value)):
-                return False
-            text = format_n(value) if isinstance(value, float) else str(value)
-            if not any(fnmatch.fnmatchcase(text, p) for p in patterns):
-                return False
-        return True
+    return sorted({*declared(), *group_options("verify")})
 
 
-@dataclass(frozen=True)
-class SampleVariationDefault:
-    """The tau / mean of a (dataset, kernel) pair the sample-variation table does not
-    measure, and why that value (``sample_variation_default: {cv, reason}``)."""
+def config_path(name: str | Path) -> Path:
+    """A verify config file: a path to a YAML file, or a plug-in's
+    ``configs/verify/<name>.yaml``; an unknown name is one line naming every config."""
+    from kernelbench.config import config_file
 
-    cv: float
-    reason: str
-
-
-#: Without a declared default: no sample-to-sample allowance. An unmeasured pair is held
-#: to both sides' run noise alone, the strictest test, never a borrowed wider one.
-UNMEASURED = SampleVariationDefault(
-    0.0,
-    "not measured, so no sample-to-sample allowance: held to both sides' run noise "
-    "alone (scripts/measure_sample_variation.py measures it)",
-)
-
-
-@dataclass
-class VerifyConfig:
-    """The contents of ``configs/verify/<name>.yaml`` (paths resolved)."""
-
-    name: str
-    reference: str
-    #: the protocol whose results are compared (its cell keys and metrics)
-    protocol: str = "kernel_approx"
-    #: metric id of the protocol (``fro``, ``accuracy``, ...)
-    metric: str = "fro"
-    #: our values times ``scale`` are in the reference's units (e.g. 100 for percent)
-    scale: float = 1.0
-    #: grid name -> [(experiment file, extra method configs)]
-    grids: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)
-    seed: int = 0
-    alpha: float = 0.01
-    sample_variation: Path | None = None
-    #: tau / mean of a pair the table does not measure (flagged in the report)
-    sample_variation_default: SampleVariationDefault = UNMEASURED
-    baseline: Path | None = None
-    compare: dict[str, str] = field(default_factory=dict)
-    #: run r of every cell shares random draws (a split) with run r of the other cells of
-    #: a family: the pooled bias test then bounds our run noise as fully correlated
-    shared_runs: bool = False
-    known_deviations: list[KnownDeviation] = field(default_factory=list)
-
-    def reference_method(self, label: str) -> str:
-        return self.compare.get(label, label)
-
-    def known(self, row: Mapping[str, Any]) -> list[KnownDeviation]:
-        return [k for k in self.known_deviations if k.matches(row)]
+    p = Path(name)
+    if p.suffix in (".yaml", ".yml") or p.is_file():
+        if not p.is_file():
+            raise KernelbenchError(f"verify config {str(p)!r} does not exist")
+        return p
+    try:
+        return config_file("verify", str(name))
+    except KernelbenchError:
+        raise choices_error("verify config", str(name), config_names()) from None
 
 
 def _default_cv(raw: Any, path: Path) -> SampleVariationDefault:
@@ -167,19 +111,7 @@ def parse_known(items: Iterable[Mapping[str, Any]]) -> list[KnownDeviation]:
     return rules
 
 
-def config_path(name: str | Path = DEFAULT_CONFIG) -> Path:
-    """A verify config: a path to a YAML file, or a name in ``configs/verify/``."""
-    from kernelbench.config import config_file
-
-    p = Path(name)
-    if p.suffix in (".yaml", ".yml") or p.is_file():
-        if not p.is_file():
-            raise KernelbenchError(f"verify config {str(p)!r} does not exist")
-        return p
-    return config_file("verify", str(name), kind="verify config")
-
-
-def _grid_entry(entry: Any, path: Path) -> tuple[str, tuple[str, ...]]:
+def _grid_entry(entry: Any, path: Path) -> GridEntry:
     if isinstance(entry, str):
         return entry, ()
     if isinstance(entry, Mapping) and entry.get("experiment"):
@@ -191,64 +123,107 @@ def _grid_entry(entry: Any, path: Path) -> tuple[str, tuple[str, ...]]:
     )
 
 
+def from_mapping(raw: Any, path: Path) -> VerifyConfig:
+    """The record of a YAML file's mapping (``path``: its file, for the messages), its
+    paths as written."""
+    if not isinstance(raw, Mapping) or not raw.get("reference"):
+        raise KernelbenchError(f"{path}: needs at least `reference:`")
+    known = {f.name for f in fields(VerifyConfig)} - {"name"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise KernelbenchError(f"{path}: unknown keys {unknown}; valid: {sorted(known)}")
+    grids = {
+        str(k): [_grid_entry(e, path) for e in (v if isinstance(v, list) else [v])]
+        for k, v in (raw.get("grids") or {}).items()
+    }
+    paths = {
+        k: None if raw.get(k) is None else Path(raw[k]) for k in ("sample_variation", "baseline")
+    }
+    try:  # a value of the wrong type: one line, not a traceback
+        return VerifyConfig(
+            name=path.stem,
+            reference=str(raw["reference"]),
+            protocol=str(raw.get("protocol", "kernel_approx")),
+            metric=None if raw.get("metric") is None else str(raw["metric"]),
+            scale=float(raw.get("scale", 1.0)),
+            grids=grids,
+            seed=int(raw.get("seed", 0)),
+            alpha=float(raw.get("alpha", 0.01)),
+            sample_variation_default=_default_cv(raw.get("sample_variation_default"), path),
+            compare={str(k): str(v) for k, v in (raw.get("compare") or {}).items()},
+            shared_runs=bool(raw.get("shared_runs", False)),
+            known_deviations=parse_known(raw.get("known_deviations") or []),
+            about=str(raw.get("about") or ""),
+            **paths,
+        )
+    except (TypeError, ValueError) as err:
+        raise KernelbenchError(f"{path}: {err}") from None
+
+
+def to_mapping(cfg: VerifyConfig) -> dict[str, Any]:
+    """The YAML form of a record (:func:`from_mapping` reads it back): e.g. a paper's
+    declaration as the start of one's own file."""
+    out: dict[str, Any] = {f.name: getattr(cfg, f.name) for f in fields(cfg) if f.name != "name"}
+    out["grids"] = {
+        k: [{"experiment": e, "add_methods": list(m)} if m else e for e, m in v]
+        for k, v in cfg.grids.items()
+    }
+    for key in ("sample_variation", "baseline"):
+        out[key] = None if out[key] is None else str(out[key])
+    default = cfg.sample_variation_default
+    out["sample_variation_default"] = {"cv": default.cv, "reason": default.reason}
+    rules = [{f.name: getattr(r, f.name) for f in fields(r)} for r in cfg.known_deviations]
+    for rule in rules:
+        rule["where"] = {c: list(p) for c, p in rule["where"]}
+    out["known_deviations"] = [
+        {k: list(v) if isinstance(v, tuple) else v for k, v in r.items() if v not in (None, "", {})}
+        for r in rules
+    ]
+    out["compare"] = dict(cfg.compare)
+    return out
+
+
+def check(cfg: VerifyConfig, where: str, resolve: Callable[[Path], Path]) -> VerifyConfig:
+    """A record checked (alpha, protocol, metric) and its relative paths resolved by
+    ``resolve`` (a CSV reference, sample_variation, baseline); ``where`` names whose it is
+    in the one-line errors."""
+    if not 0.0 < cfg.alpha < 1.0:
+        raise KernelbenchError(f"{where}: alpha must be in (0, 1), got {cfg.alpha}")
+    try:
+        proto = get_protocol(cfg.protocol)
+    except KernelbenchError as err:  # say whose config names it
+        raise KernelbenchError(f"{where}: {err}") from None
+    metric = cfg.metric or proto.headline
+    metric_of(proto, metric)  # one line naming the protocol's metrics if unknown
+    reference = cfg.reference  # a table of one's own, beside the config
+    return replace(
+        cfg,
+        metric=metric,
+        reference=str(resolve(Path(reference))) if reference.endswith(".csv") else reference,
+        grids={k: list(v) for k, v in cfg.grids.items()},
+        sample_variation=None if cfg.sample_variation is None else resolve(cfg.sample_variation),
+        baseline=None if cfg.baseline is None else resolve(cfg.baseline),
+        compare=dict(cfg.compare),
+        known_deviations=list(cfg.known_deviations),
+    )
+
+
 def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
-    """Read and check a verify config; relative paths of kernelbench's own configs name
-    shipped tables (``results/baseline/...``: :func:`kernelbench.packaged.shipped`), a
-    plug-in's resolve from its config's directory."""
+    """A verify config by name (a paper's declaration, then a plug-in's file) or YAML
+    path, checked; relative paths of kernelbench's own name shipped tables
+    (``results/baseline/...``: :func:`kernelbench.packaged.shipped`), a file's resolve
+    from its directory (an absolute path stays as it is)."""
     import yaml
 
-    from kernelbench.config import config_origin, is_builtin
+    from kernelbench.config import config_origin
     from kernelbench.packaged import shipped
 
+    own = declared().get(str(name)) if Path(name).suffix not in (".yaml", ".yml") else None
+    if own is not None:
+        return check(own, f"verify config {own.name!r}", shipped)
     path = config_path(name)
     try:
         raw = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as err:
         raise KernelbenchError(f"cannot parse {path}: {err}".splitlines()[0]) from None
-    if not isinstance(raw, Mapping) or not raw.get("reference"):
-        raise KernelbenchError(f"{path}: needs at least `reference:`")
-    builtin = is_builtin(path)
-
-    def resolve(value: Any) -> Path | None:  # an absolute path stays as it is
-        if value is None:
-            return None
-        return shipped(value) if builtin else path.parent / value
-
-    alpha = float(raw.get("alpha", 0.01))
-    if not 0.0 < alpha < 1.0:
-        raise KernelbenchError(f"{path}: alpha must be in (0, 1), got {alpha}")
-    grids = {
-        str(k): [_grid_entry(e, path) for e in (v if isinstance(v, list) else [v])]
-        for k, v in (raw.get("grids") or {}).items()
-    }
-    known = {f.name for f in fields(VerifyConfig)} - {"name"}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise KernelbenchError(f"{path}: unknown keys {unknown}; valid: {sorted(known)}")
-    protocol = str(raw.get("protocol", "kernel_approx"))
-    try:
-        proto = get_protocol(protocol)
-    except KernelbenchError as err:  # say whose config names it
-        raise KernelbenchError(f"{path} ({config_origin(path)}): {err}") from None
-    metric = str(raw.get("metric") or proto.headline)
-    metric_of(proto, metric)  # one line naming the protocol's metrics if unknown
-    reference = str(raw["reference"])
-    if reference.endswith(".csv"):  # a table of one's own, beside the config
-        reference = str(resolve(reference))
-    compare = {str(k): str(v) for k, v in (raw.get("compare") or {}).items()}
-    return VerifyConfig(
-        name=path.stem,
-        reference=reference,
-        protocol=protocol,
-        metric=metric,
-        scale=float(raw.get("scale", 1.0)),
-        grids=grids,
-        seed=int(raw.get("seed", 0)),
-        alpha=alpha,
-        sample_variation=resolve(raw.get("sample_variation")),
-        sample_variation_default=_default_cv(raw.get("sample_variation_default"), path),
-        baseline=resolve(raw.get("baseline")),
-        compare=compare,
-        shared_runs=bool(raw.get("shared_runs", False)),
-        known_deviations=parse_known(raw.get("known_deviations") or []),
-    )
+    return check(from_mapping(raw, path), f"{path} ({config_origin(path)})", path.parent.joinpath)

@@ -1,9 +1,11 @@
 """The papers, one module each (:mod:`.munkhoeva2018`, :mod:`.liu2020`, :mod:`.yu2016`,
 :mod:`.yang2014`): its figures declared once (:class:`~kernelbench.outputs.spec.FigureSpec`),
-the figure functions its protocols name, its baseline tables, and its report sections
-with the claims checked. This module gathers what each declares: the report's sections
-(:data:`SECTIONS`, :func:`load_sections`), the site's figures per page (:data:`PAGES`) and
-the committed PNGs (:data:`BASELINE_FIGURES`).
+the figure functions its protocols name, its baseline tables, its report sections with
+the claims checked, and what reproducing it means (a
+:class:`~kernelbench.outputs.verdicts.VerifyConfig`). This module gathers what each
+declares: the report's sections (:data:`SECTIONS`, :func:`load_sections`), the site's
+figures per page (:data:`PAGES`), the committed PNGs (:data:`BASELINE_FIGURES`) and the
+verify configs (:data:`VERIFY`, read by ``kernelbench verify``).
 
 A section's verdicts are ``kernelbench verify``'s: the report command hands
 :func:`load_sections` the ``kernelbench.verify`` module, so these declarations import no
@@ -18,6 +20,7 @@ from typing import Any
 from kernelbench.outputs.papers import liu2020, munkhoeva2018, yang2014, yu2016
 from kernelbench.outputs.sections import SECTIONS, Section
 from kernelbench.outputs.spec import BaselineFigure, FigureSpec
+from kernelbench.outputs.verdicts import VerifyConfig
 
 _PAPERS = (munkhoeva2018, liu2020, yu2016, yang2014)
 
@@ -29,6 +32,11 @@ PAGES: dict[str, tuple[FigureSpec, ...]] = {k: v for p in _PAPERS for k, v in p.
 #: PNG stem (``<stem>.png``, ``<stem>_<page>.png`` for a spec with pages) -> its figure
 BASELINE_FIGURES: dict[str, BaselineFigure] = {
     k: v for p in (munkhoeva2018, liu2020, yang2014, yu2016) for k, v in p.BASELINE_FIGURES.items()
+}
+
+#: verify config name -> what reproducing it means (``kernelbench verify --config NAME``)
+VERIFY: dict[str, VerifyConfig] = {
+    k: v for p in (munkhoeva2018, liu2020) for k, v in p.VERIFY.items()
 }
 
 

@@ -8,6 +8,7 @@ and the report section (:func:`build`; verdicts by the ``verify`` it is given).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from kernelbench.outputs.sections import (
 from kernelbench.outputs.spec import BaselineFigure, FigureSpec
 from kernelbench.outputs.style import DATASET_NAMES, dataset_name
 from kernelbench.outputs.tables import cell_table, int_n
-from kernelbench.outputs.verdicts import DEVIATES, KNOWN
+from kernelbench.outputs.verdicts import DEVIATES, KNOWN, KnownDeviation, VerifyConfig
 from kernelbench.protocols import get_protocol, reference_cells
 from kernelbench.protocols.krr import PAPER_DATASETS
 from kernelbench.reference import load_reference
@@ -225,6 +226,119 @@ PAPER = {"rff": "RFF", "qmc": "QMC", "lev_rff": "leverage-RFF", "slw_rff": "Ours
 M_ORDER = ["rff", "qmc", "qmc_fixed", "lev_rff", "slw_rff", "orf", "sorf", "sr33"]
 DS_ORDER = ["eeg", "codrna", "magic04", "covtype"]
 ORDERS = {"dataset": DS_ORDER, "method": M_ORDER, "method_label": M_ORDER}
+
+# What reproducing Table 3 means (kernelbench verify; docs/liu2020.md,
+# docs/verification.md), under the two readings of the krr protocol.
+
+#: Table 3 under the protocol's default reading, the authors' code
+#: (``protocol.reading=code``); the paper's text is checked by :data:`PAPER_VERIFY`.
+TABLE3_VERIFY = VerifyConfig(
+    name=CONFIG,
+    about='What "reproducing Liu et al. 2020, Table 3" means, under the code\'s reading.',
+    # The EEG and cod-RNA rows of Table 3, read as cells by the krr protocol
+    # (Protocol.reference_cells): dataset, kernel rbf, method, n = s/d, accuracy mean and
+    # std (%) over 10 runs.
+    reference=TABLE3_REFERENCE,
+    protocol="krr",
+    metric="accuracy",
+    # qmc_fixed (the fixed Halton set of the authors' code) runs on top of the full
+    # grid's sweep; it is what must reproduce the paper's QMC column.
+    grids={"reduced": [("liu2020_table3_reduced", ())], "full": [("liu2020_table3", ())]},
+    # Split seed: the random halves depend on (seed, dataset, run) only.
+    seed=0,
+    # Family-wise false-alarm rate over all compared cells (Sidak), as for Fig. 1. The
+    # tolerance of a cell is z_crit * sqrt(std_ours^2 / runs + std_paper^2 / 10): both
+    # sides' standard errors over their repetitions (tau = 0: no sample variation table;
+    # under this reading every repetition draws its own random half, as the paper's did,
+    # so both standard deviations include the split's variation).
+    alpha=0.01,
+    sample_variation=None,
+    # Run r of every cell uses the same random half (seeded by seed, dataset and run), so
+    # the run noise of a family's cells (one method across s/d) is correlated: the pooled
+    # bias test bounds it as fully correlated (docs/verification.md).
+    shared_runs=True,
+    # Our own aggregated Table 3 (`kernelbench baseline liu2020_table3`); drift check.
+    baseline=BASELINE,
+    # the authors' code: one fixed Halton set in every repetition
+    compare={"qmc_fixed": "qmc"},
+    # Known deviations, decided from the setup (or measured and written in
+    # docs/liu2020.md), never from a cell's accuracy.
+    known_deviations=[
+        KnownDeviation(
+            "test file cod-rna.t (271617 rows) vs the paper's cod-rna.r (157413)",
+            datasets=("codrna",),
+            detail="The mirror's cod-RNA test part is LIBSVM's cod-rna.t with 271617 rows; "
+            "the paper's Table 2 lists 157413 test rows, LIBSVM's cod-rna.r, a file we do "
+            "not have. Decided before any number was seen (issue 10). Its size, measured "
+            "(docs/liu2020.md): training on a random half of the training file and testing "
+            "on the other half moves rff from 88.97 / 89.33 / 89.45% (test file cod-rna.t) "
+            "to 87.56 / 87.77 / 87.85% at s/d = 1 / 4 / 16 (3 runs), against the paper's "
+            "87.02 / 87.19 / 87.29%.",
+        ),
+        KnownDeviation(
+            "scrambled Halton (fresh per run) vs the paper's fixed Halton set",
+            methods=("qmc",),
+            compare_with="qmc_fixed",
+            detail="The paper's QMC has std 0.00 on cod-RNA (a fixed split): the authors' "
+            "code draws one deterministic Halton set (and a random phase, which leaves the "
+            "span of the features unchanged), the same in every repetition. kernelbench's "
+            "qmc is a randomised (scrambled) Halton sequence, fresh per run; qmc_fixed is "
+            "the code's fixed set (haltonset(d, 'Skip', 1000, 'Leap', 700), RR2-scrambled).",
+        ),
+    ],
+)
+
+#: Table 3 under the paper's text (``protocol.reading=paper``: Algorithm 1, every feature
+#: to [0, 1]); the reading that reproduces the table is the code's, :data:`TABLE3_VERIFY`.
+#: What is not said here is as there (split seed: the random halves depend on (seed,
+#: dataset) only).
+PAPER_VERIFY = replace(
+    TABLE3_VERIFY,
+    name=PAPER_CONFIG,
+    about="Liu et al. 2020, Table 3 under the paper's text (protocol.reading=paper: "
+    "Algorithm 1, every feature to [0, 1]), compared with the paper.",
+    grids={
+        "reduced": [("liu2020_table3_paper_reduced", ())],
+        "full": [("liu2020_table3_paper", ())],
+    },
+    # Our own aggregated Table 3 under this reading (kernelbench baseline
+    # liu2020_table3_paper); drift check.
+    baseline=PAPER_BASELINE,
+    compare={},
+    known_deviations=[
+        KnownDeviation(
+            "test file cod-rna.t (271617 rows) vs the paper's 157413",
+            datasets=("codrna",),
+            detail="The mirror's cod-RNA test part is LIBSVM's cod-rna.t with 271617 rows; "
+            "the paper's Table 2 lists 157413 test rows, a file we do not have. Decided "
+            "before any number was seen (issue 10).",
+        ),
+        KnownDeviation(
+            "scrambled Halton (fresh per run) vs the paper's QMC",
+            methods=("qmc",),
+            detail="The paper's QMC has std 0.00 on cod-RNA (a fixed split): its points were "
+            "the same in every repetition. kernelbench's qmc is a randomised (scrambled) "
+            "Halton sequence, so its mean is that of a random QMC rule, not of one fixed "
+            "point set.",
+        ),
+        KnownDeviation(
+            "EEG outliers compress the min-max scaled features (measured, docs/liu2020.md)",
+            datasets=("eeg",),
+            detail="The mirror's EEG (OpenML 1471, 14980 rows as in the paper) has a few "
+            "extreme rows (column maxima up to 715897, while the central 99.8% of the values "
+            "lie within about 3900-4800). Min-max to [0, 1] over all rows maps the central "
+            "99.8% of the 14 columns into intervals of width 0.0002-0.059 "
+            "(scripts/liu2020_readings.py), so exp(-|x - x'|^2) is about 1 for almost every "
+            "pair and no random feature map, under any reading, gets far from the majority "
+            "class; the paper's EEG must have been cleaned or scaled in a way the paper does "
+            "not state. Measured on the data (docs/liu2020.md), not on the accuracies. "
+            "Confirmed by removing the 4 rows with a value more than 20 robust SDs from its "
+            "column median (scripts/liu2020_eeg_outliers.py, rff, 3 seeds): accuracy rises "
+            "from 57.3 / 57.7 / 57.4% to 71.1 / 78.8 / 84.1% at s/d = 1 / 4 / 16, against "
+            "the paper's 68.45 / 74.70 / 78.54%.",
+        ),
+    ],
+)
 
 
 def _pm(mean: float, std: float) -> str:
@@ -445,5 +559,7 @@ TABLE3 = FigureSpec(
 SECTIONS = {"liu2020": build}
 #: report section key -> the figures of its site page
 PAGES: dict[str, tuple[FigureSpec, ...]] = {"liu2020": (TABLE3,)}
+#: verify config name -> what reproducing it means (``kernelbench verify --config``)
+VERIFY = {c.name: c for c in (TABLE3_VERIFY, PAPER_VERIFY)}
 #: committed PNG stem -> its figure (``kernelbench baseline --redraw``)
 BASELINE_FIGURES = {"liu2020_fig1": BaselineFigure(LIU_FIG1, fig1_rows)}
