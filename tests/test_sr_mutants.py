@@ -125,3 +125,19 @@ def test_haar_rotations_in_fixed_row_blocks_give_the_same_features(method):
     Zb = fm.transform(X)
     np.testing.assert_allclose(Zb, Z, rtol=1e-12, atol=1e-13)
     np.testing.assert_array_equal(fm.transform(X[3:4]), Zb[3:4])
+
+
+@pytest.mark.parametrize("n", [0.3, 1.25])
+def test_sr33_at_fractional_n_weighs_each_node_d_over_rho_squared_d(n):
+    """At fractional n the last rule is truncated to D = round(2n(d + 1)) nodes: each node
+    weighs d / (rho_j^2 D) and the node at zero 1 - their sum (Munkhoeva et al. 2018,
+    Eq. 5 node by node), so k_hat(x, x) = 1 = k(x, x) for rbf."""
+    d = 5
+    X = np.random.default_rng(0).standard_normal((3, d))
+    fm = make_feature_map("sr33", n=n, random_state=2).fit(X)
+    D = round(2 * n * (d + 1))
+    assert fm.weights_.size == D and D % (d + 1) != 0
+    expected = (d / (fm.radii_**2 * D)).ravel()[:D]
+    np.testing.assert_allclose(fm.weights_, expected, rtol=1e-14)
+    assert fm.zero_weight_ == pytest.approx(1.0 - expected.sum(), abs=1e-14)
+    np.testing.assert_allclose(np.diag(fm.approximate_kernel(X, X)), 1.0, atol=1e-12)

@@ -12,12 +12,14 @@ from scipy import stats as sps
 from kernelbench.errors import KernelbenchError
 from kernelbench.stats import (
     BLAS_SPREAD,
+    SAME_DRAWS_ATOL,
     RankTest,
     aggregate,
     cell_stats,
     nemenyi_cd,
     pooled_z,
     rank_test,
+    same_draws_tolerance,
     se_floor,
     sidak_rate,
     sidak_z,
@@ -156,6 +158,9 @@ def test_z_text_shows_the_number_a_dash_for_none_and_infinity_at_the_floor():
     # constant samples whose means differ by 1e-5: |z| = 1e-5 / BLAS_SPREAD
     z = z_score(1.00001 - 1.0, 0.0, 1.0)
     assert abs(z) > 1e6 and z_text(z) == "+∞ (std 0)" and z_text(-z) == "−∞ (std 0)"
+    # "beyond this for any ratio off by 1e-6 or more": 1.5e-6 and 1.01e-6 read as std 0
+    for rel in (1.5e-6, 1.01e-6):
+        assert z_text(z_score(rel, 0.0, 1.0)) == "+∞ (std 0)"
     # a large z of measured standard errors is still a number
     assert z_text(123456.0) == "+123456.00"
 
@@ -229,3 +234,29 @@ def test_friedman_separates_only_pairs_further_apart_than_the_critical_differenc
     # a method's rank: 1 + the methods significantly better than it
     assert list(res.shared_ranks()) == [1, 1, 3, 3]
     assert list(RankTest("Friedman", 12, ranks, 3.0, 0.2, 1.5, 0.05).shared_ranks()) == [1] * 4
+
+
+def test_same_draws_tolerance_is_relative_plus_an_absolute_floor():
+    """rtol |base| + atol: the absolute floor at 0, linear in |base|, even in base."""
+    assert same_draws_tolerance(0.0) == SAME_DRAWS_ATOL
+    t1, t2, t4 = (same_draws_tolerance(b) for b in (1.0, 2.0, 4.0))
+    assert t2 - t1 == pytest.approx(t1 - SAME_DRAWS_ATOL, rel=1e-12)
+    assert t4 - t2 == pytest.approx(2 * (t2 - t1), rel=1e-12)
+    assert same_draws_tolerance(-3.0) == same_draws_tolerance(3.0) > same_draws_tolerance(1.0)
+
+
+def test_wilcoxon_of_opposite_values_is_one_method_better_in_every_block():
+    """Block values are log error ratios, of either sign: b = -a with a > 0 puts method 1
+    ahead in all six blocks, p = 2 / 64 exactly, and separates the two."""
+    a = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    res = rank_test(np.column_stack([a, -a]))
+    assert res.test == "Wilcoxon" and res.p_value == pytest.approx(2 / 64)
+    assert list(res.shared_ranks()) == [2, 1]
+
+
+def test_a_rank_test_is_an_immutable_value():
+    import dataclasses
+
+    res = rank_test(np.array([[0.0, 1.0, 2.0], [0.0, 2.0, 1.0]]))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.p_value = 0.0  # type: ignore[misc]
