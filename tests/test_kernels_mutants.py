@@ -147,3 +147,16 @@ def test_parallel_and_antiparallel_vectors_give_finite_exact_values():
             K = np.diag(exact_kernel(name, X, Y))
             assert np.isfinite(K).all()
         np.testing.assert_allclose(np.diag(exact_kernel("arccos0", X, Y)), k0, atol=1e-7)
+
+
+def test_gamma_is_a_real_number_not_a_bool_or_a_string():
+    """A bool (True would read as gamma = 1) or a string is refused in one line naming
+    the value; any real number, numpy's included, is read as a float."""
+    for bad, shown in ((True, "True"), ("0.5", "'0.5'")):
+        with pytest.raises(KernelbenchError, match=rf"^gamma must be > 0 and finite, got {shown}$"):
+            resolve_gamma(bad, 3)
+    with pytest.raises(KernelbenchError, match=r"^gamma must be > 0 and finite, got -2\.0$"):
+        resolve_gamma(-2, 3)
+    for good in (2, np.float32(0.5), np.int64(3), 0.25):
+        value = resolve_gamma(good, 3)
+        assert type(value) is float and value == float(good)

@@ -12,15 +12,21 @@ from scipy import stats as sps
 from kernelbench.errors import KernelbenchError
 from kernelbench.stats import (
     BLAS_SPREAD,
+    SAME_DRAWS_ATOL,
+    RankTest,
     aggregate,
     cell_stats,
+    nemenyi_cd,
     pooled_z,
+    rank_test,
+    same_draws_tolerance,
     se_floor,
     sidak_rate,
     sidak_z,
     t_interval,
     welch_df,
     z_score,
+    z_text,
 )
 
 
@@ -140,3 +146,117 @@ def test_pooled_z_sums_the_variance_bounds():
     _, _, df_inf = pooled_z([0.1], [], [], 0.01)
     assert df_inf == math.inf
     assert all(math.isnan(v) for v in pooled_z([], [], [], 0.01))
+
+
+def test_z_text_shows_the_number_a_dash_for_none_and_infinity_at_the_floor():
+    """What verify's report and the site print: the z-score to two decimals with its
+    sign, a dash where there is none, and +-inf (std 0) where the standard errors are
+    0: an infinite z, or one at the floor of z_score (two constant samples)."""
+    assert z_text(None) == "–" and z_text(math.nan) == "–"
+    assert z_text(0.0) == "+0.00" and z_text(-1.234) == "-1.23" and z_text(2.5, ".1f") == "2.5"
+    assert z_text(-math.inf) == "−∞ (std 0)" and z_text(math.inf) == "+∞ (std 0)"
+    # constant samples whose means differ by 1e-5: |z| = 1e-5 / BLAS_SPREAD
+    z = z_score(1.00001 - 1.0, 0.0, 1.0)
+    assert abs(z) > 1e6 and z_text(z) == "+∞ (std 0)" and z_text(-z) == "−∞ (std 0)"
+    # "beyond this for any ratio off by 1e-6 or more": 1.5e-6 and 1.01e-6 read as std 0
+    for rel in (1.5e-6, 1.01e-6):
+        assert z_text(z_score(rel, 0.0, 1.0)) == "+∞ (std 0)"
+    # a large z of measured standard errors is still a number
+    assert z_text(123456.0) == "+123456.00"
+
+
+def test_nemenyi_critical_difference_at_alpha_ten_percent_is_demsars():
+    """Demšar (2006), Table 5(b): q_0.10 for k = 2..10; alpha defaults to 0.05 (5(a))."""
+    table = [1.645, 2.052, 2.291, 2.459, 2.589, 2.693, 2.780, 2.855, 2.920]
+    for k, q in enumerate(table, start=2):
+        cd = q * math.sqrt(k * (k + 1) / (6.0 * 10))
+        assert nemenyi_cd(k, 10, alpha=0.10) == pytest.approx(cd, abs=2e-3)
+    assert nemenyi_cd(5, 10) == pytest.approx(2.728 * math.sqrt(5 * 6 / 60), abs=2e-3)
+    # the friedman path carries the alpha it was given into its critical difference
+    values = np.random.default_rng(0).normal(size=(10, 5))
+    assert rank_test(values, alpha=0.10).cd == pytest.approx(nemenyi_cd(5, 10, 0.10))
+    assert rank_test(values, alpha=0.10).alpha == 0.10
+
+
+def test_a_rank_test_needs_two_methods_and_two_blocks():
+    refusal = r"^a rank test needs two methods and two blocks, got "
+    for shape in [(1, 3), (5, 1), (1, 1)]:
+        with pytest.raises(ValueError, match=refusal):
+            rank_test(np.zeros(shape))
+    assert rank_test(np.array([[0.0, 1.0], [0.0, 1.0]])).blocks == 2
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_methods_tied_in_every_block_are_not_separated(k):
+    """No block ranks one method before another: statistic 0, p = 1, every method at the
+    mean rank (k + 1) / 2 and at shared rank 1 (Wilcoxon for two, Friedman for more)."""
+    values = np.tile(np.arange(8.0)[:, None], (1, k))
+    res = rank_test(values, alpha=0.2)
+    assert res.test == ("Wilcoxon" if k == 2 else "Friedman")
+    assert (res.statistic, res.p_value, res.alpha, res.blocks) == (0.0, 1.0, 0.2, 8)
+    assert list(res.mean_ranks) == [(k + 1) / 2] * k
+    assert list(res.shared_ranks()) == [1] * k
+    assert math.isnan(res.cd) == (k == 2)
+
+
+def test_wilcoxon_ranks_two_methods_by_their_signed_differences():
+    """Six blocks: the second method worse in five by a lot and better in one by a
+    little. scipy's exact two-sided p of the signed ranks {-1, 2, ..., 6} is 4 / 64."""
+    a = np.arange(6.0)
+    b = a + np.array([-0.5, 2.0, 3.0, 4.0, 5.0, 6.0])
+    res = rank_test(np.column_stack([a, b]))
+    assert res.test == "Wilcoxon" and res.statistic == 1.0
+    assert res.p_value == pytest.approx(4 / 64)
+    assert list(res.mean_ranks) == pytest.approx([1 + 1 / 6, 2 - 1 / 6])
+    # the order of the columns does not matter to the test
+    swapped = rank_test(np.column_stack([b, a]))
+    assert swapped.p_value == pytest.approx(res.p_value) and swapped.statistic == 1.0
+
+
+def test_significance_is_p_strictly_below_alpha():
+    """docs/leaderboard.md: a method is separated at p < alpha. Six blocks all in favour
+    of one method give p = 2 / 64 exactly: separated at alpha 0.05, not at 2 / 64."""
+    a = np.arange(1.0, 7.0)
+    values = np.column_stack([a, a + 1])
+    assert list(rank_test(values).shared_ranks()) == [1, 2]
+    at = rank_test(values, alpha=2 / 64)
+    assert at.p_value == at.alpha and list(at.shared_ranks()) == [1, 1]
+    assert not at.separated(0, 1)
+
+
+def test_friedman_separates_only_pairs_further_apart_than_the_critical_difference():
+    """A significant Friedman test separates a pair iff its mean ranks differ by more
+    than CD, in either order; a method is never separated from itself."""
+    ranks = np.array([1.0, 1.5, 3.25, 4.25])
+    res = RankTest("Friedman", 12, ranks, 30.0, 1e-6, 1.5, 0.05)
+    assert res.separated(0, 2) and res.separated(2, 0) and res.separated(1, 3)
+    assert not res.separated(0, 1) and not res.separated(3, 2) and not res.separated(3, 3)
+    # a method's rank: 1 + the methods significantly better than it
+    assert list(res.shared_ranks()) == [1, 1, 3, 3]
+    assert list(RankTest("Friedman", 12, ranks, 3.0, 0.2, 1.5, 0.05).shared_ranks()) == [1] * 4
+
+
+def test_same_draws_tolerance_is_relative_plus_an_absolute_floor():
+    """rtol |base| + atol: the absolute floor at 0, linear in |base|, even in base."""
+    assert same_draws_tolerance(0.0) == SAME_DRAWS_ATOL
+    t1, t2, t4 = (same_draws_tolerance(b) for b in (1.0, 2.0, 4.0))
+    assert t2 - t1 == pytest.approx(t1 - SAME_DRAWS_ATOL, rel=1e-12)
+    assert t4 - t2 == pytest.approx(2 * (t2 - t1), rel=1e-12)
+    assert same_draws_tolerance(-3.0) == same_draws_tolerance(3.0) > same_draws_tolerance(1.0)
+
+
+def test_wilcoxon_of_opposite_values_is_one_method_better_in_every_block():
+    """Block values are log error ratios, of either sign: b = -a with a > 0 puts method 1
+    ahead in all six blocks, p = 2 / 64 exactly, and separates the two."""
+    a = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    res = rank_test(np.column_stack([a, -a]))
+    assert res.test == "Wilcoxon" and res.p_value == pytest.approx(2 / 64)
+    assert list(res.shared_ranks()) == [2, 1]
+
+
+def test_a_rank_test_is_an_immutable_value():
+    import dataclasses
+
+    res = rank_test(np.array([[0.0, 1.0, 2.0], [0.0, 2.0, 1.0]]))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.p_value = 0.0  # type: ignore[misc]
