@@ -218,7 +218,7 @@ def load_config(name: str | Path = DEFAULT_CONFIG) -> VerifyConfig:
     from kernelbench.config import config_origin
     from kernelbench.packaged import shipped
 
-    own = declared().get(str(name)) if Path(name).suffix not in (".yaml", ".yml") else None
+    own = declared().get(str(name))  # a declared name has no .yaml suffix
     if own is not None:
         return check(own, f"verify config {own.name!r}", shipped)
     path = config_path(name)
