@@ -141,3 +141,66 @@ def test_sr33_at_fractional_n_weighs_each_node_d_over_rho_squared_d(n):
     np.testing.assert_allclose(fm.weights_, expected, rtol=1e-14)
     assert fm.zero_weight_ == pytest.approx(1.0 - expected.sum(), abs=1e-14)
     np.testing.assert_allclose(np.diag(fm.approximate_kernel(X, X)), 1.0, atol=1e-12)
+
+
+def test_the_default_rotation_is_three_butterfly_factors_as_in_the_published_code():
+    """The code published with Munkhoeva et al. (2018) rotates by (B P)^3: sr33's
+    default Q is a product of three butterfly-permutation factors, one set per rule."""
+    fm = _fit("sr33", d=8, n=2)
+    assert {rot.n_factors for rot in fm.rotations_} == {3}
+    assert len({id(rot) for rot in fm.rotations_}) == len(fm.rotations_) > 1
+
+
+@pytest.mark.parametrize(
+    ("method", "rotation", "claims"),
+    [
+        ("sr33", "butterfly", True),
+        ("sr13", "butterfly", True),
+        ("sr33", "haar", False),
+        ("sr13", "haar", False),
+        ("sr11", "butterfly", False),
+        ("sr11", "haar", False),
+    ],
+)
+def test_only_butterfly_rules_claim_batch_independence_without_fixed_blocks(
+    method, rotation, claims
+):
+    """A Haar rotation, and sr11's one direction per rule, go through a BLAS product whose
+    rounding can follow the batch's row count: such a map claims ``batch_independent``
+    only with ``batch_invariant=True``. The butterflies' own kernel maps row by row, so
+    they claim it always, and a row alone gets the bits it gets inside a batch."""
+    X = np.random.default_rng(5).standard_normal((7, 8))
+    fm = make_feature_map(method, n=1, rotation=rotation, random_state=0).fit(X)
+    assert ("batch_independent" in fm.claimed()) is claims
+    fixed = make_feature_map(method, n=1, rotation=rotation, random_state=0, batch_invariant=True)
+    assert "batch_independent" in fixed.fit(X).claimed()
+    if claims:
+        Z = fm.transform(X)
+        for i in range(len(X)):
+            np.testing.assert_array_equal(fm.transform(X[i : i + 1]), Z[i : i + 1])
+
+
+def test_haar_rotations_are_dense_orthogonal_matrices_and_butterflies_are_not():
+    """rotation='haar' draws each rule's Q as a dense d x d orthogonal matrix (QR of a
+    Gaussian matrix with sign correction); the default keeps the O(d log d) butterflies."""
+    d = 8
+    haar = _fit("sr33", d=d, n=2, rotation="haar").rotations_
+    assert all(isinstance(Q, np.ndarray) and Q.shape == (d, d) for Q in haar)
+    for Q in haar:
+        np.testing.assert_allclose(Q.T @ Q, np.eye(d), atol=1e-13)
+    assert not any(isinstance(Q, np.ndarray) for Q in _fit("sr33", d=d, n=2).rotations_)
+
+
+def test_sr11_draws_one_uniform_direction_per_node():
+    """SR(1,1) (Prop. 2.1): each node is rho q with its own q uniform on the sphere, one
+    node per rule. At d = 2 the angles of the q are uniform on [0, 2 pi) (KS test), no
+    two q are equal, and none is a coordinate axis (each has probability 0)."""
+    d = 2
+    fm = _fit("sr11", d=d, n=400)
+    Q = np.hstack(fm.rotations_)  # d x t unit vectors
+    assert fm.nodes_per_rule_ == 1 and Q.shape == (d, fm.weights_.size)
+    np.testing.assert_allclose(np.linalg.norm(Q, axis=0), 1.0, rtol=1e-14)
+    angles = np.mod(np.arctan2(Q[1], Q[0]), 2 * np.pi)
+    assert stats.kstest(angles, stats.uniform(0, 2 * np.pi).cdf).pvalue > KS_ALPHA
+    assert np.unique(Q, axis=1).shape[1] == Q.shape[1]
+    assert np.all(Q != 0)
