@@ -34,10 +34,17 @@ per fold with preconditioned CG for its other lambdas (``pcg``); with each route
 largest relative difference in the coefficients, the held-out predictions whose sign
 differs from the Cholesky route's, and whether the chosen lambda moves.
 
+``rows``: a finished run's own split (``--results DIR``, ``--log`` its ``kernelbench run``
+output): per (learner, dataset), the seconds its rows record (map fit + transform,
+learner train, predict; wall seconds of the worker, which ran on its own core), the exact
+ceilings' seconds (``DIR/.exact/*.json``) and, from the log (each cell's line ends in its
+wall seconds), the cells' seconds and the rest (data, start-up, writing shards).
+
     python scripts/bench_downstream_stages.py fig2 --datasets letter usps powerplant --ns 1 5
     python scripts/bench_downstream_stages.py linear --datasets usps --ns 5 --exact-rows 4500
     python scripts/bench_downstream_stages.py liu --datasets codrna eeg --ns 16 128
     python scripts/bench_downstream_stages.py liu-solve --datasets eeg codrna --ns 32 128
+    python scripts/bench_downstream_stages.py rows --results RUN --log run_fig2.log
 """
 
 from __future__ import annotations
@@ -367,9 +374,52 @@ def liu_solve(args: argparse.Namespace) -> None:
             _pcg_route.iterations.clear()
 
 
+def rows(args: argparse.Namespace) -> None:
+    import json
+    import re
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(args.results)
+    shards = sorted(p for p in root.rglob("*.parquet") if ".exact" not in p.parts)
+    df = pd.concat([pd.read_parquet(p) for p in shards], ignore_index=True)
+    df["map"] = df["fit_seconds"] + df["transform_seconds"]
+    keys = ["learner", "dataset"]
+    part = df.groupby(keys).agg(
+        cells=("config_hash", "nunique"),
+        runs=("run", "size"),
+        map=("map", "sum"),
+        train=("train_seconds", "sum"),
+        predict=("predict_seconds", "sum"),
+    )
+    ceil: dict[tuple[str, str], float] = {}
+    for path in sorted((root / ".exact").glob("*.json")):
+        rec = json.loads(path.read_text())
+        dataset = rec["dataset"]
+        key = (str(rec["learner"]), str(dataset["name"] if isinstance(dataset, dict) else dataset))
+        ceil[key] = ceil.get(key, 0.0) + float(rec["seconds"])
+    part["ceilings"] = [ceil.get(k, 0.0) for k in part.index]
+    if args.log:
+        line = re.compile(r"\] (\S+) \S+ \S+ learner=(\S+) .*\[([0-9.]+) s\]$")
+        cells: dict[tuple[str, str], float] = {}
+        for text in Path(args.log).read_text().splitlines():
+            m = line.search(text)
+            if m:
+                k = (m.group(2), m.group(1))
+                cells[k] = cells.get(k, 0.0) + float(m.group(3))
+        part["cell_seconds"] = [cells.get(k, np.nan) for k in part.index]
+        stages = part[["map", "train", "predict", "ceilings"]].sum(axis=1)
+        part["rest"] = part["cell_seconds"] - stages
+    part.loc[("all", "all"), :] = part.sum(numeric_only=True)
+    print(part.to_string(float_format="{:.0f}".format))
+    if len(ceil) > len(part) - 1:
+        print("unmatched ceilings:", sorted(set(ceil) - set(part.index)))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("grid", choices=["fig2", "linear", "liu", "liu-solve"])
+    ap.add_argument("grid", choices=["fig2", "linear", "liu", "liu-solve", "rows"])
     ap.add_argument("--datasets", nargs="+", default=None)
     ap.add_argument("--ns", nargs="+", type=float, default=None)
     ap.add_argument("--method", default="rff")
@@ -380,7 +430,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--exact", action="store_true")
     ap.add_argument("--grids", nargs="+", type=int, default=[8, 4, 1], choices=[8, 4, 1])
     ap.add_argument("--exact-rows", type=int, default=0)
+    ap.add_argument("--results", help="rows: a results directory of the downstream protocol")
+    ap.add_argument("--log", help="rows: the output of the kernelbench run that wrote it")
     args = ap.parse_args(argv)
+    if args.grid == "rows":
+        rows(args)
+        return 0
     with threadpool_limits(1, user_api="blas"):
         if args.grid in ("fig2", "linear"):
             args.datasets = args.datasets or ["letter", "usps", "powerplant"]
