@@ -204,3 +204,21 @@ def test_sr11_draws_one_uniform_direction_per_node():
     assert stats.kstest(angles, stats.uniform(0, 2 * np.pi).cdf).pvalue > KS_ALPHA
     assert np.unique(Q, axis=1).shape[1] == Q.shape[1]
     assert np.all(Q != 0)
+
+
+@pytest.mark.parametrize(
+    ("param", "value", "names"),
+    [
+        ("rotation", "givens", ["butterfly", "haar"]),
+        ("radius", "shared", ["per_point", "per_rule"]),
+        ("reflections", "yes", ["reflections"]),
+    ],
+)
+def test_bad_rule_parameters_are_refused_in_one_line_naming_the_choices(param, value, names):
+    """rotation, radius and reflections are validated before any draw: a value outside
+    the choices is refused (one line, naming them), never read as the default."""
+    X = np.random.default_rng(0).standard_normal((3, 4))
+    with pytest.raises(KernelbenchError) as err:
+        make_feature_map("sr33", n=1, random_state=0, **{param: value}).fit(X)
+    msg = str(err.value)
+    assert "\n" not in msg and param in msg and all(n in msg for n in names), msg
