@@ -153,3 +153,30 @@ def test_transform_never_allocates_a_dense_matrix(method, kernel):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < d * d * 8 / 8, peak
+
+
+@pytest.mark.parametrize("method", ["fastfood", "signed_circulant"])
+@pytest.mark.parametrize("kernel", ["rbf", "arccos1"])
+@pytest.mark.parametrize("n", [1, 0.7])
+def test_every_projection_weighs_one_over_d_and_there_is_no_node_at_zero(method, kernel, n):
+    """Both are Monte Carlo maps with marginally N(0, I) rows: weight 1 / D each and no
+    node at zero (no constant), so for rbf k_hat(x, x) = sum_j (cos^2 + sin^2) / D = 1."""
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    fm = make_feature_map(method, kernel=kernel, n=n, random_state=0).fit(X)
+    D = fm.weights_.size
+    np.testing.assert_array_equal(fm.weights_, np.full(D, 1.0 / D))
+    assert fm.zero_weight_ == 0.0 and fm.constant_ == 0.0
+    if kernel == "rbf":
+        np.testing.assert_allclose(np.diag(fm.approximate_kernel(X, X)), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["fastfood", "signed_circulant"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_features_keep_the_inputs_float_type(method, dtype):
+    """float32 rows give float32 features, float64 rows float64 (the estimator contract),
+    equal to each other to float32's rounding."""
+    X = np.random.default_rng(1).standard_normal((6, 5))
+    fm = make_feature_map(method, n=1, random_state=0).fit(X)
+    Z = fm.transform(X.astype(dtype))
+    assert Z.dtype == dtype
+    np.testing.assert_allclose(Z, fm.transform(X), rtol=0, atol=1e-5)
