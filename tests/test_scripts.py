@@ -33,6 +33,7 @@ def load_script(name: str) -> ModuleType:
 
 fig1_floor = load_script("fig1_floor")
 measure_sr33_rotation = load_script("measure_sr33_rotation")
+downstream_stages = load_script("bench_downstream_stages")
 
 
 def test_sample_variation_append_keeps_the_other_pairs(tmp_path: Path) -> None:
@@ -117,6 +118,54 @@ def test_fig1_floor_counts_each_step_where_a_method_needs_it(tmp_path: Path, cap
     assert fig1_floor.normals("orf", 10, 4) == 3 * 10  # three 4 x 4 blocks
     assert fig1_floor.normals("orf_tallqr", 10, 4) == 10 + 9 + 8 + 7
     assert fig1_floor.normals("orf_tallqr", 3, 4) == 4 + 3 + 2  # D < d: a d x D QR
+
+
+def test_downstream_rows_split_a_run_by_stage(tmp_path: Path, capsys) -> None:
+    """``rows`` sums each (learner, dataset)'s recorded stages, its ceilings and, from the
+    log, its cells' seconds; the rest is what no stage recorded."""
+    import json
+
+    def shard(learner, dataset, n, seconds):
+        rows = pd.DataFrame(
+            {
+                "learner": learner,
+                "dataset": dataset,
+                "config_hash": f"{learner}{dataset}{n}",
+                "run": [0, 1],
+                "fit_seconds": seconds[0],
+                "transform_seconds": seconds[1],
+                "train_seconds": seconds[2],
+                "predict_seconds": seconds[3],
+            }
+        )
+        path = tmp_path / "RUN" / "exp" / dataset / f"learner={learner}" / f"n={n}.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rows.to_parquet(path)
+
+    shard("linear", "usps", 1, (1.0, 2.0, 10.0, 0.5))
+    shard("linear", "usps", 2, (1.0, 2.0, 20.0, 0.5))
+    shard("svm_precomputed", "letter", 1, (0.5, 0.5, 3.0, 1.0))
+    exact = tmp_path / "RUN" / ".exact"
+    exact.mkdir()
+    ceiling = {"dataset": {"name": "usps"}, "learner": "linear", "seconds": 7.0}
+    (exact / "a.json").write_text(json.dumps(ceiling))
+    log = tmp_path / "log.txt"
+    log.write_text(
+        "plan: 3 cells\n"
+        "[1/3] usps rbf rff learner=linear n=1: score 0.9 (2 runs) [40.0 s]\n"
+        "[2/3] usps rbf rff learner=linear n=2: score 0.9 (2 runs) [60.0 s]\n"
+        "[3/3] letter rbf rff learner=svm_precomputed n=1: 1/2 runs, 3 s, ETA 3 s\n"
+        "[3/3] letter rbf rff learner=svm_precomputed n=1: score 0.7 (2 runs) [11.0 s]\n"
+    )
+    args = ["rows", "--results", str(tmp_path / "RUN"), "--log", str(log)]
+    assert downstream_stages.main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    usps = next(line for line in out if "usps" in line).split()
+    # cells runs map train predict ceilings cell_seconds rest
+    assert usps[-8:] == ["2", "4", "12", "60", "2", "7", "100", "19"]
+    letter = next(line for line in out if "letter" in line).split()
+    assert letter[-8:] == ["1", "2", "2", "6", "2", "0", "11", "1"]
+    assert next(line for line in out if line.startswith("all")).split()[-2:] == ["111", "20"]
 
 
 @pytest.mark.parametrize("path", sorted(SCRIPTS.glob("*.py")), ids=lambda p: p.name)
