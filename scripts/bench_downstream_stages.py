@@ -413,8 +413,9 @@ def rows(args: argparse.Namespace) -> None:
         part["rest"] = part["cell_seconds"] - stages
     part.loc[("all", "all"), :] = part.sum(numeric_only=True)
     print(part.to_string(float_format="{:.0f}".format))
-    if len(ceil) > len(part) - 1:
-        print("unmatched ceilings:", sorted(set(ceil) - set(part.index)))
+    unmatched = sorted(set(ceil) - set(part.index))
+    if unmatched:
+        print("unmatched ceilings:", unmatched)
 
 
 def main(argv: list[str] | None = None) -> int:
