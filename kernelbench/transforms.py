@@ -156,6 +156,12 @@ HOUSEHOLDER_PANEL = 64
 #: Reflectors per panel where a drawn product is applied to many rows
 #: (:meth:`HouseholderProduct.merged`; docs/performance.md, "orf at any shape").
 APPLY_PANEL = 256
+#: :meth:`WideReflectors.apply_rows` maps a call of at most this many rows with the rows
+#: in BLAS's N dimension (Z row-major, Z[:, o:] -= (Z[:, o:] U^T) V^T), more rows with
+#: them in M: at d = 3072 a 3072-wide block takes 1.04 of a dense block's GEMM for 10
+#: rows (1.47 with the rows in M: OpenBLAS's 16-row micro-tile pads them), 1.17 for 100
+#: (1.31); from about 500 rows on the rows in M are faster (docs/performance.md).
+ROWS_IN_N_MAX = 256
 
 
 @dataclass(frozen=True)
@@ -333,22 +339,29 @@ class WideReflectors:
 
     def apply_rows(self, X: np.ndarray, gemm_only: bool = False) -> np.ndarray:
         """X @ Q^T (every row x becomes Q x; Q^T x if ``transpose``), in X's dtype; a new
-        array (F order), the rows in BLAS's M dimension of both products of a panel.
-        ``gemm_only``: a one-reflector panel's first product by GEMM too (numpy's
-        matmul would call GEMV; :func:`row_blocks`)."""
+        array. Up to :data:`ROWS_IN_N_MAX` rows (not ``gemm_only``): row-major, the rows
+        in BLAS's N dimension; more (or ``gemm_only``): F order, the rows in BLAS's M
+        dimension of both products of a panel. ``gemm_only``: that form whatever the
+        rows, and a one-reflector panel's first product by GEMM too (numpy's matmul
+        would call GEMV; :func:`row_blocks`)."""
         if X.shape[1] != self.m:
             raise ValueError(f"rows must have length {self.m}, got {X.shape[1]}")
-        Zt = np.array(X.T, order="C")  # the vectors as columns: Zt[off:] is contiguous
-        if Zt.size == 0:
-            return Zt.T
-        dt = Zt.dtype
         panels = self.panels
-        if dt != np.float64:
+        dt = X.dtype
+        if dt != np.float64 and X.size:
             if dt not in self.cast:
                 self.cast[dt] = tuple((o, V.astype(dt), U.astype(dt)) for o, V, U in panels)
             panels = self.cast[dt]
+        order = panels if self.transpose else panels[::-1]
+        if not gemm_only and len(X) <= ROWS_IN_N_MAX:
+            Z = np.array(X, order="C")  # Z[:, off:] is a BLAS matrix (leading dim m)
+            for off, V, U in order if Z.size else ():
+                Zs = Z[:, off:]
+                Zs -= (Zs @ U.T) @ V.T
+            return Z
+        Zt = np.array(X.T, order="C")  # the vectors as columns: Zt[off:] is contiguous
         gemm = get_blas_funcs("gemm", (Zt,))
-        for off, V, U in panels if self.transpose else panels[::-1]:
+        for off, V, U in order if Zt.size else ():
             Zs = Zt[off:]
             if gemm_only and len(U) == 1:  # W^T = Zs^T U^T, rows in M
                 W = gemm(1.0, Zs.T, U.T).T

@@ -10,6 +10,7 @@ import scipy.linalg
 from scipy import stats
 
 from kernelbench.transforms import (
+    ROWS_IN_N_MAX,
     HouseholderProduct,
     WideReflectors,
     chi_norms,
@@ -91,16 +92,17 @@ def test_merged_panels_hold_the_same_q(width):
     assert [V.shape[1] for _, V, _ in one.panels][0] == min(width, 8)
 
 
+@pytest.mark.parametrize("rows", [4, ROWS_IN_N_MAX + 1])  # rows in BLAS's N; in M
 @pytest.mark.parametrize("transpose", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_wide_reflectors_apply_q_and_its_transpose(transpose, dtype):
+def test_wide_reflectors_apply_q_and_its_transpose(transpose, dtype, rows):
     hp = HouseholderProduct.gaussian(np.random.default_rng(6), 9, 6, panel=2)
     Q = hp.matrix()
     W = WideReflectors.of(hp, transpose=transpose)
     np.testing.assert_array_equal(W.r_signs, hp.r_signs)
-    X = np.random.default_rng(7).standard_normal((4, 9))
+    X = np.random.default_rng(7).standard_normal((rows, 9))
     got = W.apply_rows(X.astype(dtype))
-    assert got.dtype == dtype and got.shape == (4, 9)
+    assert got.dtype == dtype and got.shape == (rows, 9)
     want = X @ Q if transpose else X @ Q.T
     np.testing.assert_allclose(got, want, atol=1e-12 if dtype == np.float64 else 1e-5)
     assert W.apply_rows(np.zeros((0, 9), dtype=dtype)).shape == (0, 9)
@@ -158,11 +160,30 @@ def test_wide_reflectors_of_several_wide_panels_apply_them_in_order():
     Q^T), as the dense Q."""
     hp = HouseholderProduct.gaussian(np.random.default_rng(10), 300, 270)
     Q = hp.matrix()
-    X = np.random.default_rng(11).standard_normal((3, 300))
-    for transpose, want in ((False, X @ Q.T), (True, X @ Q)):
-        W = WideReflectors.of(hp, transpose=transpose)
-        assert len(W.panels) == 2
-        np.testing.assert_allclose(W.apply_rows(X), want, atol=1e-11)
+    for rows in (3, ROWS_IN_N_MAX + 1):  # the rows in BLAS's N dimension; in M
+        X = np.random.default_rng(11).standard_normal((rows, 300))
+        for transpose, want in ((False, X @ Q.T), (True, X @ Q)):
+            W = WideReflectors.of(hp, transpose=transpose)
+            assert len(W.panels) == 2
+            np.testing.assert_allclose(W.apply_rows(X), want, atol=1e-11)
+
+
+def test_wide_reflectors_take_the_rows_form_by_the_calls_rows():
+    """A call of at most ROWS_IN_N_MAX rows is mapped row-major (its rows in BLAS's N
+    dimension), a longer one, or any with ``gemm_only`` (batch_invariant's form), in F
+    order (rows in M); both are X Q^T, and a call's result is its own rerun's bits."""
+    hp = HouseholderProduct.gaussian(np.random.default_rng(14), 40, 40)
+    W = WideReflectors.of(hp)
+    X = np.random.default_rng(15).standard_normal((ROWS_IN_N_MAX + 1, 40))
+    few, many = W.apply_rows(X[:-1]), W.apply_rows(X)
+    assert few.flags.c_contiguous and not few.flags.f_contiguous
+    assert many.flags.f_contiguous and not many.flags.c_contiguous
+    assert W.apply_rows(X[:5], gemm_only=True).flags.f_contiguous
+    want = X @ hp.matrix().T
+    np.testing.assert_allclose(few, want[:-1], atol=1e-12)
+    np.testing.assert_allclose(many, want, atol=1e-12)
+    np.testing.assert_array_equal(W.apply_rows(X[:-1]), few)
+    np.testing.assert_array_equal(X, np.random.default_rng(15).standard_normal(X.shape))
 
 
 def test_the_drawn_betas_have_the_chi_laws_of_the_columns_tails():

@@ -35,7 +35,8 @@ SHORT_BLOCK_ROWS = 16
 #: call: their V stays in cache). Chosen in fit: every call then takes the same form.
 WIDE_FIT_ROWS = 256
 #: The panels map rows in tiles of at most this many bytes of input (the workspace's
-#: bound; a row's projections do not depend on the tile it is in).
+#: bound). Without ``batch_invariant`` a row's last bits may depend on the rows of its
+#: tile, as on those of its call (:data:`kernelbench.transforms.ROWS_IN_N_MAX`).
 ROW_TILE_BYTES = 32 * 2**20
 
 
