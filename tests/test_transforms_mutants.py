@@ -206,3 +206,22 @@ def test_wide_reflectors_convert_their_panels_once_for_float32_input():
     W.apply_rows(np.ones((2, 6), dtype=np.float32))
     assert list(W.cast) == [np.dtype(np.float32)]
     assert all(V.dtype == U.dtype == np.float32 for _, V, U in W.cast[np.dtype(np.float32)])
+
+
+@pytest.mark.parametrize("m, k, panel", [(300, 300, 64), (300, 270, 64), (40, 40, 3), (9, 6, 2)])
+def test_wide_panels_top_blocks_are_the_triangles_trmm_reads(m, k, panel):
+    """Calls of more than ROWS_IN_N_MAX rows map each panel's top b x b blocks by TRMM,
+    which reads one triangle: V's is unit lower triangular (ones stored on the diagonal,
+    so TRMM's unit and non-unit forms agree) and U = T V^T's (Q, not Q^T) upper
+    triangular, exactly; the rows then agree with the plain GEMMs' (gemm_only)."""
+    hp = HouseholderProduct.gaussian(np.random.default_rng(16), m, k, panel=panel)
+    W = WideReflectors.of(hp)
+    for _, V, U in W.panels:
+        b = V.shape[1]
+        np.testing.assert_array_equal(np.triu(V[:b], 1), 0.0)
+        np.testing.assert_array_equal(np.diag(V[:b]), 1.0)
+        np.testing.assert_array_equal(np.tril(U[:, :b], -1), 0.0)
+    X = np.random.default_rng(17).standard_normal((ROWS_IN_N_MAX + 3, m))
+    for Wq in (W, WideReflectors.of(hp, transpose=True)):
+        plain = Wq.apply_rows(X, gemm_only=True)
+        np.testing.assert_allclose(Wq.apply_rows(X), plain, rtol=0, atol=1e-12)
