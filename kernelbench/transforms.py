@@ -339,10 +339,11 @@ class WideReflectors:
 
     def apply_rows(self, X: np.ndarray, gemm_only: bool = False) -> np.ndarray:
         """X @ Q^T (every row x becomes Q x; Q^T x if ``transpose``), in X's dtype; a new
-        array. Up to :data:`ROWS_IN_N_MAX` rows (not ``gemm_only``): row-major, the rows
-        in BLAS's N dimension; more (or ``gemm_only``): F order, the rows in BLAS's M
-        dimension of both products of a panel. ``gemm_only``: that form whatever the
-        rows, and a one-reflector panel's first product by GEMM too (numpy's matmul
+        array. Up to :data:`ROWS_IN_N_MAX` rows: row-major, the rows in BLAS's N
+        dimension; more: F order, the rows in BLAS's M dimension of both products of a
+        panel, its triangular top blocks by TRMM (:meth:`_apply_columns_triangular`).
+        ``gemm_only`` (batch_invariant's fixed row blocks): F order whatever the rows,
+        plain GEMMs, a one-reflector panel's first product by GEMM too (numpy's matmul
         would call GEMV; :func:`row_blocks`)."""
         if X.shape[1] != self.m:
             raise ValueError(f"rows must have length {self.m}, got {X.shape[1]}")
@@ -373,7 +374,9 @@ class WideReflectors:
             gemm(-1.0, W.T, V.T, beta=1.0, c=Zs.T, overwrite_c=1)
         return Zt.T
 
-    def _apply_columns_triangular(self, Zt: np.ndarray, order, gemm) -> np.ndarray:
+    def _apply_columns_triangular(
+        self, Zt: np.ndarray, order: tuple[tuple[int, np.ndarray, np.ndarray], ...], gemm: Callable
+    ) -> np.ndarray:
         """:meth:`apply_rows` on the vectors as columns Zt (m x N, C order), the rows
         in BLAS's M dimension, each panel's top b x b blocks by TRMM: V's is unit lower
         triangular, and U = T V^T's upper triangular for Q (T upper; not for Q^T's
