@@ -34,6 +34,7 @@ def load_script(name: str) -> ModuleType:
 fig1_floor = load_script("fig1_floor")
 measure_sr33_rotation = load_script("measure_sr33_rotation")
 downstream_stages = load_script("bench_downstream_stages")
+compare_runs = load_script("compare_runs")
 
 
 def test_sample_variation_append_keeps_the_other_pairs(tmp_path: Path) -> None:
@@ -194,3 +195,35 @@ def test_no_test_puts_scripts_on_sys_path() -> None:
         )
     ]
     assert not offenders
+
+
+def test_compare_runs_pairs_cells_across_settings_folders_and_measures_the_shift(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """--by-cell pairs a shard with its h=... variant; --shift gives each column's mean
+    change relative and in before's standard errors (runs paired by ``run``)."""
+    x = np.array([1.0, 2.0, 3.0, 4.0])  # mean 2.5, sd 1.29, sem 0.645
+    before = pd.DataFrame({"run": [0, 1, 2, 3], "dataset": "letter", "err": x})
+    after = before.assign(err=x + 0.1)[::-1]  # another row order: paired by run
+    (tmp_path / "a" / "e" / "letter").mkdir(parents=True)
+    (tmp_path / "b" / "e" / "letter" / "h=12ab").mkdir(parents=True)
+    before.to_parquet(tmp_path / "a" / "e" / "letter" / "n=1.parquet")
+    after.to_parquet(tmp_path / "b" / "e" / "letter" / "h=12ab" / "n=1.parquet")
+    rel, z = compare_runs.mean_shift(before, after, "err")
+    assert rel == pytest.approx(0.1 / 2.5) and z == pytest.approx(0.1 / (x.std(ddof=1) / 2))
+    assert compare_runs.mean_shift(before, before, "err") == (0.0, 0.0)
+    assert set(compare_runs.shards(tmp_path / "b", by_cell=True)) == {"e/letter/n=1.parquet"}
+    assert set(compare_runs.shards(tmp_path / "b")) == {"e/letter/h=12ab/n=1.parquet"}
+    argv = ["compare_runs", str(tmp_path / "a"), str(tmp_path / "b"), "--by-cell"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--shift", "err"])
+    compare_runs.main()
+    out = capsys.readouterr().out
+    assert "same paths: True" in out and "differ: 1" in out
+    assert f"{0.04:.2e}" in out and f"{z:.2e}" in out
+    monkeypatch.setattr(sys, "argv", argv[:-1])
+    compare_runs.main()
+    assert "same paths: False" in capsys.readouterr().out
+    (tmp_path / "b" / "e" / "letter" / "h=34cd").mkdir()
+    after.to_parquet(tmp_path / "b" / "e" / "letter" / "h=34cd" / "n=1.parquet")
+    with pytest.raises(SystemExit, match="two shards of one cell"):
+        compare_runs.shards(tmp_path / "b", by_cell=True)
