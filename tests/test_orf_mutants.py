@@ -113,3 +113,29 @@ def test_the_tall_qr_sample_space_draw_refuses_fewer_projections_than_dimensions
     whole = r"^the tall-QR sample-space draw needs D >= d, got D=4, d=5$"
     with pytest.raises(ValueError, match=whole):
         tall_qr_projections(np.random.default_rng(0), _rows(2, 5, 0), 4)
+
+
+def test_tall_qr_projections_over_several_panels_are_a_haar_frame(monkeypatch):
+    """tall_qr_projections with panels of 4 reflectors (d = 12: panels from 0, 4 and
+    8), the chi(D) row norms set to 1, A = I_d: P = Q[:, :d]^T, the first d columns of
+    the QR of a D x d Gaussian matrix, a Haar frame. So P P^T = I (every draw), and each
+    column Q e_i is uniform on the sphere of R^D: the squared norm of its bottom
+    D - d = 8 entries is Beta((D - d)/2, d/2) = Beta(4, 6), its mean (D - d)/D (KS over
+    400 draws for each of the 12 columns, Bonferroni at 1%). A reflector's top or
+    bottom taken from another panel's rows, or R+'s diagonal of another chi law,
+    changes the norms of the columns past the first panel."""
+    from scipy import stats
+
+    from kernelbench.features import orf
+
+    monkeypatch.setattr(orf, "chi_norms", lambda rng, n, dof: np.ones(n))
+    d, D, draws = 12, 20, 400
+    rng = np.random.default_rng(20)
+    bottoms = np.empty((draws, d))
+    for r in range(draws):
+        P = orf.tall_qr_projections(rng, np.eye(d), D, panel=4)
+        np.testing.assert_allclose(P @ P.T, np.eye(d), atol=1e-12)
+        bottoms[r] = np.sum(P[:, d:] ** 2, axis=1)
+    law = stats.beta((D - d) / 2, d / 2)
+    pvalues = [stats.kstest(bottoms[:, i], law.cdf).pvalue for i in range(d)]
+    assert min(pvalues) > 0.01 / d, pvalues
