@@ -1,0 +1,69 @@
+"""The QMC map's options, names and messages (kernelbench/features/qmc.py; docs/qmc.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import qmc as scipy_qmc
+
+from kernelbench import make_feature_map
+from kernelbench.errors import KernelbenchError
+from kernelbench.features.qmc import halton_points, qmc_points
+
+
+def small_data(n: int = 12, d: int = 3, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, (n, d))
+
+
+@pytest.mark.parametrize("sequence", ["halton", "sobol", "lattice", "digital_net", "adaptive"])
+def test_every_published_sequence_fits_with_its_defaults(sequence):
+    """docs/qmc.md's five sequences are accepted by name and give finite rows."""
+    X = small_data()
+    fm = make_feature_map("qmc", kernel="rbf", n=1, sequence=sequence, random_state=0).fit(X)
+    assert fm.W_.shape[1] == 3 and np.all(np.isfinite(fm.W_))
+
+
+@pytest.mark.filterwarnings("ignore:The balance properties")
+def test_unscrambled_halton_and_sobol_are_the_plain_sequences():
+    """scramble=False (randomize None) is randomize='none': scipy's plain Halton from
+    index 1 and plain Sobol' without its origin; the same with randomize='none' named."""
+    rng = np.random.default_rng(0)
+    halton = qmc_points("halton", 8, 3, False, rng)
+    np.testing.assert_array_equal(halton, scipy_qmc.Halton(3, scramble=False).random(9)[1:])
+    named = qmc_points("halton", 8, 3, True, rng, randomize="none")
+    np.testing.assert_array_equal(named, halton)
+    sobol = qmc_points("sobol", 8, 3, False, rng)
+    np.testing.assert_array_equal(sobol, scipy_qmc.Sobol(3, scramble=False).random(9)[1:])
+    np.testing.assert_array_equal(qmc_points("sobol", 8, 3, True, rng, randomize="none"), sobol)
+
+
+@pytest.mark.filterwarnings("ignore:The balance properties")
+def test_scrambled_defaults_are_owen_halton_and_lms_ds_sobol():
+    """scramble=True: halton's default is Owen's scrambling (halton_points of the same
+    Generator), sobol's is scipy's LMS + digital shift (its default): named or not."""
+    got = qmc_points("halton", 8, 3, True, np.random.default_rng(5))
+    np.testing.assert_array_equal(got, halton_points(8, 3, np.random.default_rng(5)))
+    named = qmc_points("halton", 8, 3, True, np.random.default_rng(5), randomize="owen")
+    np.testing.assert_array_equal(named, got)
+    ref = scipy_qmc.Sobol(3, scramble=True, rng=np.random.default_rng(5)).random(8)
+    sobol = qmc_points("sobol", 8, 3, True, np.random.default_rng(5))
+    np.testing.assert_array_equal(sobol, ref)
+    named = qmc_points("sobol", 8, 3, True, np.random.default_rng(5), randomize="lms_ds")
+    np.testing.assert_array_equal(named, ref)
+
+
+def test_at_iteration_names_its_argument_and_range():
+    X = small_data()
+    fm = make_feature_map(
+        "qmc", kernel="rbf", n=1, sequence="adaptive", max_cg_iter=2, keep_iterates=True
+    ).fit(X)
+    with pytest.raises(KernelbenchError, match=r"^iteration must be an integer in 0\.\."):
+        fm.at_iteration(fm.n_cg_iter_ + 1)
+
+
+def test_at_iteration_without_iterates_is_refused_in_one_line():
+    X = small_data()
+    fm = make_feature_map("qmc", kernel="rbf", n=1, sequence="adaptive", max_cg_iter=1).fit(X)
+    msg = "^at_iteration needs sequence='adaptive' and keep_iterates=True$"
+    with pytest.raises(KernelbenchError, match=msg):
+        fm.at_iteration(0)
