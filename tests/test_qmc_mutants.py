@@ -67,3 +67,60 @@ def test_at_iteration_without_iterates_is_refused_in_one_line():
     msg = "^at_iteration needs sequence='adaptive' and keep_iterates=True$"
     with pytest.raises(KernelbenchError, match=msg):
         fm.at_iteration(0)
+
+
+@pytest.mark.parametrize(
+    ("sequence", "generator", "limit"),
+    [
+        ("sobol", "scipy_joe_kuo", 21201),
+        ("lattice", "kuo_cbc", 9125),
+        ("digital_net", "joe_kuo", 21201),
+        ("digital_net", "joe_kuo_order2", 10600),
+    ],
+)
+def test_a_generator_refuses_more_dimensions_than_its_file_holds(sequence, generator, limit):
+    """docs/qmc.md's dimension limits: one past is refused in one line naming the limit."""
+    rng = np.random.default_rng(0)
+    msg = f"^qmc generator '{generator}' supports at most {limit} dimensions, got d={limit + 1};"
+    with pytest.raises(KernelbenchError, match=msg):
+        qmc_points(sequence, 2, limit + 1, True, rng, generator=generator)
+
+
+def test_sobol_takes_every_dimension_of_its_file():
+    pts = qmc_points("sobol", 2, 21201, True, np.random.default_rng(0))
+    assert pts.shape == (2, 21201) and np.all((pts >= 0) & (pts < 1))
+
+
+def test_adaptive_on_constant_data_keeps_its_one_iterate():
+    """No box (every feature constant): no CG step, iterate 0 is the Halton start."""
+    X = np.ones((5, 3))
+    fm = make_feature_map(
+        "qmc", kernel="rbf", n=1, sequence="adaptive", keep_iterates=True, random_state=0
+    ).fit(X)
+    halton = make_feature_map("qmc", kernel="rbf", n=1, random_state=0).fit(X)
+    assert fm.n_cg_iter_ == 0
+    np.testing.assert_array_equal(fm.at_iteration(0).W_, halton.W_)
+
+
+def test_the_adaptive_box_is_in_frequency_units():
+    """b_j = box_scale x range_j x the input scale sqrt(2 gamma) (Sec. 4): gamma = 2
+    doubles the box of gamma = 1/2."""
+    X = small_data()
+    fm = make_feature_map(
+        "qmc", kernel="rbf", n=1, gamma=2.0, sequence="adaptive", max_cg_iter=1, random_state=0
+    ).fit(X)
+    assert fm.input_scale_ == pytest.approx(2.0)
+    np.testing.assert_allclose(fm.box_, 2.0 * np.ptp(X, axis=0), rtol=1e-15)
+
+
+def test_korobov_is_a_shifted_rank_1_lattice():
+    """{i z / N + Delta} mod 1, z = (1, a, a^2 mod N): N = 10, a = 7 (6 = round(10 / golden
+    ratio) shares a factor with 10); a uniform shift from the Generator."""
+    n, d = 10, 3
+    pts = qmc_points("lattice", n, d, True, np.random.default_rng(1), generator="korobov")
+    shift = np.random.default_rng(1).random(d)
+    z = np.array([1, 7, 9])
+    expected = np.mod((np.arange(n)[:, None] * z) % n / n + shift, 1.0)
+    np.testing.assert_allclose(pts, expected, rtol=0, atol=1e-15)
+    other = qmc_points("lattice", n, d, True, np.random.default_rng(2), generator="korobov")
+    assert not np.allclose(other, pts)
