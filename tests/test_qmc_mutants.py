@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.special import ndtri
 from scipy.stats import qmc as scipy_qmc
 
+import kernelbench.features.qmc as qmc_module
 from kernelbench import make_feature_map
 from kernelbench.errors import KernelbenchError
-from kernelbench.features.qmc import halton_points, qmc_points
+from kernelbench.features.qmc import first_primes, halton_points, qmc_points
 
 
 def small_data(n: int = 12, d: int = 3, seed: int = 0) -> np.ndarray:
@@ -124,3 +126,32 @@ def test_korobov_is_a_shifted_rank_1_lattice():
     np.testing.assert_allclose(pts, expected, rtol=0, atol=1e-15)
     other = qmc_points("lattice", n, d, True, np.random.default_rng(2), generator="korobov")
     assert not np.allclose(other, pts)
+
+
+def test_first_primes_of_no_count_and_of_one():
+    assert first_primes(0).tolist() == [] and first_primes(-3).tolist() == []
+    assert first_primes(1).tolist() == [2] and first_primes(2).tolist() == [2, 3]
+    pts = halton_points(5, 1, np.random.default_rng(0), scramble=False)
+    np.testing.assert_array_equal(pts[:, 0], [0.5, 0.25, 0.75, 0.125, 0.625])
+
+
+def test_the_extreme_points_map_to_symmetric_finite_frequencies(monkeypatch):
+    """u is clipped to [eps, 1 - eps] before Phi^-1: the origin and the largest double
+    below 1 (an Owen-scrambled base-2 digit string of 53 ones) give -+Phi^-1(1 - eps)."""
+    extreme = np.array([[0.0, 1.0 - 2.0**-53], [1.0 - 2.0**-53, 0.0]])
+
+    def points(sequence, n_points, d, *args):
+        return np.tile(extreme, (n_points, 1))[:n_points]
+
+    monkeypatch.setattr(qmc_module, "qmc_points", points)
+    fm = make_feature_map("qmc", kernel="rbf", n=1, random_state=0).fit(small_data(d=2))
+    top = -ndtri(np.finfo(np.float64).eps)
+    D = len(fm.W_)
+    np.testing.assert_array_equal(fm.W_, np.tile([[-top, top], [top, -top]], (D, 1))[:D])
+    np.testing.assert_allclose(fm.weights_, np.full(D, 1.0 / D), rtol=1e-15)
+
+
+def test_adaptive_with_another_kernel_is_refused_naming_the_option():
+    msg = r"^sequence='adaptive' needs the Gaussian kernel \(rbf\), got 'arccos1'$"
+    with pytest.raises(KernelbenchError, match=msg):
+        make_feature_map("qmc", kernel="arccos1", sequence="adaptive").fit(small_data())
