@@ -155,3 +155,15 @@ def test_adaptive_with_another_kernel_is_refused_naming_the_option():
     msg = r"^sequence='adaptive' needs the Gaussian kernel \(rbf\), got 'arccos1'$"
     with pytest.raises(KernelbenchError, match=msg):
         make_feature_map("qmc", kernel="arccos1", sequence="adaptive").fit(small_data())
+
+
+@pytest.mark.parametrize("option", [{"skip": 1}, {"leap": 2}])
+def test_skip_and_leap_outside_rr2_are_refused_in_one_line(option):
+    msg = (
+        r"^skip and leap apply to the RR2 Halton set \(randomize=rr2, MATLAB's haltonset\), "
+        r"got randomize='owen'$"
+    )
+    with pytest.raises(KernelbenchError, match=msg):
+        make_feature_map("qmc", kernel="rbf", **option).fit(small_data())
+    rr2 = make_feature_map("qmc", kernel="rbf", randomize="rr2", **option).fit(small_data())
+    assert np.all(np.isfinite(rr2.W_))
