@@ -167,3 +167,11 @@ def test_skip_and_leap_outside_rr2_are_refused_in_one_line(option):
         make_feature_map("qmc", kernel="rbf", **option).fit(small_data())
     rr2 = make_feature_map("qmc", kernel="rbf", randomize="rr2", **option).fit(small_data())
     assert np.all(np.isfinite(rr2.W_))
+
+
+def test_first_primes_is_a_prefix_of_the_primes_for_every_small_count():
+    """Every count from 1 to 120 (the sieve's limit and its last sieving prime move with
+    it; e.g. count 16 sieves up to 63, where 7 must strike out 49)."""
+    primes = [k for k in range(2, 700) if all(k % q for q in range(2, int(k**0.5) + 1))]
+    for count in range(1, 121):
+        assert first_primes(count).tolist() == primes[:count], count
