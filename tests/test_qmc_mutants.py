@@ -175,3 +175,12 @@ def test_first_primes_is_a_prefix_of_the_primes_for_every_small_count():
     primes = [k for k in range(2, 700) if all(k % q for q in range(2, int(k**0.5) + 1))]
     for count in range(1, 121):
         assert first_primes(count).tolist() == primes[:count], count
+
+
+def test_adaptive_defaults_run_twenty_cg_iterations_while_they_gain():
+    """Defaults max_cg_iter = 20, tol = 0: on 12 points in 3-D the box discrepancy falls at
+    each of the 20 iterations (a positive tol, e.g. 1, would stop after the first)."""
+    fm = make_feature_map("qmc", kernel="rbf", n=1, sequence="adaptive", random_state=0)
+    fm.fit(small_data())
+    assert fm.n_cg_iter_ == 20 and len(fm.discrepancy_trace_) == 21
+    assert np.all(np.diff(fm.discrepancy_trace_) < 0)
