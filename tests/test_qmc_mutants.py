@@ -10,7 +10,12 @@ from scipy.stats import qmc as scipy_qmc
 import kernelbench.features.qmc as qmc_module
 from kernelbench import make_feature_map
 from kernelbench.errors import KernelbenchError
-from kernelbench.features.qmc import first_primes, halton_points, qmc_points
+from kernelbench.features.qmc import (
+    first_primes,
+    halton_points,
+    qmc_points,
+    scrambled_radical_inverse,
+)
 
 
 def small_data(n: int = 12, d: int = 3, seed: int = 0) -> np.ndarray:
@@ -184,3 +189,20 @@ def test_adaptive_defaults_run_twenty_cg_iterations_while_they_gain():
     fm.fit(small_data())
     assert fm.n_cg_iter_ == 20 and len(fm.discrepancy_trace_) == 21
     assert np.all(np.diff(fm.discrepancy_trace_) < 0)
+
+
+@pytest.mark.parametrize("base", [2, 3, 5, 7])
+def test_radical_inverse_up_to_an_index_that_is_a_power_of_the_base(base):
+    """The last index base^k has its only nonzero digit at position k: that digit is
+    permuted too (scipy's scrambled van der Corput, bit for bit; and unscrambled)."""
+    from scipy.stats._qmc import _van_der_corput_permutations, van_der_corput
+
+    for k in (1, 2, 3):
+        n = base**k + 1
+        perms = _van_der_corput_permutations(base, rng=np.random.default_rng(base + k))
+        got = scrambled_radical_inverse(np.arange(n), base, list(perms))
+        expected = van_der_corput(n, base, scramble=True, permutations=perms)
+        np.testing.assert_array_equal(got, expected)
+        plain = halton_points(n - 1, 1, np.random.default_rng(0), scramble=False)
+        if base == 2:
+            np.testing.assert_array_equal(plain[:, 0], van_der_corput(n, 2)[1:])
