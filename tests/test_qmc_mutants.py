@@ -206,3 +206,9 @@ def test_radical_inverse_up_to_an_index_that_is_a_power_of_the_base(base):
         plain = halton_points(n - 1, 1, np.random.default_rng(0), scramble=False)
         if base == 2:
             np.testing.assert_array_equal(plain[:, 0], van_der_corput(n, 2)[1:])
+
+
+@pytest.mark.parametrize("name", ["skip", "leap"])
+def test_a_negative_skip_or_leap_is_refused_in_one_line(name):
+    with pytest.raises(KernelbenchError, match=rf"^{name} must be an integer >= 0, got -1$"):
+        make_feature_map("qmc", kernel="rbf", randomize="rr2", **{name: -1}).fit(small_data())
