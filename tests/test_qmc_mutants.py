@@ -212,3 +212,17 @@ def test_radical_inverse_up_to_an_index_that_is_a_power_of_the_base(base):
 def test_a_negative_skip_or_leap_is_refused_in_one_line(name):
     with pytest.raises(KernelbenchError, match=rf"^{name} must be an integer >= 0, got -1$"):
         make_feature_map("qmc", kernel="rbf", randomize="rr2", **{name: -1}).fit(small_data())
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"max_cg_iter": -1}, "max_cg_iter must be an integer >= 0, got -1"),
+        ({"tol": -1.0}, "tol must be a number >= 0"),
+        ({"keep_iterates": "yes"}, "keep_iterates"),
+    ],
+)
+def test_the_adaptive_options_are_checked_for_every_sequence(option, message):
+    """Bad input is refused before any compute, also where the option is not used."""
+    with pytest.raises(KernelbenchError, match=f"^{message}"):
+        make_feature_map("qmc", kernel="rbf", **option).fit(small_data())
