@@ -220,6 +220,7 @@ def test_a_negative_skip_or_leap_is_refused_in_one_line(name):
         ({"max_cg_iter": -1}, "max_cg_iter must be an integer >= 0, got -1"),
         ({"tol": -1.0}, "tol must be a number >= 0"),
         ({"keep_iterates": "yes"}, "keep_iterates"),
+        ({"scramble": "yes"}, "scramble"),
     ],
 )
 def test_the_adaptive_options_are_checked_for_every_sequence(option, message):
