@@ -328,3 +328,20 @@ def test_slw_reweight_column_scores_are_each_columns_label_alignment():
     P = X @ fm.W_.T + fm.phase_  # input scale sqrt(2 gamma) = 1
     want = np.concatenate([y @ np.cos(P), y @ np.sin(P)]) ** 2 / s
     np.testing.assert_allclose(fm.scores_, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["rff", "orf", "sr33", "nystrom"])
+def test_make_feature_maps_refusal_names_the_methods_own_parameters(method):
+    """An unknown keyword is refused in one line naming the method's own parameters,
+    not kernel, n and random_state: make_feature_map's own arguments, which a keyword
+    of ``params`` can never be (rff's own: batch_invariant and gamma)."""
+    from kernelbench.errors import KernelbenchError
+
+    with pytest.raises(KernelbenchError) as err:
+        make_feature_map(method, bogus=1)
+    message = str(err.value)
+    assert "\n" not in message and message.startswith("unknown parameter(s) bogus for method")
+    valid = message.split("valid: ")[1].split(", ")
+    assert "batch_invariant" in valid and not {"kernel", "n", "random_state"} & set(valid)
+    if method == "rff":
+        assert valid == ["batch_invariant", "gamma"]
