@@ -34,16 +34,17 @@ import numpy as np
 import pandas as pd
 
 from kernelbench.results import is_stable
+from kernelbench.stats import cell_stats
 
 
 def mean_shift(x: pd.DataFrame, y: pd.DataFrame, column: str) -> tuple[float, float]:
     """(|mean_y - mean_x| / |mean_x|, |mean_y - mean_x| / sem_x) of ``column`` over the
-    runs both hold (paired by ``run``); sem_x = sd_x / sqrt(runs), inf where it is 0."""
+    runs both hold (paired by ``run``); sem_x of :func:`kernelbench.stats.cell_stats`, z
+    inf (0 for no change) where it is 0 or undefined (one run)."""
     both = x[["run", column]].merge(y[["run", column]], on="run", suffixes=("_x", "_y"))
-    a, b = both[column + "_x"].to_numpy(float), both[column + "_y"].to_numpy(float)
-    diff = abs(b.mean() - a.mean())
-    sem = a.std(ddof=1) / np.sqrt(len(a)) if len(a) > 1 else 0.0
-    return diff / abs(a.mean()), (diff / sem if sem > 0 else (0.0 if diff == 0 else np.inf))
+    mean_x, _, sem = cell_stats(both[column + "_x"].to_numpy(float))  # sem NaN below 2 runs
+    diff = abs(float(both[column + "_y"].mean()) - mean_x)
+    return diff / abs(mean_x), (diff / sem if sem > 0 else (0.0 if diff == 0 else np.inf))
 
 
 def shards(root: Path, by_cell: bool = False) -> dict[str, Path]:
