@@ -10,12 +10,14 @@ from scipy import stats
 from kernelbench.transforms import (
     Butterfly,
     HouseholderProduct,
+    WideReflectors,
     butterfly_factor_matrix,
     butterfly_plan,
     fwht_rows,
     haar_orthogonal,
     hd_blocks_rows,
     next_pow2,
+    scale_columns_into,
     simplex_rows,
     simplex_vertices,
 )
@@ -332,3 +334,41 @@ def test_hd_blocks_rows_same_bits_as_blockwise(d, n_stack, k, D, rows, dtype):
     out = hd_blocks_rows(X, signs, D)
     assert out.dtype == dtype
     assert np.array_equal(out, ref) and np.array_equal(np.signbit(out), np.signbit(ref))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n, r", [(1, 1), (5, 33), (64, 32), (97, 70), (0, 3), (3, 0)])
+def test_scale_columns_into_is_the_product_whatever_the_layouts(n, r, dtype):
+    """out = Y diag(s) bit for bit: Y in F order into a row-major slice (the tiled
+    transposing kernel, tiles of 32 cut across both edges) and every other layout."""
+    rng = np.random.default_rng(n * 100 + r)
+    Y = np.asfortranarray(rng.standard_normal((n, r))).astype(dtype, order="F")
+    s = rng.standard_normal(r) * 3.0
+    expected = Y * s.astype(dtype)[None, :]
+    for Yl in (Y, np.ascontiguousarray(Y)):
+        big = np.full((n, r + 7), np.nan, dtype=dtype)
+        out = scale_columns_into(Yl, s, big[:, 2 : 2 + r])
+        assert out.dtype == dtype
+        assert np.array_equal(big[:, 2 : 2 + r], expected)
+        assert np.isnan(big[:, :2]).all() and np.isnan(big[:, 2 + r :]).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("rows", [3, 257, 300])
+def test_wide_reflectors_col_scale_is_q_times_the_scaled_rows(rows, dtype):
+    """apply_rows(X, col_scale=s) = apply_rows(X diag(s)) bit for bit (a +-1 scale, as
+    orf's sign correction, and a general one), in both layouts (rows <= 256 in BLAS's
+    N dimension, more in M) and the GEMM-only one; the input is left unchanged."""
+    rng = np.random.default_rng(rows)
+    hp = HouseholderProduct.gaussian(rng, 300)
+    W = WideReflectors.of(hp)
+    X = rng.standard_normal((rows, 300)).astype(dtype)
+    X0 = X.copy()
+    for s in (np.sign(rng.standard_normal(300)), rng.uniform(0.5, 2.0, 300)):
+        for gemm_only in (False, True):
+            got = W.apply_rows(X, gemm_only=gemm_only, col_scale=s)
+            want = W.apply_rows(X * s.astype(dtype)[None, :], gemm_only=gemm_only)
+            assert got.dtype == dtype and np.array_equal(got, want)
+        got = hp.apply_rows(X, col_scale=s)
+        assert np.array_equal(got, hp.apply_rows(X * s.astype(dtype)[None, :]))
+    assert np.array_equal(X, X0)

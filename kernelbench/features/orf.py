@@ -20,6 +20,7 @@ from kernelbench.transforms import (
     reflector_scalars,
     row_block,
     row_blocks,
+    scale_columns_into,
     wy_factor_from_gram,
 )
 from kernelbench.validation import Interval, StrOptions, check_bool
@@ -207,21 +208,22 @@ class ORF(RandomFeatureMap):
             return row_blocks(X, lambda Xb: self._panels(Xb).T, D, row_block(d, D))
         return self._panels(X)
 
-    def _panels(self, X: np.ndarray) -> np.ndarray:
+    def _panels(self, X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """X W^T by applying the Householder panels (W never formed), in row tiles of at
-        most :data:`ROW_TILE_BYTES`; a short last block through its formed rows."""
+        most :data:`ROW_TILE_BYTES`, each written into ``out`` (N x D; a new array if
+        None); a short last block through its formed rows."""
         N, d = X.shape
+        D = self.n_projections_
+        dt = X.dtype
+        if out is None:
+            out = np.empty((N, D), dtype=dt)
         exact = {"gemm_only": True} if self.batch_invariant else {}  # WideReflectors
         tile = max(64, ROW_TILE_BYTES // (X.itemsize * max(d, 1)))
         if N > tile:
-            out = np.empty((N, self.n_projections_), dtype=X.dtype)
             for lo in range(0, N, tile):
-                out[lo : lo + tile] = self._panels(X[lo : lo + tile])
+                self._panels(X[lo : lo + tile], out[lo : lo + tile])
             return out
-        D = self.n_projections_
-        dt = X.dtype
         if self.construction == "stacked":
-            out = np.empty((N, D), dtype=dt)
             for b, (Q, S) in enumerate(self.blocks_):
                 lo, hi = b * d, min(D, (b + 1) * d)
                 if Q is None:  # a short last block: its formed rows
@@ -230,19 +232,21 @@ class ORF(RandomFeatureMap):
                     else:
                         out[:, lo:hi] = X @ self.short_rows_.astype(dt, copy=False).T
                     continue
-                # rows S Q diag(sign R): sign-correct the input, then x -> Q x
-                Y = Q.apply_rows(X * Q.r_signs.astype(dt)[None, :], **exact)
-                out[:, lo:hi] = Y[:, : hi - lo] * S[: hi - lo].astype(dt)[None, :]
+                # rows S Q diag(sign R): x -> Q diag(sign R) x (the signs applied in the
+                # copy that starts the product), then the chi norms into out
+                Y = Q.apply_rows(X, col_scale=Q.r_signs.astype(dt), **exact)
+                scale_columns_into(Y[:, : hi - lo], S[: hi - lo], out[:, lo:hi])
             return out
         Q = self.blocks_[0][0]
-        S = self.row_norms_.astype(dt)[None, :]
         if D >= d:  # W x = S Q [x; 0]
             Xp = np.zeros((N, D), dtype=dt)
             Xp[:, :d] = X
-            return Q.apply_rows(Xp, **exact) * S
-        if isinstance(Q, WideReflectors):  # W x = S (Q^T x)[:D] (Q^T held)
-            return Q.apply_rows(X, **exact)[:, :D] * S
-        return Q.apply_rows(X, transpose=True)[:, :D] * S  # W x = S (Q^T x)[:D]
+            Y = Q.apply_rows(Xp, **exact)
+        elif isinstance(Q, WideReflectors):  # W x = S (Q^T x)[:D] (Q^T held)
+            Y = Q.apply_rows(X, **exact)[:, :D]
+        else:  # W x = S (Q^T x)[:D]
+            Y = Q.apply_rows(X, transpose=True)[:, :D]
+        return scale_columns_into(Y, self.row_norms_, out)
 
 
 def dense_budget_mb() -> float:
