@@ -56,12 +56,12 @@ def test_gemm_only_maps_every_panel_by_two_plain_gemms(m, k, transpose, monkeypa
     np.testing.assert_allclose(got, X @ Q if transpose else X @ Q.T, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("panel", [1, 64])
+@pytest.mark.parametrize("panel", [{"panel": 1}, {}], ids=["panel_1", "default_panel"])
 def test_wide_reflectors_hold_panels_of_256_reflectors(panel):
-    """WideReflectors merges the drawn panels (1 or the default 64 reflectors wide) into
+    """WideReflectors merges the drawn panels (1 or, by default, 64 reflectors wide) into
     panels of APPLY_PANEL = 256 reflectors (a d x d block's storage d^2 + 256 d), the
     last one shorter: 300 reflectors in 256 + 44; Q is unchanged."""
-    hp = HouseholderProduct.gaussian(np.random.default_rng(3), 300, 300, panel=panel)
+    hp = HouseholderProduct.gaussian(np.random.default_rng(3), 300, 300, **panel)
     W = WideReflectors.of(hp)
     assert [(off, V.shape[1], U.shape) for off, V, U in W.panels] == [
         (0, 256, (256, 300)),
