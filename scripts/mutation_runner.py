@@ -9,6 +9,19 @@ working directory and pytest arguments and exits with pytest's exit code.
     python scripts/mutation_runner.py serve /tmp/kb-mutation.sock &
     mutmut run --paths-to-mutate kernelbench/kernels.py --runner \
         "python scripts/mutation_runner.py run /tmp/kb-mutation.sock -x tests/test_kernels.py"
+
+Without mutmut's loop, on a copy of the tree whose ``.mutmut-cache`` numbers the mutants
+(``register COPY FILE`` writes it; ids then match mutmut's):
+
+    python scripts/mutation_runner.py register COPY kernelbench/transforms.py
+    # every id of a shared queue (a JSON list), one record per mutant (JSON lines), by
+    # as many drivers as there are copies and servers:
+    python scripts/mutation_runner.py drive COPY SOCKET FILE QUEUE OUT -- PYTEST_ARGS...
+    # chosen mutants, each in a fresh pytest (``--jit`` keeps numba's JIT on):
+    python scripts/mutation_runner.py try COPY FILE 12,40-45 -- PYTEST_ARGS...
+
+Each applies one mutant (mutmut's ``mutate`` by id) to COPY's FILE, tests it and writes
+the unmutated file back (also on SIGINT/SIGTERM).
 """
 
 from __future__ import annotations
@@ -106,10 +119,162 @@ def run(path: str, argv: list[str]) -> int:
     return 0 if code == 0 else 1
 
 
-if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "serve":
-        serve(sys.argv[2])
-    elif len(sys.argv) >= 3 and sys.argv[1] == "run":
-        sys.exit(run(sys.argv[2], sys.argv[3:]))
+def register(copy: str, fname: str) -> int:
+    """Write COPY's ``.mutmut-cache`` with FILE's mutants (mutmut's numbering); their count."""
+    from mutmut import add_mutations_by_file
+    from mutmut.cache import update_line_numbers
+
+    os.chdir(copy)
+    found: dict = {}
+    update_line_numbers(fname)
+    add_mutations_by_file(found, fname, [], None)
+    return len(found[fname])
+
+
+def parse_ids(text: str) -> list[int]:
+    """``12,40-45`` -> [12, 40, ..., 45]."""
+    ids: list[int] = []
+    for part in filter(None, text.split(",")):
+        lo, _, hi = part.partition("-")
+        ids += range(int(lo), int(hi or lo) + 1)
+    return ids
+
+
+class Mutants:
+    """Mutants of FILE in COPY by mutmut's id; :meth:`applied` writes one and restores."""
+
+    def __init__(self, copy: str, fname: str) -> None:
+        os.chdir(copy)
+        self.copy, self.fname = copy, fname
+        with open(fname) as f:
+            self.orig = f.read()
+        for sig in (signal.SIGINT, signal.SIGTERM):  # restore, then stop
+            signal.signal(sig, self._stop)
+
+    def _stop(self, signum, frame) -> None:
+        self.restore()
+        sys.exit(128 + signum)
+
+    def restore(self) -> None:
+        with open(self.fname, "w") as f:
+            f.write(self.orig)
+
+    def source(self, pk: int) -> tuple[str, list[tuple[int, str, str]]]:
+        """Mutant ``pk``'s source and its changed lines (number, before, after)."""
+        from mutmut import Context, mutate
+        from mutmut.cache import filename_and_mutation_id_from_pk
+
+        fn, mid = filename_and_mutation_id_from_pk(pk)
+        ctx = Context(source=self.orig, mutation_id=mid, filename=fn, dict_synonyms=[])
+        new, _ = mutate(ctx)
+        pairs = zip(self.orig.splitlines(), new.splitlines(), strict=False)
+        return new, [(k + 1, a.strip(), b.strip()) for k, (a, b) in enumerate(pairs) if a != b]
+
+    def run(self, pk: int, test) -> tuple[int, list]:
+        """``test()``'s exit status with mutant ``pk`` written; the file restored after."""
+        new, diff = self.source(pk)
+        try:
+            with open(self.fname, "w") as f:
+                f.write(new)
+            return test(), diff
+        finally:
+            self.restore()
+
+
+def first_failure(text: str) -> str:
+    """pytest's first ``FAILED``/``ERROR`` summary line ('' if none)."""
+    lines = (x.strip() for x in text.splitlines())
+    return next((x for x in lines if x.startswith(("FAILED", "ERROR"))), "")[:300]
+
+
+def pop(queue: str) -> int | None:
+    """The next id of a shared JSON list (locked), or None when it is empty."""
+    import fcntl
+
+    with open(queue, "r+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        ids = json.load(f)
+        if not ids:
+            return None
+        f.seek(0)
+        f.truncate()
+        json.dump(ids[1:], f)
+        return ids[0]
+
+
+def drive(copy: str, sock: str, fname: str, queue: str, out: str, argv: list[str]) -> None:
+    """Test every id of ``queue`` through the server at ``sock``; a JSON line each."""
+    import time
+
+    mutants = Mutants(copy, fname)
+    log = f"{copy}/.mutation-pytest.log"
+
+    def test() -> int:
+        conn = socket.socket(socket.AF_UNIX)
+        conn.connect(sock)
+        conn.sendall((json.dumps({"cwd": copy, "argv": argv, "log": log}) + "\n").encode())
+        return int(conn.makefile().readline())
+
+    while (pk := pop(queue)) is not None:
+        t = time.time()
+        code, diff = mutants.run(pk, test)
+        with open(log, errors="replace") as f:
+            first = first_failure(f.read())
+        line, before, after = diff[0] if diff else (None, "", "")
+        rec = {"id": pk, "line": line, "before": before, "after": after, "code": code}
+        rec.update(first=first, wall=round(time.time() - t, 2))
+        with open(out, "a") as f:
+            f.write(json.dumps(rec) + "\n")
+
+
+def try_mutants(copy: str, fname: str, ids: str, argv: list[str], jit: bool) -> None:
+    """Each mutant of ``ids`` in a fresh pytest (JIT off unless ``jit``); a line each."""
+    import subprocess
+
+    mutants = Mutants(copy, fname)
+    env = dict(os.environ, PYTHONPATH=copy, PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg")
+    if not jit:
+        env["NUMBA_DISABLE_JIT"] = "1"
+    base = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:randomly", "-n", "0"]
+    for pk in parse_ids(ids):
+        done: dict = {}
+
+        def test(done=done) -> int:
+            cmd = [*base, "-p", "no:cacheprovider", *argv]
+            done["p"] = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            return done["p"].returncode
+
+        code, diff = mutants.run(pk, test)
+        verdict = "SURVIVED" if code == 0 else f"KILLED(rc={code})"
+        print(pk, verdict, diff[0] if diff else "(no diff)", first_failure(done["p"].stdout))
+
+
+USAGE = """usage: mutation_runner.py serve SOCKET | run SOCKET PYTEST_ARGS...
+       | register COPY FILE | drive COPY SOCKET FILE QUEUE OUT -- PYTEST_ARGS...
+       | try COPY FILE IDS [--jit] -- PYTEST_ARGS..."""
+
+
+def main(args: list[str]) -> int | None:
+    """The subcommands (module docstring)."""
+    cmd = args[0] if args else ""
+    own, rest = args[1:], None
+    if "--" in args:
+        own, rest = args[1 : args.index("--")], args[args.index("--") + 1 :]
+    if cmd == "serve" and len(args) >= 2:
+        serve(args[1])
+    elif cmd == "run" and len(args) >= 2:
+        return run(args[1], args[2:])
+    elif cmd == "register" and len(args) == 3:
+        print(args[2], register(args[1], args[2]), "mutants")
+    elif cmd == "drive" and len(own) == 5 and rest is not None:
+        drive(*own, rest)
+    elif cmd == "try" and rest is not None and len([a for a in own if a != "--jit"]) == 3:
+        copy, fname, ids = (a for a in own if a != "--jit")
+        try_mutants(copy, fname, ids, rest, "--jit" in own)
     else:
-        sys.exit("usage: mutation_runner.py serve SOCKET | run SOCKET PYTEST_ARGS...")
+        return USAGE
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

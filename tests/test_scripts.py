@@ -227,3 +227,37 @@ def test_compare_runs_pairs_cells_across_settings_folders_and_measures_the_shift
     after.to_parquet(tmp_path / "b" / "e" / "letter" / "h=34cd" / "n=1.parquet")
     with pytest.raises(SystemExit, match="two shards of one cell"):
         compare_runs.shards(tmp_path / "b", by_cell=True)
+
+
+def test_mutation_runner_tries_each_mutant_and_restores_the_file(tmp_path: Path) -> None:
+    """``register`` numbers a file's mutants as mutmut does; ``try`` tests each in a
+    fresh pytest and writes the unmutated file back: a killed mutant and a survivor."""
+    import subprocess
+
+    pytest.importorskip("mutmut")
+    source = "def double(x):\n    return 2 * x\n\n\ndef unused():\n    return 7\n"
+    (tmp_path / "mod.py").write_text(source)
+    (tmp_path / "test_mod.py").write_text(
+        "from mod import double\n\n\ndef test_double():\n    assert double(3) == 6\n"
+    )
+    script = str(SCRIPTS / "mutation_runner.py")
+    reg = subprocess.run(
+        [sys.executable, script, "register", str(tmp_path), "mod.py"],
+        capture_output=True,
+        text=True,
+    )
+    assert reg.returncode == 0, reg.stderr
+    count = int(reg.stdout.split()[-2])
+    assert count >= 3
+    out = subprocess.run(
+        [sys.executable, script, "try", str(tmp_path), "mod.py", f"1-{count}", "--", "test_mod.py"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == count
+    verdicts = {line.split()[0]: line.split()[1] for line in lines}
+    assert verdicts["1"].startswith("KILLED")  # 2 * x -> 3 * x
+    assert verdicts[str(count)] == "SURVIVED"  # unused() returns 8
+    assert (tmp_path / "mod.py").read_text() == source
