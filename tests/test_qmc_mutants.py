@@ -13,7 +13,9 @@ from kernelbench.errors import KernelbenchError
 from kernelbench.features.qmc import (
     first_primes,
     halton_points,
+    halton_rr2_points,
     qmc_points,
+    qmcpy_points,
     scrambled_radical_inverse,
 )
 
@@ -227,3 +229,128 @@ def test_the_adaptive_options_are_checked_for_every_sequence(option, message):
     """Bad input is refused before any compute, also where the option is not used."""
     with pytest.raises(KernelbenchError, match=f"^{message}"):
         make_feature_map("qmc", kernel="rbf", **option).fit(small_data())
+
+
+# ------------------------------------------------ RR2 Halton, lattices and nets
+def test_rr2_halton_without_skip_starts_after_the_origin():
+    """skip = 0 starts at index 1 (the origin maps to Phi^-1 = -inf), so it is MATLAB's
+    Skip 1; leap = 1 takes every other index. RR2 in base 2 is the identity, in base 3
+    (0, 2, 1): index 1 -> (1/2, 2/3), 2 -> (1/4, 1/3), 3 = 10_3 -> (3/4, 2/9), 5 = 12_3
+    -> (5/8, 1/3 + 2/9)."""
+    first = [[1 / 2, 2 / 3], [1 / 4, 1 / 3], [3 / 4, 2 / 9]]
+    np.testing.assert_allclose(halton_rr2_points(3, 2), first, rtol=1e-15)
+    np.testing.assert_array_equal(halton_rr2_points(3, 2, skip=1), halton_rr2_points(3, 2))
+    odd = [[1 / 2, 2 / 3], [3 / 4, 2 / 9], [5 / 8, 5 / 9]]
+    np.testing.assert_allclose(halton_rr2_points(3, 2, leap=1), odd, rtol=1e-15)
+
+
+@pytest.mark.parametrize(("n", "a"), [(13, 8), (21, 13), (34, 21), (55, 34)])
+def test_korobov_of_a_fibonacci_number_is_the_fibonacci_lattice(n, a):
+    """N = F_m: the integer nearest N / golden ratio is F_(m-1) (coprime to F_m), so
+    z = (1, F_(m-1), F_(m-1)^2 mod F_m = +-1 (Cassini)), the Fibonacci lattice, shifted."""
+    d = 3
+    pts = qmc_points("lattice", n, d, True, np.random.default_rng(n), generator="korobov")
+    shift = np.random.default_rng(n).random(d)
+    z = np.array([1, a, (a * a) % n])
+    assert z[2] in (1, n - 1)
+    expected = np.mod((np.arange(n)[:, None] * z) % n / n + shift, 1.0)
+    np.testing.assert_allclose(pts, expected, rtol=0, atol=1e-15)
+
+
+def test_the_cbc_lattice_takes_all_2_to_the_20_points_of_its_file():
+    """docs/qmc.md: kuo_cbc has N <= 2^20. N = 2^20 is the whole lattice: each coordinate
+    (z_j odd, coprime to 2^20) is the grid i / 2^20 shifted mod 1."""
+    n = 2**20
+    pts = qmc_points("lattice", n, 2, True, np.random.default_rng(0))
+    assert pts.shape == (n, 2)
+    for column in pts.T:
+        steps = np.diff(np.sort(column)) * n
+        np.testing.assert_allclose(steps, 1.0, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("sequence", "generator", "randomize"),
+    [
+        ("lattice", "kuo_cbc", "shift"),
+        ("digital_net", "joe_kuo", "lms_ds"),
+        ("digital_net", "joe_kuo_order2", "ds"),
+    ],
+)
+def test_a_qmcpy_sequence_takes_one_63_bit_seed_from_the_runs_generator(
+    sequence, generator, randomize
+):
+    """The rows of qmc_lattice and qmc_digital_net: qmcpy's points with the one seed
+    integers(0, 2^63 - 1) of the run's Generator, and nothing else drawn from it."""
+    for seed in range(4):
+        rng, ref = np.random.default_rng(seed), np.random.default_rng(seed)
+        got = qmc_points(sequence, 5, 3, True, rng, generator=generator, randomize=randomize)
+        expected = qmcpy_points(generator, randomize, 5, 3, int(ref.integers(0, 2**63 - 1)))
+        np.testing.assert_array_equal(got, expected)
+        assert rng.random() == ref.random()
+
+
+def test_qmcpys_interlacing_note_is_silenced_too(monkeypatch):
+    """The order-2 net's interlacing note (qmcpy's ParameterWarning) is expected: hidden."""
+    import warnings
+
+    import qmcpy
+    from qmcpy.util.exceptions_warnings import ParameterWarning
+
+    real = qmcpy.DigitalNetB2
+    note = (
+        "Digital interlacing is often performed on matrices with the number of columns "
+        "(m_max = 32) equal to the number of bits in each int (64), but this is not the case."
+    )
+
+    def noisy(*args, **kwargs):
+        warnings.warn(note, ParameterWarning, stacklevel=2)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(qmcpy, "DigitalNetB2", noisy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        qmcpy_points("joe_kuo_order2", "ds", 4, 3, 11)
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (
+            {"sequence": "lattice", "generator": "nx"},
+            "invalid generator 'nx'; valid choices: kuo_cbc, korobov",
+        ),
+        (
+            {"sequence": "digital_net", "randomize": "nus"},
+            "invalid randomize 'nus'; valid choices: lms_ds, ds",
+        ),
+        ({"randomize": "shift"}, "invalid randomize 'shift'; valid choices: owen, rr2, none"),
+    ],
+)
+def test_an_option_outside_the_sequences_is_refused_naming_it(option, message):
+    """One line naming the option, the value and the sequence's choices (OPTIONS)."""
+    with pytest.raises(KernelbenchError, match=f"^{message}$"):
+        make_feature_map("qmc", kernel="rbf", **option).fit(small_data())
+
+
+def test_a_dimension_limit_refusal_names_the_way_out():
+    msg = (
+        r"^qmc generator 'kuo_cbc' supports at most 9125 dimensions, got d=9126; "
+        r"use sequence=halton or a generator without a limit$"
+    )
+    with pytest.raises(KernelbenchError, match=msg):
+        qmc_points("lattice", 2, 9126, True, np.random.default_rng(0))
+
+
+def test_unscrambled_adaptive_starts_from_the_plain_halton_points():
+    """adaptive follows scramble as halton does: scramble=False is randomize='none'."""
+    rng = np.random.default_rng(0)
+    plain = scipy_qmc.Halton(3, scramble=False).random(9)[1:]
+    np.testing.assert_array_equal(qmc_points("adaptive", 8, 3, False, rng), plain)
+
+
+def test_qmc_has_sklearns_identity_and_repr():
+    """Estimators compare by identity and are hashable; repr lists the changed
+    parameters only (scikit-learn's conventions, not a dataclass's)."""
+    a, b = make_feature_map("qmc", n=2), make_feature_map("qmc", n=2)
+    assert a != b and a == a and len({a, b}) == 2
+    assert repr(a) == "QMC(n=2)"
