@@ -95,6 +95,36 @@ def test_a_generator_refuses_more_dimensions_than_its_file_holds(sequence, gener
         qmc_points(sequence, 2, limit + 1, True, rng, generator=generator)
 
 
+@pytest.mark.parametrize(
+    ("sequence", "generator"),
+    [("lattice", "kuo_cbc"), ("digital_net", "joe_kuo"), ("digital_net", "joe_kuo_order2")],
+)
+def test_a_qmcpy_generator_refuses_more_points_than_its_file_holds(
+    sequence, generator, monkeypatch
+):
+    """MAX_POINTS is qmcpy's own n_limit of the generator's file; one point past it is
+    refused in one line before qmcpy is called (qmcpy would fail asking for the next
+    power of two)."""
+    import qmcpy
+
+    cls, kwargs = qmc_module.QMCPY_GENERATORS[generator]
+    randomize = qmc_module.QMCPY_RANDOMIZE[qmc_module.OPTIONS[sequence][1][0]]
+    dist = getattr(qmcpy, cls)(2, seed=0, randomize=randomize, **kwargs)
+    most = qmc_module.MAX_POINTS[generator]
+    assert dist.n_limit == most
+
+    def never(*args, **kwargs):
+        raise AssertionError("qmcpy called")
+
+    monkeypatch.setattr(qmc_module, "qmcpy_points", never)
+    msg = (
+        f"^qmc generator '{generator}' holds at most {most} points, got N={most + 1} "
+        r"projections; use sequence=halton or sobol, or fewer projections \(n\)$"
+    )
+    with pytest.raises(KernelbenchError, match=msg):
+        qmc_points(sequence, most + 1, 2, True, np.random.default_rng(0), generator=generator)
+
+
 def test_sobol_takes_every_dimension_of_its_file():
     pts = qmc_points("sobol", 2, 21201, True, np.random.default_rng(0))
     assert pts.shape == (2, 21201) and np.all((pts >= 0) & (pts < 1))

@@ -47,6 +47,9 @@ MAX_DIM = {
     "joe_kuo": 21201,
     "joe_kuo_order2": 10600,
 }
+#: Most points each qmcpy generator's file holds (its ``n_limit``; qmcpy draws a power of
+#: two, the first 2^ceil(log2 N) points).
+MAX_POINTS = {"kuo_cbc": 2**20, "joe_kuo": 2**32, "joe_kuo_order2": 2**32}
 
 
 # --------------------------------------------------------------------- Halton
@@ -235,6 +238,12 @@ def qmc_points(
         raise KernelbenchError(
             f"qmc generator {gen!r} supports at most {limit} dimensions, got d={d}; "
             f"use sequence=halton or a generator without a limit"
+        )
+    most = MAX_POINTS.get(gen)
+    if most is not None and n_points > most:
+        raise KernelbenchError(
+            f"qmc generator {gen!r} holds at most {most} points, got N={n_points} "
+            f"projections; use sequence=halton or sobol, or fewer projections (n)"
         )
     if sequence in ("halton", "adaptive"):
         if rnd == "rr2":
