@@ -16,38 +16,20 @@ from scipy import stats
 
 from kernelbench.transforms import (
     Butterfly,
-    _rotate_rows,
     _rotate_rows_tiled,
-    butterfly_factor_matrix,
     butterfly_plan,
     butterfly_tail,
     simplex_into,
     simplex_rows,
     simplex_vertices,
 )
+from tests.test_butterfly_mutants import dense_q, row_by_row
 
 # One d per shape of the tree's levels that the tiled kernel treats differently: the
 # radix-8 pass at the top level (8, 24, 64) or lower (16, 32, 48, 64), a radix-4 pass
 # (4, 20, 32), single levels only (2, 7, 13), the fused lowest levels of 2 and 3
 # entries (3, 9, 17, 20, 24, 48), several blocks of stored columns (d > 8).
 TREE_DIMS = [2, 3, 4, 7, 8, 9, 13, 16, 17, 20, 24, 32, 48, 64]
-
-
-def _reference(B: Butterfly, X: np.ndarray) -> np.ndarray:
-    """The row-by-row rotation (factor by factor, level by level)."""
-    out = np.empty_like(X)
-    off, d1, d2, ptr = butterfly_plan(B.d)
-    dt = X.dtype
-    _rotate_rows(X, out, off, d1, d2, ptr, B.cos.astype(dt), B.sin.astype(dt), B.perms)
-    return out
-
-
-def _dense_q(B: Butterfly) -> np.ndarray:
-    """Q = B_1 P_1 ... B_m P_m from dense Givens factors and permutation matrices."""
-    Q = np.eye(B.d)
-    for k in range(B.n_factors):
-        Q = Q @ butterfly_factor_matrix(B.d, B.cos[k], B.sin[k]) @ np.eye(B.d)[:, B.perms[k]]
-    return Q
 
 
 def _dense_simplex(d: int) -> np.ndarray:
@@ -69,8 +51,8 @@ def test_tiled_rotation_is_bit_identical_to_row_by_row_on_every_tree_shape(d, n)
     B = Butterfly(d, 3, rng)
     X = rng.standard_normal((n, d))
     got = B.rotate_rows(X)
-    np.testing.assert_array_equal(got, _reference(B, X))
-    np.testing.assert_allclose(got, X @ _dense_q(B), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(got, row_by_row(B, X))
+    np.testing.assert_allclose(got, X @ dense_q(B), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("d", [7, 12, 20])
@@ -80,7 +62,7 @@ def test_tiled_rotation_in_float32_is_bit_identical_and_stays_float32(d):
     X = rng.standard_normal((19, d)).astype(np.float32)
     got = B.rotate_rows(X)
     assert got.dtype == np.float32
-    np.testing.assert_array_equal(got, _reference(B, X))
+    np.testing.assert_array_equal(got, row_by_row(B, X))
 
 
 @pytest.mark.parametrize("d", [8, 12, 13, 24])
@@ -94,7 +76,7 @@ def test_tiled_kernel_without_the_fused_tail_gives_the_same_bits_at_any_tile_wid
     off, d1, d2, ptr = butterfly_plan(d)
     out = np.full_like(X, np.nan)
     _rotate_rows_tiled(X, out, off, d1, d2, ptr, B.cos, B.sin, B.perms, tile, False)
-    np.testing.assert_array_equal(out, _reference(B, X))
+    np.testing.assert_array_equal(out, row_by_row(B, X))
     if butterfly_tail(d):
         with pytest.raises(
             ValueError, match=r"^the fused lowest levels need tiles of BUTTERFLY_TILE rows$"
@@ -109,7 +91,7 @@ def test_rotate_rows_writes_into_a_given_output_and_returns_it():
         X = np.asfortranarray(rng.standard_normal((n, 9)))  # not C-contiguous
         out = np.full((n, 9), np.nan)
         assert B.rotate_rows(X, out=out) is out
-        np.testing.assert_array_equal(out, _reference(B, np.ascontiguousarray(X)))
+        np.testing.assert_array_equal(out, row_by_row(B, np.ascontiguousarray(X)))
 
 
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 8, 9, 16, 17])
@@ -126,12 +108,12 @@ def test_fused_simplex_is_bit_identical_to_rotation_then_simplex(d, n, reflect):
     lo, p = 3, d + 1
     width = lo + p * (2 if reflect else 1) + 2
     ref = np.full((n, width), np.nan)
-    simplex_into(_reference(B, X), ref, lo, radii, reflect)
+    simplex_into(row_by_row(B, X), ref, lo, radii, reflect)
     got = np.full_like(ref, np.nan)
     B.simplex_into(X, got, lo, radii, reflect)
     assert np.array_equal(got, ref, equal_nan=True)
     assert np.array_equal(np.signbit(got), np.signbit(ref))
-    want = (X @ _dense_q(B) @ _dense_simplex(d)) * radii
+    want = (X @ dense_q(B) @ _dense_simplex(d)) * radii
     np.testing.assert_allclose(got[:, lo : lo + p], want, rtol=0, atol=1e-12)
     if reflect:
         np.testing.assert_array_equal(got[:, lo + p : lo + 2 * p], -got[:, lo : lo + p])
