@@ -1289,9 +1289,12 @@ class Butterfly:
         return self.rotate_rows(np.eye(self.d))
 
 
-def butterfly_factor_matrix(d: int, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """Dense B for one butterfly, built node by node from Givens rotations (for tests)."""
-    off, d1, d2, ptr = butterfly_plan(d)
+def butterfly_factor_matrix(
+    d: int, cos: np.ndarray, sin: np.ndarray, plan: tuple[np.ndarray, ...] | None = None
+) -> np.ndarray:
+    """Dense B for one butterfly, built node by node from Givens rotations (for tests),
+    on ``plan`` (off, d1, d2, ptr; :func:`butterfly_plan`'s if None)."""
+    off, d1, d2, ptr = butterfly_plan(d) if plan is None else plan
     B = np.eye(d)
     # a vector sees the top level first: B = L_last ... L_1 L_0
     for lv in range(len(ptr) - 1):

@@ -23,6 +23,7 @@ from kernelbench.transforms import (
     _radix4,
     _radix8,
     _rotate_rows,
+    butterfly_factor_matrix,
     butterfly_plan,
     butterfly_tail,
 )
@@ -59,26 +60,13 @@ def reference_plan(d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     return cols[0], cols[1], cols[2], np.array(ptr, dtype=np.int64)
 
 
-def dense_factor(d: int, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """B = L_last ... L_0 from the tree above (a vector sees the top level first),
-    each level a product of disjoint Givens rotations [[c, -s], [s, c]]."""
-    off, d1, d2, ptr = reference_plan(d)
-    B = np.eye(d)
-    for lv in range(len(ptr) - 1):
-        G = np.eye(d)
-        for q in range(ptr[lv], ptr[lv + 1]):
-            for i in range(d2[q]):
-                a, b = off[q] + i, off[q] + d1[q] + i
-                G[a, a], G[a, b], G[b, a], G[b, b] = cos[q], -sin[q], sin[q], cos[q]
-        B = G @ B
-    return B
-
-
 def dense_q(B: Butterfly) -> np.ndarray:
-    """Q = B_1 P_1 ... B_m P_m, P_k = I[:, perm_k]: rotate_rows(X) is X @ Q."""
+    """Q = B_1 P_1 ... B_m P_m, P_k = I[:, perm_k]: rotate_rows(X) is X @ Q; each factor's
+    Givens levels on the halving tree above (:func:`reference_plan`), not butterfly_plan's."""
     Q = np.eye(B.d)
     for k in range(B.n_factors):
-        Q = Q @ dense_factor(B.d, B.cos[k], B.sin[k]) @ np.eye(B.d)[:, B.perms[k]]
+        B_k = butterfly_factor_matrix(B.d, B.cos[k], B.sin[k], plan=reference_plan(B.d))
+        Q = Q @ B_k @ np.eye(B.d)[:, B.perms[k]]
     return Q
 
 
