@@ -32,6 +32,10 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 #: A forked pytest still running after this many seconds is killed (mutmut's timeout
 #: stops only the client).
@@ -91,23 +95,32 @@ def serve(path: str) -> None:
         conn.close()
 
 
-def run(path: str, argv: list[str]) -> int:
-    """Run pytest with ``argv`` in the server: 0 when it passed, else 1."""
+def ask(path: str, cwd: str, argv: list[str], log: str) -> int | None:
+    """pytest's exit status for ``argv`` run in ``cwd`` by the server at ``path`` (its
+    output to ``log``); None, said on stderr, when no server answers."""
     conn = socket.socket(socket.AF_UNIX)
     try:
         conn.connect(path)
     except OSError as err:
-        # no server: never a killed mutant; 0 leaves it a survivor, re-tested next run
-        print(f"mutation_runner: no server at {path} ({err}); reported as passed", file=sys.stderr)
-        return 0
-    log = os.environ.get("MUTATION_PYTEST_LOG", os.devnull)
-    request = {"cwd": os.getcwd(), "argv": argv, "log": log}
-    conn.sendall((json.dumps(request) + "\n").encode())
+        print(f"mutation_runner: no server at {path} ({err})", file=sys.stderr)
+        return None
+    conn.sendall((json.dumps({"cwd": cwd, "argv": argv, "log": log}) + "\n").encode())
     line = conn.makefile().readline()
-    if not line:  # the server stopped before answering: not a kill either
-        print("mutation_runner: no answer from the server; reported as passed", file=sys.stderr)
+    if not line:  # the server stopped before answering
+        print("mutation_runner: no answer from the server", file=sys.stderr)
+        return None
+    return int(line)
+
+
+def run(path: str, argv: list[str]) -> int:
+    """Run pytest with ``argv`` in the server: 0 when it passed, else 1."""
+    log = os.environ.get("MUTATION_PYTEST_LOG", os.devnull)
+    code = ask(path, os.getcwd(), argv, log)
+    if code is None:
+        # no server, or none answering: never a killed mutant; 0 leaves it a survivor,
+        # re-tested next run
+        print("mutation_runner: reported as passed", file=sys.stderr)
         return 0
-    code = int(line)
     if code == -signal.SIGALRM:
         # the child ran past CHILD_TIMEOUT_S: slow under load is not a kill; a survivor is
         # re-tested next run, and a mutant that truly hangs is found there by hand
@@ -170,8 +183,8 @@ class Mutants:
         pairs = zip(self.orig.splitlines(), new.splitlines(), strict=False)
         return new, [(k + 1, a.strip(), b.strip()) for k, (a, b) in enumerate(pairs) if a != b]
 
-    def run(self, pk: int, test) -> tuple[int, list]:
-        """``test()``'s exit status with mutant ``pk`` written; the file restored after."""
+    def run(self, pk: int, test: Callable[[], T]) -> tuple[T, list]:
+        """``test()``'s result with mutant ``pk`` written; the file restored after."""
         new, diff = self.source(pk)
         try:
             with open(self.fname, "w") as f:
@@ -210,10 +223,10 @@ def drive(copy: str, sock: str, fname: str, queue: str, out: str, argv: list[str
     log = f"{copy}/.mutation-pytest.log"
 
     def test() -> int:
-        conn = socket.socket(socket.AF_UNIX)
-        conn.connect(sock)
-        conn.sendall((json.dumps({"cwd": copy, "argv": argv, "log": log}) + "\n").encode())
-        return int(conn.makefile().readline())
+        code = ask(sock, copy, argv, log)
+        if code is None:  # the file is restored on the way out
+            raise SystemExit("mutation_runner: drive needs a server (serve SOCKET)")
+        return code
 
     while (pk := pop(queue)) is not None:
         t = time.time()
@@ -235,18 +248,15 @@ def try_mutants(copy: str, fname: str, ids: str, argv: list[str], jit: bool) -> 
     env = dict(os.environ, PYTHONPATH=copy, PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg")
     if not jit:
         env["NUMBA_DISABLE_JIT"] = "1"
-    base = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:randomly", "-n", "0"]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:randomly", "-n", "0"]
+    cmd += ["-p", "no:cacheprovider", *argv]
     for pk in parse_ids(ids):
-        done: dict = {}
-
-        def test(done=done) -> int:
-            cmd = [*base, "-p", "no:cacheprovider", *argv]
-            done["p"] = subprocess.run(cmd, env=env, capture_output=True, text=True)
-            return done["p"].returncode
-
-        code, diff = mutants.run(pk, test)
+        done, diff = mutants.run(
+            pk, lambda: subprocess.run(cmd, env=env, capture_output=True, text=True)
+        )
+        code = done.returncode
         verdict = "SURVIVED" if code == 0 else f"KILLED(rc={code})"
-        print(pk, verdict, diff[0] if diff else "(no diff)", first_failure(done["p"].stdout))
+        print(pk, verdict, diff[0] if diff else "(no diff)", first_failure(done.stdout))
 
 
 USAGE = """usage: mutation_runner.py serve SOCKET | run SOCKET PYTEST_ARGS...
