@@ -40,6 +40,32 @@ from kernelbench.results import (
 
 # -- measurement --------------------------------------------------------------------
 
+#: Bytes the C heap keeps at its top (glibc ``M_TOP_PAD``) in a process that measures
+#: cells. Its runs allocate and free arrays of a few MiB each (features, projections),
+#: and by default glibc gives such memory back and faults it in again on the next run:
+#: 10% of a USPS Fig. 1 cell's CPU time in the kernel, gone with this pad; the rows are
+#: the same bits (docs/performance.md). At most this much more resident memory.
+HEAP_TOP_PAD = 64 * 2**20
+
+_M_TOP_PAD = -2  # glibc's mallopt parameter number (malloc.h)
+
+
+@functools.cache
+def keep_heap_pages() -> bool:
+    """Set :data:`HEAP_TOP_PAD` in this process, once; False where the C library is not
+    glibc (nothing changes there)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        gnu = libc.gnu_get_libc_version  # glibc only
+        gnu.restype = ctypes.c_char_p
+        gnu()
+        return bool(libc.mallopt(_M_TOP_PAD, HEAP_TOP_PAD))
+    except (OSError, AttributeError):
+        return False
+
 
 def run_cell(
     cell: Cell | Mapping[str, Any],
@@ -55,6 +81,7 @@ def run_cell(
     ``interrupted=True``, before an interrupt propagates; ``rows()`` builds the frame
     of the runs finished so far."""
     cell = build_cell(cell)
+    keep_heap_pages()
     proto = cell.protocol
     started = datetime.now(UTC)
     runs = cell.runs

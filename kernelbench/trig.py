@@ -102,6 +102,16 @@ def scaled_cos_sin(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return _cos_sin(P, np.concatenate([scale, scale]), P.shape[1], _scaled_cos_sin)
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _count_far(P):  # pragma: no cover - compiled
+    """How many entries of P are beyond MAX_ABS or not finite (one pass, no temporary)."""
+    n = 0
+    for i in range(P.shape[0]):
+        for j in range(P.shape[1]):
+            n += not (abs(P[i, j]) <= MAX_ABS)  # NaN too
+    return n
+
+
 def _cos_sin(P: np.ndarray, scale: np.ndarray, D: int, compiled: Any) -> np.ndarray:
     """[cos(P[:, :D]), sin(P[:, -D:])] * scale (N x 2D); ``compiled`` takes the
     unconcatenated scale where it takes P.
@@ -116,9 +126,8 @@ def _cos_sin(P: np.ndarray, scale: np.ndarray, D: int, compiled: Any) -> np.ndar
         Z = np.empty((P.shape[0], 2 * D), dtype=np.float64)
         a = np.ascontiguousarray(scale[: P.shape[1]], dtype=np.float64)
         compiled(P, a, Z)
-        far = ~(np.abs(P) <= MAX_ABS)  # NaN too
-        if far.any():
-            rows, cols = np.nonzero(far)
+        if _count_far(P):
+            rows, cols = np.nonzero(~(np.abs(P) <= MAX_ABS))  # NaN too
             cos_part = cols < D
             r, c = rows[cos_part], cols[cos_part]
             Z[r, c] = np.cos(P[r, c]) * scale[c]

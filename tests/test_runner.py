@@ -301,3 +301,19 @@ def test_a_batch_does_not_keep_the_fitted_maps():
         tracemalloc.stop()
     assert len(rows) == 16
     assert peak < 4 * map_bytes
+
+
+def test_a_cell_keeps_its_heap_pages(monkeypatch):
+    """run_cell sets glibc's top pad (HEAP_TOP_PAD) before measuring; on glibc it takes
+    (mallopt returns 1), elsewhere it is a no-op that says so."""
+    import platform
+
+    from kernelbench import experiment
+
+    calls = []
+    monkeypatch.setattr(experiment, "keep_heap_pages", lambda: calls.append(1) or True)
+    run_cell(_cell(runs=1))
+    assert calls == [1]
+    monkeypatch.undo()
+    assert experiment.keep_heap_pages() is (platform.libc_ver()[0] == "glibc")
+    assert experiment.HEAP_TOP_PAD == 64 * 2**20

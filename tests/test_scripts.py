@@ -119,6 +119,16 @@ def test_fig1_floor_counts_each_step_where_a_method_needs_it(tmp_path: Path, cap
     assert fig1_floor.normals("orf", 10, 4) == 3 * 10  # three 4 x 4 blocks
     assert fig1_floor.normals("orf_tallqr", 10, 4) == 10 + 9 + 8 + 7
     assert fig1_floor.normals("orf_tallqr", 3, 4) == 4 + 3 + 2  # D < d: a d x D QR
+    assert not table["sample_space"].any()  # digits: 2N = 80 > d = 64
+    # rows drawn in sample space: 2N x D normals and R^T G, no D x d draw or projection
+    ss = table.iloc[[0]].assign(sample_space=True, d=300)
+    got = fig1_floor.floor_steps(ss, timer).iloc[0]
+    assert got["draw"] == 2 * timer("draw", 2 * 40 * int(ss["D"].iloc[0]))
+    assert got["proj"] == 2 * timer.memo[("sample", 80, 300, int(ss["D"].iloc[0]))]
+    f32 = fig1_floor.Timer(repeats=1, product="float32")
+    assert f32("khat", 40, 130) > 0 and f32.product == "float32"
+    assert fig1_floor.main([str(tmp_path), "--repeats", "1", "--product", "float32"]) == 0
+    assert "K_hat in float32" in capsys.readouterr().out
 
 
 def test_downstream_rows_split_a_run_by_stage(tmp_path: Path, capsys) -> None:
