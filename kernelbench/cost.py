@@ -37,6 +37,7 @@ COEF: dict[str, float] = {
     "proj": 1.31e-11,  # per flop of the projections (4 N d D), a GEMM
     "elem": 8.68e-09,  # per feature element (cos, sin, ...: 2 N F), and a run's Python
     "gemm": 1.31e-11,  # per flop of K_hat (2 N^2 F) and of the learners' Grams
+    "gemm32": 7.17e-12,  # per flop of a float32 K_hat (its casts too): gemm x 0.547
     "spectral": 1.39e-10,  # per flop of the norms' matrix-vector products
     "sqr": 5.56e-11,  # per flop of a sample-space draw's QR of the points (2 (2N)^2 d)
     "chol": 3.37e-11,  # per flop of a Cholesky factorisation (F^3 / 3)

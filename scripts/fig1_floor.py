@@ -14,7 +14,8 @@ orf and orf_tallqr draw standard normals: D d (rff), d (d + 1) / 2 per d x d blo
 (orf: one Householder reflector per column) and D d - d (d - 1) / 2 (orf_tallqr, the
 reflectors of a D x d QR). Rows drawn in sample space (column ``draws``, 2N < d) have
 no D x d draw or projection: their draw is 2N x D normals and their projection
-R^T G, an (2N x 2N) (2N x D) product after the thin QR of the 2N points (d x 2N).
+R^T G, an (2N x 2N) (2N x D) product after the thin QR of the 2N points (d x 2N);
+orf_tallqr's reflectors add d^2 normals there.
 ``--product float32`` times K_hat as the option ``protocol.product=float32`` computes
 it (both factors cast to float32, one SGEMM, the result cast back). This script times
 exactly these steps (one BLAS thread, numpy's default Generator, best of ``--repeats``)
@@ -142,17 +143,21 @@ def floor_steps(table: pd.DataFrame, timer: Timer) -> pd.DataFrame:
         table[step] = 0.0
     for i, row in table.iterrows():
         N, D, d, F, runs = (int(row[k]) for k in ("samples", "D", "d", "features", "runs"))
+        # orf_tallqr is orf's construction tall_qr: its label names the draw
+        method = row["method_label"] if row["method_label"] in GAUSSIAN else row["method"]
         table.loc[i, "khat"] = runs * timer("khat", N, F)
         if row["kernel"] == "rbf":
             table.loc[i, "trig"] = runs * timer("trig", 2 * N, F // 2)
         if row.get("sample_space", False):  # the draws of the 2N points themselves
             table.loc[i, "proj"] = runs * timer("sample", 2 * N, d, D)
-            table.loc[i, "draw"] = runs * timer("draw", 2 * N * D)
+            # the tall QR's reflectors are drawn whole: d^2 normals (orf.tall_qr_projections)
+            tall = d * d if method == "orf_tallqr" else 0
+            table.loc[i, "draw"] = runs * timer("draw", 2 * N * D + tall)
             continue
-        if row["method"] in DENSE:
+        if method in DENSE:
             table.loc[i, "proj"] = runs * timer("proj", 2 * N, d, D)
-        if row["method"] in GAUSSIAN:
-            table.loc[i, "draw"] = runs * timer("draw", normals(row["method"], D, d))
+        if method in GAUSSIAN:
+            table.loc[i, "draw"] = runs * timer("draw", normals(method, D, d))
     table["floor"] = table[STEPS].sum(axis=1)
     return table
 

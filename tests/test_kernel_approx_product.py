@@ -47,3 +47,23 @@ def test_float32_product_shifts_errors_far_inside_the_tolerance(dataset, kernel,
         b = cells["float32"][col].to_numpy()
         assert not np.array_equal(a, b)  # the float32 GEMM does change the last digits
         np.testing.assert_allclose(b, a, rtol=2e-5, atol=0)
+
+
+def test_the_plan_prices_a_float32_product_at_sgemms_rate() -> None:
+    """product=float32 moves K_hat's flops from COEF's ``gemm`` to ``gemm32`` (the same
+    count), so the plan line prices the option below the default."""
+    from kernelbench import cost
+
+    cells = {}
+    for product in ("float64", "float32"):
+        cell = make_cell("rff", dataset="usps", n=3, runs=10)
+        cell["protocol"]["product"] = product
+        cells[product] = build_cell(cell)
+    w64, w32 = (cells[p].protocol.price(cells[p]) for p in ("float64", "float32"))
+    assert "gemm32" not in w64.terms and "gemm" not in w32.terms
+    assert w32.terms["gemm32"] == w64.terms["gemm"] > 0
+    assert w32.terms["spectral"] == w64.terms["spectral"]
+    assert cost.COEF["gemm32"] < cost.COEF["gemm"]
+    c64, c32 = (cost.price([cells[p]])[0] for p in ("float64", "float32"))
+    saved = (cost.COEF["gemm"] - cost.COEF["gemm32"]) * w64.terms["gemm"]
+    assert c64.seconds - c32.seconds == pytest.approx(saved, rel=1e-9)

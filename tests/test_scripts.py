@@ -125,6 +125,15 @@ def test_fig1_floor_counts_each_step_where_a_method_needs_it(tmp_path: Path, cap
     got = fig1_floor.floor_steps(ss, timer).iloc[0]
     assert got["draw"] == 2 * timer("draw", 2 * 40 * int(ss["D"].iloc[0]))
     assert got["proj"] == 2 * timer.memo[("sample", 80, 300, int(ss["D"].iloc[0]))]
+    tall = ss.assign(method="orf", method_label="orf_tallqr")  # orf's tall_qr, by label
+    D = int(ss["D"].iloc[0])
+    assert fig1_floor.floor_steps(tall, timer).iloc[0]["draw"] == 2 * timer(
+        "draw", 2 * 40 * D + 300 * 300
+    )
+    weights = tall.assign(sample_space=False)
+    assert fig1_floor.floor_steps(weights, timer).iloc[0]["draw"] == 2 * timer(
+        "draw", fig1_floor.normals("orf_tallqr", D, 300)
+    )
     f32 = fig1_floor.Timer(repeats=1, product="float32")
     assert f32("khat", 40, 130) > 0 and f32.product == "float32"
     assert fig1_floor.main([str(tmp_path), "--repeats", "1", "--product", "float32"]) == 0

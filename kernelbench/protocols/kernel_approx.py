@@ -112,7 +112,7 @@ class KernelApprox(Protocol[KernelApproxSettings]):
     def price(self, cell: Cell) -> Work:
         """The sample pair's work (the default), its runs batched where one run's
         features are at most ``BATCH_Z_BYTES``, drawn in sample space where the map and
-        ``draws`` allow it at 2N points."""
+        ``draws`` allow it at 2N points, K_hat at SGEMM's price with ``product=float32``."""
         from kernelbench.cost import F64, pair_work
 
         s = pair_shapes(cell)
@@ -121,7 +121,12 @@ class KernelApprox(Protocol[KernelApproxSettings]):
             batch = min(batch_runs(cell), int(cell.runs))
         fm = feature_map(cell, None, d=s.d)
         ss = self._sample_space(cell, fm, 2 * s.N, s.d)
-        return pair_work(cell, replace(s, batch=batch, sample_space=ss))
+        work = pair_work(cell, replace(s, batch=batch, sample_space=ss))
+        if self._opts(cell).product == "float32":  # K_hat's flops at SGEMM's price
+            terms = dict(work.terms)
+            terms["gemm32"] = terms.pop("gemm")
+            work = replace(work, terms=terms)
+        return work
 
     def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
         """The rows of ``runs``, in groups of :func:`batch_runs` (:meth:`_group`)."""
