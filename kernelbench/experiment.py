@@ -43,7 +43,7 @@ from kernelbench.results import (
 #: Bytes the C heap keeps at its top (glibc ``M_TOP_PAD``) in a process that measures
 #: cells. Its runs allocate and free arrays of a few MiB each (features, projections),
 #: and by default glibc gives such memory back and faults it in again on the next run:
-#: 10% of a USPS Fig. 1 cell's CPU time in the kernel, gone with this pad; the rows are
+#: about 9% of a USPS Fig. 1 cell's CPU time, in the kernel, gone with this pad; the rows are
 #: the same bits (docs/performance.md). At most this much more resident memory.
 HEAP_TOP_PAD = 64 * 2**20
 
