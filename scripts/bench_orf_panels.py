@@ -16,23 +16,18 @@ from __future__ import annotations
 
 import argparse
 import time
+from functools import partial
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 import kernelbench.transforms as T
+from kernelbench.timing import best_time
 
 WIDTHS = (128, 256, 384, 512, 768)
 
-
-def best(f, repeats: int) -> float:
-    """The fastest of ``repeats`` calls of ``f``, CPU seconds of this process."""
-    out = float("inf")
-    for _ in range(repeats):
-        t = time.process_time()
-        f()
-        out = min(out, time.process_time() - t)
-    return out
+#: The fastest of ``repeats`` calls, CPU seconds of this process.
+best = partial(best_time, clock=time.process_time)
 
 
 def measure(X, W, wide, rounds: int, repeats: int) -> dict[str, list[float]]:
