@@ -168,16 +168,17 @@ def features(cell: Cell, s: Shapes) -> float:
     return min(F, float(s.N)) if cell.method.get("name") == "nystrom" else F
 
 
-def pair_work(cell: Cell, s: Shapes, passes: int = 1) -> Work:
+def pair_work(cell: Cell, s: Shapes, passes: int = 1, gemm: str = "gemm") -> Work:
     """The work of a sample pair X, Y (N x d, N_test x d; :meth:`Protocol.price`'s
-    default): per run and pass K_hat = z(X) z(Y)^T (2 N M F flops) and the spectral norm
-    of its error (:data:`SPECTRAL_STEPS` products of 4 N M flops), the exact K and its
-    norms once; held: K, the Krylov bases, and a batch's features and K_hat."""
+    default): per run and pass K_hat = z(X) z(Y)^T (2 N M F flops, priced as COEF's
+    ``gemm``: "gemm32" for a float32 product) and the spectral norm of its error
+    (:data:`SPECTRAL_STEPS` products of 4 N M flops), the exact K and its norms once;
+    held: K, the Krylov bases, and a batch's features and K_hat."""
     R, N, M, F = s.runs, s.N, s.N_test, features(cell, s)
     RP = R * passes
     return Work(
         s,
-        terms={"gemm": RP * 2.0 * N * M * F, "spectral": RP * 4.0 * SPECTRAL_STEPS * N * M},
+        terms={gemm: RP * 2.0 * N * M * F, "spectral": RP * 4.0 * SPECTRAL_STEPS * N * M},
         once={"exact": 2.0 * N * M * s.d + 4.0 * SPECTRAL_STEPS * N * M},
         mapped=passes * float(N + M),
         calls=2 * passes,

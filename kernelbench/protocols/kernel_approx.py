@@ -121,12 +121,8 @@ class KernelApprox(Protocol[KernelApproxSettings]):
             batch = min(batch_runs(cell), int(cell.runs))
         fm = feature_map(cell, None, d=s.d)
         ss = self._sample_space(cell, fm, 2 * s.N, s.d)
-        work = pair_work(cell, replace(s, batch=batch, sample_space=ss))
-        if self._opts(cell).product == "float32":  # K_hat's flops at SGEMM's price
-            terms = dict(work.terms)
-            terms["gemm32"] = terms.pop("gemm")
-            work = replace(work, terms=terms)
-        return work
+        gemm = "gemm32" if self._opts(cell).product == "float32" else "gemm"
+        return pair_work(cell, replace(s, batch=batch, sample_space=ss), gemm=gemm)
 
     def measure(self, cell: Cell, ctx: Pair, runs: Sequence[int]) -> list[dict]:
         """The rows of ``runs``, in groups of :func:`batch_runs` (:meth:`_group`)."""
