@@ -19,14 +19,13 @@ orf_tallqr's reflectors add d^2 normals there.
 ``--product float32`` times K_hat as the option ``protocol.product=float32`` computes
 it (both factors cast to float32, one SGEMM, the result cast back). This script times
 exactly these steps (one BLAS thread, numpy's default Generator, best of ``--repeats``)
-at the shape of
-every cell found in the results (runs, samples, D, d and n_features as stored) and
-sums them over the runs: a lower bound on the protocol's CPU time that no
+at the shape of every cell found in the results (runs, samples, D, d and n_features as
+stored) and sums them over the runs: a lower bound on the protocol's CPU time that no
 change to the code around them removes. Per dataset it prints each step's CPU-seconds
 and, given the output of the ``kernelbench run`` that computed the results (``--log``:
 each cell's summary line ends in its wall seconds), the measured CPU-seconds of the
-cells and how far above the floor they are; the 45-minute goal (issue 40) with 2 workers is
-5400 CPU-s. Run it on an idle machine.
+cells and how far above the floor they are; the 45-minute goal (issue 40) with 2
+workers is 5400 CPU-s. Run it on an idle machine.
 """
 
 from __future__ import annotations
