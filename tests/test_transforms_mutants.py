@@ -225,3 +225,16 @@ def test_wide_panels_top_blocks_are_the_triangles_trmm_reads(m, k, panel):
     for Wq in (W, WideReflectors.of(hp, transpose=True)):
         plain = Wq.apply_rows(X, gemm_only=True)
         np.testing.assert_allclose(Wq.apply_rows(X), plain, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("d, k", [(8, 1), (64, 8), (1000, 3), (3074, 100)])
+def test_a_tall_haar_frame_by_cholesky_qr_is_the_householder_ones(d, k):
+    """A frame of k <= d / 8 columns is G C^-1 with C the Cholesky factor of G^T G: the
+    Q of the sign-corrected Householder QR of the same G, up to rounding."""
+    Q = haar_orthogonal(np.random.default_rng(k), d, k)
+    G = np.random.default_rng(k).standard_normal((d, k))
+    Qh, R = np.linalg.qr(G)
+    Qh *= np.where(np.diagonal(R) < 0.0, -1.0, 1.0)[None, :]
+    assert Q.shape == (d, k) and Q.flags.c_contiguous
+    np.testing.assert_allclose(Q, Qh, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(k), rtol=0, atol=1e-13)

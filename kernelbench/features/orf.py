@@ -299,7 +299,7 @@ def tall_qr_projections(
     P[:, :d] = Yt.T
     if nb:
         if m < k:  # F E = (F Q_E) R_E: a Haar (D - d) x m frame times R_E
-            Q_E, R_E = np.linalg.qr(E)
+            R_E = np.linalg.qr(E, mode="r")  # LAPACK's R, as mode="reduced" gives it
             P[:, d:] = (haar_orthogonal(rng, nb, m) @ R_E).T
         else:
             P[:, d:] = (haar_orthogonal(rng, nb, k) @ E).T
