@@ -16,6 +16,16 @@ reflectors of a D x d QR). Rows drawn in sample space (column ``draws``, 2N < d)
 no D x d draw or projection: their draw is 2N x D normals and their projection
 R^T G, an (2N x 2N) (2N x D) product after the thin QR of the 2N points (d x 2N);
 orf_tallqr's reflectors add d^2 normals there.
+Every run also scores its error matrix E = K - K_hat (the subtraction, ||E||_F and
+``kernelbench.metrics.spectral_norm``, timed on the error of an rff map of the cell's
+shape on Gaussian points; the spectral norm's Lanczos steps depend on E). With
+``--maps`` the script also times, per cell, each map's fit and the features of the 2N
+points alone as the run computes them (``fit`` then ``transform``, or
+``fit_sample_space`` then ``features``; the cell's own method parameters, random points
+of the cell's shape) and reports what they take beyond the floor's draw, projection and
+trig steps (column ``maps``: orf's Householder products, QMC's points, Nystroem's kernel
+and eigendecomposition, the structured transforms): the maps' own work as implemented,
+not a floor.
 ``--product float32`` times K_hat as the option ``protocol.product=float32`` computes
 it (both factors cast to float32, one SGEMM, the result cast back). This script times
 exactly these steps (one BLAS thread, numpy's default Generator, best of ``--repeats``)
@@ -49,7 +59,7 @@ CELL = ["dataset", "kernel", "method_label", "n"]
 DENSE = {"rff", "orf", "orf_tallqr", "qmc", "gq"}
 PRODUCTS = ("float64", "float32")
 GAUSSIAN = {"rff", "orf", "orf_tallqr"}
-STEPS = ["khat", "trig", "proj", "draw"]
+STEPS = ["khat", "trig", "proj", "draw", "errors"]
 
 
 def cells(dirs: list[str]) -> pd.DataFrame:
@@ -60,6 +70,7 @@ def cells(dirs: list[str]) -> pd.DataFrame:
         df = df.assign(draws="weights")
     return df.groupby(CELL, as_index=False).agg(
         method=("method", "first"),
+        method_params=("method_params", "first"),
         runs=("run", "nunique"),
         samples=("samples", "first"),
         D=("D", "first"),
@@ -106,8 +117,56 @@ class Timer:
             m, d, D = shape
             A, G = g((d, m)), g((m, D))
             return lambda: np.linalg.qr(A, mode="r").T @ G
+        if step == "errors":  # E = K - K_hat, ||E||_F and ||E||_2 of an N x N error
+            return self._errors(*shape)
         rng = np.random.default_rng(1)  # draw: this many normals
         return lambda: rng.standard_normal(shape[0])
+
+    def _errors(self, N: int, d: int, D: int):
+        from kernelbench.features import make_feature_map
+        from kernelbench.metrics import spectral_norm
+
+        X, Y = (self.rng.standard_normal((N, d)) / np.sqrt(d) for _ in range(2))
+        sq = (X**2).sum(1)[:, None] + (Y**2).sum(1)[None, :] - 2 * X @ Y.T
+        K = np.exp(-0.5 * sq)
+        fm = make_feature_map("rff", n=max(D, 1) / (2 * (d + 1)), random_state=0, gamma=0.5)
+        fm.fit(X)
+        K_hat = fm.transform(X) @ fm.transform(Y).T
+        E = np.empty_like(K)
+
+        def job():
+            np.subtract(K, K_hat, out=E)
+            np.linalg.norm(E)
+            spectral_norm(E)
+
+        return job
+
+    def map_seconds(self, row: pd.Series) -> float:
+        """The cell's map alone: fit, then the features of its 2N points, as a run."""
+        import json
+
+        from kernelbench.features import make_feature_map
+
+        N, d = int(row["samples"]), int(row["d"])
+        params = json.loads(row["method_params"] or "{}")
+        key = ("map", row["method"], row["kernel"], float(row["n"]), N, d, str(params))
+        if key not in self.memo:
+            A = self.rng.standard_normal((2 * N, d)) / np.sqrt(d)
+            seeds = iter(range(10**6))
+
+            def job():
+                fm = make_feature_map(
+                    row["method"], row["kernel"], float(row["n"]), next(seeds), **params
+                )
+                if row["sample_space"]:
+                    fm.features(fm.fit_sample_space(A))
+                else:
+                    fm.fit(A[:N])
+                    fm.transform(A[:N])
+                    fm.transform(A[N:])
+
+            self.memo[key] = best_time(job, self.repeats)
+        return self.memo[key]
 
 
 #: ``[3/420] mnist rbf rff n=3: rel_fro 0.0029 ± 8.1e-05 (100 runs) [37.7 s]``
@@ -145,6 +204,7 @@ def floor_steps(table: pd.DataFrame, timer: Timer) -> pd.DataFrame:
         # orf_tallqr is orf's construction tall_qr: its label names the draw
         method = row["method_label"] if row["method_label"] in GAUSSIAN else row["method"]
         table.loc[i, "khat"] = runs * timer("khat", N, F)
+        table.loc[i, "errors"] = runs * timer("errors", N, d, D)
         if row["kernel"] == "rbf":
             table.loc[i, "trig"] = runs * timer("trig", 2 * N, F // 2)
         if row.get("sample_space", False):  # the draws of the 2N points themselves
@@ -161,15 +221,31 @@ def floor_steps(table: pd.DataFrame, timer: Timer) -> pd.DataFrame:
     return table
 
 
+def map_steps(table: pd.DataFrame, timer: Timer) -> pd.DataFrame:
+    """``table`` (of :func:`floor_steps`) with column ``maps``: each cell's maps timed
+    alone over its runs, less the floor's draw, projection and trig (at least 0)."""
+    table = table.copy()
+    alone = [int(r["runs"]) * timer.map_seconds(r) for _, r in table.iterrows()]
+    table["maps"] = np.maximum(0.0, np.array(alone) - table[["draw", "proj", "trig"]].sum(axis=1))
+    return table
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="+")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--log", nargs="+", default=[], help="kernelbench run output(s)")
     ap.add_argument("--product", choices=PRODUCTS, default=PRODUCTS[0], help="K_hat's GEMM")
+    ap.add_argument("--maps", action="store_true", help="also time each cell's map alone")
     args = ap.parse_args(argv)
-    table = floor_steps(cells(args.results), Timer(args.repeats, args.product))
-    per = table.groupby("dataset")[["runs", *STEPS, "floor"]].sum()
+    timer = Timer(args.repeats, args.product)
+    table = floor_steps(cells(args.results), timer)
+    columns = ["runs", *STEPS, "floor"]
+    if args.maps:
+        table = map_steps(table, timer)
+        table["floor+maps"] = table["floor"] + table["maps"]
+        columns += ["maps", "floor+maps"]
+    per = table.groupby("dataset")[columns].sum()
     per.insert(0, "cells", table.groupby("dataset").size())
     per.loc["total"] = per.sum()
     if args.log:
@@ -177,14 +253,17 @@ def main(argv: list[str] | None = None) -> int:
         per["measured"] = measured.reindex(per.index)
         per.loc["total", "measured"] = measured.sum()
         per["measured/floor"] = per["measured"] / per["floor"]
+        if args.maps:
+            per["measured/(floor+maps)"] = per["measured"] / per["floor+maps"]
     pd.set_option("display.width", 200)
     print(f"CPU-seconds per dataset (one BLAS thread, K_hat in {args.product}):")
     print(per.round(2).to_string())
-    total = float(per.loc["total", "floor"])
-    print(
-        f"floor: {total:.0f} CPU-s, {total / 120:.1f} min on 2 workers "
-        f"({total / 5400:.2f}x the 5400 CPU-s of 45 min x 2 workers)"
-    )
+    for col in ("floor", "floor+maps")[: 1 + args.maps]:
+        total = float(per.loc["total", col])
+        print(
+            f"{col}: {total:.0f} CPU-s, {total / 120:.1f} min on 2 workers "
+            f"({total / 5400:.2f}x the 5400 CPU-s of 45 min x 2 workers)"
+        )
     return 0
 
 

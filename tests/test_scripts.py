@@ -138,6 +138,20 @@ def test_fig1_floor_counts_each_step_where_a_method_needs_it(tmp_path: Path, cap
     assert f32("khat", 40, 130) > 0 and f32.product == "float32"
     assert fig1_floor.main([str(tmp_path), "--repeats", "1", "--product", "float32"]) == 0
     assert "K_hat in float32" in capsys.readouterr().out
+    # every run scores its N x N error: timed once per (N, d, D), counted per run
+    assert (steps["errors"] > 0).all()
+    D0 = int(table["D"].iloc[0])
+    assert steps.loc["rff", "errors"] == 2 * timer.memo[("errors", 40, 64, D0)]
+    # --maps: each cell's map alone (fit and the 2N points' features), less the floor's
+    # draw, projection and trig; sr33's butterflies are all beyond the floor's steps
+    maps = fig1_floor.map_steps(fig1_floor.floor_steps(table, timer), timer)
+    maps = maps.set_index("method")
+    alone = {r["method"]: 2 * timer.map_seconds(r) for _, r in table.iterrows()}
+    assert maps.loc["sr33", "maps"] == pytest.approx(alone["sr33"] - maps.loc["sr33", "trig"])
+    assert (maps["maps"] >= 0).all() and maps.loc["sr33", "maps"] > 0
+    assert fig1_floor.main([str(tmp_path), "--repeats", "1", "--maps", "--log", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "floor+maps:" in out and "measured/(floor+maps)" in out
 
 
 def test_downstream_rows_split_a_run_by_stage(tmp_path: Path, capsys) -> None:
