@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 from scipy.special import ndtri
 from scipy.stats import qmc as _qmc
@@ -73,16 +74,139 @@ def n_digits(base: int) -> int:
     return math.ceil(54.0 / math.log2(base)) - 1
 
 
+#: Radical inverses by the compiled kernels (False: numpy's digit loop, for comparisons;
+#: the same bits either way).
+USE_COMPILED = True
+
+
+def _digit_table(
+    base: int, digit_perms: Sequence[np.ndarray], last: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """perm_j[a] base^-(j+1) for every position j, as one float64 array, the start and
+    length of each position's entries, and how many positions hold digits of indices up
+    to ``last`` (the rest read their entry 0 only).
+
+    The scales are those of the digit loop (1 / base, then / base per position) and each
+    entry is the one rounded product the loop adds, so a kernel that adds the entries in
+    the order of the positions repeats the loop's sums bit for bit."""
+    parts: list[np.ndarray] = []
+    scale = 1.0 / base
+    power = 1
+    used = 0
+    for perm in digit_perms:
+        if power <= last:
+            parts.append(np.asarray(perm) * scale)
+            power *= base
+            used += 1
+        else:  # every index has digit 0 here
+            parts.append(np.asarray([perm[0] * scale], dtype=np.float64))
+        scale /= base
+    lengths = np.array([len(part) for part in parts], dtype=np.int64)
+    offsets = np.zeros(len(parts), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=offsets[1:])
+    table = np.concatenate(parts).astype(np.float64, copy=False) if parts else np.zeros(0)
+    return table, offsets, lengths, used
+
+
+@numba.njit(cache=True, nogil=True)
+def _radical_inverse_of_index(
+    out, index, base, table, offsets, lengths, used
+):  # pragma: no cover - compiled
+    """out[i] = the digit loop's sum for index[i], digits by floor division (numpy's and
+    Python's, negative indices included); -1 if a digit has no permutation entry."""
+    for i in range(index.shape[0]):
+        q = index[i]
+        acc = 0.0
+        for j in range(used):
+            a = q % base
+            if a >= lengths[j]:
+                return -1
+            acc += table[offsets[j] + a]
+            q //= base
+        for j in range(used, offsets.shape[0]):
+            acc += table[offsets[j]]
+        out[i] = acc
+    return 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _halton_rows(out, row0, start, bases, counts, entries, offsets):  # pragma: no cover - compiled
+    """Rows row0 + r of ``out``: base ``bases[r]``'s radical inverses of start + i, the
+    digit loop's sums bit for bit, position by position over all points (position j's
+    digit is constant on runs of base^j consecutive indices: no division per point).
+
+    Row r reads ``entries[offsets[r]:]``: each used position's permutation entries (the
+    min(base, last // base^j + 1) digits that occur), then one entry per remaining
+    position (digit 0); each entry times its scale is rounded before it is added."""
+    n = out.shape[1]
+    last = start + n - 1
+    table = np.empty(max(1, bases.max()))
+    for r in range(bases.shape[0]):
+        base = bases[r]
+        row = out[row0 + r]
+        row[:] = 0.0
+        e = offsets[r]
+        scale = 1.0 / base
+        power = 1
+        for _ in range(counts[r]):
+            if power > last:  # digit 0 at every index
+                v = float(entries[e]) * scale
+                e += 1
+                for i in range(n):
+                    row[i] += v
+            else:
+                length = min(base, last // power + 1)
+                for a in range(length):
+                    table[a] = float(entries[e + a]) * scale
+                e += length
+                a = (start // power) % base
+                i = 0
+                if power == 1:  # cycles through the digits from a
+                    while i < n:
+                        m = min(base - a, n - i)
+                        for t in range(m):
+                            row[i + t] += table[a + t]
+                        i += m
+                        a = 0
+                else:  # runs of ``power`` equal digits, the first one shorter
+                    stop = min(n, power - start % power)
+                    while i < n:
+                        v = table[a]
+                        for t in range(i, stop):
+                            row[t] += v
+                        i = stop
+                        stop = min(n, i + power)
+                        a = a + 1 if a + 1 < base else 0
+                power *= base
+            scale /= base
+
+
 def scrambled_radical_inverse(
     index: np.ndarray, base: int, digit_perms: Sequence[np.ndarray]
 ) -> np.ndarray:
     """sum_j perm_j[a_j(i)] base^-(j+1), a_j(i) the j-th base-``base`` digit of i.
 
     ``digit_perms[j]`` needs an entry for every digit value at position j. With scipy's
-    full permutations this is scipy's scrambled van der Corput, bit for bit.
+    full permutations this is scipy's scrambled van der Corput, bit for bit. Summed in
+    the order of the positions (compiled: :func:`_digit_table`, the same bits as
+    numpy's digit loop, ``USE_COMPILED = False``).
     """
     index = np.asarray(index, dtype=np.int64)
     last = int(index.max()) if index.size else 0
+    if not USE_COMPILED:
+        return _radical_inverse_numpy(index, base, digit_perms, last)
+    table, offsets, lengths, used = _digit_table(base, digit_perms, last)
+    out = np.zeros(index.size)
+    flat = np.ascontiguousarray(index).reshape(-1)
+    if _radical_inverse_of_index(out, flat, base, table, offsets, lengths, used) < 0:
+        raise IndexError(f"a base-{base} digit has no entry in its digit permutation")
+    return out.reshape(index.shape)
+
+
+def _radical_inverse_numpy(
+    index: np.ndarray, base: int, digit_perms: Sequence[np.ndarray], last: int
+) -> np.ndarray:
+    """:func:`scrambled_radical_inverse` by numpy, one digit position at a time."""
     out = np.zeros(index.shape)
     scale = 1.0 / base
     power = 1
@@ -105,27 +229,46 @@ def halton_points(
     Scrambled (Owen 2017, Alg. 1, scipy's law): an independent random permutation of
     the digits per dimension and digit position, points i = 0..N-1; only the entries
     read are drawn (an ordered sample without replacement), O(N d + sum_k min(N, p_k))
-    instead of O(sum_k p_k n_digits(p_k)). Unscrambled: points i = 1..N.
+    instead of O(sum_k p_k n_digits(p_k)). Unscrambled: points i = 1..N. The draws are
+    made dimension by dimension in the order above; the sums by :func:`_halton_rows`,
+    the bits of :func:`scrambled_radical_inverse`, with no division per point.
     """
     start = 0 if scramble else 1
-    index = np.arange(start, start + n_points, dtype=np.int64)
     last = start + n_points - 1
     out = np.empty((d, n_points))
-    for k, p in enumerate(first_primes(d).tolist()):
+    bases = first_primes(d)
+    block: list[np.ndarray] = []  # the permutation entries of rows row0..k
+    row0 = held = 0
+    for k, p in enumerate(bases.tolist()):
+        count = n_digits(p)
         perms: list[np.ndarray] = []
         power = 1
-        count = n_digits(p)
-        for j in range(count):
-            if power > last:  # the remaining positions only ever hold digit 0
-                tail = count - j
-                zeros = rng.integers(0, p, size=tail) if scramble else np.zeros(tail, np.int64)
-                perms.extend(zeros[:, None])
-                break
+        while len(perms) < count and power <= last:
             used = min(p, last // power + 1)
             perms.append(rng.choice(p, size=used, replace=False) if scramble else np.arange(used))
             power *= p
-        out[k] = scrambled_radical_inverse(index, p, perms)
+        tail = count - len(perms)  # positions that only ever hold digit 0
+        zeros = np.zeros(tail, np.int64)
+        if tail and scramble:
+            zeros = rng.integers(0, p, size=tail)
+        if not USE_COMPILED:
+            index = np.arange(start, start + n_points, dtype=np.int64)
+            out[k] = _radical_inverse_numpy(index, p, perms + list(zeros[:, None]), last)
+            continue
+        block.append(np.concatenate([*perms, zeros]))
+        held += len(block[-1])
+        if k + 1 == d or held >= _BLOCK_ENTRIES:
+            rows = bases[row0 : k + 1]
+            counts = np.array([n_digits(q) for q in rows.tolist()], dtype=np.int64)
+            offsets = np.cumsum([0] + [len(entries) for entries in block[:-1]])
+            _halton_rows(out, row0, start, rows, counts, np.concatenate(block), offsets)
+            block, row0, held = [], k + 1, 0
     return out.T
+
+
+#: Permutation entries drawn before :func:`halton_points` computes their rows (bounds
+#: its memory at 8 MiB for any d and N).
+_BLOCK_ENTRIES = 1 << 20
 
 
 # ------------------------------------------------------------- Halton RR2
