@@ -7,6 +7,8 @@ import itertools
 import numpy as np
 import pytest
 import scipy.linalg
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from sklearn.base import clone
 
@@ -780,3 +782,33 @@ def test_orf_panels_in_wide_form_equal_the_drawn_panels(construction, d, n, monk
     assert np.max(np.abs(T2 - ref.projections(X2))) <= 1e-14 * np.max(np.abs(T2))
     np.testing.assert_array_equal(T2, wide.projections(X2))  # reruns: bit for bit
     assert wide.transform(X2.astype(np.float32)).dtype == np.float32
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_nodes=st.integers(1, 12),
+    rows=st.integers(1, 40),
+    cols=st.integers(1, 40),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_gq_nodes_are_numpys_choice_bit_for_bit(n_nodes, rows, cols, seed):
+    """The compiled node draw is ``nodes[rng.choice(..., p=probs)]``: the same values
+    and the generator left in the same state."""
+    from kernelbench.features.gq import choose_nodes
+
+    nodes, probs = gauss_hermite(n_nodes)
+    a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+    ours = choose_nodes(a, nodes, probs, (rows, cols))
+    ref = nodes[b.choice(n_nodes, size=(rows, cols), p=probs)]
+    assert ours.dtype == np.float64 and ours.flags.c_contiguous
+    assert np.array_equal(ours.view(np.int64), ref.view(np.int64))
+    assert a.bit_generator.state == b.bit_generator.state
+    # on the cdf's own values and just below them: side="right", as numpy
+    from kernelbench.features.gq import _nodes_of_uniforms
+
+    cdf = np.cumsum(probs)
+    cdf /= cdf[-1]
+    u = np.concatenate([cdf[:-1], np.nextafter(cdf[:-1], 0.0), [0.0, np.nextafter(1.0, 0.0)]])
+    got = u.copy()
+    _nodes_of_uniforms(got, cdf, nodes)
+    assert np.array_equal(got, nodes[np.searchsorted(cdf, u, side="right")])
