@@ -237,6 +237,7 @@ def halton_points(
     last = start + n_points - 1
     out = np.empty((d, n_points))
     bases = first_primes(d)
+    index = None if USE_COMPILED else np.arange(start, start + n_points, dtype=np.int64)
     block: list[np.ndarray] = []  # the permutation entries of rows row0..k
     row0 = held = 0
     for k, p in enumerate(bases.tolist()):
@@ -251,8 +252,7 @@ def halton_points(
         zeros = np.zeros(tail, np.int64)
         if tail and scramble:
             zeros = rng.integers(0, p, size=tail)
-        if not USE_COMPILED:
-            index = np.arange(start, start + n_points, dtype=np.int64)
+        if index is not None:  # numpy's digit loop
             out[k] = _radical_inverse_numpy(index, p, perms + list(zeros[:, None]), last)
             continue
         block.append(np.concatenate([*perms, zeros]))
