@@ -231,7 +231,6 @@ def test_a_signal_under_joblib_keeps_each_workers_runs_and_the_rerun_is_bit_iden
     shards, bit for bit."""
     proc, stdout, stderr, out, runs = _interrupt_run(tmp_path, signum, JOBLIB, 2, group)
     assert proc.returncode == code, (stdout, stderr)
-    assert stdout == ""
     plan_line, line = stderr.splitlines()
     assert plan_line.startswith("plan: 2 cells, ")
     said = _LINE.fullmatch(line)
@@ -244,6 +243,10 @@ def test_a_signal_under_joblib_keeps_each_workers_runs_and_the_rerun_is_bit_iden
     assert kept == {p: k for p, k in shards.items() if k < runs} and kept, line
     finished = [p for p, k in shards.items() if k == runs]  # a cell done before the signal
     assert said[2] == (f" ({len(finished)} finished cell kept)" if finished else None)
+    # stdout: the summary line of each finished cell, nothing else
+    summary = rf"\[\d/2\] digits arccos0 sr33 seed=\d .*: rel_fro .* \({runs} runs\) \[[\d.]+ s\]"
+    assert len(stdout.splitlines()) == len(finished), stdout
+    assert all(re.fullmatch(summary, s) for s in stdout.splitlines()), stdout
     assert len(kept) + len(finished) == 2
     for path, k in kept.items():
         assert 16 <= k and sorted(read_results(Path(path))["run"]) == list(range(k))
