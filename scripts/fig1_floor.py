@@ -1,7 +1,8 @@
 """The floor of the whole Fig. 1 protocol on this machine, float64 or float32 K_hat.
 
     python scripts/fig1_floor.py RESULTS_DIR [RESULTS_DIR ...] [--repeats 3]
-        [--product float64|float32]
+        [--product float64|float32] [--maps] [--log RUN_OUTPUT ...]
+    python scripts/fig1_floor.py --routines [N ...]
 
 Every run of every method must form K_hat = z(X) z(Y)^T, an (N x F) (F x N) product
 with N = the cell's samples and F its features, to score the relative Frobenius error
@@ -25,7 +26,12 @@ points alone as the run computes them (``fit`` then ``transform``, or
 of the cell's shape) and reports what they take beyond the floor's draw, projection and
 trig steps (column ``maps``: orf's Householder products, QMC's points, Nystroem's kernel
 and eigendecomposition, the structured transforms): the maps' own work as implemented,
-not a floor.
+not a floor. ``--routines`` (no results needed) splits the maps of MNIST and USPS,
+which hold most of that work, at the Gaussian kernel and n = 1..5: each map alone
+against the floor's steps of one run and the map's named routines
+(:func:`routine_job`: orf's Householder draws and ``dorgqr``, QMC's Halton points and
+``ndtri``, gq's nodes, Nystroem's kernel blocks and ``eigh``), and prints the rest, what
+no named routine does (validation, copies, scaling), summed over Fig. 1's runs.
 ``--product float32`` times K_hat as the option ``protocol.product=float32`` computes
 it (both factors cast to float32, one SGEMM, the result cast back). This script times
 exactly these steps (one BLAS thread, numpy's default Generator, best of ``--repeats``)
@@ -41,6 +47,7 @@ workers is 5400 CPU-s. Run it on an idle machine.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 from pathlib import Path
@@ -143,8 +150,6 @@ class Timer:
 
     def map_seconds(self, row: pd.Series) -> float:
         """The cell's map alone: fit, then the features of its 2N points, as a run."""
-        import json
-
         from kernelbench.features import make_feature_map
 
         N, d = int(row["samples"]), int(row["d"])
@@ -205,7 +210,7 @@ def floor_steps(table: pd.DataFrame, timer: Timer) -> pd.DataFrame:
         method = row["method_label"] if row["method_label"] in GAUSSIAN else row["method"]
         table.loc[i, "khat"] = runs * timer("khat", N, F)
         table.loc[i, "errors"] = runs * timer("errors", N, d, D)
-        if row["kernel"] == "rbf":
+        if row["kernel"] == "rbf" and method != "nystrom":  # Nystroem: kernel values
             table.loc[i, "trig"] = runs * timer("trig", 2 * N, F // 2)
         if row.get("sample_space", False):  # the draws of the 2N points themselves
             table.loc[i, "proj"] = runs * timer("sample", 2 * N, d, D)
@@ -230,15 +235,124 @@ def map_steps(table: pd.DataFrame, timer: Timer) -> pd.DataFrame:
     return table
 
 
+#: ``--routines``: the datasets that hold most of the maps' own work (MNIST and USPS,
+#: 2470 of its 2932 CPU-s in the float32 run of docs/performance.md), and the methods
+#: whose work beyond the floor is a named routine (sr33 and sorf: their transforms are
+#: the map; rff: none).
+ROUTINE_DATASETS = ("mnist", "usps")
+ROUTINE_METHODS = ("rff", "orf", "orf_tallqr", "nystrom", "qmc", "gq")
+
+
+def routine_job(cell: dict, N: int, d: int, rng: np.random.Generator):
+    """The named routines of a Gaussian-kernel map (``cell``'s method), alone at its
+    shape (N fitted rows, 2N mapped, d columns): orf's Householder draws and ``dorgqr``
+    per d x d block, orf_tallqr's for one D x d Q, QMC's Halton points and ``ndtri``,
+    gq's node draw, Nystroem's two kernel blocks, ``eigh``, K_LL^{+1/2} and the feature
+    product; None for rff (nothing beyond the floor's normals, GEMM and cos/sin)."""
+    from scipy.special import ndtri
+
+    from kernelbench.features import make_feature_map
+    from kernelbench.features.base import n_projections
+    from kernelbench.features.gq import choose_nodes, gauss_hermite
+    from kernelbench.features.qmc import halton_points
+    from kernelbench.kernels import exact_kernel
+    from kernelbench.transforms import HouseholderProduct
+
+    method, D = cell["method"]["label"], n_projections(float(cell["n"]), d)
+    eps = np.finfo(np.float64).eps
+    if method == "orf":
+        return lambda: [HouseholderProduct.gaussian(rng, d).reduced() for _ in range(-(-D // d))]
+    if method == "orf_tallqr":
+        return lambda: HouseholderProduct.gaussian(rng, max(D, d), min(D, d)).reduced()
+    if method == "qmc":
+        return lambda: ndtri(np.clip(halton_points(D, d, rng), eps, 1.0 - eps))
+    if method == "gq":
+        fm = make_feature_map("gq", "rbf", float(cell["n"]), 0, **cell["method"]["params"])
+        nodes, probs = gauss_hermite(int(fm.n_nodes))
+        return lambda: choose_nodes(rng, nodes, probs, (D, d))
+    if method == "nystrom":
+        A = rng.standard_normal((2 * N, d)) / np.sqrt(d)
+        L = A[: min(N, 2 * D)]
+
+        def job():
+            vals, vecs = np.linalg.eigh(exact_kernel("rbf", L, L, gamma=1.0 / d))
+            root = (vecs / np.sqrt(np.maximum(vals, eps))) @ vecs.T
+            return exact_kernel("rbf", A, L, gamma=1.0 / d) @ root
+
+        return job
+    return None
+
+
+def routine_table(timer: Timer, ns: list[float]) -> pd.DataFrame:
+    """Per (dataset, method, n): the map alone, the floor's steps of a run, the map's
+    named routines (:func:`routine_job`) and the rest, in ms per run; with ``cpu_s``,
+    the rest over the cell's Fig. 1 runs and its three kernels."""
+    from kernelbench.datasets import DATASETS
+    from kernelbench.experiment import make_cell
+    from kernelbench.features.base import n_projections
+
+    rows = []
+    for name in ROUTINE_DATASETS:
+        d = DATASETS.get(name).d
+        for label in ROUTINE_METHODS:
+            for n in ns:
+                cell = make_cell(label, "rbf", name, n=n)
+                split = cell["dataset"]["splits"]["kernel_approx"]
+                N, runs = int(split["samples"]), int(split["runs"])
+                D = n_projections(float(n), d)
+                method = cell["method"]["name"]
+                row = pd.Series(
+                    {"method": method, "method_label": label, "kernel": "rbf", "n": n,
+                     "samples": N, "d": d, "D": D, "features": 2 * D, "runs": 1,
+                     "sample_space": False, "method_params": json.dumps(cell["method"]["params"])}
+                )  # fmt: skip
+                floor = floor_steps(pd.DataFrame([row]), timer).iloc[0]
+                steps = float(floor[["draw", "proj", "trig"]].sum())
+                mapped = timer.map_seconds(row)
+                job = routine_job(cell, N, d, timer.rng)
+                named = 0.0 if job is None else best_time(job, timer.repeats)
+                if label in GAUSSIAN:  # their routines draw the floor's normals too
+                    named = max(0.0, named - float(floor["draw"]))
+                rest = mapped - steps - named
+                rows.append(
+                    {"dataset": name, "method": label, "n": n, "runs": runs,
+                     "map_ms": 1e3 * mapped, "floor_steps_ms": 1e3 * steps,
+                     "routines_ms": 1e3 * named, "rest_ms": 1e3 * rest,
+                     "rest/map": rest / mapped, "cpu_s": 3 * runs * rest}
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def print_routines(timer: Timer, ns: list[float]) -> int:
+    """Print :func:`routine_table` and its sums per method over the n given."""
+    table = routine_table(timer, ns)
+    pd.set_option("display.width", 200)
+    print("ms per run (one BLAS thread, Gaussian kernel), rest = map - floor steps - routines:")
+    print(table.round(3).to_string(index=False))
+    per = table.groupby("method", sort=False)[["map_ms", "routines_ms", "rest_ms", "cpu_s"]].sum()
+    per["rest/map"] = per["rest_ms"] / per["map_ms"]
+    print("summed over the n given; cpu_s: the rest over Fig. 1's runs of 3 kernels:")
+    print(per.round(3).to_string())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("results", nargs="+")
+    ap.add_argument("results", nargs="*")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--log", nargs="+", default=[], help="kernelbench run output(s)")
     ap.add_argument("--product", choices=PRODUCTS, default=PRODUCTS[0], help="K_hat's GEMM")
     ap.add_argument("--maps", action="store_true", help="also time each cell's map alone")
+    ap.add_argument(
+        "--routines", nargs="*", type=float, metavar="N",
+        help="instead: MNIST's and USPS's maps against their named routines at these n",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     timer = Timer(args.repeats, args.product)
+    if args.routines is not None:
+        return print_routines(timer, args.routines or [1.0, 2.0, 3.0, 4.0, 5.0])
+    if not args.results:
+        ap.error("give RESULTS_DIR(s), or --routines")
     table = floor_steps(cells(args.results), timer)
     columns = ["runs", *STEPS, "floor"]
     if args.maps:

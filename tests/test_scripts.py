@@ -154,6 +154,51 @@ def test_fig1_floor_counts_each_step_where_a_method_needs_it(tmp_path: Path, cap
     assert "floor+maps:" in out and "measured/(floor+maps)" in out
 
 
+def test_fig1_floor_routines_are_each_maps_named_work(capsys) -> None:
+    """--routines: per (dataset, method, n) the map alone, the floor's steps, the map's
+    named routines and the rest; each routine computes what its map computes."""
+    from kernelbench.experiment import make_cell
+    from kernelbench.features.base import n_projections
+
+    rng = np.random.default_rng(0)
+    d = 12
+    for label in ("orf", "orf_tallqr"):  # orthonormal columns: the Q of the maps' draw
+        cell = make_cell(label, "rbf", "digits", n=1)
+        out = fig1_floor.routine_job(cell, 10, d, rng)()
+        for Q in out if label == "orf" else [out]:
+            assert np.allclose(Q.T @ Q, np.eye(Q.shape[1]), atol=1e-12)
+    D = n_projections(1.0, d)
+    assert fig1_floor.routine_job(make_cell("qmc", "rbf", "digits", n=1), 10, d, rng)().shape == (
+        D,
+        d,
+    )
+    nodes = fig1_floor.routine_job(make_cell("gq", "rbf", "digits", n=1), 10, d, rng)()
+    assert nodes.shape == (D, d) and len(np.unique(nodes)) <= 5  # Gauss-Hermite nodes
+    # Nystroem: m = N landmarks of the 2N points: z z^T of the landmarks is their K
+    Z = fig1_floor.routine_job(make_cell("nystrom", "rbf", "digits", n=1), 10, d, rng)()
+    assert Z.shape == (20, 10)
+    assert fig1_floor.routine_job(make_cell("rff", "rbf", "digits", n=1), 10, d, rng) is None
+    # Nystroem has no cos/sin in the floor (its features are kernel values)
+    ny = pd.DataFrame([{"method": "nystrom", "method_label": "nystrom", "kernel": "rbf",
+                        "samples": 10, "D": 26, "d": 12, "features": 10, "runs": 1}])  # fmt: skip
+    assert fig1_floor.floor_steps(ny, fig1_floor.Timer(repeats=1)).iloc[0]["trig"] == 0
+    timer = fig1_floor.Timer(repeats=1)
+    table = fig1_floor.routine_table(timer, [0.02])
+    assert len(table) == 2 * len(fig1_floor.ROUTINE_METHODS)
+    by = table.set_index(["dataset", "method"])
+    assert (by.xs("rff", level="method")["routines_ms"] == 0).all()
+    assert (by.drop("rff", level="method")["routines_ms"] > 0).all()
+    assert np.allclose(
+        table["rest_ms"], table["map_ms"] - table["floor_steps_ms"] - table["routines_ms"]
+    )
+    assert np.allclose(table["cpu_s"], 3 * table["runs"] * table["rest_ms"] / 1e3)
+    assert set(table["runs"]) == {100, 500}  # MNIST's and USPS's Fig. 1 runs
+    assert fig1_floor.main(["--routines", "0.02", "--repeats", "1"]) == 0
+    assert "rest/map" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        fig1_floor.main([])
+
+
 def test_downstream_rows_split_a_run_by_stage(tmp_path: Path, capsys) -> None:
     """``rows`` sums each (learner, dataset)'s recorded stages, its ceilings and, from the
     log, its cells' seconds; the rest is what no stage recorded."""
