@@ -34,6 +34,20 @@ per fold with preconditioned CG for its other lambdas (``pcg``); with each route
 largest relative difference in the coefficients, the held-out predictions whose sign
 differs from the Cholesky route's, and whether the chosen lambda moves.
 
+``liu-floor``: the floor of the whole ``liu2020_table3`` grid (the code's reading),
+measured: per (dataset, s/d) the steps every run of every method must take at the
+run's real shapes (the data's own split), each timed alone (CPU seconds, one BLAS
+thread, best of ``--rounds``) and counted as the learner and the protocol call them:
+the fold Grams (``gram_upper``'s syrk over the train rows, one fold's rows of each
+4096-row chunk at a time), the k L + 1 Cholesky factorisations and solves of F x F
+(F = 2s), the cos/sin of the s projections of every mapped row (the train rows twice,
+the test rows and the spectral check's points), the held-out predictions of the
+cross-validation pass, and the spectral norm of the 1000-point error; lev_rff and
+slw_rff add their scores' pass, Gram and solve. Projections are not counted (d <= 14:
+they cost less than the cos/sin; sr33 and sorf do not make them). Summed over the
+grid's cells and runs against the goal's 1440 CPU-s (12 min on 2 workers); ``--methods``
+defaults to the grid's eight.
+
 ``rows``: a finished run's own split (``--results DIR``, ``--log`` its ``kernelbench run``
 output): per (learner, dataset), the seconds its rows record (map fit + transform,
 learner train, predict; wall seconds of the worker, which ran on its own core), the exact
@@ -44,6 +58,7 @@ wall seconds), the cells' seconds and the rest (data, start-up, writing shards).
     python scripts/bench_downstream_stages.py linear --datasets usps --ns 5 --exact-rows 4500
     python scripts/bench_downstream_stages.py liu --datasets codrna eeg --ns 16 128
     python scripts/bench_downstream_stages.py liu-solve --datasets eeg codrna --ns 32 128
+    python scripts/bench_downstream_stages.py liu-floor
     python scripts/bench_downstream_stages.py rows --results RUN --log run_fig2.log
 """
 
@@ -374,6 +389,109 @@ def liu_solve(args: argparse.Namespace) -> None:
             _pcg_route.iterations.clear()
 
 
+#: The methods of ``liu2020_table3`` (configs/experiment/liu2020_table3.yaml) and its s/d.
+LIU_METHODS = ("rff", "qmc", "qmc_fixed", "lev_rff", "slw_rff", "orf", "sorf", "sr33")
+LIU_NS = (1, 2, 4, 8, 16, 32, 64, 128)
+
+
+def _best(fn, rounds: int) -> float:
+    return min(_timed(fn)[1] for _ in range(max(1, rounds)))
+
+
+def liu_floor_steps(N: int, M: int, P: int, F: int, folds: int, lams: int, rounds: int, chunk: int):
+    """CPU seconds of one run's floor steps at N train rows, M test rows, P spectral
+    points and F = 2s features (each step timed alone, then counted): ``gram``, ``chol``,
+    ``trig``, ``cv_predict``, ``spectral``; and the extra pass of a leverage map
+    (``lev``: its Gram, a solve and the cos/sin of the train rows)."""
+    from scipy.linalg import cho_factor, cho_solve
+
+    from kernelbench.features.lev_rff import gram_upper
+    from kernelbench.metrics import spectral_norm
+    from kernelbench.trig import scaled_cos_sin
+
+    rng = np.random.default_rng(0)
+    rows = min(chunk, N)
+    Z = rng.standard_normal((rows, F))
+    parts = np.arange(rows) % folds
+    G = np.zeros((F, F), order="F")
+
+    def grams():  # one chunk: each fold's rows into its Gram, as ChunkedRidge.fit
+        for j in range(folds):
+            gram_upper(Z[parts == j], out=G)
+
+    A = np.eye(F) * 2.0 + rng.uniform(0.0, 1.0 / F, (F, F))
+    A = np.asfortranarray((A + A.T) / 2.0)
+    rhs = rng.standard_normal(F)
+
+    def solve():  # ChunkedRidge._solve: a Fortran copy, factorised in place, one solve
+        B = np.array(A, order="F", copy=True)
+        cho_solve(cho_factor(B, lower=False, check_finite=False, overwrite_a=True), rhs)
+
+    proj, scale = rng.standard_normal((rows, F // 2)), np.ones(F // 2)
+    coefs = rng.standard_normal((F, lams))
+    E = rng.standard_normal((P, P))
+    E = E + E.T
+    per_chunk = {
+        "gram": _best(grams, rounds),
+        "trig": _best(lambda: scaled_cos_sin(proj, scale), rounds),
+        "cv_predict": _best(lambda: [Z[parts == j] @ coefs for j in range(folds)], rounds),
+    }
+    chol = _best(solve, rounds)
+    n_chol = folds * lams + 1 if folds > 1 and lams > 1 else 1
+    trig_rows = 2 * N + M + P
+    steps = {
+        "gram": per_chunk["gram"] * N / rows,
+        "chol": n_chol * chol,
+        "trig": per_chunk["trig"] * trig_rows / rows,
+        "cv_predict": per_chunk["cv_predict"] * N / rows,
+        "spectral": _best(lambda: spectral_norm(E), rounds) if P else 0.0,
+    }
+    lev = per_chunk["gram"] * N / rows + chol + per_chunk["trig"] * N / rows
+    return steps, lev
+
+
+def liu_floor(args: argparse.Namespace) -> None:
+    from kernelbench.cell import build_cell
+    from kernelbench.experiment import make_cell
+    from kernelbench.protocols import get_protocol
+    from kernelbench.protocols.krr import LEVERAGE
+    from kernelbench.trig import scaled_cos_sin
+
+    scaled_cos_sin(np.zeros((2, 2)), np.ones(2))  # the compiled kernel loaded, not timed
+    proto = get_protocol("krr")
+    methods = args.methods or list(LIU_METHODS)
+    names = ["gram", "chol", "trig", "cv_predict", "spectral", "lev"]
+    total = dict.fromkeys(names, 0.0)
+    print("dataset   s/d     N       M     F  cells runs " + " ".join(f"{k:>10}" for k in names))
+    for name in args.datasets:
+        base = build_cell(make_cell("rff", "rbf", name, n=1, protocol="krr"))
+        ctx = proto.prepare(base)
+        N, M, d = len(ctx.y_train), len(ctx.y_test), ctx.X_train.shape[1]
+        opts = base.settings
+        P = int(opts.get("spectral_points") or 0)
+        folds, lams = int(opts["cv_folds"]), len(opts["lambdas"])
+        chunk, runs = int(opts["chunk_rows"]), int(opts["runs"])
+        for n in args.ns:
+            F = 2 * int(round(n * d))
+            steps, lev = liu_floor_steps(N, M, P, F, folds, lams, args.rounds, chunk)
+            cells = len(methods)
+            got = {k: cells * runs * v for k, v in steps.items()}
+            got["lev"] = sum(m in LEVERAGE for m in methods) * runs * lev
+            for k in names:
+                total[k] += got[k]
+            print(
+                f"{name:<9}{n:>4}{N:>7}{M:>8}{F:>6}{cells:>6}{runs:>5} "
+                + " ".join(f"{got[k]:>10.2f}" for k in names),
+                flush=True,
+            )
+    floor = sum(total.values())
+    print("total" + " " * 43 + " ".join(f"{total[k]:>10.2f}" for k in names))
+    print(
+        f"floor: {floor:.0f} CPU-s, {floor / 120:.1f} min on 2 workers "
+        f"({floor / 1440:.2f}x the 1440 CPU-s of 12 min x 2 workers)"
+    )
+
+
 def rows(args: argparse.Namespace) -> None:
     import json
     import re
@@ -420,11 +538,11 @@ def rows(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("grid", choices=["fig2", "linear", "liu", "liu-solve", "rows"])
+    ap.add_argument("grid", choices=["fig2", "linear", "liu", "liu-solve", "liu-floor", "rows"])
     ap.add_argument("--datasets", nargs="+", default=None)
     ap.add_argument("--ns", nargs="+", type=float, default=None)
     ap.add_argument("--method", default="rff")
-    ap.add_argument("--methods", nargs="+", default=["rff"])
+    ap.add_argument("--methods", nargs="+", default=None)
     ap.add_argument("--kernel", default="rbf")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--linear", action="store_true")
@@ -444,7 +562,12 @@ def main(argv: list[str] | None = None) -> int:
             (fig2 if args.grid == "fig2" else linear)(args)
         else:
             args.datasets = args.datasets or ["codrna", "eeg", "magic04"]
+            if args.grid == "liu-floor":
+                args.ns = [int(n) for n in (args.ns or LIU_NS)]
+                liu_floor(args)
+                return 0
             args.ns = [int(n) for n in (args.ns or [16, 128])]
+            args.methods = args.methods or ["rff"]
             (liu if args.grid == "liu" else liu_solve)(args)
     return 0
 

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from kernelbench.verify import sample_variation
+from tests.conftest import need_mirror
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -245,6 +246,30 @@ def test_downstream_rows_split_a_run_by_stage(tmp_path: Path, capsys) -> None:
     letter = next(line for line in out if "letter" in line).split()
     assert letter[-8:] == ["1", "2", "2", "6", "2", "0", "11", "1"]
     assert next(line for line in out if line.startswith("all")).split()[-2:] == ["111", "20"]
+
+
+def test_liu_floor_counts_each_step_as_a_run_takes_it(monkeypatch, capsys) -> None:
+    """liu-floor: each step timed once (here 1 s by a stub) and counted per run as the
+    learner and the protocol take it: a fold's Gram per chunk of train rows, k L + 1
+    factorisations, the cos/sin of 2N + M + P rows; the leverage maps' extra pass."""
+    need_mirror("eeg.npz")
+    monkeypatch.setattr(downstream_stages, "_best", lambda fn, rounds: (fn(), 1.0)[1])
+    steps, lev = downstream_stages.liu_floor_steps(50, 30, 20, 16, 3, 4, 1, 16)
+    assert steps == {"gram": 50 / 16, "chol": 13.0, "trig": 150 / 16,
+                     "cv_predict": 50 / 16, "spectral": 1.0}  # fmt: skip
+    assert lev == 50 / 16 + 1.0 + 50 / 16
+    one, _ = downstream_stages.liu_floor_steps(50, 30, 0, 16, 1, 4, 1, 64)
+    assert one["chol"] == 1.0 and one["spectral"] == 0.0 and one["gram"] == 1.0  # no CV
+    args = ["liu-floor", "--datasets", "eeg", "--ns", "1", "--methods", "rff", "lev_rff"]
+    assert downstream_stages.main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    row = next(line for line in out if line.startswith("eeg")).split()
+    N, M, P = 7490, 7490, 1000  # EEG's random half and the spectral check's points
+    assert row[:7] == ["eeg", "1", str(N), str(M), "28", "2", "10"]
+    per_run = [N / 4096, 13.0, (2 * N + M + P) / 4096, N / 4096, 1.0]
+    assert [float(v) for v in row[7:12]] == pytest.approx([20 * v for v in per_run], abs=0.01)
+    assert float(row[12]) == pytest.approx(10 * (2 * N / 4096 + 1.0), abs=0.01)  # lev_rff
+    assert out[-1].startswith("floor: ") and "1440 CPU-s of 12 min x 2 workers" in out[-1]
 
 
 @pytest.mark.parametrize("path", sorted(SCRIPTS.glob("*.py")), ids=lambda p: p.name)
