@@ -72,6 +72,8 @@ from functools import partial
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from kernelbench.timing import best_time
+
 CLOCK = time.process_time
 
 
@@ -394,10 +396,6 @@ LIU_METHODS = ("rff", "qmc", "qmc_fixed", "lev_rff", "slw_rff", "orf", "sorf", "
 LIU_NS = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
-def _best(fn, rounds: int) -> float:
-    return min(_timed(fn)[1] for _ in range(max(1, rounds)))
-
-
 def liu_floor_steps(N: int, M: int, P: int, F: int, folds: int, lams: int, rounds: int, chunk: int):
     """CPU seconds of one run's floor steps at N train rows, M test rows, P spectral
     points and F = 2s features (each step timed alone, then counted): ``gram``, ``chol``,
@@ -408,6 +406,11 @@ def liu_floor_steps(N: int, M: int, P: int, F: int, folds: int, lams: int, round
     from kernelbench.features.lev_rff import gram_upper
     from kernelbench.metrics import spectral_norm
     from kernelbench.trig import scaled_cos_sin
+
+    repeats = max(1, rounds)
+
+    def best(fn) -> float:  # this process's CPU seconds, best of ``rounds``
+        return best_time(fn, repeats, CLOCK)
 
     rng = np.random.default_rng(0)
     rows = min(chunk, N)
@@ -432,11 +435,11 @@ def liu_floor_steps(N: int, M: int, P: int, F: int, folds: int, lams: int, round
     E = rng.standard_normal((P, P))
     E = E + E.T
     per_chunk = {
-        "gram": _best(grams, rounds),
-        "trig": _best(lambda: scaled_cos_sin(proj, scale), rounds),
-        "cv_predict": _best(lambda: [Z[parts == j] @ coefs for j in range(folds)], rounds),
+        "gram": best(grams),
+        "trig": best(lambda: scaled_cos_sin(proj, scale)),
+        "cv_predict": best(lambda: [Z[parts == j] @ coefs for j in range(folds)]),
     }
-    chol = _best(solve, rounds)
+    chol = best(solve)
     n_chol = folds * lams + 1 if folds > 1 and lams > 1 else 1
     trig_rows = 2 * N + M + P
     steps = {
@@ -444,7 +447,7 @@ def liu_floor_steps(N: int, M: int, P: int, F: int, folds: int, lams: int, round
         "chol": n_chol * chol,
         "trig": per_chunk["trig"] * trig_rows / rows,
         "cv_predict": per_chunk["cv_predict"] * N / rows,
-        "spectral": _best(lambda: spectral_norm(E), rounds) if P else 0.0,
+        "spectral": best(lambda: spectral_norm(E)) if P else 0.0,
     }
     lev = per_chunk["gram"] * N / rows + chol + per_chunk["trig"] * N / rows
     return steps, lev

@@ -253,7 +253,7 @@ def test_liu_floor_counts_each_step_as_a_run_takes_it(monkeypatch, capsys) -> No
     learner and the protocol take it: a fold's Gram per chunk of train rows, k L + 1
     factorisations, the cos/sin of 2N + M + P rows; the leverage maps' extra pass."""
     need_mirror("eeg.npz")
-    monkeypatch.setattr(downstream_stages, "_best", lambda fn, rounds: (fn(), 1.0)[1])
+    monkeypatch.setattr(downstream_stages, "best_time", lambda fn, repeats, clock: (fn(), 1.0)[1])
     steps, lev = downstream_stages.liu_floor_steps(50, 30, 20, 16, 3, 4, 1, 16)
     assert steps == {"gram": 50 / 16, "chol": 13.0, "trig": 150 / 16,
                      "cv_predict": 50 / 16, "spectral": 1.0}  # fmt: skip
