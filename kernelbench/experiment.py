@@ -40,20 +40,30 @@ from kernelbench.results import (
 
 # -- measurement --------------------------------------------------------------------
 
-#: Bytes the C heap keeps at its top (glibc ``M_TOP_PAD``) in a process that measures
-#: cells. Its runs allocate and free arrays of a few MiB each (features, projections),
-#: and by default glibc gives such memory back and faults it in again on the next run:
-#: about 9% of a USPS Fig. 1 cell's CPU time, in the kernel, gone with this pad; the rows are
-#: the same bits (docs/performance.md). At most this much more resident memory.
-HEAP_TOP_PAD = 64 * 2**20
+#: glibc heap settings of a process that measures cells (``mallopt``, malloc.h). Its runs
+#: allocate and free arrays of a few to a few hundred MiB each (projections, features, a
+#: chunk's fold rows), and by default glibc maps every array above 32 MiB afresh and
+#: gives freed memory back, so each run faults the same pages in again, zeroed by the
+#: kernel: about 9% of a USPS Fig. 1 cell's CPU time and 15-19% of a Liu cod-RNA cell's,
+#: in system time, gone with these settings; the rows are the same bits
+#: (docs/performance.md). ``M_TOP_PAD``: bytes kept at the heap's top when it grows;
+#: ``M_MMAP_THRESHOLD``: arrays below it come from the heap and are reused (larger ones,
+#: such as LEUKEMIA's weight draws, are still mapped and returned on free);
+#: ``M_TRIM_THRESHOLD``: free memory at the heap's top beyond it goes back. A worker's
+#: resident memory still never exceeds its own peak, but may stay near it between cells.
+HEAP_SETTINGS = {
+    "M_TOP_PAD": 64 * 2**20,
+    "M_MMAP_THRESHOLD": 256 * 2**20,
+    "M_TRIM_THRESHOLD": 512 * 2**20,
+}
 
-_M_TOP_PAD = -2  # glibc's mallopt parameter number (malloc.h)
+_MALLOPT = {"M_TRIM_THRESHOLD": -1, "M_TOP_PAD": -2, "M_MMAP_THRESHOLD": -3}  # malloc.h
 
 
 @functools.cache
 def keep_heap_pages() -> bool:
-    """Set :data:`HEAP_TOP_PAD` in this process, once; False where the C library is not
-    glibc (nothing changes there)."""
+    """Apply :data:`HEAP_SETTINGS` in this process, once; False where the C library is
+    not glibc (nothing changes there) or a setting is refused."""
     import ctypes
     import ctypes.util
 
@@ -62,7 +72,8 @@ def keep_heap_pages() -> bool:
         gnu = libc.gnu_get_libc_version  # glibc only
         gnu.restype = ctypes.c_char_p
         gnu()
-        return bool(libc.mallopt(_M_TOP_PAD, HEAP_TOP_PAD))
+        done = [libc.mallopt(_MALLOPT[k], v) for k, v in HEAP_SETTINGS.items()]
+        return all(bool(ok) for ok in done)
     except (OSError, AttributeError):
         return False
 

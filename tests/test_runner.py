@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import platform
+import subprocess
+import sys
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -304,10 +308,8 @@ def test_a_batch_does_not_keep_the_fitted_maps():
 
 
 def test_a_cell_keeps_its_heap_pages(monkeypatch):
-    """run_cell sets glibc's top pad (HEAP_TOP_PAD) before measuring; on glibc it takes
-    (mallopt returns 1), elsewhere it is a no-op that says so."""
-    import platform
-
+    """run_cell applies glibc's heap settings (HEAP_SETTINGS) before measuring; on glibc
+    they take (mallopt returns 1), elsewhere it is a no-op that says so."""
     from kernelbench import experiment
 
     calls = []
@@ -316,4 +318,31 @@ def test_a_cell_keeps_its_heap_pages(monkeypatch):
     assert calls == [1]
     monkeypatch.undo()
     assert experiment.keep_heap_pages() is (platform.libc_ver()[0] == "glibc")
-    assert experiment.HEAP_TOP_PAD == 64 * 2**20
+    assert experiment.HEAP_SETTINGS["M_MMAP_THRESHOLD"] == 256 * 2**20
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt only")
+def test_the_heap_settings_keep_a_freed_array_resident_for_the_next_run():
+    """What the settings are for: an array of 100 MiB, freed, stays in the heap, resident,
+    for the next allocation, where glibc's defaults unmap it (and the next run faults
+    its zeroed pages in again). Resident memory from /proc, each way in a fresh
+    interpreter."""
+    code = (
+        "import os, sys, numpy as np\n"
+        "from kernelbench.experiment import keep_heap_pages\n"
+        "if sys.argv[1] == '1': assert keep_heap_pages()\n"
+        "page = os.sysconf('SC_PAGE_SIZE')\n"
+        "def rss(): return int(open('/proc/self/statm').read().split()[1]) * page\n"
+        "a = np.ones(100 * 2**17); before = rss(); del a\n"
+        "print((before - rss()) / 2**20)\n"
+    )
+    freed = {
+        on: float(
+            subprocess.run(
+                [sys.executable, "-c", code, on], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for on in ("0", "1")
+    }
+    assert freed["0"] > 90  # the defaults give the 100 MiB back at once
+    assert freed["1"] < 10, freed
