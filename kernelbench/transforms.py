@@ -943,8 +943,11 @@ def _rotate_rows(X, out, off, d1, d2, ptr, cos, sin, perms):  # pragma: no cover
             out[r, j] = buf[j]
 
 
-#: Rows rotated together by :func:`_rotate_rows_tiled` (SIMD across rows).
+#: Rows rotated together by :func:`_rotate_rows_tiled` (SIMD across rows): the width of
+#: the fused lowest levels (:func:`_radix3`), and of every tile from d = 256 up.
 BUTTERFLY_TILE = 16
+#: The most rows in one tile at small d (:func:`butterfly_tile`).
+BUTTERFLY_TILE_MAX = 512
 
 
 @cache
@@ -957,6 +960,20 @@ def butterfly_tail(d: int) -> bool:
         return False
     size = d1 + d2
     return bool(np.all(size[ptr[-2] :] == 2) and np.all(np.isin(size[ptr[-3] : ptr[-2]], (2, 3))))
+
+
+@cache
+def butterfly_tile(d: int) -> int:
+    """Rows per tile for a butterfly of size d: the largest power of two <= 4096 / d
+    within [BUTTERFLY_TILE, BUTTERFLY_TILE_MAX], so the tile's two d x tile buffers stay
+    at 64 KiB; BUTTERFLY_TILE where the fused lowest levels need it (``butterfly_tail``).
+    Every entry takes the same operations in the same order whatever the tile, so the
+    bits do not depend on it; small d gains (at d = 8, 4096 rows through an sr33 rule:
+    214 us in tiles of 16, 47 in tiles of 512: docs/performance.md)."""
+    if butterfly_tail(d):
+        return BUTTERFLY_TILE
+    t = 1 << max(0, (4096 // max(d, 1)).bit_length() - 1)
+    return min(BUTTERFLY_TILE_MAX, max(BUTTERFLY_TILE, t))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -1274,7 +1291,7 @@ class Butterfly:
         dt = X.dtype
         args = (off, d1, d2, ptr, self.cos.astype(dt), self.sin.astype(dt), self.perms)
         if len(X) >= 4:  # below, the per-row kernel wastes less on empty lanes
-            _rotate_rows_tiled(X, out, *args, BUTTERFLY_TILE, butterfly_tail(self.d))
+            _rotate_rows_tiled(X, out, *args, butterfly_tile(self.d), butterfly_tail(self.d))
         else:
             _rotate_rows(X, out, *args)
         return out
@@ -1300,7 +1317,7 @@ class Butterfly:
             self.cos.astype(dt),
             self.sin.astype(dt),
             self.perms,
-            BUTTERFLY_TILE,
+            butterfly_tile(self.d),
             butterfly_tail(self.d),
         )
 

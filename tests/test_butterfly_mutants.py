@@ -15,6 +15,7 @@ import pytest
 
 from kernelbench.transforms import (
     BUTTERFLY_TILE,
+    BUTTERFLY_TILE_MAX,
     Butterfly,
     _level_pairs,
     _radix2,
@@ -26,6 +27,7 @@ from kernelbench.transforms import (
     butterfly_factor_matrix,
     butterfly_plan,
     butterfly_tail,
+    butterfly_tile,
 )
 
 #: every size up to 33 (odd, even, powers of two, 3 x 2^k), and a few larger ones
@@ -108,10 +110,15 @@ def test_a_few_rows_rotate_by_the_dense_product_of_givens_factors(d):
 
 
 @pytest.mark.parametrize("d", SIZES)
-@pytest.mark.parametrize(("n", "dtype"), [(4, np.float64), (21, np.float64), (5, np.float32)])
+@pytest.mark.parametrize(
+    ("n", "dtype"),
+    [(4, np.float64), (21, np.float64), (5, np.float32), (1061, np.float64), (1061, np.float32)],
+)
 def test_tiles_of_rows_give_the_row_by_row_bits(d, n, dtype):
-    """Four rows or more go through tiles of BUTTERFLY_TILE rows (4, 21 = 16 + 5 and
-    5 rows: one partial tile, a full one and a partial one), three levels per pass
+    """Four rows or more go through tiles of butterfly_tile(d) rows (BUTTERFLY_TILE from
+    d = 256 up and for the fused lowest levels, up to 512 at small d; 4, 21 = 16 + 5, 5
+    and 1061 = 2 x 512 + 37 rows: partial tiles, full ones and a partial one after
+    them, at every tile width), three levels per pass
     (radix 8) or two (radix 4) where the tree allows, the two lowest levels in one
     pass (radix 3) where they are nodes of 2 and 3: the same bits as row by row,
     which is X @ Q."""
@@ -121,10 +128,33 @@ def test_tiles_of_rows_give_the_row_by_row_bits(d, n, dtype):
     ref = row_by_row(B, X)
     got = B.rotate_rows(X)
     assert got.dtype == dtype
+    assert n < 1000 or butterfly_tile(d) == BUTTERFLY_TILE or n > 2 * butterfly_tile(d)
     np.testing.assert_array_equal(got, ref)
     assert np.array_equal(np.signbit(got), np.signbit(ref))
     tol = 1e-12 if dtype == np.float64 else 1e-5
     np.testing.assert_allclose(ref, X.astype(np.float64) @ dense_q(B), rtol=0, atol=tol)
+
+
+def test_a_tile_is_a_power_of_two_rows_of_at_most_64_kib_per_buffer():
+    """butterfly_tile(d): BUTTERFLY_TILE where the fused lowest levels need it, else the
+    largest power of two <= 4096 / d within [BUTTERFLY_TILE, BUTTERFLY_TILE_MAX]."""
+    for d in [*SIZES, 100, 256, 784, 1024, 3072]:
+        t = butterfly_tile(d)
+        if butterfly_tail(d):
+            assert t == BUTTERFLY_TILE, d
+            continue
+        assert t & (t - 1) == 0 and BUTTERFLY_TILE <= t <= BUTTERFLY_TILE_MAX, (d, t)
+        assert t == BUTTERFLY_TILE_MAX or t == BUTTERFLY_TILE or t * d <= 4096 < 2 * t * d
+    assert [butterfly_tile(d) for d in (4, 8, 14, 16, 32, 64, 128, 256)] == [
+        512,
+        512,
+        256,
+        256,
+        128,
+        64,
+        32,
+        16,
+    ]
 
 
 @pytest.mark.parametrize("d", [*SIZES, 96, 100, 257, 384])

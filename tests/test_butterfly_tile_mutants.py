@@ -95,7 +95,7 @@ def test_rotate_rows_writes_into_a_given_output_and_returns_it():
 
 
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 8, 9, 16, 17])
-@pytest.mark.parametrize("n", [4, 35])
+@pytest.mark.parametrize("n", [4, 35, 1061])
 @pytest.mark.parametrize("reflect", [False, True])
 def test_fused_simplex_is_bit_identical_to_rotation_then_simplex(d, n, reflect):
     """Butterfly.simplex_into writes simplex_into of the row-by-row rotation, bit for
