@@ -42,8 +42,11 @@ the fold Grams (``gram_upper``'s syrk over the train rows, one fold's rows of ea
 4096-row chunk at a time), the k L + 1 Cholesky factorisations and solves of F x F
 (F = 2s), the cos/sin of the s projections of every mapped row (the train rows twice,
 the test rows and the spectral check's points), the held-out predictions of the
-cross-validation pass, and the spectral norm of the 1000-point error; lev_rff and
-slw_rff add their scores' pass, Gram and solve. Projections are not counted (d <= 14:
+cross-validation pass, and the spectral norm of the 1000-point error; lev_rff adds its
+scores' pass (the cos/sin of the train rows, their Gram and a factorisation), slw_rff
+its own (the cos/sin of the train rows; its scores are y^T Z, not counted); under the
+code's reading (``sampler=reweight``) both take the cos or sin of 2s distinct
+projections per mapped row, twice the cos/sin of the others. Projections are not counted (d <= 14:
 they cost less than the cos/sin; sr33 and sorf do not make them). Summed over the
 grid's cells and runs against the goal's 1440 CPU-s (12 min on 2 workers); ``--methods``
 defaults to the grid's eight.
@@ -399,8 +402,9 @@ LIU_NS = (1, 2, 4, 8, 16, 32, 64, 128)
 def liu_floor_steps(N: int, M: int, P: int, F: int, folds: int, lams: int, rounds: int, chunk: int):
     """CPU seconds of one run's floor steps at N train rows, M test rows, P spectral
     points and F = 2s features (each step timed alone, then counted): ``gram``, ``chol``,
-    ``trig``, ``cv_predict``, ``spectral``; and the extra pass of a leverage map
-    (``lev``: its Gram, a solve and the cos/sin of the train rows)."""
+    ``trig``, ``cv_predict``, ``spectral``; the extra pass of lev_rff (its Gram, a
+    factorisation and the cos/sin of the train rows) and the cos/sin of the train rows
+    alone (slw_rff's pass)."""
     from scipy.linalg import cho_factor, cho_solve
 
     from kernelbench.features.lev_rff import gram_upper
@@ -449,8 +453,9 @@ def liu_floor_steps(N: int, M: int, P: int, F: int, folds: int, lams: int, round
         "cv_predict": per_chunk["cv_predict"] * N / rows,
         "spectral": best(lambda: spectral_norm(E)) if P else 0.0,
     }
-    lev = per_chunk["gram"] * N / rows + chol + per_chunk["trig"] * N / rows
-    return steps, lev
+    trig_train = per_chunk["trig"] * N / rows
+    lev = per_chunk["gram"] * N / rows + chol + trig_train
+    return steps, lev, trig_train
 
 
 def liu_floor(args: argparse.Namespace) -> None:
@@ -476,10 +481,14 @@ def liu_floor(args: argparse.Namespace) -> None:
         chunk, runs = int(opts["chunk_rows"]), int(opts["runs"])
         for n in args.ns:
             F = 2 * int(round(n * d))
-            steps, lev = liu_floor_steps(N, M, P, F, folds, lams, args.rounds, chunk)
+            steps, lev, trig_train = liu_floor_steps(N, M, P, F, folds, lams, args.rounds, chunk)
             cells = len(methods)
             got = {k: cells * runs * v for k, v in steps.items()}
-            got["lev"] = sum(m in LEVERAGE for m in methods) * runs * lev
+            # the code's reading: lev_rff's and slw_rff's maps take cos or sin of 2s
+            # distinct projections (column_W_, phase_), twice the cos/sin of the others
+            twice = sum(m in LEVERAGE for m in methods) if opts["sampler"] == "reweight" else 0
+            got["trig"] += twice * runs * steps["trig"]
+            got["lev"] = runs * (("lev_rff" in methods) * lev + ("slw_rff" in methods) * trig_train)
             for k in names:
                 total[k] += got[k]
             print(

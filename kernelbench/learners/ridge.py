@@ -84,7 +84,8 @@ class ChunkedRidge:
         A = np.array(G, order="F", copy=True)
         A[np.diag_indices_from(A)] += self._penalty(lam, n)
         try:
-            beta = cho_solve(cho_factor(A, lower=False, check_finite=False, overwrite_a=True), rhs)
+            factor = cho_factor(A, lower=False, check_finite=False, overwrite_a=True)
+            beta = cho_solve(factor, rhs, check_finite=False)  # the factor: finite, just made
         except LinAlgError:  # pragma: no cover - lambda > 0 keeps A positive definite
             A = np.array(G, order="F", copy=True)
             A[np.diag_indices_from(A)] += self._penalty(lam, n)
