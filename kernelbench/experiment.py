@@ -46,11 +46,12 @@ from kernelbench.results import (
 #: gives freed memory back, so each run faults the same pages in again, zeroed by the
 #: kernel: about 9% of a USPS Fig. 1 cell's CPU time, 15-19% of a Liu cod-RNA cell's and
 #: 7% of an EEG one's (its 13 F x F copies), in system time, gone with these settings;
-#: the rows are the same bits (docs/performance.md). ``M_TOP_PAD``: bytes kept at the heap's top when it grows;
-#: ``M_MMAP_THRESHOLD``: arrays below it come from the heap and are reused (larger ones,
-#: such as LEUKEMIA's weight draws, are still mapped and returned on free);
-#: ``M_TRIM_THRESHOLD``: free memory at the heap's top beyond it goes back. A worker's
-#: resident memory still never exceeds its own peak, but may stay near it between cells.
+#: the rows are the same bits (docs/performance.md). ``M_TOP_PAD``: bytes kept at the
+#: heap's top when it grows; ``M_MMAP_THRESHOLD``: arrays below it come from the heap and
+#: are reused (larger ones, such as LEUKEMIA's weight draws, are still mapped and
+#: returned on free); ``M_TRIM_THRESHOLD``: free memory at the heap's top beyond it goes
+#: back. A worker's resident memory still never exceeds its own peak, but may stay near it
+#: between cells.
 HEAP_SETTINGS = {
     "M_TOP_PAD": 64 * 2**20,
     "M_MMAP_THRESHOLD": 256 * 2**20,
