@@ -45,8 +45,12 @@ _C6 = -1.13596475577881948265e-11
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _scaled_cos_sin_row(p, a, zc, zs):  # pragma: no cover - compiled
+    """The row's entries into zc, zs; returns how many are beyond MAX_ABS or not finite
+    (their values here are not used: :func:`_cos_sin` recomputes them with numpy)."""
+    far = 0
     for j in range(p.shape[0]):
         x = p[j]
+        far += not (abs(x) <= MAX_ABS)  # NaN too
         k = np.rint(x * _TWO_OVER_PI)
         r = (((x - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3) - k * _PIO2_3T
         z = r * r
@@ -68,13 +72,16 @@ def _scaled_cos_sin_row(p, a, zc, zs):  # pragma: no cover - compiled
         sign_cos = -1.0 if ((q == 1.0) | (q == 2.0)) else 1.0
         zc[j] = (sign_cos * cs) * a[j]
         zs[j] = (sign_sin * sn) * a[j]
+    return far
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _scaled_cos_sin(P, a, Z):  # pragma: no cover - compiled
     N, D = P.shape
+    far = 0
     for i in range(N):  # row by row: a simple loop the compiler vectorises
-        _scaled_cos_sin_row(P[i], a, Z[i, :D], Z[i, D:])
+        far += _scaled_cos_sin_row(P[i], a, Z[i, :D], Z[i, D:])
+    return far
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -82,9 +89,11 @@ def _scaled_cos_sin_split(P, a, Z):  # pragma: no cover - compiled
     N, D2 = P.shape
     D = D2 // 2
     junk = np.empty(D, dtype=np.float64)
+    far = 0
     for i in range(N):  # cos of the left half, sin of the right half
-        _scaled_cos_sin_row(P[i, :D], a[:D], Z[i, :D], junk)
-        _scaled_cos_sin_row(P[i, D:], a[D:], junk, Z[i, D:])
+        far += _scaled_cos_sin_row(P[i, :D], a[:D], Z[i, :D], junk)
+        far += _scaled_cos_sin_row(P[i, D:], a[D:], junk, Z[i, D:])
+    return far
 
 
 def scaled_cos_sin_split(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
@@ -102,16 +111,6 @@ def scaled_cos_sin(P: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return _cos_sin(P, np.concatenate([scale, scale]), P.shape[1], _scaled_cos_sin)
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _count_far(P):  # pragma: no cover - compiled
-    """How many entries of P are beyond MAX_ABS or not finite (one pass, no temporary)."""
-    n = 0
-    for i in range(P.shape[0]):
-        for j in range(P.shape[1]):
-            n += not (abs(P[i, j]) <= MAX_ABS)  # NaN too
-    return n
-
-
 def _cos_sin(P: np.ndarray, scale: np.ndarray, D: int, compiled: Any) -> np.ndarray:
     """[cos(P[:, :D]), sin(P[:, -D:])] * scale (N x 2D); ``compiled`` takes the
     unconcatenated scale where it takes P.
@@ -125,8 +124,7 @@ def _cos_sin(P: np.ndarray, scale: np.ndarray, D: int, compiled: Any) -> np.ndar
         P = np.ascontiguousarray(P)
         Z = np.empty((P.shape[0], 2 * D), dtype=np.float64)
         a = np.ascontiguousarray(scale[: P.shape[1]], dtype=np.float64)
-        compiled(P, a, Z)
-        if _count_far(P):
+        if compiled(P, a, Z):  # entries beyond MAX_ABS, counted in the same pass
             rows, cols = np.nonzero(~(np.abs(P) <= MAX_ABS))  # NaN too
             cos_part = cols < D
             r, c = rows[cos_part], cols[cos_part]

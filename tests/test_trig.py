@@ -46,7 +46,10 @@ def test_large_and_nonfinite_entries_take_numpy_one_by_one_and_float32_all():
     rng = np.random.default_rng(2)
     scale = rng.uniform(0.5, 2.0, 100)
     plain = rng.standard_normal((50, 100))
-    for where, value in (((3, 7), 2 * trig.MAX_ABS), ((0, 0), np.nan)):
+    # 1e15: far outside the Cody-Waite reduction's range, where the compiled kernel's
+    # value is wrong (a fix-up that never ran would show); inf: numpy's NaN
+    far = (((3, 7), 2 * trig.MAX_ABS), ((0, 0), np.nan), ((5, 9), 1e15), ((7, 1), -np.inf))
+    for where, value in far:
         P = plain.copy()
         P[where] = value
         Z, ref = scaled_cos_sin(P, scale), _numpy_features(P, scale)
@@ -94,8 +97,10 @@ def test_split_columns_fall_back_to_numpy_and_reject_odd_widths():
     scale = rng.uniform(0.5, 2.0, 200)
     big = rng.standard_normal((40, 200))
     big[1, 2] = -2 * trig.MAX_ABS
+    big[3, 150] = 1e15  # in the sin half, where the compiled value is wrong
     Z, ref = scaled_cos_sin_split(big, scale), _numpy_split(big, scale)
-    np.testing.assert_array_equal(Z[1, 2], ref[1, 2])  # the far entry: numpy's bits
+    np.testing.assert_array_equal(Z[1, 2], ref[1, 2])  # the far entries: numpy's bits
+    np.testing.assert_array_equal(Z[3, 150], ref[3, 150])
     np.testing.assert_array_equal(Z[1:2], scaled_cos_sin_split(big[1:2], scale))
     np.testing.assert_allclose(Z, ref, rtol=0, atol=4 * ULP)
     P32 = rng.standard_normal((60, 200)).astype(np.float32)
