@@ -68,12 +68,19 @@ wall seconds), the cells' seconds and the rest (data, start-up, writing shards).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from functools import partial
 
-import numpy as np
-from threadpoolctl import threadpool_limits
+# one BLAS thread from the start, as joblib gives its workers (OPENBLAS_NUM_THREADS=1 in
+# their environment): OpenBLAS started with more threads and limited to one afterwards
+# (threadpoolctl) is slower at the ridge's factorisations and syrk, by 15% in
+# ``liu-floor`` (docs/performance.md); set before numpy loads OpenBLAS
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 from kernelbench.timing import best_time
 
