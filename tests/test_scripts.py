@@ -251,24 +251,30 @@ def test_downstream_rows_split_a_run_by_stage(tmp_path: Path, capsys) -> None:
 def test_liu_floor_counts_each_step_as_a_run_takes_it(monkeypatch, capsys) -> None:
     """liu-floor: each step timed once (here 1 s by a stub) and counted per run as the
     learner and the protocol take it: a fold's Gram per chunk of train rows, k L + 1
-    factorisations, the cos/sin of 2N + M + P rows; the leverage maps' extra pass."""
+    factorisations, the cos/sin of 2N + M + P rows; lev_rff's extra pass (Gram,
+    factorisation, cos/sin of the train rows), slw_rff's (the cos/sin alone), and under
+    the code's reading both maps' cos/sin of 2s distinct projections (twice)."""
     need_mirror("eeg.npz")
     monkeypatch.setattr(downstream_stages, "best_time", lambda fn, repeats, clock: (fn(), 1.0)[1])
-    steps, lev = downstream_stages.liu_floor_steps(50, 30, 20, 16, 3, 4, 1, 16)
+    steps, lev, trig_train = downstream_stages.liu_floor_steps(50, 30, 20, 16, 3, 4, 1, 16)
     assert steps == {"gram": 50 / 16, "chol": 13.0, "trig": 150 / 16,
                      "cv_predict": 50 / 16, "spectral": 1.0}  # fmt: skip
-    assert lev == 50 / 16 + 1.0 + 50 / 16
-    one, _ = downstream_stages.liu_floor_steps(50, 30, 0, 16, 1, 4, 1, 64)
+    assert lev == 50 / 16 + 1.0 + 50 / 16 and trig_train == 50 / 16
+    one, _, _ = downstream_stages.liu_floor_steps(50, 30, 0, 16, 1, 4, 1, 64)
     assert one["chol"] == 1.0 and one["spectral"] == 0.0 and one["gram"] == 1.0  # no CV
-    args = ["liu-floor", "--datasets", "eeg", "--ns", "1", "--methods", "rff", "lev_rff"]
+    args = ["liu-floor", "--datasets", "eeg", "--ns", "1", "--methods", "rff", "lev_rff", "slw_rff"]
     assert downstream_stages.main(args) == 0
     out = capsys.readouterr().out.splitlines()
     row = next(line for line in out if line.startswith("eeg")).split()
     N, M, P = 7490, 7490, 1000  # EEG's random half and the spectral check's points
-    assert row[:7] == ["eeg", "1", str(N), str(M), "28", "2", "10"]
-    per_run = [N / 4096, 13.0, (2 * N + M + P) / 4096, N / 4096, 1.0]
-    assert [float(v) for v in row[7:12]] == pytest.approx([20 * v for v in per_run], abs=0.01)
-    assert float(row[12]) == pytest.approx(10 * (2 * N / 4096 + 1.0), abs=0.01)  # lev_rff
+    assert row[:7] == ["eeg", "1", str(N), str(M), "28", "3", "10"]
+    trig = (2 * N + M + P) / 4096
+    per_cell = [N / 4096, 13.0, trig, N / 4096, 1.0]
+    want = [30 * v for v in per_cell]
+    want[2] += 20 * trig  # lev_rff and slw_rff: cos or sin of 2s distinct projections
+    assert [float(v) for v in row[7:12]] == pytest.approx(want, abs=0.01)
+    lev_pass, slw_pass = 2 * N / 4096 + 1.0, N / 4096
+    assert float(row[12]) == pytest.approx(10 * (lev_pass + slw_pass), abs=0.01)
     assert out[-1].startswith("floor: ") and "1440 CPU-s of 12 min x 2 workers" in out[-1]
 
 
