@@ -74,9 +74,9 @@ import time
 from functools import partial
 
 # one BLAS thread from the start, as joblib gives its workers (OPENBLAS_NUM_THREADS=1 in
-# their environment): OpenBLAS started with more threads and limited to one afterwards
-# (threadpoolctl) is slower at the ridge's factorisations and syrk, by 15% in
-# ``liu-floor`` (docs/performance.md); set before numpy loads OpenBLAS
+# their environment): started with more threads and limited to one afterwards
+# (threadpoolctl), ``liu-floor`` measured 13-17% more CPU time, cause not found
+# (docs/performance.md); set before numpy loads OpenBLAS
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
@@ -469,7 +469,7 @@ def liu_floor(args: argparse.Namespace) -> None:
     from kernelbench.cell import build_cell
     from kernelbench.experiment import make_cell
     from kernelbench.protocols import get_protocol
-    from kernelbench.protocols.krr import LEVERAGE
+    from kernelbench.protocols.krr import GRAM_SCORES, LEVERAGE
     from kernelbench.trig import scaled_cos_sin
 
     scaled_cos_sin(np.zeros((2, 2)), np.ones(2))  # the compiled kernel loaded, not timed
@@ -495,7 +495,11 @@ def liu_floor(args: argparse.Namespace) -> None:
             # distinct projections (column_W_, phase_), twice the cos/sin of the others
             twice = sum(m in LEVERAGE for m in methods) if opts["sampler"] == "reweight" else 0
             got["trig"] += twice * runs * steps["trig"]
-            got["lev"] = runs * (("lev_rff" in methods) * lev + ("slw_rff" in methods) * trig_train)
+            # a leverage map's scores pass: lev_rff's with its Gram and factorisation,
+            # slw_rff's the cos/sin of the train rows alone
+            got["lev"] = runs * sum(
+                lev if m in GRAM_SCORES else trig_train for m in methods if m in LEVERAGE
+            )
             for k in names:
                 total[k] += got[k]
             print(

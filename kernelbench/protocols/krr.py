@@ -49,6 +49,9 @@ PAPER_DATASETS = {"EEG": "eeg", "cod-RNA": "codrna", "covtype": "covtype", "magi
 #: Methods whose fit computes leverage scores of the features first (priced: one more
 #: pass over the train rows, Gram and factorisation).
 LEVERAGE = ("lev_rff", "slw_rff")
+#: Of those, the ones whose scores need the pass's Gram and a factorisation (lev_rff's
+#: ridge leverage); slw_rff's are y^T Z, the cos/sin of the pass alone.
+GRAM_SCORES = ("lev_rff",)
 #: Kernel width conventions: gamma of exp(-gamma |x - x'|^2) for a given sigma.
 WIDTHS = ("sigma2", "2sigma2")
 #: How lev_rff and slw_rff use their scores (kernelbench.features.lev_rff.MODES).
@@ -275,8 +278,8 @@ class KRR(Protocol[KRRSettings]):
         """Per run: the train rows mapped for the fit and the CV pass (leverage-score maps,
         :data:`LEVERAGE`, once more), the test rows and the spectral check's points; the
         fold Grams (N F^2 flops), k L + 1 Cholesky factorisations of F x F (k folds, L
-        lambdas) and the spectral norm on ``spectral_points`` rows, whose exact kernel
-        is computed once."""
+        lambdas; :data:`GRAM_SCORES` one more Gram and factorisation) and the spectral
+        norm on ``spectral_points`` rows, whose exact kernel is computed once."""
         from kernelbench.cost import (
             SPECTRAL_STEPS,
             Work,
@@ -292,12 +295,13 @@ class KRR(Protocol[KRRSettings]):
         R, F, opts = s.runs, features(cell, s), cell.settings
         P, L = float(opts.get("spectral_points", 0)), len(opts.get("lambdas") or [1.0])
         folds = int(opts.get("cv_folds") or 1) if L > 1 else 1
-        lev = cell.method.get("name") in LEVERAGE  # one more pass, Gram and solve
+        lev = cell.method.get("name") in LEVERAGE  # one more pass over the train rows
+        gram = cell.method.get("name") in GRAM_SCORES  # and its Gram and factorisation
         mapped = float(N + M)
         mapped += N * (2 if lev else 1) + P
         terms = {
-            "gemm": R * ((1 + lev) * N * F * F + 2.0 * N * F * L + 2.0 * P * P * F),
-            "chol": R * (folds * L * (folds > 1) + 1 + lev) * F**3 / 3,
+            "gemm": R * ((1 + gram) * N * F * F + 2.0 * N * F * L + 2.0 * P * P * F),
+            "chol": R * (folds * L * (folds > 1) + 1 + gram) * F**3 / 3,
             "spectral": R * 4.0 * SPECTRAL_STEPS * P * P,
         }
         once = {"exact": 2.0 * P * P * s.d + 4.0 * SPECTRAL_STEPS * P * P}
