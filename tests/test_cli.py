@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -384,3 +385,51 @@ def test_method_that_cannot_handle_the_input(tmp_path, monkeypatch, capsys):
         "at most 10 dimensions, got d=64; use sequence=halton or a generator without a limit",
     )
     assert "HYDRA_FULL_ERROR" not in os.environ
+
+
+def test_hydra_composes_each_override_value_once_before_any_job_runs(work):
+    """Before launching, Hydra's sweeper composes the jobs that together hold every
+    override value of the sweep (launch.covering_jobs), not every job: a value that
+    fails to compose still stops the grid before any cell runs."""
+    from kernelbench.launch import covering_jobs
+
+    grid = [[f"method={m}", f"n={n}"] for m in ("rff", "orf") for n in (1, 2, 3)]
+    assert covering_jobs(grid) == [grid[0], grid[1], grid[2], grid[3]]
+    args = ["run", "-m", "method=rff,orf", "n=1,2,3", "runs=1", SMALL]
+    code = (
+        "import json, sys\n"
+        "from hydra._internal.config_loader_impl import ConfigLoaderImpl\n"
+        "from hydra.errors import ConfigCompositionException\n"
+        "calls, load, fail = [], ConfigLoaderImpl.load_sweep_config, sys.argv[1]\n"
+        "def counted(self, master_config, sweep_overrides):\n"
+        "    calls.append(sorted(o for o in sweep_overrides if o[:2] in ('me', 'n=')))\n"
+        "    if fail in sweep_overrides:\n"
+        "        raise ConfigCompositionException('cannot compose ' + fail)\n"
+        "    return load(self, master_config, sweep_overrides)\n"
+        "ConfigLoaderImpl.load_sweep_config = counted\n"
+        "from kernelbench.cli import main\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "finally:\n"
+        "    print(json.dumps(calls))\n"
+    )
+
+    def run(fail: str) -> tuple[list, subprocess.CompletedProcess]:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, fail], cwd=work, capture_output=True, text=True
+        )
+        return json.loads(proc.stdout.strip().splitlines()[-1]), proc
+
+    calls, proc = run("none")
+    # the 4 covering jobs composed first, then each of the 6 jobs by the launcher
+    covering = [["method=rff", "n=1"], ["method=rff", "n=2"], ["method=rff", "n=3"]]
+    covering.append(["method=orf", "n=1"])
+    assert calls[:4] == covering and len(calls) == 10, proc.stderr
+    assert len(shard_files(work / "results" / "runs")) == 6
+    # method=orf composed once, by the covering jobs: its failure comes before any job
+    calls, proc = run("method=orf")
+    assert len(calls) == 4, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "Error: cannot compose method=orf"
+    assert len(shard_files(work / "results" / "runs")) == 6  # none added, none lost
