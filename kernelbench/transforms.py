@@ -1289,7 +1289,15 @@ class Butterfly:
         if out is None:
             out = np.empty_like(X)
         dt = X.dtype
-        args = (off, d1, d2, ptr, self.cos.astype(dt), self.sin.astype(dt), self.perms)
+        args = (
+            off,
+            d1,
+            d2,
+            ptr,
+            self.cos.astype(dt, copy=False),
+            self.sin.astype(dt, copy=False),
+            self.perms,
+        )
         if len(X) >= 4:  # below, the per-row kernel wastes less on empty lanes
             _rotate_rows_tiled(X, out, *args, butterfly_tile(self.d), butterfly_tail(self.d))
         else:
@@ -1314,8 +1322,8 @@ class Butterfly:
             np.asarray(radii, dtype=np.float64),
             bool(reflect),
             *butterfly_plan(self.d),
-            self.cos.astype(dt),
-            self.sin.astype(dt),
+            self.cos.astype(dt, copy=False),
+            self.sin.astype(dt, copy=False),
             self.perms,
             butterfly_tile(self.d),
             butterfly_tail(self.d),

@@ -812,3 +812,56 @@ def test_gq_nodes_are_numpys_choice_bit_for_bit(n_nodes, rows, cols, seed):
     got = u.copy()
     _nodes_of_uniforms(got, cdf, nodes)
     assert np.array_equal(got, nodes[np.searchsorted(cdf, u, side="right")])
+
+
+def _validated(fm, X):
+    """(array, None) or (None, (type, message)) of sklearn's validate_data."""
+    from sklearn.utils.validation import validate_data
+
+    try:
+        return validate_data(fm, X, dtype=[np.float64, np.float32], reset=False), None
+    except Exception as err:  # noqa: BLE001 - the error itself is compared
+        return None, (type(err), str(err))
+
+
+@pytest.mark.parametrize("method", ["rff", "sr33", "nystrom"])
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_transform_input_checks_are_sklearns_with_a_fast_path(method):
+    """RandomFeatureMap._rows: what validate_data returns or raises, for every kind of
+    input; a plain finite float array of the fitted width comes back as it is."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 5))
+    fm = make_feature_map(method, "rbf", n=1, random_state=0).fit(X)
+    nan, inf, big = X.copy(), X.copy(), X.copy()
+    nan[3, 1], inf[0, 0], big[:, 0] = np.nan, -np.inf, 1e308  # big: finite, its sum is not
+    inputs = {
+        "C": X,
+        "F": np.asfortranarray(X),
+        "float32": X.astype(np.float32),
+        "int": np.ones((4, 5), dtype=np.int64),
+        "list": X[:3].tolist(),
+        "nan": nan,
+        "inf": inf,
+        "big": big,
+        "width": X[:, :4],
+        "no rows": X[:0],
+        "1-D": X[0],
+        "3-D": X[None],
+    }
+    for name, Z in inputs.items():
+        want, error = _validated(fm, Z)
+        if error is not None:
+            with pytest.raises(error[0]) as got:
+                fm._rows(Z)
+            assert str(got.value) == error[1], name
+        else:
+            out = fm._rows(Z)
+            assert out.dtype == want.dtype and np.array_equal(out, want), name
+            if name in ("C", "F", "float32", "big"):
+                assert out is Z, name  # validate_data's result too: no copy
+    fitted_on_frame = make_feature_map(method, "rbf", n=1, random_state=0)
+    fitted_on_frame.fit(pd.DataFrame(X, columns=list("abcde")))
+    with pytest.warns(UserWarning, match="feature names"):  # sklearn's own warning
+        fitted_on_frame._rows(X)

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from kernelbench.features import FEATURE_MAPS
-from kernelbench.features.base import FLOATS, RandomFeatureMap
+from kernelbench.features.base import RandomFeatureMap
 from kernelbench.kernels import sq_norms
 from kernelbench.transforms import block_product, row_block, row_blocks
 
@@ -69,7 +69,7 @@ class Nystrom(RandomFeatureMap):
     def transform(self, X: Any) -> np.ndarray:
         """z(X) = k(X, L) K_LL^{+1/2} (N x m), in the dtype of X."""
         check_is_fitted(self, "normalization_")
-        X = validate_data(self, X, dtype=FLOATS, reset=False)
+        X = self._rows(X)
         if self.batch_invariant:
             return self._blocks(X)
         Z = self._kernel(X.astype(np.float64, copy=False)) @ self.normalization_
